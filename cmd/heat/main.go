@@ -1,0 +1,105 @@
+// Command heat solves the heat equation and Poisson's equation on 2D and 3D
+// grids split across ranks. See README.md for the commands and the config.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		first := <-sigs
+		cancel(signalError{first})
+		second := <-sigs
+		fmt.Fprintf(os.Stderr, "heat: second %v: aborting now\n", second)
+		os.Exit(exitCode(signalError{second}))
+	}()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	if err != nil && !errors.Is(err, errHelp) {
+		fmt.Fprintf(os.Stderr, "heat: %v\n", err)
+	}
+	os.Exit(exitCode(err))
+}
+
+// signalError is the cause of a run stopped by a signal.
+type signalError struct{ sig os.Signal }
+
+func (e signalError) Error() string { return "stopped by " + signalName(e.sig) }
+
+func signalName(s os.Signal) string {
+	if s == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return "SIGINT"
+}
+
+// usageError is bad input: a wrong flag, config key or value (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// errHelp ends a run that only printed help.
+var errHelp = errors.New("help requested")
+
+// exitCode maps an error to the process exit status: 0 success, 1 run
+// failure, 2 usage or config error, 130/143 stopped by SIGINT/SIGTERM.
+func exitCode(err error) int {
+	var se signalError
+	var ue usageError
+	switch {
+	case err == nil, errors.Is(err, errHelp):
+		return 0
+	case errors.As(err, &se):
+		if se.sig == syscall.SIGTERM {
+			return 143
+		}
+		return 130
+	case errors.As(err, &ue):
+		return 2
+	default:
+		return 1
+	}
+}
+
+const usage = `heat — heat equation and Poisson/Laplace (Jacobi) on 2D/3D grids split across ranks
+
+Usage:
+  heat run [-c FILE] [--set key=value]... [--steps N] [--ranks N] [--threads N]
+           [--dims AxB[xC]] [--out DIR] [--report FILE] [-q]
+  heat version
+
+Run 'heat run --help' for the flags of run.
+`
+
+// run is the whole command line: main only maps its error to an exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return usagef("no command given")
+	}
+	switch args[0] {
+	case "run":
+		return runCmd(ctx, args[1:], stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintln(stdout, versionString())
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return usagef("unknown command %q", args[0])
+	}
+}

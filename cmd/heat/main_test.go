@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"heat/configs"
+	"heat/io/report"
+)
+
+// heat runs the command line in-process and returns its exit code and output.
+func heat(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	err := run(context.Background(), args, &o, &e)
+	if err != nil {
+		fmt.Fprintf(&e, "heat: %v\n", err)
+	}
+	return exitCode(err), o.String(), e.String()
+}
+
+func readReport(t *testing.T, path string) report.Report {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var r report.Report
+	require.NoError(t, json.Unmarshal(data, &r))
+	return r
+}
+
+func TestDefaultRunWritesReport(t *testing.T) {
+	out := t.TempDir()
+	extra := filepath.Join(t.TempDir(), "sub", "r.json")
+	code, stdout, stderr := heat(t, "run", "--out", out, "--steps", "20", "--report", extra)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "sha256 ")
+	r := readReport(t, filepath.Join(out, "report.json"))
+	require.Equal(t, r, readReport(t, extra))
+	require.Equal(t, "local", r.Transport)
+	require.Equal(t, 20, r.Steps)
+	require.Len(t, r.Field.SHA256, 64)
+	require.Len(t, r.PerRank, r.Ranks)
+	require.Nil(t, r.Converged)
+	require.Greater(t, r.SimTime, 0.0)
+	require.NotNil(t, r.Checkpoints)
+	cfg := r.Config.(map[string]any)
+	require.Greater(t, cfg["equation"].(map[string]any)["dt"].(float64), 0.0, "the report shows the resolved dt")
+}
+
+// Every example config runs as is (shortened), and its fingerprint does not
+// depend on the ranks, the process grid or the threads.
+func TestExamplesBitForBitAcrossSplits(t *testing.T) {
+	entries, err := configs.FS.ReadDir(".")
+	require.NoError(t, err)
+	splits := [][]string{
+		{"--ranks", "1", "--threads", "1"},
+		{"--ranks", "4", "--threads", "2"},
+		{"--ranks", "3", "--threads", "3"},
+		{"--ranks", "6", "--threads", "1"},
+	}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".toml") {
+			continue
+		}
+		t.Run(e.Name(), func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(dir, e.Name())
+			data, err := configs.FS.ReadFile(e.Name())
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(file, data, 0o644))
+			var want report.Report
+			for i, sp := range splits {
+				out := filepath.Join(dir, fmt.Sprint(i))
+				args := append([]string{"run", "-c", file, "--steps", "12", "--set", "run.check_every=5", "--out", out, "-q"}, sp...)
+				code, _, stderr := heat(t, args...)
+				require.Equal(t, 0, code, stderr)
+				r := readReport(t, filepath.Join(out, "report.json"))
+				if i == 0 {
+					want = r
+					continue
+				}
+				require.Equal(t, want.Field.SHA256, r.Field.SHA256, "split %v", sp)
+				require.Equal(t, want.Steps, r.Steps)
+				require.Equal(t, want.Field.Mean, r.Field.Mean)
+			}
+		})
+	}
+}
+
+// Bad input exits 2 with a message that names the key, value or file.
+func TestBadInputExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+		return p
+	}
+	typo := write("typo.toml", "[grid]\nshpe = [10, 10]\n")
+	wrongType := write("type.toml", "[grid]\nshape = \"big\"\n")
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"run", "-c", filepath.Join(dir, "missing.toml")}, []string{"missing.toml"}},
+		{[]string{"run", "-c", typo}, []string{"typo.toml", "grid.shpe"}},
+		{[]string{"run", "-c", wrongType}, []string{"type.toml", "grid.shape"}},
+		{[]string{"run", "--set", "grid.shape=[-4,8]"}, []string{"grid.shape", "-4"}},
+		{[]string{"run", "--ranks", "6", "--dims", "4x2"}, []string{"parallel.dims", "4x2"}},
+		{[]string{"run", "--set", "grid.shape=[3,100]", "--dims", "4x1", "--ranks", "4"}, []string{"cannot split 3 cells over 4 ranks along y"}},
+		{[]string{"run", "--set", "equation.dt=0.01"}, []string{"equation.dt", "stability limit"}},
+		{[]string{"run", "--threads", "-1"}, []string{"parallel.threads", "-1"}},
+		{[]string{"run", "--set", "nope.key=1"}, []string{"nope.key"}},
+		{[]string{"run", "--bogus"}, []string{"bogus"}},
+		{[]string{"frobnicate"}, []string{"frobnicate"}},
+	}
+	for _, c := range cases {
+		code, _, stderr := heat(t, c.args...)
+		require.Equal(t, 2, code, "%v: %s", c.args, stderr)
+		for _, w := range c.want {
+			require.Contains(t, stderr, w, "%v", c.args)
+		}
+		require.NotContains(t, stderr, "goroutine ", "no stack trace")
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, stdout, _ := heat(t, "version")
+	require.Equal(t, 0, code)
+	require.True(t, strings.HasPrefix(stdout, "heat "+version))
+}
+
+// A cancelled run stops on an agreed step, still writes its report, and
+// exits 130 for SIGINT.
+func TestInterruptExits130(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(signalError{os.Interrupt})
+	out := t.TempDir()
+	var o, e bytes.Buffer
+	err := run(ctx, []string{"run", "--out", out, "--ranks", "2"}, &o, &e)
+	require.Equal(t, 130, exitCode(err))
+	require.ErrorContains(t, err, "SIGINT")
+	r := readReport(t, filepath.Join(out, "report.json"))
+	require.Less(t, r.Steps, 300)
+}

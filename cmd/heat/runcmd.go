@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"heat/comm"
+	"heat/comm/local"
+	"heat/decomp"
+	"heat/io/config"
+	"heat/io/report"
+	"heat/solver"
+)
+
+func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("heat run", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	flags := config.AddFlags(fs)
+	reportPath := fs.String("report", "", "also write the run report (JSON) to `FILE`")
+	quiet := fs.BoolP("quiet", "q", false, "print no progress and no summary, only errors")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: heat run [flags]\n\nSolves the problem of -c FILE (or the built-in default) and writes <out>/report.json.\n\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return errHelp
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("run: unexpected argument %q (config files go after -c)", fs.Arg(0))
+	}
+	cfg, err := flags.Resolve()
+	if err != nil {
+		return usageError{err}
+	}
+	spec := specOf(cfg)
+	// The report shows what was run: the time step and threads as resolved.
+	cfg.Equation.DT = spec.DT
+	cfg.Parallel.Threads = spec.Threads
+	if err := os.MkdirAll(cfg.Output.Dir, 0o755); err != nil {
+		return fmt.Errorf("cannot create output directory %q: %w", cfg.Output.Dir, err)
+	}
+
+	rep := &report.Report{
+		Version:     version,
+		GoVersion:   runtime.Version(),
+		Transport:   "local",
+		Config:      cfg,
+		Ranks:       cfg.Parallel.Ranks,
+		Threads:     spec.Threads,
+		Checkpoints: []report.Checkpoint{},
+	}
+	prog := newProgress(stderr, *quiet, spec.Equation == solver.Poisson, 0, cfg.Run.Steps)
+	runErr := local.Run(cfg.Parallel.Ranks, func(c comm.Comm) error {
+		return runRank(ctx, c, cfg, spec, rep, prog)
+	})
+	prog.done()
+	stopped := errors.Is(runErr, solver.ErrStopped)
+	if runErr != nil && !stopped {
+		return fmt.Errorf("run failed: %w", runErr)
+	}
+
+	paths := []string{filepath.Join(cfg.Output.Dir, "report.json")}
+	if *reportPath != "" {
+		paths = append(paths, *reportPath)
+	}
+	for _, p := range paths {
+		if err := report.Write(p, rep); err != nil {
+			return err
+		}
+	}
+	if !*quiet {
+		printSummary(stdout, cfg, rep, paths[0])
+	}
+	if stopped {
+		cause := context.Cause(ctx)
+		var se signalError
+		if errors.As(cause, &se) {
+			return fmt.Errorf("%w at step %d of %d (no checkpoint written)", se, rep.Steps, cfg.Run.Steps)
+		}
+		return fmt.Errorf("stopped at step %d: %v", rep.Steps, cause)
+	}
+	return nil
+}
+
+// runRank is one rank's whole run: solve, then gather the report's figures
+// on rank 0.
+func runRank(ctx context.Context, c comm.Comm, cfg *config.Config, spec solver.Spec, rep *report.Report, prog *progress) error {
+	if c.Rank() == 0 {
+		spec.OnCheck = prog.check
+	}
+	s, err := solver.New(c, spec)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	from := s.Step()
+	runErr := s.Run(ctx)
+	if runErr != nil && !errors.Is(runErr, solver.ErrStopped) {
+		return runErr
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	wall := time.Since(t0)
+
+	field, err := summarise(c, s, cfg.Output.Fingerprint)
+	if err != nil {
+		return err
+	}
+	st := s.Stats()
+	lay := s.Layout()
+	host, _ := os.Hostname()
+	mine, err := json.Marshal(report.Rank{
+		Rank: c.Rank(), Host: host, Coords: s.Grid().Coords(c.Rank()),
+		Offset: lay.Box.Lo, Shape: lay.N, Threads: s.Threads(),
+		ComputeS: st.Compute.Seconds(), HaloWaitS: st.HaloWait.Seconds(),
+		MessagesSent: st.Messages, BytesSent: st.Bytes,
+	})
+	if err != nil {
+		return err
+	}
+	parts, err := c.Gatherv(mine, 0)
+	if err != nil {
+		return err
+	}
+	if c.Rank() == 0 {
+		rep.Dims = s.Grid().Dims
+		rep.Steps = s.Step()
+		rep.SimTime = s.SimTime()
+		rep.Residual = s.Residual()
+		if spec.Equation == solver.Poisson {
+			conv := s.Converged()
+			rep.Converged = &conv
+		}
+		rep.WallS = wall.Seconds()
+		cells := 1
+		for _, n := range spec.Shape {
+			cells *= n
+		}
+		if wall > 0 {
+			rep.MUpdatesPS = float64(cells) * float64(s.Step()-from) / wall.Seconds() / 1e6
+		}
+		rep.Field = field
+		rep.PerRank = make([]report.Rank, len(parts))
+		for r, p := range parts {
+			if err := json.Unmarshal(p, &rep.PerRank[r]); err != nil {
+				return fmt.Errorf("rank %d's report: %w", r, err)
+			}
+		}
+	}
+	return runErr
+}
+
+// summarise is the final field's summary on rank 0. With the fingerprint
+// the field is gathered and summarised in C order (split-independent bits);
+// without, min/max/mean/l2 come from reductions.
+func summarise(c comm.Comm, s *solver.Solver, fingerprint bool) (report.Field, error) {
+	if fingerprint {
+		g, err := s.Gather()
+		if err != nil || c.Rank() != 0 {
+			return report.Field{}, err
+		}
+		return report.Summarise(g, true), nil
+	}
+	lay := s.Layout()
+	u := s.Field()
+	lo, hi, sum, sq := math.Inf(1), math.Inf(-1), 0.0, 0.0
+	lay.ForRows(decomp.Box{Lo: make([]int, len(lay.N)), Hi: lay.N}, func(start, n int) {
+		for _, x := range u[start : start+n] {
+			lo, hi = min(lo, x), max(hi, x)
+			sum += x
+			sq += x * x
+		}
+	})
+	var mx, sm [2]float64
+	if err := c.Allreduce(comm.Max, []float64{hi, -lo}, mx[:]); err != nil {
+		return report.Field{}, err
+	}
+	if err := c.Allreduce(comm.Sum, []float64{sum, sq}, sm[:]); err != nil {
+		return report.Field{}, err
+	}
+	cells := 1
+	for _, n := range s.Grid().Shape {
+		cells *= n
+	}
+	return report.Field{Min: -mx[1], Max: mx[0], Mean: sm[0] / float64(cells), L2: math.Sqrt(sm[1])}, nil
+}
+
+func printSummary(w io.Writer, cfg *config.Config, rep *report.Report, path string) {
+	threads := "threads"
+	if rep.Threads == 1 {
+		threads = "thread"
+	}
+	fmt.Fprintf(w, "%s %s on %d rank(s) (%s) × %d %s: %d steps", cfg.Equation.Kind, decomp.FormatDims(cfg.Grid.Shape),
+		rep.Ranks, decomp.FormatDims(rep.Dims), rep.Threads, threads, rep.Steps)
+	if rep.Converged != nil {
+		state := "not converged"
+		if *rep.Converged {
+			state = "converged"
+		}
+		fmt.Fprintf(w, ", %s, residual %.3e", state, rep.Residual)
+	} else {
+		fmt.Fprintf(w, ", t = %.6g", rep.SimTime)
+	}
+	fmt.Fprintf(w, " in %.3f s (%.1f Mupdates/s)\n", rep.WallS, rep.MUpdatesPS)
+	fmt.Fprintf(w, "field: min %.6g max %.6g mean %.6g l2 %.6g\n", rep.Field.Min, rep.Field.Max, rep.Field.Mean, rep.Field.L2)
+	if rep.Field.SHA256 != "" {
+		fmt.Fprintf(w, "sha256 %s\n", rep.Field.SHA256)
+	}
+	fmt.Fprintf(w, "report: %s\n", path)
+}

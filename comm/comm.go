@@ -1,0 +1,68 @@
+// Package comm is the rank transport of heat: one small interface that the
+// in-process goroutine ranks (comm/local) and MPI (comm/mpi, -tags mpi) both
+// implement. Everything above it (halo, solver, checkpoint) talks only to Comm.
+package comm
+
+import "errors"
+
+// Op is a reduction operator for Allreduce.
+type Op int
+
+const (
+	Sum Op = iota
+	Max
+	Min
+)
+
+func (o Op) String() string {
+	switch o {
+	case Sum:
+		return "sum"
+	case Max:
+		return "max"
+	case Min:
+		return "min"
+	}
+	return "unknown"
+}
+
+// ErrAborted is returned by blocking operations on every rank once any rank
+// of the world has failed, so that a failure ends the job instead of hanging it.
+var ErrAborted = errors.New("comm: aborted because another rank failed")
+
+// Request is a pending nonblocking operation; complete it with Comm.Waitall.
+type Request interface {
+	// Done reports whether the operation has completed (it does not block).
+	Done() bool
+}
+
+// Comm is one rank's view of the world of ranks.
+//
+// Point-to-point messages carry float64 values and match on (source, tag) in
+// the order they were posted, like MPI. A send buffer may be reused as soon as
+// the Isend request has completed; a receive buffer is written only by its own
+// request. Collectives must be called by every rank in the same order.
+type Comm interface {
+	// Rank is this rank's number, 0 <= Rank < Size.
+	Rank() int
+	// Size is the number of ranks in the world.
+	Size() int
+	// Isend starts sending buf to rank dest with the given tag (>= 0).
+	Isend(buf []float64, dest, tag int) (Request, error)
+	// Irecv starts receiving exactly len(buf) values from rank src with tag.
+	Irecv(buf []float64, src, tag int) (Request, error)
+	// Waitall blocks until every request has completed.
+	Waitall(reqs []Request) error
+	// Allreduce combines in element-wise over all ranks with op and stores
+	// the result in out (len(out) == len(in)) on every rank. The operands are
+	// combined in rank order 0, 1, ..., Size-1 on every rank, so every rank
+	// gets identical bits.
+	Allreduce(op Op, in, out []float64) error
+	// Bcast copies root's buf into buf on every other rank (same length).
+	Bcast(buf []byte, root int) error
+	// Barrier returns once every rank has entered it.
+	Barrier() error
+	// Gatherv collects every rank's send on root, indexed by rank; other
+	// ranks get nil.
+	Gatherv(send []byte, root int) ([][]byte, error)
+}

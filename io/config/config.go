@@ -1,0 +1,172 @@
+// Package config turns what a user typed — a TOML file, --set overrides and
+// dedicated flags — into one resolved, validated Config.
+//
+// Layers apply in a fixed order, each overriding only the keys it names:
+//
+//	built-in defaults (Default) < config file < --set key=value < dedicated flags
+//
+// With no config file the base is the embedded default problem
+// (configs/default.toml). Every layer is strict: a key outside the schema or a
+// value of the wrong type is an error that names its source, so a typo never
+// silently runs the wrong problem. Validation errors are *Error values naming
+// the source, the key and the offending value; callers tell them apart from
+// bugs with errors.As and exit with the usage/config exit code.
+//
+// Axes are listed in C order, slowest first: grid.shape = [ny, nx] or
+// [nz, ny, nx], and a process grid "4x2" has 4 ranks along y and 2 along x.
+package config
+
+import (
+	"math"
+	"strings"
+
+	"heat/decomp"
+)
+
+// Boundary condition kinds.
+const (
+	Dirichlet = "dirichlet"
+	Neumann   = "neumann"
+	Periodic  = "periodic"
+)
+
+// Equation kinds.
+const (
+	Heat    = "heat"
+	Poisson = "poisson"
+)
+
+// Error is a configuration mistake: the source that set the value (a file
+// name, "built-in default", "--set key=value", "--steps"; empty when
+// unknown), the dotted config key (empty when the mistake is not about one
+// key) and what is wrong, with the offending value.
+type Error struct {
+	Source, Key, Msg string
+}
+
+// Error formats the mistake as "Source: Key: Msg", leaving out empty parts.
+func (e *Error) Error() string {
+	parts := make([]string, 0, 3)
+	for _, p := range []string{e.Source, e.Key, e.Msg} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, ": ")
+}
+
+// Default is the built-in configuration under every layer: a 256×256 heat
+// problem with a hot disc in the middle and cold Dirichlet walls. Lengths and
+// profile centres are left nil; resolution fills them from the grid.
+func Default() *Config {
+	return &Config{
+		Grid: Grid{Shape: []int{256, 256}, Ghost: 1},
+		Equation: Equation{
+			Kind:  Heat,
+			Alpha: 1.0,
+		},
+		Run:      Run{Steps: 1000, Tolerance: 1e-6, CheckEvery: 10},
+		Boundary: Boundary{Kind: Dirichlet},
+		Initial:  Profile{Kind: "hotspot", Value: 1, Radius: 0.1, Seed: 1},
+		Source:   Profile{Kind: "none"},
+		Parallel: Parallel{Ranks: 1, Dims: []int{}},
+		Output:   Output{Dir: "heat-out", Fingerprint: true},
+	}
+}
+
+// NDim is the number of axes of the grid (2 or 3 once validated).
+func (c *Config) NDim() int { return len(c.Grid.Shape) }
+
+// faceRef is one per-face override with its key name, such as "x_lo".
+type faceRef struct {
+	name string
+	face *Face
+}
+
+// faces lists the six per-face overrides, nil where not set.
+func (b *Boundary) faces() [6]faceRef {
+	return [6]faceRef{
+		{"z_lo", b.ZLo}, {"z_hi", b.ZHi},
+		{"y_lo", b.YLo}, {"y_hi", b.YHi},
+		{"x_lo", b.XLo}, {"x_hi", b.XHi},
+	}
+}
+
+// faceName is the key name of axis a (C order), side 0 (lo) or 1 (hi) of an
+// ndim-axis grid, such as "x_lo".
+func faceName(ndim, axis, side int) string {
+	return decomp.AxisName(ndim, axis) + [2]string{"_lo", "_hi"}[side]
+}
+
+// face is the per-face override of axis a, side s, or nil.
+func (c *Config) face(axis, side int) *Face {
+	name := faceName(c.NDim(), axis, side)
+	for _, r := range c.Boundary.faces() {
+		if r.name == name {
+			return r.face
+		}
+	}
+	return nil
+}
+
+// FaceKind is the boundary condition on one face: axis in C order (in 2D 0 is
+// y and 1 is x; in 3D 0 is z), side 0 for the low face and 1 for the high
+// face. A per-face override wins over the [boundary] defaults field by field.
+// For neumann (zero flux) and periodic faces the value is not used.
+func (c *Config) FaceKind(axis, side int) (kind string, value float64) {
+	kind, value = c.Boundary.Kind, c.Boundary.Value
+	if f := c.face(axis, side); f != nil {
+		if f.Kind != "" {
+			kind = f.Kind
+		}
+		if f.Value != nil {
+			value = *f.Value
+		}
+	}
+	return kind, value
+}
+
+// Periodic reports per axis (C order) whether the axis wraps around. A valid
+// config is periodic on both faces of an axis or on neither.
+func (c *Config) Periodic() []bool {
+	p := make([]bool, c.NDim())
+	for a := range p {
+		k, _ := c.FaceKind(a, 0)
+		p[a] = k == Periodic
+	}
+	return p
+}
+
+// StableDT is the largest stable time step of the explicit (FTCS) heat
+// scheme on c's grid, 1/(2·α·Σ_a 1/h_a²) with h_a = length[a]/shape[a]. An
+// unset length counts as 1.0. It is +Inf when the grid or α is degenerate;
+// validation rejects such configs first.
+func StableDT(c *Config) float64 {
+	sum := 0.0
+	for a, n := range c.Grid.Shape {
+		l := 1.0
+		if a < len(c.Grid.Length) {
+			l = c.Grid.Length[a]
+		}
+		h := l / float64(n)
+		sum += 1 / (h * h)
+	}
+	d := 2 * c.Equation.Alpha * sum
+	if !(d > 0) {
+		return math.Inf(1)
+	}
+	return 1 / d
+}
+
+// TimeStep is the time step the heat solver takes: equation.dt, or 0.9× the
+// stability limit when dt is 0 (automatic). Poisson (Jacobi) has no time
+// step and gets 0.
+func (c *Config) TimeStep() float64 {
+	if c.Equation.Kind == Poisson {
+		return 0
+	}
+	if c.Equation.DT > 0 {
+		return c.Equation.DT
+	}
+	return 0.9 * StableDT(c)
+}

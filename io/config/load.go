@@ -1,0 +1,503 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"heat/configs"
+)
+
+// BuiltinSource is the source name of the embedded default problem
+// (configs/default.toml) in messages.
+const BuiltinSource = "built-in default"
+
+// Load layers file (or, when file is "", the built-in default problem) and
+// the --set overrides sets ("key=value") over Default, then resolves derived
+// defaults and validates. Errors are *Error values.
+func Load(file string, sets []string) (*Config, error) {
+	c, src, err := layer(file, sets)
+	if err != nil {
+		return nil, err
+	}
+	if err := finish(c, src); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Validate fills the derived defaults (grid lengths, profile centres, sine
+// modes) and checks c as Load does, for a Config built or changed in code —
+// one read back from a checkpoint, or one whose rank count the MPI world
+// fixed. Errors are *Error values without a source.
+func (c *Config) Validate() error { return finish(c, &sources{}) }
+
+// layer builds the Config of every TOML layer: defaults, the file or the
+// built-in problem, then each --set in order.
+func layer(file string, sets []string) (*Config, *sources, error) {
+	c := Default()
+	src := &sources{}
+	if file == "" {
+		if err := decodeDoc(c, src, BuiltinSource, string(configs.Default()), true); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, nil, &Error{Source: fmt.Sprintf("config file %q", file), Msg: readProblem(err)}
+		}
+		if err := decodeDoc(c, src, file, string(data), true); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, s := range sets {
+		if err := applySet(c, src, s); err != nil {
+			return nil, nil, err
+		}
+	}
+	return c, src, nil
+}
+
+// readProblem says in a few words why a file could not be read.
+func readProblem(err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such file"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// sources remembers which layer last set each dotted key, so that a
+// validation error can say where the bad value came from.
+type sources struct {
+	by map[string]origin
+	n  int // settings so far
+}
+
+// origin is the layer that set a key; seq orders the settings.
+type origin struct {
+	source string
+	seq    int
+}
+
+// set records source as the origin of key, after every earlier setting.
+func (s *sources) set(key, source string) {
+	if s.by == nil {
+		s.by = map[string]origin{}
+	}
+	s.n++
+	s.by[key] = origin{source, s.n}
+}
+
+// of is the source of key; else of the latest key below it (a per-face
+// table set through boundary.z_lo.kind); else of its nearest parent table
+// set as a whole (boundary.x_lo = {kind = "neumann"}); "" if no layer set
+// it.
+func (s *sources) of(key string) string {
+	if o, ok := s.by[key]; ok {
+		return o.source
+	}
+	var below origin
+	for k, o := range s.by {
+		if strings.HasPrefix(k, key+".") && o.seq > below.seq {
+			below = o
+		}
+	}
+	if below.seq > 0 {
+		return below.source
+	}
+	for {
+		i := strings.LastIndexByte(key, '.')
+		if i < 0 {
+			return ""
+		}
+		key = key[:i]
+		if o, ok := s.by[key]; ok {
+			return o.source
+		}
+	}
+}
+
+// decodeDoc decodes the TOML document doc onto c, overwriting only the keys
+// doc holds, and records source as their origin. Every key must be in the
+// schema, spelt exactly (the decoder alone would also take "Grid.Shape"),
+// and hold a value of the right type; lines says whether syntax errors
+// should carry a line number (not for a one-line --set).
+func decodeDoc(c *Config, src *sources, source, doc string, lines bool) error {
+	var raw map[string]any
+	md, err := toml.Decode(doc, &raw)
+	if err != nil {
+		return syntaxError(source, err, lines)
+	}
+	for _, k := range md.Keys() {
+		if err := checkKey(raw, k); err != nil {
+			err.Source = source
+			return err
+		}
+	}
+	md, err = toml.Decode(doc, c)
+	if err != nil {
+		// checkKey has vetted every key and value; what is left are range
+		// limits of the decoder, such as an integer too big for a float.
+		return decoderError(source, err)
+	}
+	if u := md.Undecoded(); len(u) > 0 {
+		return &Error{Source: source, Msg: fmt.Sprintf("unknown key %q", u[0].String())}
+	}
+	for _, k := range md.Keys() {
+		src.set(k.String(), source)
+	}
+	return nil
+}
+
+// syntaxError reports a TOML syntax error of source, with its line number
+// when lines is set.
+func syntaxError(source string, err error, lines bool) *Error {
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		if lines {
+			return &Error{Source: source, Msg: fmt.Sprintf("line %d: %s", pe.Position.Line, pe.Message)}
+		}
+		return &Error{Source: source, Msg: pe.Message}
+	}
+	return &Error{Source: source, Msg: strings.TrimPrefix(err.Error(), "toml: ")}
+}
+
+// decoderMsg is the shape of the TOML decoder's own errors:
+// toml: line 2 (last key "equation.alpha"): 9007199254740993 is out of ...
+var decoderMsg = regexp.MustCompile(`^toml: (?:line \d+ )?\(last key "([^"]*)"\): (.*)$`)
+
+// decoderError rewrites an error of the TOML decoder in this package's
+// terms: source, key, message.
+func decoderError(source string, err error) *Error {
+	if m := decoderMsg.FindStringSubmatch(err.Error()); m != nil {
+		return &Error{Source: source, Key: m[1], Msg: m[2]}
+	}
+	return &Error{Source: source, Msg: strings.TrimPrefix(err.Error(), "toml: ")}
+}
+
+var configType = reflect.TypeFor[Config]()
+
+// checkKey checks every prefix of the key k of a decoded document against
+// the schema (the toml tags of Config): each must name a field, spelt
+// exactly, and the value at each prefix must fit the field's type.
+func checkKey(raw map[string]any, k toml.Key) *Error {
+	t := configType
+	for i := range k {
+		field, ok := fieldByTag(t, k[i])
+		if !ok {
+			return unknownKey(t, k[:i+1])
+		}
+		t = field.Type
+		v, ok := rawAt(raw, k[:i+1])
+		if !ok {
+			continue // below an array of tables; its parent failed already
+		}
+		if want, ok := fits(t, v); !ok {
+			return &Error{Key: k[:i+1].String(), Msg: fmt.Sprintf("expected %s (got %s)", want, formatValue(v))}
+		}
+	}
+	return nil
+}
+
+// fieldByTag finds the field of struct type t (or *struct) whose toml tag
+// is name, case-sensitively.
+func fieldByTag(t reflect.Type, name string) (reflect.StructField, bool) {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return reflect.StructField{}, false
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if tag, _, _ := strings.Cut(f.Tag.Get("toml"), ","); tag == name {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// tagsOf lists the toml keys of struct type t (or *struct).
+func tagsOf(t reflect.Type) []string {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var names []string
+	for i := range t.NumField() {
+		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("toml"), ","); tag != "" {
+			names = append(names, tag)
+		}
+	}
+	return names
+}
+
+// unknownKey reports key k, whose last part is not a field of the table
+// type parent, suggesting the nearest field name when one is close.
+func unknownKey(parent reflect.Type, k toml.Key) *Error {
+	msg := fmt.Sprintf("unknown key %q", k.String())
+	last := k[len(k)-1]
+	best, bestD := "", 3
+	for _, name := range tagsOf(parent) {
+		if d := editDistance(strings.ToLower(last), name); d < bestD || (d == bestD && name < best) {
+			best, bestD = name, d
+		}
+	}
+	if best != "" && bestD <= max(1, len(last)/3) {
+		msg += fmt.Sprintf(" (did you mean %q?)", append(slices.Clone(k[:len(k)-1]), best).String())
+	}
+	return &Error{Msg: msg}
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// rawAt is the decoded value at key k, descending through tables only.
+func rawAt(raw map[string]any, k toml.Key) (any, bool) {
+	var v any = raw
+	for _, part := range k {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = m[part]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// fits reports whether the decoded TOML value v can be stored in a field of
+// type t, and otherwise what t expects, in words a user understands.
+func fits(t reflect.Type, v any) (want string, ok bool) {
+	isInt := func(v any) bool { _, ok := v.(int64); return ok }
+	isNum := func(v any) bool {
+		switch v.(type) {
+		case int64, float64:
+			return true
+		}
+		return false
+	}
+	all := func(v any, each func(any) bool) bool {
+		a, ok := v.([]any)
+		if !ok {
+			return false
+		}
+		for _, e := range a {
+			if !each(e) {
+				return false
+			}
+		}
+		return true
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		_, ok := v.(map[string]any)
+		return "a table", ok
+	case reflect.String:
+		_, ok := v.(string)
+		return "a string", ok
+	case reflect.Bool:
+		_, ok := v.(bool)
+		return "true or false", ok
+	case reflect.Int, reflect.Int64:
+		return "an integer", isInt(v)
+	case reflect.Float64:
+		return "a number", isNum(v)
+	case reflect.Slice:
+		switch t.Elem().Kind() {
+		case reflect.Int, reflect.Int64:
+			return "an array of integers", all(v, isInt)
+		case reflect.Float64:
+			return "an array of numbers", all(v, isNum)
+		}
+	}
+	panic(fmt.Sprintf("config: no TOML rule for field type %s", t))
+}
+
+// formatValue writes a decoded TOML value back roughly as TOML, shortened
+// to fit in a message.
+func formatValue(v any) string {
+	s := formatTOML(v)
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:57]) + "..."
+	}
+	return s
+}
+
+func formatTOML(v any) string {
+	switch v := v.(type) {
+	case string:
+		return strconv.Quote(v)
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case float64:
+		return formatFloat(v)
+	case bool:
+		return strconv.FormatBool(v)
+	case []any:
+		parts := make([]string, len(v))
+		for i, e := range v {
+			parts[i] = formatTOML(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		return "a table"
+	case []map[string]any:
+		return "an array of tables"
+	}
+	return fmt.Sprintf("%v", v)
+}
+
+// formatFloat writes a float as TOML does, nan and inf included.
+func formatFloat(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "nan"
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsInf(v, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// applySet applies one --set override "key=value". The value is TOML
+// (grid.shape=[512,512], equation.kind="poisson"); a value that is not TOML,
+// or is not a string where the key takes one, is taken as a bare string
+// (equation.kind=poisson, output.dir=2024), and parallel.dims also takes the
+// flag form 4x2.
+func applySet(c *Config, src *sources, arg string) error {
+	source := "--set " + arg
+	key, val, ok := strings.Cut(arg, "=")
+	key, val = strings.TrimSpace(key), strings.TrimSpace(val)
+	if !ok || key == "" {
+		return &Error{Source: source, Msg: "expected key=value, as in --set grid.shape=[512,512]"}
+	}
+	if strings.ContainsAny(arg, "\n\r") {
+		return &Error{Source: source, Msg: "the value must fit on one line"}
+	}
+	doc := key + " = " + val
+	k, v, err := parseSet(doc)
+	if err != nil {
+		// Not TOML: maybe a bare word. If the quoted form does not parse
+		// either, the key itself is wrong and the first error says why.
+		quoted := key + " = " + quoteTOML(val)
+		k2, v2, err2 := parseSet(quoted)
+		if err2 != nil {
+			e := syntaxError(source, err2, false)
+			e.Msg = fmt.Sprintf("bad key %q: %s", key, e.Msg)
+			return e
+		}
+		k, v, doc = k2, v2, quoted
+	}
+	if t, ok := typeAt(k); ok {
+		_, isString := v.(string)
+		switch {
+		case t.Kind() == reflect.String && !isString && !strings.HasPrefix(val, "{"):
+			doc = key + " = " + quoteTOML(val)
+		case k.String() == "parallel.dims" && isString:
+			dims, err := ParseDims(v.(string))
+			if err != nil {
+				err.(*Error).Source = source
+				return err
+			}
+			doc = key + " = " + formatTOML(intsToAny(dims))
+		}
+	}
+	return decodeDoc(c, src, source, doc, false)
+}
+
+// parseSet parses the one-line document of a --set and returns its deepest
+// key and that key's value.
+func parseSet(doc string) (toml.Key, any, error) {
+	var raw map[string]any
+	md, err := toml.Decode(doc, &raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	var k toml.Key
+	for _, key := range md.Keys() {
+		if len(key) > len(k) {
+			k = key
+		}
+	}
+	v, _ := rawAt(raw, k)
+	return k, v, nil
+}
+
+// typeAt is the schema type of the dotted key k, if k is in the schema.
+func typeAt(k toml.Key) (reflect.Type, bool) {
+	t := configType
+	for _, part := range k {
+		f, ok := fieldByTag(t, part)
+		if !ok {
+			return nil, false
+		}
+		t = f.Type
+	}
+	return t, true
+}
+
+// quoteTOML writes s as a TOML basic string.
+func quoteTOML(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func intsToAny(xs []int) []any {
+	a := make([]any, len(xs))
+	for i, x := range xs {
+		a[i] = int64(x)
+	}
+	return a
+}

@@ -1,0 +1,89 @@
+package config
+
+// Config is one run's resolved input. Field names follow the TOML keys; the
+// same names appear in the run report (JSON) and in checkpoints.
+type Config struct {
+	Grid     Grid     `toml:"grid" json:"grid"`
+	Equation Equation `toml:"equation" json:"equation"`
+	Run      Run      `toml:"run" json:"run"`
+	Boundary Boundary `toml:"boundary" json:"boundary"`
+	Initial  Profile  `toml:"initial" json:"initial"`
+	Source   Profile  `toml:"source" json:"source"`
+	Parallel Parallel `toml:"parallel" json:"parallel"`
+	Output   Output   `toml:"output" json:"output"`
+}
+
+// Grid is the global mesh: cell counts and physical extent per axis, C order
+// (slowest axis first): [ny, nx] or [nz, ny, nx].
+type Grid struct {
+	Shape  []int     `toml:"shape" json:"shape"`
+	Length []float64 `toml:"length" json:"length"` // default 1.0 per axis
+	Ghost  int       `toml:"ghost" json:"ghost"`   // ghost layers per side, >= 1
+}
+
+// Equation selects what is solved.
+type Equation struct {
+	Kind  string  `toml:"kind" json:"kind"`   // "heat" (explicit FTCS) or "poisson" (Jacobi for ∇²u = f)
+	Alpha float64 `toml:"alpha" json:"alpha"` // diffusivity (heat)
+	DT    float64 `toml:"dt" json:"dt"`       // time step (heat); 0 picks 0.9 × the stability limit
+}
+
+// Run is how long to run and how often to check.
+type Run struct {
+	Steps      int     `toml:"steps" json:"steps"`             // heat: time steps; poisson: iteration cap
+	Tolerance  float64 `toml:"tolerance" json:"tolerance"`     // poisson: stop when max|Δu| < tolerance
+	CheckEvery int     `toml:"check_every" json:"check_every"` // steps between residual checks / progress
+}
+
+// Boundary is the default condition for every face plus optional per-face
+// overrides. Kinds: "dirichlet" (fixed value), "neumann" (zero flux),
+// "periodic" (both faces of an axis).
+type Boundary struct {
+	Kind  string  `toml:"kind" json:"kind"`
+	Value float64 `toml:"value" json:"value"`
+	XLo   *Face   `toml:"x_lo" json:"x_lo,omitempty"`
+	XHi   *Face   `toml:"x_hi" json:"x_hi,omitempty"`
+	YLo   *Face   `toml:"y_lo" json:"y_lo,omitempty"`
+	YHi   *Face   `toml:"y_hi" json:"y_hi,omitempty"`
+	ZLo   *Face   `toml:"z_lo" json:"z_lo,omitempty"`
+	ZHi   *Face   `toml:"z_hi" json:"z_hi,omitempty"`
+}
+
+// Face overrides the boundary condition of one face; unset fields inherit
+// the [boundary] defaults.
+type Face struct {
+	Kind  string   `toml:"kind" json:"kind,omitempty"`
+	Value *float64 `toml:"value" json:"value,omitempty"`
+}
+
+// Profile is a field defined by a formula over physical coordinates: the
+// initial condition and the source term share it. Kinds:
+//
+//	none      zero everywhere (source only)
+//	constant  value
+//	hotspot   value inside the disc/ball (center, radius), background outside
+//	gaussian  background + value·exp(−|x−center|²/(2·radius²))
+//	sine      background + value·Π sin(mode[a]·π·x[a]/length[a])
+//	random    background + value·U[0,1), seeded by seed and the global cell index
+type Profile struct {
+	Kind       string    `toml:"kind" json:"kind"`
+	Value      float64   `toml:"value" json:"value"`
+	Background float64   `toml:"background" json:"background"`
+	Center     []float64 `toml:"center" json:"center,omitempty"` // physical coordinates, C order; default: domain centre
+	Radius     float64   `toml:"radius" json:"radius"`
+	Mode       []int     `toml:"mode" json:"mode,omitempty"` // wave numbers per axis, C order
+	Seed       int64     `toml:"seed" json:"seed"`
+}
+
+// Parallel is how the work is split.
+type Parallel struct {
+	Ranks   int   `toml:"ranks" json:"ranks"`     // ranks (goroutines in-process, or taken from MPI)
+	Threads int   `toml:"threads" json:"threads"` // worker goroutines per rank; 0 = cores / ranks
+	Dims    []int `toml:"dims" json:"dims"`       // process grid, C order; empty = automatic
+}
+
+// Output is where results go.
+type Output struct {
+	Dir         string `toml:"dir" json:"dir"`
+	Fingerprint bool   `toml:"fingerprint" json:"fingerprint"` // field.sha256 in the report (one gather to rank 0)
+}

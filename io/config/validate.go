@@ -1,0 +1,343 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"heat/decomp"
+)
+
+// Limits of the accepted values.
+const (
+	// MaxGhost is the widest ghost layer (grid.ghost).
+	MaxGhost = 8
+	// MaxRanks bounds parallel.ranks: far beyond today's largest MPI jobs,
+	// and low enough that choosing a process grid stays quick.
+	MaxRanks = 1 << 24
+)
+
+// Allowed kinds, in the order messages list them.
+var (
+	equationKinds = []string{Heat, Poisson}
+	boundaryKinds = []string{Dirichlet, Neumann, Periodic}
+	initialKinds  = []string{"constant", "hotspot", "gaussian", "sine", "random"}
+	sourceKinds   = []string{"none", "constant", "hotspot", "gaussian", "sine", "random"}
+)
+
+// checker validates one Config, naming for each bad key the layer that set
+// it.
+type checker struct {
+	c   *Config
+	src *sources
+}
+
+// bad is the *Error for key with a message; the source is the layer that
+// last set key.
+func (k *checker) bad(key, format string, args ...any) *Error {
+	return &Error{Source: k.src.of(key), Key: key, Msg: fmt.Sprintf(format, args...)}
+}
+
+// finish fills the derived defaults of c and validates it: first each key on
+// its own, then the keys together (stability, process grid, box widths).
+// The first mistake found is returned as an *Error.
+func finish(c *Config, src *sources) error {
+	k := &checker{c: c, src: src}
+	for _, step := range []func() *Error{
+		k.grid, k.equation, k.run, k.boundary,
+		func() *Error { return k.profile("initial", &c.Initial, initialKinds) },
+		func() *Error { return k.profile("source", &c.Source, sourceKinds) },
+		k.parallel, k.output, k.decomposition,
+	} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (k *checker) grid() *Error {
+	g := &k.c.Grid
+	if n := len(g.Shape); n != 2 && n != 3 {
+		return k.bad("grid.shape", "must have 2 or 3 entries, [ny, nx] or [nz, ny, nx] (got %v)", g.Shape)
+	}
+	if slices.Min(g.Shape) < 1 {
+		return k.bad("grid.shape", "must be positive (got %v)", g.Shape)
+	}
+	if len(g.Length) == 0 {
+		g.Length = make([]float64, len(g.Shape))
+		for a := range g.Length {
+			g.Length[a] = 1
+		}
+	}
+	if len(g.Length) != len(g.Shape) {
+		return k.bad("grid.length", "has %d entries but grid.shape has %d (got %v)", len(g.Length), len(g.Shape), floats(g.Length))
+	}
+	for _, l := range g.Length {
+		if !(l > 0) || math.IsInf(l, 0) {
+			return k.bad("grid.length", "must be positive and finite (got %v)", floats(g.Length))
+		}
+	}
+	if g.Ghost < 1 || g.Ghost > MaxGhost {
+		return k.bad("grid.ghost", "must be between 1 and %d (got %d)", MaxGhost, g.Ghost)
+	}
+	return nil
+}
+
+func (k *checker) equation() *Error {
+	e := &k.c.Equation
+	if !slices.Contains(equationKinds, e.Kind) {
+		return k.bad("equation.kind", "must be %s (got %q)", oneOf(equationKinds), e.Kind)
+	}
+	if !(e.Alpha > 0) || math.IsInf(e.Alpha, 0) {
+		return k.bad("equation.alpha", "must be positive and finite (got %s)", formatFloat(e.Alpha))
+	}
+	if !(e.DT >= 0) || math.IsInf(e.DT, 0) {
+		return k.bad("equation.dt", "must be >= 0 and finite; 0 picks 0.9× the stability limit (got %s)", formatFloat(e.DT))
+	}
+	if e.Kind == Heat {
+		if limit := StableDT(k.c); e.DT > limit {
+			return k.bad("equation.dt", "%s exceeds the stability limit %s = 1/(2·α·Σ1/h²) for this grid; use a smaller dt, or 0 for 0.9× the limit",
+				formatFloat(e.DT), formatLimit(limit))
+		}
+	}
+	return nil
+}
+
+func (k *checker) run() *Error {
+	r := &k.c.Run
+	if r.Steps < 0 {
+		return k.bad("run.steps", "must be >= 0 (got %d)", r.Steps)
+	}
+	if !(r.Tolerance >= 0) || math.IsInf(r.Tolerance, 0) {
+		return k.bad("run.tolerance", "must be >= 0 and finite (got %s)", formatFloat(r.Tolerance))
+	}
+	if r.CheckEvery < 1 {
+		return k.bad("run.check_every", "must be >= 1 (got %d)", r.CheckEvery)
+	}
+	return nil
+}
+
+func (k *checker) boundary() *Error {
+	b := &k.c.Boundary
+	nd := k.c.NDim()
+	if !slices.Contains(boundaryKinds, b.Kind) {
+		return k.bad("boundary.kind", "must be %s (got %q)", oneOf(boundaryKinds), b.Kind)
+	}
+	if isNaNInf(b.Value) {
+		return k.bad("boundary.value", "must be finite (got %s)", formatFloat(b.Value))
+	}
+	for _, r := range b.faces() {
+		if r.face == nil {
+			continue
+		}
+		key := "boundary." + r.name
+		if nd == 2 && r.name[0] == 'z' {
+			return k.bad(key, "a 2D grid has no z faces; its faces are x_lo, x_hi, y_lo, y_hi")
+		}
+		if r.face.Kind != "" && !slices.Contains(boundaryKinds, r.face.Kind) {
+			return k.bad(key+".kind", "must be %s (got %q)", oneOf(boundaryKinds), r.face.Kind)
+		}
+		if r.face.Value != nil && isNaNInf(*r.face.Value) {
+			return k.bad(key+".value", "must be finite (got %s)", formatFloat(*r.face.Value))
+		}
+	}
+	for a := range nd {
+		lo, _ := k.c.FaceKind(a, 0)
+		hi, _ := k.c.FaceKind(a, 1)
+		if (lo == Periodic) == (hi == Periodic) {
+			continue
+		}
+		// Blame the face whose own override breaks the pair; when both
+		// faces have one, the periodic face.
+		names := [2]string{faceName(nd, a, 0), faceName(nd, a, 1)}
+		kinds := [2]string{lo, hi}
+		blame := 0
+		if hi == Periodic {
+			blame = 1
+		}
+		if f := k.c.face(a, blame); f == nil || f.Kind == "" {
+			blame = 1 - blame
+		}
+		other := 1 - blame
+		return k.bad("boundary."+names[blame]+".kind",
+			"periodic must be on both faces of an axis or on neither: %s is %s but %s is %s",
+			names[blame], kinds[blame], names[other], kinds[other])
+	}
+	return nil
+}
+
+// profile checks the initial condition or source term p (prefix "initial"
+// or "source") and fills its centre (the domain centre) and, for sine, its
+// modes (1 per axis).
+func (k *checker) profile(prefix string, p *Profile, kinds []string) *Error {
+	nd := k.c.NDim()
+	if !slices.Contains(kinds, p.Kind) {
+		return k.bad(prefix+".kind", "must be %s (got %q)", oneOf(kinds), p.Kind)
+	}
+	if isNaNInf(p.Value) {
+		return k.bad(prefix+".value", "must be finite (got %s)", formatFloat(p.Value))
+	}
+	if isNaNInf(p.Background) {
+		return k.bad(prefix+".background", "must be finite (got %s)", formatFloat(p.Background))
+	}
+	if len(p.Center) == 0 {
+		p.Center = make([]float64, nd)
+		for a := range p.Center {
+			p.Center[a] = k.c.Grid.Length[a] / 2
+		}
+	}
+	if len(p.Center) != nd {
+		return k.bad(prefix+".center", "needs one coordinate per axis, %d for this grid (got %v)", nd, floats(p.Center))
+	}
+	for _, x := range p.Center {
+		if isNaNInf(x) {
+			return k.bad(prefix+".center", "must be finite (got %v)", floats(p.Center))
+		}
+	}
+	if p.Kind == "hotspot" || p.Kind == "gaussian" {
+		if !(p.Radius > 0) || math.IsInf(p.Radius, 0) {
+			return k.bad(prefix+".radius", "must be positive and finite for %s (got %s)", p.Kind, formatFloat(p.Radius))
+		}
+	}
+	if p.Kind == "sine" && len(p.Mode) == 0 {
+		p.Mode = make([]int, nd)
+		for a := range p.Mode {
+			p.Mode[a] = 1
+		}
+	}
+	if len(p.Mode) > 0 {
+		if len(p.Mode) != nd {
+			return k.bad(prefix+".mode", "needs one wave number per axis, %d for this grid (got %v)", nd, p.Mode)
+		}
+		if slices.Min(p.Mode) < 1 {
+			return k.bad(prefix+".mode", "wave numbers must be >= 1 (got %v)", p.Mode)
+		}
+	}
+	return nil
+}
+
+func (k *checker) parallel() *Error {
+	p := &k.c.Parallel
+	if p.Ranks < 1 || p.Ranks > MaxRanks {
+		return k.bad("parallel.ranks", "must be between 1 and %d (got %d)", MaxRanks, p.Ranks)
+	}
+	if p.Threads < 0 {
+		return k.bad("parallel.threads", "must be >= 0 (got %d); 0 means cores / ranks", p.Threads)
+	}
+	if len(p.Dims) == 0 {
+		return nil
+	}
+	nd := k.c.NDim()
+	if len(p.Dims) != nd {
+		return k.bad("parallel.dims", "needs one entry per axis, %d for this grid (got %s)", nd, decomp.FormatDims(p.Dims))
+	}
+	if slices.Min(p.Dims) < 1 {
+		return k.bad("parallel.dims", "every axis needs at least 1 rank (got %s)", decomp.FormatDims(p.Dims))
+	}
+	if n, ok := product(p.Dims); !ok || n != p.Ranks {
+		total := strconv.Itoa(n)
+		if !ok {
+			total = "too many"
+		}
+		msg := fmt.Sprintf("%s has %s ranks but parallel.ranks is %d", decomp.FormatDims(p.Dims), total, p.Ranks)
+		if rs, ds := k.src.of("parallel.ranks"), k.src.of("parallel.dims"); rs != "" && rs != ds {
+			msg += " (from " + rs + ")"
+		}
+		return k.bad("parallel.dims", "%s", msg)
+	}
+	return nil
+}
+
+func (k *checker) output() *Error {
+	if strings.TrimSpace(k.c.Output.Dir) == "" {
+		return k.bad("output.dir", "must not be empty")
+	}
+	return nil
+}
+
+// decomposition checks that the grid splits over the ranks: at most one rank
+// per cell, a process grid decomp accepts, and every box at least
+// grid.ghost cells wide along each axis (a ghost layer is filled from one
+// neighbour only).
+func (k *checker) decomposition() *Error {
+	c := k.c
+	key := "parallel.ranks"
+	if len(c.Parallel.Dims) > 0 {
+		key = "parallel.dims"
+	}
+	if cells, ok := product(c.Grid.Shape); ok && c.Parallel.Ranks > cells {
+		return k.bad("parallel.ranks", "%d ranks for a %s grid of %d cells; each rank needs at least one cell",
+			c.Parallel.Ranks, decomp.FormatDims(c.Grid.Shape), cells)
+	}
+	g, err := decomp.New(c.Grid.Shape, c.Parallel.Ranks, c.Parallel.Dims, c.Periodic())
+	if err != nil {
+		return k.bad(key, "%s", err.Error())
+	}
+	// A box's width along an axis depends only on the rank's coordinate
+	// on that axis, so walking each axis of the process grid once covers
+	// every box.
+	nd := c.NDim()
+	for a := range nd {
+		coords := make([]int, nd)
+		for i := range g.Dims[a] {
+			coords[a] = i
+			r := g.RankOf(coords)
+			box := g.Box(r)
+			if w := box.Hi[a] - box.Lo[a]; w < c.Grid.Ghost {
+				return k.bad("grid.ghost", "%d is wider than the thinnest box: the process grid %s leaves %d cells along %s (rank %d); use fewer ranks along %s or a smaller grid.ghost",
+					c.Grid.Ghost, decomp.FormatDims(g.Dims), w, decomp.AxisName(nd, a), r, decomp.AxisName(nd, a))
+			}
+		}
+	}
+	return nil
+}
+
+// product multiplies xs; ok is false on overflow.
+func product(xs []int) (p int, ok bool) {
+	p = 1
+	for _, x := range xs {
+		if x != 0 && p > math.MaxInt/x {
+			return 0, false
+		}
+		p *= x
+	}
+	return p, true
+}
+
+func isNaNInf(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) }
+
+// oneOf lists kinds for a message: "heat" or "poisson"; "a", "b" or "c".
+func oneOf(kinds []string) string {
+	q := make([]string, len(kinds))
+	for i, s := range kinds {
+		q[i] = strconv.Quote(s)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// floats formats a float slice as fmt's %v does, with nan and inf as TOML
+// spells them.
+func floats(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = formatFloat(x)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// formatLimit writes a stability limit with 4 significant digits, rounded
+// down, so that a dt copied from the message is stable.
+func formatLimit(v float64) string {
+	s := strconv.FormatFloat(v, 'g', 4, 64)
+	if f, _ := strconv.ParseFloat(s, 64); f > v && v > 0 {
+		unit := math.Pow(10, math.Floor(math.Log10(v))-3)
+		s = strconv.FormatFloat(math.Floor(v/unit)*unit, 'g', 4, 64)
+	}
+	return s
+}

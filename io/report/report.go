@@ -1,0 +1,116 @@
+// Package report defines the run report: the JSON document every run writes
+// to <out>/report.json (and to --report FILE). Scripts and tests rely on its
+// field names; DESIGN.md lists the contract.
+package report
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+)
+
+// Report is one run's outcome.
+type Report struct {
+	Version     string       `json:"version"`
+	GoVersion   string       `json:"go_version"`
+	Transport   string       `json:"transport"` // "local" or "mpi"
+	MPILibrary  string       `json:"mpi_library,omitempty"`
+	Config      any          `json:"config"` // the resolved config
+	Ranks       int          `json:"ranks"`
+	Threads     int          `json:"threads"` // worker goroutines per rank
+	Dims        []int        `json:"dims"`    // process grid, C order
+	Steps       int          `json:"steps"`   // steps (heat) or iterations (poisson) done
+	SimTime     float64      `json:"sim_time"`
+	Converged   *bool        `json:"converged"` // poisson only; null for heat
+	Residual    float64      `json:"residual"`  // max |Δu| at the last check
+	WallS       float64      `json:"wall_s"`    // time stepping, setup and final gather excluded
+	MUpdatesPS  float64      `json:"mupdates_per_s"`
+	Field       Field        `json:"field"`
+	PerRank     []Rank       `json:"per_rank"`
+	Checkpoints []Checkpoint `json:"checkpoints"`
+}
+
+// Field summarises the final global field (interior cells).
+type Field struct {
+	// SHA256 is over the global values in C order, each as 8 little-endian
+	// IEEE-754 bytes; empty when output.fingerprint is false.
+	SHA256 string  `json:"sha256"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	Mean   float64 `json:"mean"`
+	L2     float64 `json:"l2"` // sqrt(Σ u²) over all cells
+}
+
+// Rank is one rank's share of the work and its timings.
+type Rank struct {
+	Rank         int     `json:"rank"`
+	Host         string  `json:"host"`
+	Coords       []int   `json:"coords"` // in the process grid
+	Offset       []int   `json:"offset"` // global index of the box's first cell
+	Shape        []int   `json:"shape"`  // cells of the box
+	Threads      int     `json:"threads"`
+	ComputeS     float64 `json:"compute_s"`
+	HaloWaitS    float64 `json:"halo_wait_s"`
+	MessagesSent int64   `json:"messages_sent"`
+	BytesSent    int64   `json:"bytes_sent"`
+}
+
+// Checkpoint is one checkpoint written by the run.
+type Checkpoint struct {
+	Step   int     `json:"step"`
+	Path   string  `json:"path"`
+	Bytes  int64   `json:"bytes"`
+	WriteS float64 `json:"write_s"`
+}
+
+// Summarise computes the field summary of a global field in C order.
+func Summarise(u []float64, fingerprint bool) Field {
+	f := Field{Min: math.Inf(1), Max: math.Inf(-1)}
+	h := sha256.New()
+	buf := make([]byte, 0, 8*4096)
+	sum, sq := 0.0, 0.0
+	for _, x := range u {
+		f.Min = min(f.Min, x)
+		f.Max = max(f.Max, x)
+		sum += x
+		sq += x * x
+		if fingerprint {
+			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(x))
+			if len(buf) == cap(buf) {
+				h.Write(buf)
+				buf = buf[:0]
+			}
+		}
+	}
+	if fingerprint {
+		h.Write(buf)
+		f.SHA256 = hex.EncodeToString(h.Sum(nil))
+	}
+	if len(u) > 0 {
+		f.Mean = sum / float64(len(u))
+	}
+	f.L2 = math.Sqrt(sq)
+	return f
+}
+
+// Write stores r as indented JSON in path, creating its directory.
+func Write(path string, r *Report) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}

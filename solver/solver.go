@@ -1,0 +1,359 @@
+// Package solver advances the heat equation (explicit FTCS) or Jacobi
+// iterations for Poisson's equation on one rank's box of a decomposed 2D or
+// 3D grid. Each step overlaps the ghost exchange with work that needs no
+// remote data: Start exchange → interior → Finish exchange → rim → swap.
+// Within a rank, persistent worker goroutines split the rows.
+package solver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"heat/comm"
+	"heat/decomp"
+	"heat/halo"
+)
+
+// ErrStopped is returned by Run when its context was cancelled; the field is
+// consistent at the step the ranks agreed to stop on.
+var ErrStopped = errors.New("solver: stopped")
+
+// Stats are one rank's counters.
+type Stats struct {
+	Compute  time.Duration // updating cells and applying boundaries
+	HaloWait time.Duration // blocked waiting for ghost values
+	Messages int64         // halo messages sent
+	Bytes    int64         // halo payload bytes sent
+	Checks   int64         // residual checks (one Allreduce each)
+}
+
+// row is a run of cells along the last axis: flat index of the first, count.
+type row struct{ start, n int }
+
+// region is a set of rows split into one contiguous share per worker.
+type region struct {
+	rows  []row
+	share []int // worker w takes rows[share[w]:share[w+1]]
+}
+
+// Solver is one rank's part of a run.
+type Solver struct {
+	spec  Spec
+	c     comm.Comm
+	grid  *decomp.Grid
+	lay   decomp.Layout
+	plan  *halo.Plan
+	team  *team
+	k     stencil
+	kern  rowKernel
+	u, v  []float64 // current and next field, ghosts included
+	f     []float64 // source term (times dt for heat), nil if none
+	inner region    // cells whose stencil reads no ghost
+	rim   region    // the other cells
+	faces []bcFace  // physical faces of this rank
+	resid []float64 // per-worker max |Δu| of the last checked step
+
+	step      int
+	simTime   float64
+	residual  float64
+	converged bool
+	stats     Stats
+}
+
+// New sets up rank c.Rank()'s solver: decomposition, field with its initial
+// condition, halo plan and worker goroutines. Call Close when done.
+func New(c comm.Comm, spec Spec) (*Solver, error) {
+	if err := spec.check(); err != nil {
+		return nil, err
+	}
+	g, err := decomp.New(spec.Shape, c.Size(), spec.Dims, spec.periodic())
+	if err != nil {
+		return nil, err
+	}
+	s := &Solver{spec: spec, c: c, grid: g}
+	s.lay = decomp.NewLayout(g.Box(c.Rank()), spec.Ghost)
+	s.plan, err = halo.NewPlan(c, g, s.lay, halo.Options{Width: 1})
+	if err != nil {
+		return nil, err
+	}
+	nd := len(spec.Shape)
+	h := spec.Spacing()
+	inv2 := make([]float64, 3) // 1/h² for z, y, x; unused axes stay 0
+	for a := range nd {
+		inv2[3-nd+a] = 1 / (h[a] * h[a])
+	}
+	s.k.sy = s.lay.Stride[nd-2]
+	if nd == 3 {
+		s.k.sz = s.lay.Stride[0]
+	}
+	switch spec.Equation {
+	case Heat:
+		s.k.cx, s.k.cy, s.k.cz = spec.Alpha*spec.DT*inv2[2], spec.Alpha*spec.DT*inv2[1], spec.Alpha*spec.DT*inv2[0]
+		s.k.c0 = 1 - 2*(s.k.cx+s.k.cy+s.k.cz)
+		s.kern = heat2D
+		if nd == 3 {
+			s.kern = heat3D
+		}
+	case Poisson:
+		s.k.cx, s.k.cy, s.k.cz = inv2[2], inv2[1], inv2[0]
+		s.k.inv = 1 / (2 * (s.k.cx + s.k.cy + s.k.cz))
+		s.kern = jacobi2D
+		if nd == 3 {
+			s.kern = jacobi3D
+		}
+	default:
+		return nil, fmt.Errorf("solver: unknown equation %d", spec.Equation)
+	}
+
+	s.u = make([]float64, s.lay.Len())
+	s.v = make([]float64, s.lay.Len())
+	s.fill(s.u, spec.Initial, 1)
+	if spec.Source != nil {
+		s.f = make([]float64, s.lay.Len())
+		scale := 1.0
+		if spec.Equation == Heat {
+			scale = spec.DT
+		}
+		s.fill(s.f, spec.Source, scale)
+	}
+	s.faces = s.physicalFaces()
+	s.splitRegions()
+	s.team = newTeam(spec.Threads)
+	s.resid = make([]float64, spec.Threads)
+	return s, nil
+}
+
+// Close stops the worker goroutines.
+func (s *Solver) Close() { s.team.close() }
+
+// fill sets every cell of the box to scale·p(cell centre).
+func (s *Solver) fill(dst []float64, p Profile, scale float64) {
+	nd := len(s.spec.Shape)
+	h := s.spec.Spacing()
+	box := s.lay.Box
+	x := make([]float64, nd)
+	idx := make([]int, nd)
+	local := decomp.Box{Lo: make([]int, nd), Hi: s.lay.N}
+	s.lay.ForRows(local, func(start, n int) {
+		// Recover the row's global index from its flat start.
+		rem := start
+		for a := range nd {
+			idx[a] = rem/s.lay.Stride[a] - s.lay.Ghost + box.Lo[a]
+			rem %= s.lay.Stride[a]
+		}
+		for j := range n {
+			for a := range nd {
+				x[a] = (float64(idx[a]) + 0.5) * h[a]
+			}
+			dst[start+j] = scale * p(x, idx)
+			idx[nd-1]++
+		}
+	})
+}
+
+// splitRegions precomputes the interior rows (whose stencil reads no ghost)
+// and the rim rows, each shared among the workers by cell count.
+func (s *Solver) splitRegions() {
+	nd := len(s.lay.N)
+	n := s.lay.N
+	in := decomp.Box{Lo: make([]int, nd), Hi: make([]int, nd)}
+	empty := false
+	for a := range nd {
+		in.Lo[a], in.Hi[a] = 1, n[a]-1
+		if in.Hi[a] <= in.Lo[a] {
+			empty = true
+		}
+	}
+	whole := decomp.Box{Lo: make([]int, nd), Hi: n}
+	var rim []decomp.Box
+	if empty {
+		in = decomp.Box{Lo: make([]int, nd), Hi: make([]int, nd)}
+		rim = []decomp.Box{whole}
+	} else {
+		// Slabs: along axis a, below and above the interior; axes before a
+		// limited to the interior, axes after a full.
+		for a := range nd {
+			for _, side := range [2][2]int{{0, 1}, {n[a] - 1, n[a]}} {
+				b := decomp.Box{Lo: make([]int, nd), Hi: make([]int, nd)}
+				for x := range nd {
+					switch {
+					case x < a:
+						b.Lo[x], b.Hi[x] = in.Lo[x], in.Hi[x]
+					case x == a:
+						b.Lo[x], b.Hi[x] = side[0], side[1]
+					default:
+						b.Lo[x], b.Hi[x] = 0, n[x]
+					}
+				}
+				rim = append(rim, b)
+			}
+		}
+	}
+	s.inner = s.makeRegion([]decomp.Box{in})
+	s.rim = s.makeRegion(rim)
+}
+
+func (s *Solver) makeRegion(boxes []decomp.Box) region {
+	var r region
+	total := 0
+	for _, b := range boxes {
+		s.lay.ForRows(b, func(start, n int) {
+			r.rows = append(r.rows, row{start, n})
+			total += n
+		})
+	}
+	t := s.spec.Threads
+	r.share = make([]int, t+1)
+	acc, w := 0, 1
+	for i, rw := range r.rows {
+		acc += rw.n
+		for w < t && acc*t >= w*total {
+			r.share[w] = i + 1
+			w++
+		}
+	}
+	for ; w <= t; w++ {
+		r.share[w] = len(r.rows)
+	}
+	return r
+}
+
+// update applies the kernel to a region from u into v, in parallel; with
+// check it also records each worker's max |Δu|.
+func (s *Solver) update(r *region, check bool) {
+	s.team.run(func(w int) {
+		rows := r.rows[r.share[w]:r.share[w+1]]
+		m := 0.0
+		for _, rw := range rows {
+			s.kern(&s.k, s.v, s.u, s.f, rw.start, rw.n)
+			if check {
+				d := maxAbsDiff(s.v[rw.start:rw.start+rw.n], s.u[rw.start:rw.start+rw.n])
+				if d > m || d != d {
+					m = d
+				}
+			}
+		}
+		if check && (m > s.resid[w] || m != m) {
+			s.resid[w] = m
+		}
+	})
+}
+
+func (s *Solver) trace(ev string) {
+	if s.spec.Trace != nil {
+		s.spec.Trace(s.c.Rank(), ev)
+	}
+}
+
+// advance does one step: exchange overlapped with the interior update, then
+// the rim, then swap.
+func (s *Solver) advance(check bool) error {
+	if check {
+		clear(s.resid)
+	}
+	s.trace("start")
+	if err := s.plan.Start(s.u); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	s.applyBoundaries(s.u)
+	s.update(&s.inner, check)
+	s.stats.Compute += time.Since(t0)
+	s.trace("interior")
+	if err := s.plan.Finish(s.u); err != nil {
+		return err
+	}
+	s.trace("finish")
+	t1 := time.Now()
+	s.update(&s.rim, check)
+	s.stats.Compute += time.Since(t1)
+	s.trace("rim")
+	s.u, s.v = s.v, s.u
+	s.step++
+	if s.spec.Equation == Heat {
+		s.simTime = float64(s.step) * s.spec.DT
+	}
+	return nil
+}
+
+// Run advances until spec.Steps (counted from step 0, so a restarted solver
+// runs the remainder), Jacobi convergence, or ctx cancellation (then
+// ErrStopped). Checks fall on every CheckEvery-th step and the last one:
+// one Allreduce of the max-norm of the update (the same on every split) and
+// of the stop request, so every rank stops on the same step.
+func (s *Solver) Run(ctx context.Context) error {
+	for s.step < s.spec.Steps && !s.converged {
+		check := (s.step+1)%s.spec.CheckEvery == 0 || s.step+1 == s.spec.Steps
+		if err := s.advance(check); err != nil {
+			return err
+		}
+		if !check {
+			continue
+		}
+		local := 0.0
+		for _, m := range s.resid {
+			if m > local || m != m {
+				local = m
+			}
+		}
+		stop := 0.0
+		if ctx.Err() != nil {
+			stop = 1
+		}
+		in := []float64{local, stop}
+		out := make([]float64, 2)
+		if err := s.c.Allreduce(comm.Max, in, out); err != nil {
+			return err
+		}
+		s.stats.Checks++
+		s.residual = out[0]
+		if math.IsNaN(s.residual) || math.IsInf(s.residual, 0) {
+			return fmt.Errorf("step %d: the solution is no longer finite (max |Δu| = %v)", s.step, s.residual)
+		}
+		if s.spec.Equation == Poisson && s.residual < s.spec.Tolerance {
+			s.converged = true
+		}
+		if s.spec.OnCheck != nil {
+			s.spec.OnCheck(s.step, s.residual)
+		}
+		if out[1] != 0 {
+			return ErrStopped
+		}
+	}
+	return nil
+}
+
+// Step is the number of steps (iterations) done.
+func (s *Solver) Step() int { return s.step }
+
+// SimTime is the simulated time reached (heat; 0 for Poisson).
+func (s *Solver) SimTime() float64 { return s.simTime }
+
+// Residual is the max-norm of the update at the last check.
+func (s *Solver) Residual() float64 { return s.residual }
+
+// Converged reports whether Jacobi reached the tolerance.
+func (s *Solver) Converged() bool { return s.converged }
+
+// Grid is the decomposition.
+func (s *Solver) Grid() *decomp.Grid { return s.grid }
+
+// Layout is this rank's storage layout.
+func (s *Solver) Layout() decomp.Layout { return s.lay }
+
+// Field is this rank's current field, ghosts included (see Layout).
+func (s *Solver) Field() []float64 { return s.u }
+
+// Stats are this rank's counters so far.
+func (s *Solver) Stats() Stats {
+	st := s.stats
+	hs := s.plan.Stats()
+	st.HaloWait, st.Messages, st.Bytes = hs.Wait, hs.Messages, hs.Bytes
+	return st
+}
+
+// Threads is the number of worker goroutines of this rank.
+func (s *Solver) Threads() int { return s.spec.Threads }

@@ -1,0 +1,208 @@
+package solver
+
+import (
+	"fmt"
+	"math"
+)
+
+// Equation is what a Solver advances.
+type Equation int
+
+const (
+	// Heat is u_t = α∇²u + f, explicit forward Euler in time (FTCS).
+	Heat Equation = iota
+	// Poisson is ∇²u = f, solved by Jacobi iteration.
+	Poisson
+)
+
+func (e Equation) String() string {
+	if e == Poisson {
+		return "poisson"
+	}
+	return "heat"
+}
+
+// BC is the kind of a boundary condition on one face.
+type BC int
+
+const (
+	// Dirichlet fixes u = Value on the face (the face lies half a cell
+	// outside the outermost cell centres; the ghost is 2·Value − u).
+	Dirichlet BC = iota
+	// Neumann is zero flux through the face (the ghost mirrors the cell).
+	Neumann
+	// Periodic wraps the axis around; both faces of the axis must have it.
+	Periodic
+)
+
+func (b BC) String() string {
+	return [...]string{"dirichlet", "neumann", "periodic"}[b]
+}
+
+// Face is the boundary condition on one face of the global grid.
+type Face struct {
+	Kind  BC
+	Value float64
+}
+
+// Profile gives a field's value at the cell centre x (physical coordinates,
+// C order) of global cell idx. It must depend only on x and idx, so that
+// every decomposition sets the same values.
+type Profile func(x []float64, idx []int) float64
+
+// Spec is everything a Solver needs: the problem, how long to run, and how
+// the work is split.
+type Spec struct {
+	Shape  []int     // global cells per axis, C order
+	Length []float64 // physical extent per axis; cell size h = Length/Shape
+	Ghost  int       // ghost layers (>= 1)
+
+	Equation Equation
+	Alpha    float64 // diffusivity (heat)
+	DT       float64 // time step (heat), within the stability limit
+
+	Steps      int     // heat: steps; poisson: iteration cap
+	Tolerance  float64 // poisson: stop once max|Δu| < Tolerance at a check
+	CheckEvery int     // steps between residual checks (>= 1)
+
+	Faces   [][2]Face // per axis: low and high face
+	Initial Profile
+	Source  Profile // nil: no source
+
+	Dims    []int // process grid; nil: automatic
+	Threads int   // worker goroutines per rank (>= 1)
+
+	// Trace, when set, receives each rank's events in order ("start",
+	// "interior", "finish", "rim" per step). A test hook.
+	Trace func(rank int, event string)
+	// OnCheck, when set, is called on every rank after each check with the
+	// step reached and the global residual.
+	OnCheck func(step int, residual float64)
+}
+
+// Spacing is the cell size along each axis.
+func (s *Spec) Spacing() []float64 {
+	h := make([]float64, len(s.Shape))
+	for a := range h {
+		h[a] = s.Length[a] / float64(s.Shape[a])
+	}
+	return h
+}
+
+// StableDT is the largest stable explicit time step, 1/(2·α·Σ 1/h²).
+func StableDT(alpha float64, h []float64) float64 {
+	sum := 0.0
+	for _, x := range h {
+		sum += 1 / (x * x)
+	}
+	return 1 / (2 * alpha * sum)
+}
+
+func (s *Spec) check() error {
+	nd := len(s.Shape)
+	if nd != 2 && nd != 3 {
+		return fmt.Errorf("solver: need a 2D or 3D grid, got %d axes", nd)
+	}
+	if len(s.Length) != nd || len(s.Faces) != nd {
+		return fmt.Errorf("solver: shape, length and faces must all have %d axes", nd)
+	}
+	if s.Ghost < 1 {
+		return fmt.Errorf("solver: ghost width %d < 1", s.Ghost)
+	}
+	if s.Threads < 1 {
+		return fmt.Errorf("solver: %d threads < 1", s.Threads)
+	}
+	if s.CheckEvery < 1 {
+		return fmt.Errorf("solver: check every %d steps < 1", s.CheckEvery)
+	}
+	if s.Initial == nil {
+		return fmt.Errorf("solver: no initial condition")
+	}
+	for a, f := range s.Faces {
+		if (f[0].Kind == Periodic) != (f[1].Kind == Periodic) {
+			return fmt.Errorf("solver: axis %d is periodic on one face only", a)
+		}
+	}
+	if s.Equation == Heat {
+		if s.Alpha <= 0 {
+			return fmt.Errorf("solver: diffusivity %g must be positive", s.Alpha)
+		}
+		if lim := StableDT(s.Alpha, s.Spacing()); !(s.DT > 0 && s.DT <= lim) {
+			return fmt.Errorf("solver: time step %g outside (0, %g], the stability limit", s.DT, lim)
+		}
+	}
+	return nil
+}
+
+func (s *Spec) periodic() []bool {
+	p := make([]bool, len(s.Faces))
+	for a, f := range s.Faces {
+		p[a] = f[0].Kind == Periodic
+	}
+	return p
+}
+
+// Constant is v everywhere.
+func Constant(v float64) Profile {
+	return func([]float64, []int) float64 { return v }
+}
+
+// Hotspot is value inside the disc or ball of radius r around center and
+// background outside.
+func Hotspot(center []float64, r, value, background float64) Profile {
+	return func(x []float64, _ []int) float64 {
+		d2 := 0.0
+		for a := range x {
+			d := x[a] - center[a]
+			d2 += d * d
+		}
+		if d2 <= r*r {
+			return value
+		}
+		return background
+	}
+}
+
+// Gaussian is background + value·exp(−|x−center|²/(2σ²)).
+func Gaussian(center []float64, sigma, value, background float64) Profile {
+	return func(x []float64, _ []int) float64 {
+		d2 := 0.0
+		for a := range x {
+			d := x[a] - center[a]
+			d2 += d * d
+		}
+		return background + value*math.Exp(-d2/(2*sigma*sigma))
+	}
+}
+
+// Sine is background + value·Π sin(mode[a]·π·x[a]/length[a]): with zero
+// Dirichlet faces it is an eigenmode of the discrete Laplacian.
+func Sine(mode []int, length []float64, value, background float64) Profile {
+	return func(x []float64, _ []int) float64 {
+		p := value
+		for a := range x {
+			p *= math.Sin(float64(mode[a]) * math.Pi * x[a] / length[a])
+		}
+		return background + p
+	}
+}
+
+// Random is background + value·U[0,1), where U depends only on seed and the
+// global cell index (not on the split).
+func Random(shape []int, seed int64, value, background float64) Profile {
+	return func(_ []float64, idx []int) float64 {
+		k := uint64(0)
+		for a, i := range idx {
+			k = k*uint64(shape[a]) + uint64(i)
+		}
+		z := splitmix(uint64(seed)*0x9E3779B97F4A7C15 ^ splitmix(k))
+		return background + value*float64(z>>11)/(1<<53)
+	}
+}
+
+func splitmix(x uint64) uint64 {
+	x += 0x9E3779B97F4A7C15
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EB
+	return x ^ (x >> 31)
+}
