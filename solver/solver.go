@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"time"
 
 	"heat/comm"
@@ -121,7 +122,9 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	}
 	s.faces = s.physicalFaces()
 	s.splitRegions()
-	s.team = newTeam(spec.Threads)
+	// Spin-waiting pays only when every worker of every in-process rank has
+	// a core of its own.
+	s.team = newTeam(spec.Threads, spec.Threads*c.Size() <= runtime.GOMAXPROCS(0))
 	s.resid = make([]float64, spec.Threads)
 	return s, nil
 }

@@ -137,7 +137,7 @@ func TestExamples(t *testing.T) {
 			require.NoError(t, err)
 			cells, ok := product(c.Grid.Shape)
 			require.True(t, ok)
-			require.LessOrEqual(t, float64(cells)*float64(c.Run.Steps), 600e6,
+			require.LessOrEqual(t, float64(cells)*float64(c.Run.Steps), 1e9,
 				"an example should run in seconds on one core")
 			// Every example is embedded too.
 			embedded, err := fs.ReadFile(configs.FS, filepath.Base(f))

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs heat and ../shared/refbench's C kernel side by side, alternating, on
+# one 2D grid, and prints each run's Mupdates/s and the median ratios.
+#   benchmarks/refcompare.sh [N] [steps] [reps]
+# Prints: C (1 rank x T threads), heat 1 rank x T threads, heat T ranks x 1
+# thread, for T = number of cores (at most 2 on the CI machine kind).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n=${1:-4096}
+steps=${2:-200}
+reps=${3:-5}
+t=${THREADS:-$(nproc)}
+ref=${REFBENCH:-../shared/refbench}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$ref/build.sh" "$tmp/ref" >/dev/null
+CGO_ENABLED=0 go build -o "$tmp/heat" ./cmd/heat
+mups() { sed -n 's/.*"mupdates_per_s": \([0-9.e+]*\).*/\1/p' "$1/report.json"; }
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, $(go version | cut -d' ' -f3), GOAMD64=$(go env GOAMD64)"
+echo "grid ${n}x${n}, ${steps} steps, threads ${t}"
+printf '%-4s %10s %14s %14s\n' rep C heat_1x$t heat_${t}x1
+cs=() h1=() h2=()
+for r in $(seq "$reps"); do
+	c=$(OMP_NUM_THREADS=$t OMP_PROC_BIND=close OMP_PLACES=cores "$tmp/ref/jacobi" "$n" 0 "$steps" | sed -n 's/.* mups=\([0-9.]*\).*/\1/p')
+	"$tmp/heat" run --set "grid.shape=[$n,$n]" --steps "$steps" --ranks 1 --threads "$t" --out "$tmp/a" -q --set output.fingerprint=false
+	"$tmp/heat" run --set "grid.shape=[$n,$n]" --steps "$steps" --ranks "$t" --threads 1 --out "$tmp/b" -q --set output.fingerprint=false
+	a=$(mups "$tmp/a") b=$(mups "$tmp/b")
+	printf '%-4s %10.1f %14.1f %14.1f\n' "$r" "$c" "$a" "$b"
+	cs+=("$c") h1+=("$a") h2+=("$b")
+done
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2)? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+mc=$(median "${cs[@]}") m1=$(median "${h1[@]}") m2=$(median "${h2[@]}")
+awk -v c="$mc" -v a="$m1" -v b="$m2" -v t="$t" 'BEGIN {
+	printf "median Mupdates/s: C %.1f, heat 1x%d %.1f, heat %dx1 %.1f\n", c, t, a, t, b
+	printf "heat 1x%d / C = %.3f; heat %dx1 / heat 1x%d = %.3f\n", t, a/c, t, t, b/a }'

@@ -1,0 +1,36 @@
+package report
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The fingerprint is SHA-256 over the values as 8 little-endian bytes each,
+// whatever the length (the writer hashes in blocks of 4096 values).
+func TestSummariseFingerprint(t *testing.T) {
+	for _, n := range []int{0, 1, 4095, 4096, 4097, 3*4096 + 5} {
+		u := make([]float64, n)
+		raw := make([]byte, 8*n)
+		for i := range u {
+			u[i] = math.Sin(float64(i)) * 1e3
+			binary.LittleEndian.PutUint64(raw[8*i:], math.Float64bits(u[i]))
+		}
+		sum := sha256.Sum256(raw)
+		f := Summarise(u, true)
+		require.Equal(t, hex.EncodeToString(sum[:]), f.SHA256, "n=%d", n)
+		require.Empty(t, Summarise(u, false).SHA256)
+	}
+	f := Summarise([]float64{3, -4, 0}, true)
+	require.Equal(t, -4.0, f.Min)
+	require.Equal(t, 3.0, f.Max)
+	require.InDelta(t, -1.0/3, f.Mean, 1e-15)
+	require.Equal(t, 5.0, f.L2)
+	// One little-endian 1.0: 00 00 00 00 00 00 f0 3f.
+	one := sha256.Sum256([]byte{0, 0, 0, 0, 0, 0, 0xf0, 0x3f})
+	require.Equal(t, hex.EncodeToString(one[:]), Summarise([]float64{1}, true).SHA256)
+}
