@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	github.com/BurntSushi/toml v1.6.0
+	github.com/klauspost/compress v1.20.4
 	github.com/spf13/pflag v1.1.0
 	github.com/stretchr/testify v1.12.1
 )

@@ -287,8 +287,13 @@ func (s *Solver) advance(check bool) error {
 // ErrStopped). Checks fall on every CheckEvery-th step and the last one:
 // one Allreduce of the max-norm of the update (the same on every split) and
 // of the stop request, so every rank stops on the same step.
-func (s *Solver) Run(ctx context.Context) error {
-	for s.step < s.spec.Steps && !s.converged {
+func (s *Solver) Run(ctx context.Context) error { return s.RunTo(ctx, s.spec.Steps) }
+
+// RunTo is Run, pausing after step target (for a checkpoint). Where checks
+// fall does not depend on target, so pausing never changes the result.
+func (s *Solver) RunTo(ctx context.Context, target int) error {
+	target = min(target, s.spec.Steps)
+	for s.step < target && !s.converged {
 		check := (s.step+1)%s.spec.CheckEvery == 0 || s.step+1 == s.spec.Steps
 		if err := s.advance(check); err != nil {
 			return err
@@ -328,6 +333,21 @@ func (s *Solver) Run(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Restore sets the state of a field loaded into Field from a checkpoint
+// written at step: the step count (and with it the simulated time), and the
+// residual and convergence then recorded.
+func (s *Solver) Restore(step int, residual float64, converged bool) {
+	s.step = step
+	s.residual = residual
+	s.converged = converged
+	if s.spec.Equation == Heat {
+		s.simTime = float64(step) * s.spec.DT
+	}
+}
+
+// Done reports whether the run is over: all steps done, or converged.
+func (s *Solver) Done() bool { return s.step >= s.spec.Steps || s.converged }
 
 // Step is the number of steps (iterations) done.
 func (s *Solver) Step() int { return s.step }

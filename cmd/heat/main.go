@@ -77,7 +77,8 @@ const usage = `heat — heat equation and Poisson/Laplace (Jacobi) on 2D/3D grid
 
 Usage:
   heat run [-c FILE] [--set key=value]... [--steps N] [--ranks N] [--threads N]
-           [--dims AxB[xC]] [--out DIR] [--report FILE] [-q]
+           [--dims AxB[xC]] [--out DIR] [--restart PATH|latest] [--report FILE] [-q]
+  heat inspect PATH [--verify]
   heat version
 
 Run 'heat run --help' for the flags of run.
@@ -92,6 +93,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "run":
 		return runCmd(ctx, args[1:], stdout, stderr)
+	case "inspect":
+		return inspectCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, versionString())
 		return nil

@@ -70,3 +70,22 @@ func (p *progress) done() {
 		fmt.Fprintln(p.w)
 	}
 }
+
+// log prints a line of its own (not redrawn), unless quiet.
+func (p *progress) log(format string, args ...any) {
+	if p.quiet {
+		return
+	}
+	if p.tty {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+	fmt.Fprintf(p.w, format+"\n", args...)
+}
+
+// warn prints a line of its own even when quiet.
+func (p *progress) warn(format string, args ...any) {
+	if p.tty {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+	fmt.Fprintf(p.w, "heat: warning: "+format+"\n", args...)
+}

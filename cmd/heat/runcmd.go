@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"heat/checkpoint"
 	"heat/comm"
 	"heat/comm/local"
 	"heat/decomp"
@@ -27,6 +28,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.SetOutput(stderr)
 	flags := config.AddFlags(fs)
 	reportPath := fs.String("report", "", "also write the run report (JSON) to `FILE`")
+	restart := fs.String("restart", "", "continue from checkpoint `PATH`, or \"latest\" (the newest complete one under checkpoint.dir)")
 	quiet := fs.BoolP("quiet", "q", false, "print no progress and no summary, only errors")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: heat run [flags]\n\nSolves the problem of -c FILE (or the built-in default) and writes <out>/report.json.\n\n%s", fs.FlagUsages())
@@ -52,7 +54,16 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("cannot create output directory %q: %w", cfg.Output.Dir, err)
 	}
 
-	rep := &report.Report{
+	j := &job{cfg: cfg, spec: spec}
+	from := 0
+	if *restart != "" {
+		j.restarts, j.fallback, err = restartCandidates(cfg, *restart)
+		if err != nil {
+			return err
+		}
+		from = j.restarts[0].Meta().Step
+	}
+	j.rep = &report.Report{
 		Version:     version,
 		GoVersion:   runtime.Version(),
 		Transport:   "local",
@@ -61,13 +72,18 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Threads:     spec.Threads,
 		Checkpoints: []report.Checkpoint{},
 	}
-	prog := newProgress(stderr, *quiet, spec.Equation == solver.Poisson, 0, cfg.Run.Steps)
+	rep := j.rep
+	j.prog = newProgress(stderr, *quiet, spec.Equation == solver.Poisson, from, cfg.Run.Steps)
 	runErr := local.Run(cfg.Parallel.Ranks, func(c comm.Comm) error {
-		return runRank(ctx, c, cfg, spec, rep, prog)
+		return runRank(ctx, c, j)
 	})
-	prog.done()
+	j.prog.done()
 	stopped := errors.Is(runErr, solver.ErrStopped)
 	if runErr != nil && !stopped {
+		var ue usageError
+		if errors.As(runErr, &ue) {
+			return runErr
+		}
 		return fmt.Errorf("run failed: %w", runErr)
 	}
 
@@ -86,40 +102,88 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if stopped {
 		cause := context.Cause(ctx)
 		var se signalError
-		if errors.As(cause, &se) {
-			return fmt.Errorf("%w at step %d of %d (no checkpoint written)", se, rep.Steps, cfg.Run.Steps)
+		where := "checkpoint " + j.stopped + " (continue with --restart latest)"
+		if j.stopped == "" {
+			where = "no checkpoint written"
 		}
-		return fmt.Errorf("stopped at step %d: %v", rep.Steps, cause)
+		if errors.As(cause, &se) {
+			return fmt.Errorf("%w at step %d of %d; %s", se, rep.Steps, cfg.Run.Steps, where)
+		}
+		return fmt.Errorf("stopped at step %d: %v; %s", rep.Steps, cause, where)
 	}
 	return nil
 }
 
-// runRank is one rank's whole run: solve, then gather the report's figures
-// on rank 0.
-func runRank(ctx context.Context, c comm.Comm, cfg *config.Config, spec solver.Spec, rep *report.Report, prog *progress) error {
+// job is what the ranks of one run share: the inputs, and the report that
+// rank 0 fills.
+type job struct {
+	cfg      *config.Config
+	spec     solver.Spec
+	rep      *report.Report
+	prog     *progress
+	restarts []*checkpoint.Checkpoint // candidates, newest first; nil = fresh start
+	fallback bool                     // --restart latest: try older candidates if one is bad
+	restored string                   // the checkpoint the run restarted from
+	lastGood string                   // newest checkpoint known complete
+	stopped  string                   // checkpoint written on a signal
+}
+
+// runRank is one rank's whole run: restore, solve with checkpoints on
+// schedule, then gather the report's figures on rank 0.
+func runRank(ctx context.Context, c comm.Comm, j *job) error {
+	spec := j.spec
 	if c.Rank() == 0 {
-		spec.OnCheck = prog.check
+		spec.OnCheck = j.prog.check
 	}
 	s, err := solver.New(c, spec)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	if err := restore(c, s, j); err != nil {
+		return err
+	}
 	if err := c.Barrier(); err != nil {
 		return err
 	}
 	t0 := time.Now()
 	from := s.Step()
-	runErr := s.Run(ctx)
-	if runErr != nil && !errors.Is(runErr, solver.ErrStopped) {
-		return runErr
+	var ckptTime time.Duration
+	every := j.cfg.Checkpoint.Every
+	var runErr error
+	for {
+		target := spec.Steps
+		if every > 0 {
+			target = (s.Step()/every + 1) * every
+		}
+		runErr = s.RunTo(ctx, target)
+		stopped := errors.Is(runErr, solver.ErrStopped)
+		if runErr != nil && !stopped {
+			return fmt.Errorf("%w (last good checkpoint: %s)", runErr, orNone(j.lastGood))
+		}
+		scheduled := every > 0 && s.Step()%every == 0 && s.Step() > from
+		final := s.Done() && j.cfg.Checkpoint.Final
+		if stopped || scheduled || final {
+			t := time.Now()
+			err := writeCheckpoint(c, s, j)
+			ckptTime += time.Since(t)
+			if err != nil {
+				return err
+			}
+			if stopped && c.Rank() == 0 {
+				j.stopped = j.lastGood
+			}
+		}
+		if stopped || s.Done() {
+			break
+		}
 	}
 	if err := c.Barrier(); err != nil {
 		return err
 	}
 	wall := time.Since(t0)
 
-	field, err := summarise(c, s, cfg.Output.Fingerprint)
+	field, err := summarise(c, s, j.cfg.Output.Fingerprint)
 	if err != nil {
 		return err
 	}
@@ -140,6 +204,7 @@ func runRank(ctx context.Context, c comm.Comm, cfg *config.Config, spec solver.S
 		return err
 	}
 	if c.Rank() == 0 {
+		rep := j.rep
 		rep.Dims = s.Grid().Dims
 		rep.Steps = s.Step()
 		rep.SimTime = s.SimTime()
@@ -153,8 +218,8 @@ func runRank(ctx context.Context, c comm.Comm, cfg *config.Config, spec solver.S
 		for _, n := range spec.Shape {
 			cells *= n
 		}
-		if wall > 0 {
-			rep.MUpdatesPS = float64(cells) * float64(s.Step()-from) / wall.Seconds() / 1e6
+		if compute := (wall - ckptTime).Seconds(); compute > 0 {
+			rep.MUpdatesPS = float64(cells) * float64(s.Step()-from) / compute / 1e6
 		}
 		rep.Field = field
 		rep.PerRank = make([]report.Rank, len(parts))
@@ -165,6 +230,13 @@ func runRank(ctx context.Context, c comm.Comm, cfg *config.Config, spec solver.S
 		}
 	}
 	return runErr
+}
+
+func orNone(path string) string {
+	if path == "" {
+		return "none"
+	}
+	return path
 }
 
 // summarise is the final field's summary on rank 0. With the fingerprint

@@ -65,12 +65,13 @@ func Default() *Config {
 			Kind:  Heat,
 			Alpha: 1.0,
 		},
-		Run:      Run{Steps: 1000, Tolerance: 1e-6, CheckEvery: 10},
-		Boundary: Boundary{Kind: Dirichlet},
-		Initial:  Profile{Kind: "hotspot", Value: 1, Radius: 0.1, Seed: 1},
-		Source:   Profile{Kind: "none"},
-		Parallel: Parallel{Ranks: 1, Dims: []int{}},
-		Output:   Output{Dir: "heat-out", Fingerprint: true},
+		Run:        Run{Steps: 1000, Tolerance: 1e-6, CheckEvery: 10},
+		Boundary:   Boundary{Kind: Dirichlet},
+		Initial:    Profile{Kind: "hotspot", Value: 1, Radius: 0.1, Seed: 1},
+		Source:     Profile{Kind: "none"},
+		Parallel:   Parallel{Ranks: 1, Dims: []int{}},
+		Output:     Output{Dir: "heat-out", Fingerprint: true},
+		Checkpoint: Checkpoint{Keep: 2, Level: 1, Chunk: []int{}},
 	}
 }
 

@@ -3,14 +3,15 @@ package config
 // Config is one run's resolved input. Field names follow the TOML keys; the
 // same names appear in the run report (JSON) and in checkpoints.
 type Config struct {
-	Grid     Grid     `toml:"grid" json:"grid"`
-	Equation Equation `toml:"equation" json:"equation"`
-	Run      Run      `toml:"run" json:"run"`
-	Boundary Boundary `toml:"boundary" json:"boundary"`
-	Initial  Profile  `toml:"initial" json:"initial"`
-	Source   Profile  `toml:"source" json:"source"`
-	Parallel Parallel `toml:"parallel" json:"parallel"`
-	Output   Output   `toml:"output" json:"output"`
+	Grid       Grid       `toml:"grid" json:"grid"`
+	Equation   Equation   `toml:"equation" json:"equation"`
+	Run        Run        `toml:"run" json:"run"`
+	Boundary   Boundary   `toml:"boundary" json:"boundary"`
+	Initial    Profile    `toml:"initial" json:"initial"`
+	Source     Profile    `toml:"source" json:"source"`
+	Parallel   Parallel   `toml:"parallel" json:"parallel"`
+	Output     Output     `toml:"output" json:"output"`
+	Checkpoint Checkpoint `toml:"checkpoint" json:"checkpoint"`
 }
 
 // Grid is the global mesh: cell counts and physical extent per axis, C order
@@ -86,4 +87,15 @@ type Parallel struct {
 type Output struct {
 	Dir         string `toml:"dir" json:"dir"`
 	Fingerprint bool   `toml:"fingerprint" json:"fingerprint"` // field.sha256 in the report (one gather to rank 0)
+}
+
+// Checkpoint is when and how the run saves restartable state.
+type Checkpoint struct {
+	Every           int    `toml:"every" json:"every"`                         // steps between checkpoints; 0 = none on a schedule
+	Final           bool   `toml:"final" json:"final"`                         // also write one when the run ends
+	Keep            int    `toml:"keep" json:"keep"`                           // newest complete checkpoints kept; 0 = all
+	Dir             string `toml:"dir" json:"dir"`                             // default <output.dir>/checkpoints
+	Chunk           []int  `toml:"chunk" json:"chunk"`                         // chunk shape, C order; empty = ~2 MiB chunks
+	Level           int    `toml:"level" json:"level"`                         // zstd level 1..22
+	ContinueOnError bool   `toml:"continue_on_error" json:"continue_on_error"` // a failed checkpoint warns instead of ending the run
 }

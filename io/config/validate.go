@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,7 +50,7 @@ func finish(c *Config, src *sources) error {
 		k.grid, k.equation, k.run, k.boundary,
 		func() *Error { return k.profile("initial", &c.Initial, initialKinds) },
 		func() *Error { return k.profile("source", &c.Source, sourceKinds) },
-		k.parallel, k.output, k.decomposition,
+		k.parallel, k.output, k.checkpoint, k.decomposition,
 	} {
 		if err := step(); err != nil {
 			return err
@@ -254,6 +255,33 @@ func (k *checker) parallel() *Error {
 func (k *checker) output() *Error {
 	if strings.TrimSpace(k.c.Output.Dir) == "" {
 		return k.bad("output.dir", "must not be empty")
+	}
+	return nil
+}
+
+// checkpoint checks the checkpoint policy and fills the default directory.
+func (k *checker) checkpoint() *Error {
+	ck := &k.c.Checkpoint
+	switch {
+	case ck.Every < 0:
+		return k.bad("checkpoint.every", "must be >= 0 (got %d)", ck.Every)
+	case ck.Keep < 0:
+		return k.bad("checkpoint.keep", "must be >= 0 (got %d)", ck.Keep)
+	case ck.Level < 1 || ck.Level > 22:
+		return k.bad("checkpoint.level", "must be a zstd level from 1 to 22 (got %d)", ck.Level)
+	}
+	if len(ck.Chunk) > 0 {
+		if len(ck.Chunk) != len(k.c.Grid.Shape) {
+			return k.bad("checkpoint.chunk", "has %d entries but grid.shape has %d", len(ck.Chunk), len(k.c.Grid.Shape))
+		}
+		for _, n := range ck.Chunk {
+			if n < 1 {
+				return k.bad("checkpoint.chunk", "must be positive (got %v)", ck.Chunk)
+			}
+		}
+	}
+	if strings.TrimSpace(ck.Dir) == "" {
+		ck.Dir = filepath.Join(k.c.Output.Dir, "checkpoints")
 	}
 	return nil
 }

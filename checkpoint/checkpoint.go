@@ -1,0 +1,167 @@
+// Package checkpoint writes and reads heat's checkpoints: collective,
+// chunked, zstd-compressed and checksummed snapshots of a distributed field,
+// each stored as a Zarr v3 group so that any Zarr reader opens it without
+// heat, and each restartable on any number of ranks.
+//
+// On disk, under a checkpoint root directory:
+//
+//	root/step-00000100/          one complete checkpoint (a Zarr v3 group)
+//	  zarr.json                  group metadata; attributes.heat holds the
+//	                             format version, step, time, writer rank count,
+//	                             the run's config, solver state and the
+//	                             CRC32-C and size of every chunk file
+//	  u/zarr.json                array metadata: float64, the global shape, a
+//	                             regular chunk grid, codecs [bytes, zstd]
+//	  u/c/<i>/<j>[/<k>]          one compressed chunk
+//	root/step-00000200.partial/  being written; never read
+//	root/latest                  the name of the newest complete checkpoint
+//
+// A writer that dies can also leave step-N.old (a checkpoint being removed)
+// and step-N.prev (a complete checkpoint set aside while a rewrite of the
+// same step commits); the next successful Write clears them all.
+//
+// The chunk grid does not follow the decomposition. Write gathers each chunk
+// on one rank (the owner of the chunk's first cell), which assembles,
+// compresses and writes it; Read lets every rank read only the chunks that
+// cross its box. A checkpoint written by N ranks therefore restarts on M.
+//
+// Write commits in steps that leave the root usable after a crash at any
+// point: chunks go into step-N.partial and are fsynced, the ranks agree that
+// all of them succeeded, rank 0 writes and fsyncs the metadata, renames the
+// directory to step-N, fsyncs the root and only then replaces latest
+// atomically. root/latest therefore always names a complete checkpoint, or
+// does not exist (for the one exception, rewriting the only checkpoint's
+// step, see Resolve). One root has one writer at a time.
+package checkpoint
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+)
+
+// Format is the version of heat's layout inside the Zarr group (the
+// attributes.heat object). Open refuses any other version.
+const Format = 1
+
+// Sentinel errors; match them with errors.Is. Returned errors wrap them with
+// a message that names the checkpoint file or chunk at fault.
+var (
+	// ErrIncomplete: the checkpoint is missing something: a zarr.json, a
+	// chunk file, or it is still a .partial directory.
+	ErrIncomplete = errors.New("checkpoint incomplete")
+	// ErrChecksum: stored bytes are corrupted: a chunk's CRC32-C or size
+	// does not match the metadata, a chunk does not decompress to its size,
+	// or a metadata file is not valid JSON.
+	ErrChecksum = errors.New("checkpoint corrupted")
+	// ErrIncompatible: the checkpoint is well formed but not one this
+	// package reads, or not one that fits the caller's grid: an unknown
+	// format version, data type, codec or chunk key encoding, or another
+	// shape or number of axes.
+	ErrIncompatible = errors.New("checkpoint incompatible")
+)
+
+// Meta is what a checkpoint records besides the field.
+type Meta struct {
+	Step  int     // time step the field belongs to
+	Time  float64 // simulated time at Step
+	Ranks int     // number of ranks that wrote the checkpoint; filled by Write
+	// Config is the resolved run config, stored verbatim; it must be valid
+	// JSON (or empty, stored as null).
+	Config json.RawMessage
+	// Extra is the solver state needed to continue exactly (for example
+	// "equation" or "converged"). It round-trips through JSON, so numbers
+	// come back as float64.
+	Extra map[string]any
+}
+
+// Options tune Write and Read. The zero value is valid.
+type Options struct {
+	// Chunk is the chunk shape in C order. nil or empty chooses about 2 MiB
+	// chunks (2^18 values) shaped like the grid; an axis longer than the
+	// grid is cut to the grid.
+	Chunk []int
+	// Level is the zstd level, mapped to the encoder as by
+	// zstd.EncoderLevelFromZstd; 0 means 1.
+	Level int
+	// Keep is how many of the newest complete checkpoints to keep; older
+	// ones are removed after a successful commit. 0 keeps all.
+	Keep int
+	// Workers is the number of goroutines a rank uses to compress and write
+	// (or read and decompress) its chunks; 0 means 1.
+	Workers int
+	// FS does every file operation; nil is the operating system. Tests use
+	// it to fail any operation on any rank.
+	FS FS
+}
+
+// Info describes a checkpoint that Write committed.
+type Info struct {
+	Step   int
+	Path   string  // the checkpoint directory, root/step-NNNNNNNN
+	Bytes  int64   // bytes stored: every chunk file and both zarr.json files
+	Raw    int64   // bytes of the field itself: 8 per cell
+	WriteS float64 // seconds this rank spent in Write
+}
+
+// FS is every file operation the package does, so that tests can fail any
+// of them on any rank.
+type FS interface {
+	// MkdirAll creates path and any missing parents.
+	MkdirAll(path string) error
+	// WriteFile creates (or truncates) path, writes data, fsyncs and closes it.
+	WriteFile(path string, data []byte) error
+	ReadFile(path string) ([]byte, error)
+	Rename(oldpath, newpath string) error
+	RemoveAll(path string) error
+	// SyncDir fsyncs a directory, making the entries created, renamed or
+	// removed in it durable.
+	SyncDir(path string) error
+	ReadDir(path string) ([]os.DirEntry, error)
+}
+
+// OS is the FS of the operating system.
+type OS struct{}
+
+func (OS) MkdirAll(path string) error { return os.MkdirAll(path, 0o755) }
+
+func (OS) WriteFile(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func (OS) ReadFile(path string) ([]byte, error)       { return os.ReadFile(path) }
+func (OS) Rename(oldpath, newpath string) error       { return os.Rename(oldpath, newpath) }
+func (OS) RemoveAll(path string) error                { return os.RemoveAll(path) }
+func (OS) ReadDir(path string) ([]os.DirEntry, error) { return os.ReadDir(path) }
+
+func (OS) SyncDir(path string) error {
+	d, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	if err := d.Sync(); err != nil {
+		d.Close()
+		return err
+	}
+	return d.Close()
+}
+
+// fsOf is opt's FS, or the operating system's.
+func fsOf(opt Options) FS {
+	if opt.FS == nil {
+		return OS{}
+	}
+	return opt.FS
+}

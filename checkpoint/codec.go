@@ -1,0 +1,135 @@
+package checkpoint
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"runtime"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+
+	"heat/decomp"
+)
+
+// The chunk codecs are the Zarr chain [bytes (little endian), zstd]: a
+// chunk's values in C order as 8 little-endian bytes each, compressed into
+// one zstd frame that carries its content size and a content checksum.
+
+// nanBits is the Zarr fill value "NaN": sign 0, the mantissa's top bit set
+// and the rest clear. (Go's math.NaN has another payload.)
+const nanBits = 0x7ff8_0000_0000_0000
+
+// castagnoli is the CRC32-C table of the chunk checksums.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// crc32c is the CRC32-C of data.
+func crc32c(data []byte) uint32 { return crc32.Checksum(data, castagnoli) }
+
+// putBox stores the cells of box b from src (seen through sv) into the
+// little-endian chunk bytes dst (seen through dv).
+func putBox(dst []byte, dv view, src []float64, sv view, b decomp.Box) {
+	eachRow(b, func(lo []int, n int) {
+		d, s := 8*dv.at(lo), sv.at(lo)
+		row := dst[d : d+8*n]
+		for k, x := range src[s : s+n] {
+			binary.LittleEndian.PutUint64(row[8*k:], math.Float64bits(x))
+		}
+	})
+}
+
+// getBox loads the cells of box b from the little-endian chunk bytes src
+// (seen through sv) into dst (seen through dv).
+func getBox(dst []float64, dv view, src []byte, sv view, b decomp.Box) {
+	eachRow(b, func(lo []int, n int) {
+		d, s := dv.at(lo), 8*sv.at(lo)
+		row := src[s : s+8*n]
+		out := dst[d : d+n]
+		for k := range out {
+			out[k] = math.Float64frombits(binary.LittleEndian.Uint64(row[8*k:]))
+		}
+	})
+}
+
+// fillNaN sets every value of the chunk bytes raw to the fill value.
+func fillNaN(raw []byte) {
+	for i := 0; i+8 <= len(raw); i += 8 {
+		binary.LittleEndian.PutUint64(raw[i:], nanBits)
+	}
+}
+
+// smallFrame is the size below which a zstd frame that is not "single
+// segment" leaves out its content size. numcodecs (zarr-python) refuses
+// frames without one, so chunks smaller than this are encoded as single
+// segment frames, which always carry it.
+const smallFrame = 256
+
+type encoderKey struct {
+	level  int
+	single bool
+}
+
+var (
+	encodersMu sync.Mutex
+	encoders   = map[encoderKey]*zstd.Encoder{}
+)
+
+// encoder is the shared zstd encoder of one level (used concurrently
+// through EncodeAll by every rank and worker of the process).
+func encoder(level int, single bool) (*zstd.Encoder, error) {
+	k := encoderKey{level, single}
+	encodersMu.Lock()
+	defer encodersMu.Unlock()
+	if e := encoders[k]; e != nil {
+		return e, nil
+	}
+	opts := []zstd.EOption{
+		zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)),
+		zstd.WithEncoderCRC(true),
+		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)),
+	}
+	if single {
+		opts = append(opts, zstd.WithSingleSegment(true))
+	}
+	e, err := zstd.NewWriter(nil, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: zstd level %d: %w", level, err)
+	}
+	encoders[k] = e
+	return e, nil
+}
+
+// compress is the zstd frame of raw at level: one frame, with the content
+// size in its header and a content checksum.
+func compress(level int, raw []byte) ([]byte, error) {
+	e, err := encoder(level, len(raw) < smallFrame)
+	if err != nil {
+		return nil, err
+	}
+	return e.EncodeAll(raw, make([]byte, 0, len(raw)/4+64)), nil
+}
+
+// decoder is the shared zstd decoder. DecodeAll is limited to the capacity
+// of its destination, so a damaged frame cannot make it allocate more than
+// a chunk.
+var decoder = sync.OnceValues(func() (*zstd.Decoder, error) {
+	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecodeAllCapLimit(true))
+})
+
+// decompress decodes the zstd data of a chunk that must hold exactly size
+// bytes.
+func decompress(data []byte, size int) ([]byte, error) {
+	d, err := decoder()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := d.DecodeAll(data, make([]byte, 0, size))
+	if err != nil {
+		return nil, fmt.Errorf("zstd: %w", err)
+	}
+	if len(raw) != size {
+		return nil, fmt.Errorf("decompressed to %d bytes, want %d", len(raw), size)
+	}
+	return raw, nil
+}

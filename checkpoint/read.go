@@ -1,0 +1,216 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"runtime"
+	"slices"
+	"sync"
+
+	"heat/comm"
+	"heat/decomp"
+)
+
+// Read fills this rank's box of u (laid out as lay; ghosts are left alone)
+// from checkpoint ck. It is collective: every rank of c calls it with its
+// own box of g, which may split the grid differently from the writer's.
+// Each rank reads only the chunks that cross its box, with opt.Workers
+// goroutines, and checks each chunk's size and CRC32-C against the metadata
+// and its decompressed length against the chunk shape.
+//
+// A failure on any rank fails Read on every rank (they agree in one
+// Allreduce): the failing rank returns its own error, the others one that
+// names that rank and the chunk file, wrapping the same sentinel
+// (ErrIncomplete, ErrChecksum, ErrIncompatible) where there is one.
+func Read(c comm.Comm, ck *Checkpoint, g *decomp.Grid, lay decomp.Layout, u []float64, opt Options) error {
+	rank, n := c.Rank(), c.Size()
+	bad := -1 // position of the failing chunk, C order
+	err := checkRead(c, ck, g, lay, u, opt)
+	if err == nil {
+		bad, err = readChunks(ck, g.Box(rank), lay, u, fsOf(opt), max(1, opt.Workers))
+	}
+	// Every rank learns every rank's failure: its kind and chunk.
+	in := make([]float64, 2*n)
+	if err != nil {
+		in[2*rank], in[2*rank+1] = float64(errKind(err)), float64(bad+1)
+	}
+	out := make([]float64, 2*n)
+	if cerr := c.Allreduce(comm.Max, in, out); cerr != nil {
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("checkpoint: reading: rank %d: %w", rank, cerr)
+	}
+	if err != nil {
+		return err
+	}
+	for r := range n {
+		kind := int(out[2*r])
+		if kind == 0 {
+			continue
+		}
+		where := ""
+		if l := int(out[2*r+1]) - 1; l >= 0 && ck != nil {
+			where = " at chunk " + ck.ChunkFile(ck.grid.key(ck.grid.index(l)))
+		}
+		what := "a checkpoint"
+		if ck != nil {
+			what = ck.Path()
+		}
+		msg := fmt.Sprintf("checkpoint: reading %s failed on rank %d%s", what, r, where)
+		if s := sentinels[kind]; s != nil {
+			return fmt.Errorf("%s: %w", msg, s)
+		}
+		return fmt.Errorf("%s (that rank's error says why)", msg)
+	}
+	return nil
+}
+
+// sentinels are the sentinel errors by the kind numbers ranks exchange.
+var sentinels = []error{1: ErrIncomplete, 2: ErrChecksum, 3: ErrIncompatible, 4: nil}
+
+// errKind is the kind number of err: its sentinel's index, or 4.
+func errKind(err error) int {
+	for k, s := range sentinels {
+		if s != nil && errors.Is(err, s) {
+			return k
+		}
+	}
+	return 4
+}
+
+// checkRead checks that ck fits the grid and that this rank's arguments fit
+// each other.
+func checkRead(c comm.Comm, ck *Checkpoint, g *decomp.Grid, lay decomp.Layout, u []float64, opt Options) error {
+	rank := c.Rank()
+	switch {
+	case ck == nil:
+		return errors.New("checkpoint: no checkpoint to read")
+	case g.Size() != c.Size():
+		return fmt.Errorf("checkpoint: process grid %s has %d ranks but the world has %d", decomp.FormatDims(g.Dims), g.Size(), c.Size())
+	case !slices.Equal(ck.grid.shape, g.Shape):
+		return fmt.Errorf("checkpoint: %s holds a grid of shape %v, this run has %v: %w", ck.Path(), ck.grid.shape, g.Shape, ErrIncompatible)
+	case opt.Workers < 0:
+		return fmt.Errorf("checkpoint: %d workers is negative", opt.Workers)
+	}
+	if err := sameBox(lay, g.Box(rank)); err != nil {
+		return fmt.Errorf("checkpoint: rank %d: %w", rank, err)
+	}
+	if len(u) != lay.Len() {
+		return fmt.Errorf("checkpoint: rank %d: field has %d values, its layout %d", rank, len(u), lay.Len())
+	}
+	return nil
+}
+
+// readChunks fills box my of u from every chunk crossing it, with workers
+// goroutines. On failure, bad is the position (C order) of the first chunk
+// that failed.
+func readChunks(ck *Checkpoint, my decomp.Box, lay decomp.Layout, u []float64, fsys FS, workers int) (bad int, err error) {
+	cg := ck.grid
+	var todo [][]int
+	lo, hi := cg.crossing(my)
+	eachIndex(lo, hi, func(idx []int) { todo = append(todo, slices.Clone(idx)) })
+	fv := fieldView(lay)
+	errs := make([]error, len(todo))
+	var (
+		wg     sync.WaitGroup
+		jobs   = make(chan int)
+		mu     sync.Mutex
+		failed bool
+	)
+	for range min(workers, max(1, len(todo))) {
+		wg.Go(func() {
+			for i := range jobs {
+				mu.Lock()
+				skip := failed
+				mu.Unlock()
+				if skip {
+					continue
+				}
+				idx := todo[i]
+				raw, err := ck.loadChunk(fsys, cg.key(idx))
+				if err != nil {
+					errs[i] = err
+					mu.Lock()
+					failed = true
+					mu.Unlock()
+					continue
+				}
+				// Chunks hold disjoint cells, so workers never write the
+				// same element of u.
+				getBox(u, fv, raw, denseView(cg.full(idx)), cg.box(idx).Intersect(my))
+			}
+		})
+	}
+	for i := range todo {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return cg.linear(todo[i]), err
+		}
+	}
+	return -1, nil
+}
+
+// loadChunk reads the chunk with the given key, checks its size and CRC32-C
+// against the metadata, and decompresses it to the full chunk's bytes.
+func (ck *Checkpoint) loadChunk(fsys FS, key string) ([]byte, error) {
+	file := ck.ChunkFile(key)
+	data, err := fsys.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("checkpoint: chunk %s is missing: %w", file, ErrIncomplete)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: chunk %s: %w", file, err)
+	}
+	sum := ck.sums[key]
+	if len(data) != sum.Bytes {
+		return nil, fmt.Errorf("checkpoint: chunk %s has %d bytes, the metadata records %d: %w", file, len(data), sum.Bytes, ErrChecksum)
+	}
+	if crc := crc32c(data); crc != sum.CRC32C {
+		return nil, fmt.Errorf("checkpoint: chunk %s has CRC32-C %08x, the metadata records %08x: %w", file, crc, sum.CRC32C, ErrChecksum)
+	}
+	raw, err := decompress(data, 8*ck.grid.cells())
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: chunk %s does not decode: %v: %w", file, err, ErrChecksum)
+	}
+	return raw, nil
+}
+
+// Verify checks the checkpoint in directory path completely: its metadata
+// (as Open does), then every chunk: that it exists, has the size and
+// CRC32-C the metadata records, and decompresses to the chunk's size. It
+// returns one error per problem, each naming its file, in chunk order; nil
+// means the checkpoint is sound.
+func Verify(path string) []error {
+	ck, err := Open(path)
+	if err != nil {
+		return []error{err}
+	}
+	errs := make([]error, len(ck.keys))
+	var wg sync.WaitGroup
+	jobs := make(chan int)
+	for range min(runtime.GOMAXPROCS(0), len(ck.keys)) {
+		wg.Go(func() {
+			for i := range jobs {
+				_, errs[i] = ck.loadChunk(OS{}, ck.keys[i])
+			}
+		})
+	}
+	for i := range ck.keys {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	var bad []error
+	for _, err := range errs {
+		if err != nil {
+			bad = append(bad, err)
+		}
+	}
+	return bad
+}

@@ -1,0 +1,735 @@
+package checkpoint
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"heat/comm"
+	"heat/decomp"
+)
+
+// tag is the message tag of every piece of a chunk sent to its writer.
+// One tag serves all pieces: pieces between two ranks go in increasing
+// chunk order on both sides, and (source, tag) matching is FIFO.
+const tag = 30011
+
+// Write stores the field u as checkpoint step-NNNNNNNN (meta.Step) under
+// root. It is collective: every rank of c calls it with its own box of the
+// grid g, laid out as lay (u holds the box with its ghosts; only the box is
+// stored).
+//
+// Each chunk is written by the rank that owns its first cell: the other
+// ranks whose boxes cross it send it their parts, and it assembles, compresses
+// (opt.Workers goroutines) and writes the chunk, filling cells past the array
+// with NaN. Then the ranks agree that every chunk is on disk and rank 0
+// commits (see the package comment). If any rank fails, Write returns an
+// error on every rank, naming the rank and cause where known, and leaves the
+// previous checkpoints and latest as they were.
+//
+// Once committed, rank 0 removes leftovers of writers that died and the
+// checkpoints beyond opt.Keep. An error after the commit (updating latest,
+// removing old checkpoints) comes with a valid Info: the checkpoint itself is
+// complete.
+func Write(c comm.Comm, g *decomp.Grid, lay decomp.Layout, u []float64, root string, meta Meta, opt Options) (Info, error) {
+	start := time.Now()
+	w := &writer{c: c, g: g, lay: lay, u: u, fs: fsOf(opt), opt: opt, meta: meta, root: root}
+	w.meta.Ranks = c.Size()
+	w.name = StepName(meta.Step)
+	w.final = filepath.Join(root, w.name)
+	w.partial = w.final + partialSuffix
+	info, err := w.run()
+	info.WriteS = time.Since(start).Seconds()
+	return info, err
+}
+
+// writer is the state of one rank's Write.
+type writer struct {
+	c    comm.Comm
+	g    *decomp.Grid
+	lay  decomp.Layout
+	u    []float64
+	fs   FS
+	opt  Options
+	meta Meta
+	root string
+
+	name, final, partial string
+
+	level int
+	grid  chunkGrid
+
+	committed bool  // rank 0: the checkpoint is at its final name
+	commitErr error // rank 0: why committing failed
+}
+
+// outcome is what rank 0 tells every rank at the end of Write.
+type outcome struct {
+	Err       string `json:"err,omitempty"`
+	Committed bool   `json:"committed"`
+	Bytes     int64  `json:"bytes"`
+}
+
+// report is what every rank tells rank 0 about its chunks.
+type report struct {
+	Err    string      `json:"err,omitempty"`
+	Chunks []chunkNote `json:"chunks"`
+}
+
+type chunkNote struct {
+	Key   string `json:"key"`
+	CRC   uint32 `json:"crc32c"`
+	Bytes int    `json:"bytes"`
+}
+
+func (w *writer) run() (Info, error) {
+	rank := w.c.Rank()
+	info := Info{Step: w.meta.Step, Path: w.final, Raw: 8 * int64(prod(w.g.Shape))}
+
+	// Phase 1: check the arguments; rank 0 prepares the .partial directory.
+	// Everyone agrees before any chunk moves.
+	err := w.prepare()
+	if rank == 0 && err == nil {
+		err = w.preparePartial()
+	}
+	failed, who, cerr := agree(w.c, err)
+	if cerr != nil {
+		w.abandon()
+		return Info{}, w.fail(cerr)
+	}
+	if err != nil {
+		w.abandon()
+		return Info{}, w.fail(err)
+	}
+	if failed {
+		w.abandon()
+		return Info{}, fmt.Errorf("checkpoint: writing %s: rank %d failed while preparing (its error says why)", w.name, who)
+	}
+
+	// Phase 2: move every chunk to its writer, which compresses and writes it.
+	notes, ioErr, cerr := w.writeChunks()
+	if cerr != nil {
+		w.abandon()
+		return Info{}, w.fail(cerr)
+	}
+
+	// Phase 3: rank 0 gathers every rank's chunks, everyone agrees on
+	// success, rank 0 commits (or cleans up) and tells the outcome.
+	rep := report{Chunks: notes}
+	if ioErr != nil {
+		rep.Err = ioErr.Error()
+	}
+	repBytes, err := json.Marshal(rep)
+	if err != nil {
+		panic(err) // a report holds only strings and numbers
+	}
+	all, cerr := w.c.Gatherv(repBytes, 0)
+	if cerr != nil {
+		w.abandon()
+		return Info{}, w.fail(cerr)
+	}
+	failed, who, cerr = agree(w.c, ioErr)
+	if cerr != nil {
+		w.abandon()
+		return Info{}, w.fail(cerr)
+	}
+	var out outcome
+	if rank == 0 {
+		out = w.finish(all, failed)
+	}
+	cerr = bcastJSON(w.c, &out)
+	if cerr != nil && rank != 0 {
+		return Info{}, w.fail(cerr)
+	}
+	if out.Committed {
+		info.Bytes = out.Bytes
+	} else {
+		info = Info{}
+	}
+	switch {
+	case cerr != nil:
+		// Rank 0 knows the outcome but could not tell the others.
+		if out.Err != "" {
+			return info, &wrapped{fmt.Sprintf("%s (and telling the other ranks failed: %v)", out.Err, cerr), w.commitErr}
+		}
+		return info, w.fail(cerr)
+	case ioErr != nil:
+		return info, w.fail(ioErr)
+	case out.Err != "":
+		return info, &wrapped{out.Err, w.commitErr}
+	case failed:
+		return info, fmt.Errorf("checkpoint: writing %s: rank %d failed", w.name, who)
+	}
+	return info, nil
+}
+
+// fail is err as Write's error on this rank, naming the checkpoint and
+// the rank.
+func (w *writer) fail(err error) error {
+	msg := fmt.Sprintf("checkpoint: writing %s: rank %d: %s", w.name, w.c.Rank(), strings.TrimPrefix(err.Error(), "checkpoint: "))
+	return &wrapped{msg, err}
+}
+
+// wrapped is an error with its own message that still unwraps to its cause.
+type wrapped struct {
+	msg   string
+	cause error
+}
+
+func (e *wrapped) Error() string { return e.msg }
+func (e *wrapped) Unwrap() error { return e.cause }
+
+// abandon removes the .partial directory on rank 0 when Write gives up
+// before committing. Whatever it cannot remove is never read, and the next
+// successful Write removes it.
+func (w *writer) abandon() {
+	if w.c.Rank() == 0 && !w.committed {
+		_ = w.fs.RemoveAll(w.partial)
+	}
+}
+
+// prepare checks what this rank was given.
+func (w *writer) prepare() error {
+	g, lay, rank := w.g, w.lay, w.c.Rank()
+	switch {
+	case w.root == "":
+		return errors.New("no checkpoint directory given")
+	case w.meta.Step < 0:
+		return fmt.Errorf("step %d is negative", w.meta.Step)
+	case math.IsNaN(w.meta.Time) || math.IsInf(w.meta.Time, 0):
+		return fmt.Errorf("simulated time %v is not finite", w.meta.Time)
+	case g.Size() != w.c.Size():
+		return fmt.Errorf("process grid %s has %d ranks but the world has %d", decomp.FormatDims(g.Dims), g.Size(), w.c.Size())
+	case w.opt.Keep < 0:
+		return fmt.Errorf("keep %d is negative", w.opt.Keep)
+	case w.opt.Workers < 0:
+		return fmt.Errorf("%d workers is negative", w.opt.Workers)
+	}
+	if err := sameBox(lay, g.Box(rank)); err != nil {
+		return err
+	}
+	if len(w.u) != lay.Len() {
+		return fmt.Errorf("field has %d values, its layout %d", len(w.u), lay.Len())
+	}
+	level, err := zstdLevel(w.opt.Level)
+	if err != nil {
+		return err
+	}
+	w.level = level
+	chunk, err := chunkShape(g.Shape, w.opt.Chunk)
+	if err != nil {
+		return err
+	}
+	w.grid = newChunkGrid(g.Shape, chunk)
+	return nil
+}
+
+// zstdLevel is the zstd level opt asks for (0 means 1).
+func zstdLevel(l int) (int, error) {
+	if l == 0 {
+		return 1, nil
+	}
+	if l < -131072 || l > 22 {
+		return 0, fmt.Errorf("checkpoint: zstd level %d outside -131072..22", l)
+	}
+	return l, nil
+}
+
+// sameBox checks that lay lays out box b.
+func sameBox(lay decomp.Layout, b decomp.Box) error {
+	if !slices.Equal(lay.Box.Lo, b.Lo) || !slices.Equal(lay.Box.Hi, b.Hi) {
+		return fmt.Errorf("layout is of box %v but the grid gives this rank %v", lay.Box, b)
+	}
+	return nil
+}
+
+// preparePartial (rank 0) checks the metadata can be encoded, then creates
+// a fresh root/step-N.partial/u.
+func (w *writer) preparePartial() error {
+	if len(w.meta.Config) > 0 && !json.Valid(w.meta.Config) {
+		return errors.New("the config to store is not valid JSON")
+	}
+	if _, err := encodeGroup(w.meta, nil); err != nil {
+		return fmt.Errorf("the solver state cannot be stored: %w", err)
+	}
+	if err := w.recoverSetAside(); err != nil {
+		return err
+	}
+	// A .partial of the same step left by a writer that died.
+	if err := w.fs.RemoveAll(w.partial); err != nil {
+		return err
+	}
+	if err := w.fs.MkdirAll(filepath.Join(w.partial, arrayName)); err != nil {
+		return err
+	}
+	return nil
+}
+
+// recoverSetAside (rank 0) puts back under its name every step-N.prev
+// whose step-N does not exist: a writer died between setting it aside and
+// committing the rewrite of its step (see commit).
+func (w *writer) recoverSetAside() error {
+	steps, leftovers, err := scan(w.fs, w.root)
+	if err != nil {
+		return err
+	}
+	moved := false
+	for _, name := range leftovers {
+		base, ok := strings.CutSuffix(name, prevSuffix)
+		if !ok || slices.ContainsFunc(steps, func(e entry) bool { return e.name == base }) {
+			continue
+		}
+		if err := w.fs.Rename(filepath.Join(w.root, name), filepath.Join(w.root, base)); err != nil {
+			return err
+		}
+		moved = true
+	}
+	if moved {
+		return w.fs.SyncDir(w.root)
+	}
+	return nil
+}
+
+// agree tells every rank whether any rank failed (err != nil there), and
+// the highest such rank, in one Allreduce.
+func agree(c comm.Comm, err error) (failed bool, who int, cerr error) {
+	in := []float64{0, 0}
+	if err != nil {
+		in[0], in[1] = 1, float64(c.Rank())
+	}
+	out := make([]float64, 2)
+	if cerr := c.Allreduce(comm.Max, in, out); cerr != nil {
+		return false, 0, cerr
+	}
+	return out[0] > 0, int(out[1]), nil
+}
+
+// bcastJSON sends rank 0's v to every rank: its length, then its JSON.
+func bcastJSON(c comm.Comm, v any) error {
+	var body []byte
+	if c.Rank() == 0 {
+		b, err := json.Marshal(v)
+		if err != nil {
+			panic(err) // v holds only strings, booleans and numbers
+		}
+		body = b
+	}
+	n := binary.LittleEndian.AppendUint64(nil, uint64(len(body)))
+	if err := c.Bcast(n, 0); err != nil {
+		return err
+	}
+	if c.Rank() == 0 {
+		return c.Bcast(body, 0)
+	}
+	body = make([]byte, binary.LittleEndian.Uint64(n))
+	if err := c.Bcast(body, 0); err != nil {
+		return err
+	}
+	return json.Unmarshal(body, v)
+}
+
+// piece is the part of a chunk that one rank holds.
+type piece struct {
+	box decomp.Box
+	buf []float64
+}
+
+// ownChunk is a chunk this rank writes, with the pieces it receives.
+type ownChunk struct {
+	idx    []int
+	pieces []piece
+	reqs   []comm.Request
+}
+
+// writeChunks sends this rank's parts of other ranks' chunks, receives the
+// parts of its own chunks, and compresses and writes those. ioErr is the
+// first file or encoding error (after which the rank still completes every
+// message, writing nothing more); cerr a transport error, after which it
+// gives up.
+func (w *writer) writeChunks() (notes []chunkNote, ioErr, cerr error) {
+	c, g, cg := w.c, w.g, w.grid
+	rank := c.Rank()
+	my := g.Box(rank)
+	fv := fieldView(w.lay)
+
+	// Post every send first, nonblocking, in increasing chunk order.
+	var sends []comm.Request
+	lo, hi := cg.crossing(my)
+	eachIndex(lo, hi, func(idx []int) {
+		if cerr != nil {
+			return
+		}
+		cb := cg.box(idx)
+		dest := g.Owner(cb.Lo)
+		if dest == rank {
+			return
+		}
+		part := cb.Intersect(my)
+		buf := make([]float64, part.Size())
+		copyBox(buf, denseView(part), w.u, fv, part)
+		req, err := c.Isend(buf, dest, tag)
+		if err != nil {
+			cerr = err
+			return
+		}
+		sends = append(sends, req)
+	})
+	if cerr != nil {
+		return nil, nil, cerr
+	}
+
+	// Post the receives of the chunks this rank writes, in the same order.
+	var own []*ownChunk
+	lo, hi = cg.starting(my)
+	eachIndex(lo, hi, func(idx []int) {
+		if cerr != nil {
+			return
+		}
+		oc := &ownChunk{idx: slices.Clone(idx)}
+		cb := cg.box(idx)
+		last := make([]int, len(cb.Hi))
+		for a := range last {
+			last[a] = cb.Hi[a] - 1
+		}
+		plo, phi := g.Coords(g.Owner(cb.Lo)), g.Coords(g.Owner(last))
+		for a := range phi {
+			phi[a]++
+		}
+		eachIndex(plo, phi, func(pc []int) {
+			src := g.RankOf(pc)
+			if src == rank || cerr != nil {
+				return
+			}
+			p := piece{box: cb.Intersect(g.Box(src))}
+			p.buf = make([]float64, p.box.Size())
+			req, err := c.Irecv(p.buf, src, tag)
+			if err != nil {
+				cerr = err
+				return
+			}
+			oc.pieces = append(oc.pieces, p)
+			oc.reqs = append(oc.reqs, req)
+		})
+		own = append(own, oc)
+	})
+	if cerr != nil {
+		return nil, nil, cerr
+	}
+
+	// Workers assemble, compress and write each chunk once its pieces are in.
+	notes = make([]chunkNote, len(own))
+	var (
+		mu    sync.Mutex
+		dirs  = map[string]bool{}
+		wg    sync.WaitGroup
+		jobs  = make(chan int)
+		first error
+	)
+	failed := func() bool { mu.Lock(); defer mu.Unlock(); return first != nil }
+	for range max(1, w.opt.Workers) {
+		wg.Go(func() {
+			raw := make([]byte, 8*cg.cells())
+			for i := range jobs {
+				if failed() {
+					continue
+				}
+				note, dir, err := w.writeChunk(own[i], raw, fv, dirs, &mu)
+				mu.Lock()
+				if err != nil && first == nil {
+					first = err
+				}
+				if dir != "" {
+					dirs[dir] = true
+				}
+				mu.Unlock()
+				notes[i] = note
+			}
+		})
+	}
+	for i, oc := range own {
+		if err := c.Waitall(oc.reqs); err != nil {
+			cerr = err
+			break
+		}
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	if cerr != nil {
+		return nil, nil, cerr
+	}
+	if err := c.Waitall(sends); err != nil {
+		return nil, nil, err
+	}
+	if first != nil {
+		return nil, first, nil
+	}
+	// Make the new directory entries durable: every directory that holds a
+	// chunk file of this rank, and their parents up to the array.
+	if err := w.syncDirs(dirs); err != nil {
+		return nil, err, nil
+	}
+	return notes, nil, nil
+}
+
+// writeChunk assembles chunk oc in raw (8 bytes per value of the full
+// chunk), compresses and writes it. dir is the directory it created for the
+// file ("" if another chunk did); dirs and mu guard that set.
+func (w *writer) writeChunk(oc *ownChunk, raw []byte, fv view, dirs map[string]bool, mu *sync.Mutex) (note chunkNote, dir string, err error) {
+	cg := w.grid
+	full := cg.full(oc.idx)
+	cv := denseView(full)
+	fillNaN(raw)
+	mine := cg.box(oc.idx).Intersect(w.g.Box(w.c.Rank()))
+	putBox(raw, cv, w.u, fv, mine)
+	for _, p := range oc.pieces {
+		putBox(raw, cv, p.buf, denseView(p.box), p.box)
+	}
+	data, err := compress(w.level, raw)
+	if err != nil {
+		return note, "", err
+	}
+	key := cg.key(oc.idx)
+	file := filepath.Join(w.partial, arrayName, filepath.FromSlash(key))
+	parent := filepath.Dir(file)
+	mu.Lock()
+	made := dirs[parent]
+	mu.Unlock()
+	if !made {
+		if err := w.fs.MkdirAll(parent); err != nil {
+			return note, "", err
+		}
+		dir = parent
+	}
+	if err := w.fs.WriteFile(file, data); err != nil {
+		return note, dir, err
+	}
+	return chunkNote{Key: key, CRC: crc32c(data), Bytes: len(data)}, dir, nil
+}
+
+// syncDirs fsyncs every directory in dirs and each of their parents up to
+// the array directory, deepest first, each once.
+func (w *writer) syncDirs(dirs map[string]bool) error {
+	array := filepath.Join(w.partial, arrayName)
+	all := map[string]bool{}
+	for d := range dirs {
+		for ; len(d) > len(array) && strings.HasPrefix(d, array); d = filepath.Dir(d) {
+			all[d] = true
+		}
+	}
+	list := make([]string, 0, len(all))
+	for d := range all {
+		list = append(list, d)
+	}
+	// Deeper paths first, so a parent is synced after its children's entries.
+	sort.Slice(list, func(i, j int) bool {
+		if len(list[i]) != len(list[j]) {
+			return len(list[i]) > len(list[j])
+		}
+		return list[i] < list[j]
+	})
+	for _, d := range list {
+		if err := w.fs.SyncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish (rank 0) commits the checkpoint if every rank succeeded, or
+// removes the .partial directory and composes the error if not.
+func (w *writer) finish(reports [][]byte, failed bool) outcome {
+	sums := map[string]chunkSum{}
+	var errs []string
+	for r, b := range reports {
+		var rep report
+		if err := json.Unmarshal(b, &rep); err != nil {
+			errs = append(errs, fmt.Sprintf("rank %d: unreadable report: %v", r, err))
+			continue
+		}
+		if rep.Err != "" {
+			errs = append(errs, fmt.Sprintf("rank %d: %s", r, rep.Err))
+		}
+		for _, n := range rep.Chunks {
+			sums[n.Key] = chunkSum{CRC32C: n.CRC, Bytes: n.Bytes}
+		}
+	}
+	if len(errs) == 0 && failed {
+		errs = append(errs, "a rank failed without saying why")
+	}
+	if len(errs) == 0 && len(sums) != w.grid.len() {
+		errs = append(errs, fmt.Sprintf("%d chunks written, want %d", len(sums), w.grid.len()))
+	}
+	if len(errs) > 0 {
+		w.abandon()
+		return outcome{Err: fmt.Sprintf("checkpoint: writing %s failed on %s; previous checkpoints are untouched", w.name, strings.Join(errs, "; "))}
+	}
+	bytes, err := w.commit(sums)
+	if err != nil {
+		w.commitErr = err
+		w.abandon()
+		if w.committed {
+			return outcome{Err: fmt.Sprintf("checkpoint: %s is complete, but: %v", w.name, err), Committed: true, Bytes: bytes}
+		}
+		return outcome{Err: fmt.Sprintf("checkpoint: writing %s failed on rank 0: %v; previous checkpoints are untouched", w.name, err)}
+	}
+	return outcome{Committed: true, Bytes: bytes}
+}
+
+// commit (rank 0) makes the written chunks a checkpoint. The order keeps
+// root/latest naming a complete checkpoint (or absent) at every point:
+//
+//  1. write u/zarr.json and zarr.json into .partial, fsync them and the
+//     directories;
+//  2. if step-N exists already (a rerun writing the same step): if latest
+//     names it and another checkpoint exists, point latest at the newest
+//     other one; then rename step-N to step-N.prev (set aside, complete);
+//  3. rename step-N.partial to step-N, fsync the root: the commit point;
+//  4. write latest atomically;
+//  5. remove step-N.prev, the leftovers of writers that died, and the
+//     checkpoints beyond Keep (renamed to .old first, so a crash midway
+//     never leaves a half-removed directory under a checkpoint's name).
+//
+// Plain renames cannot replace a directory atomically, so in step 2 the
+// name step-N is briefly absent. Where step N is the only checkpoint,
+// latest keeps naming it then, and Resolve finds it set aside as
+// step-N.prev; the next Write puts it back if the writer died there.
+func (w *writer) commit(sums map[string]chunkSum) (int64, error) {
+	fsys := w.fs
+	arrayDoc, err := encodeArray(w.g.Shape, w.grid.chunk, w.level)
+	if err != nil {
+		return 0, err
+	}
+	groupDoc, err := encodeGroup(w.meta, sums)
+	if err != nil {
+		return 0, err
+	}
+	bytes := int64(len(arrayDoc) + len(groupDoc))
+	for _, s := range sums {
+		bytes += int64(s.Bytes)
+	}
+	array := filepath.Join(w.partial, arrayName)
+	if err := fsys.WriteFile(filepath.Join(array, metaFile), arrayDoc); err != nil {
+		return 0, err
+	}
+	if err := fsys.WriteFile(filepath.Join(w.partial, metaFile), groupDoc); err != nil {
+		return 0, err
+	}
+	for _, d := range []string{array, w.partial} {
+		if err := fsys.SyncDir(d); err != nil {
+			return 0, err
+		}
+	}
+
+	steps, leftovers, err := scan(fsys, w.root)
+	if err != nil {
+		return 0, err
+	}
+	prev := w.final + prevSuffix
+	replaced, movedLatest := false, false
+	if slices.ContainsFunc(steps, func(e entry) bool { return e.name == w.name }) {
+		if movedLatest, err = w.moveLatestAway(steps); err != nil {
+			return 0, err
+		}
+		if err := fsys.RemoveAll(prev); err != nil {
+			return 0, err
+		}
+		if err := fsys.Rename(w.final, prev); err != nil {
+			return 0, err
+		}
+		replaced = true
+	}
+	if err := fsys.Rename(w.partial, w.final); err != nil {
+		// Put the checkpoint being replaced back, best effort.
+		if replaced && fsys.Rename(prev, w.final) == nil && movedLatest {
+			_ = writeLatest(fsys, w.root, w.name)
+		}
+		return 0, err
+	}
+	w.committed = true
+	if err := fsys.SyncDir(w.root); err != nil {
+		return bytes, err
+	}
+	if err := writeLatest(fsys, w.root, w.name); err != nil {
+		return bytes, fmt.Errorf("updating %s: %w", filepath.Join(w.root, latestFile), err)
+	}
+	return bytes, w.prune(steps, leftovers)
+}
+
+// moveLatestAway points latest at the newest checkpoint other than the one
+// being replaced, if latest names that one and there is another; moved says
+// whether it did.
+func (w *writer) moveLatestAway(steps []entry) (moved bool, err error) {
+	cur, err := readLatest(w.fs, w.root)
+	if err != nil || cur != w.name {
+		return false, nil // latest does not name it (or is unreadable; it is replaced soon)
+	}
+	for _, e := range steps {
+		if e.name != w.name {
+			return true, writeLatest(w.fs, w.root, e.name)
+		}
+	}
+	return false, nil
+}
+
+// prune removes the leftovers of writers that died and the checkpoints
+// beyond Keep: the one just written counts first, then the others newest
+// step first. steps and leftovers are the root as it was before the commit.
+func (w *writer) prune(steps []entry, leftovers []string) error {
+	var doomed []string
+	if w.opt.Keep > 0 {
+		kept := 1
+		for _, e := range steps {
+			if e.name == w.name {
+				continue
+			}
+			if kept < w.opt.Keep {
+				kept++
+				continue
+			}
+			doomed = append(doomed, e.name)
+		}
+	}
+	var errs []error
+	for _, name := range doomed {
+		dir := filepath.Join(w.root, name)
+		if err := w.fs.Rename(dir, dir+oldSuffix); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		leftovers = append(leftovers, name+oldSuffix)
+	}
+	if len(doomed) > 0 {
+		if err := w.fs.SyncDir(w.root); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	leftovers = append(leftovers, w.name+prevSuffix)
+	slices.Sort(leftovers)
+	for _, name := range slices.Compact(leftovers) {
+		if err := w.fs.RemoveAll(filepath.Join(w.root, name)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("removing old checkpoints: %w", err)
+	}
+	return nil
+}
+
+// prod is the product of the lengths in shape.
+func prod(shape []int) int {
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	return n
+}

@@ -1,0 +1,535 @@
+package checkpoint
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"heat/decomp"
+)
+
+// The metadata documents of a checkpoint, as the Zarr v3 core specification
+// defines them: the group's zarr.json at the checkpoint's top, holding heat's
+// own record under attributes.heat, and the array's u/zarr.json.
+
+// arrayName is the name of the field's array inside the group.
+const arrayName = "u"
+
+// metaFile is the key of a Zarr v3 metadata document.
+const metaFile = "zarr.json"
+
+// named is a Zarr extension object: a name and an optional configuration.
+type named struct {
+	Name          string         `json:"name"`
+	Configuration map[string]any `json:"configuration,omitempty"`
+}
+
+// arrayDoc is the array metadata document that Write stores, members in
+// the order of the specification.
+type arrayDoc struct {
+	ZarrFormat       int            `json:"zarr_format"`
+	NodeType         string         `json:"node_type"`
+	Shape            []int          `json:"shape"`
+	DataType         string         `json:"data_type"`
+	ChunkGrid        named          `json:"chunk_grid"`
+	ChunkKeyEncoding named          `json:"chunk_key_encoding"`
+	FillValue        string         `json:"fill_value"`
+	Codecs           []named        `json:"codecs"`
+	DimensionNames   []string       `json:"dimension_names"`
+	Attributes       map[string]any `json:"attributes"`
+}
+
+// chunkSum is what the group metadata records of one chunk file.
+type chunkSum struct {
+	CRC32C uint32 `json:"crc32c"`
+	Bytes  int    `json:"bytes"`
+}
+
+// heatAttrs is attributes.heat of the group metadata.
+type heatAttrs struct {
+	Format int                 `json:"format"`
+	Step   int                 `json:"step"`
+	Time   float64             `json:"time"`
+	Ranks  int                 `json:"ranks"`
+	Config json.RawMessage     `json:"config"`
+	Chunks map[string]chunkSum `json:"chunks"`
+	Extra  map[string]any      `json:"extra"`
+}
+
+// groupDoc is the group metadata document that Write stores.
+type groupDoc struct {
+	ZarrFormat int    `json:"zarr_format"`
+	NodeType   string `json:"node_type"`
+	Attributes struct {
+		Heat heatAttrs `json:"heat"`
+	} `json:"attributes"`
+}
+
+// encodeArray is the array metadata document of a checkpoint of a grid of
+// shape in chunks of chunk, compressed at level.
+func encodeArray(shape, chunk []int, level int) ([]byte, error) {
+	nd := len(shape)
+	names := make([]string, nd)
+	for a := range names {
+		names[a] = decomp.AxisName(nd, a)
+	}
+	doc := arrayDoc{
+		ZarrFormat:       3,
+		NodeType:         "array",
+		Shape:            shape,
+		DataType:         "float64",
+		ChunkGrid:        named{Name: "regular", Configuration: map[string]any{"chunk_shape": chunk}},
+		ChunkKeyEncoding: named{Name: "default", Configuration: map[string]any{"separator": "/"}},
+		FillValue:        "NaN",
+		Codecs: []named{
+			{Name: "bytes", Configuration: map[string]any{"endian": "little"}},
+			{Name: "zstd", Configuration: map[string]any{"level": level, "checksum": true}},
+		},
+		DimensionNames: names,
+		Attributes:     map[string]any{},
+	}
+	return marshal(doc)
+}
+
+// encodeGroup is the group metadata document of a checkpoint.
+func encodeGroup(meta Meta, sums map[string]chunkSum) ([]byte, error) {
+	var doc groupDoc
+	doc.ZarrFormat = 3
+	doc.NodeType = "group"
+	h := &doc.Attributes.Heat
+	h.Format = Format
+	h.Step = meta.Step
+	h.Time = meta.Time
+	h.Ranks = meta.Ranks
+	h.Config = meta.Config
+	if len(bytes.TrimSpace(h.Config)) == 0 {
+		h.Config = json.RawMessage("null")
+	}
+	h.Chunks = sums
+	if h.Chunks == nil {
+		h.Chunks = map[string]chunkSum{}
+	}
+	h.Extra = meta.Extra
+	if h.Extra == nil {
+		h.Extra = map[string]any{}
+	}
+	return marshal(doc)
+}
+
+// marshal is v as indented JSON ending in a newline; Zarr readers do not
+// care, people reading the files do.
+func marshal(v any) ([]byte, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// Checkpoint is the validated metadata of one checkpoint on disk, as Open
+// found it.
+type Checkpoint struct {
+	path     string
+	meta     Meta
+	grid     chunkGrid
+	level    int
+	checksum bool
+	fill     float64
+	sums     map[string]chunkSum
+	keys     []string // every chunk key, C order
+	metaSize int64    // bytes of both zarr.json files
+}
+
+// Path is the checkpoint's directory.
+func (ck *Checkpoint) Path() string { return ck.path }
+
+// Name is the checkpoint's directory name, step-NNNNNNNN.
+func (ck *Checkpoint) Name() string { return filepath.Base(ck.path) }
+
+// Meta is what the checkpoint records besides the field. Config and Extra
+// are the caller's to keep.
+func (ck *Checkpoint) Meta() Meta {
+	m := ck.meta
+	m.Config = slices.Clone(m.Config)
+	m.Extra = maps.Clone(m.Extra)
+	return m
+}
+
+// Shape is the global shape of the field, C order.
+func (ck *Checkpoint) Shape() []int { return slices.Clone(ck.grid.shape) }
+
+// Chunk is the chunk shape, C order.
+func (ck *Checkpoint) Chunk() []int { return slices.Clone(ck.grid.chunk) }
+
+// Level is the zstd level the chunks were compressed at.
+func (ck *Checkpoint) Level() int { return ck.level }
+
+// ChunkKeys are the keys of every chunk relative to the array, "c/i/j", in
+// C order of the chunk grid.
+func (ck *Checkpoint) ChunkKeys() []string { return slices.Clone(ck.keys) }
+
+// ChunkFile is the path of the chunk file with the given key.
+func (ck *Checkpoint) ChunkFile(key string) string {
+	return filepath.Join(ck.path, arrayName, filepath.FromSlash(key))
+}
+
+// ChunkBytes is the stored size of the chunk with the given key, as the
+// metadata records it (0 for an unknown key).
+func (ck *Checkpoint) ChunkBytes(key string) int { return ck.sums[key].Bytes }
+
+// StoredBytes is what the checkpoint takes on disk: every chunk file as the
+// metadata records it, and both metadata files.
+func (ck *Checkpoint) StoredBytes() int64 {
+	n := ck.metaSize
+	for _, s := range ck.sums {
+		n += int64(s.Bytes)
+	}
+	return n
+}
+
+// RawBytes is the size of the field itself, 8 bytes per cell.
+func (ck *Checkpoint) RawBytes() int64 {
+	n := int64(8)
+	for _, s := range ck.grid.shape {
+		n *= int64(s)
+	}
+	return n
+}
+
+// Ratio is the compression ratio, RawBytes / StoredBytes.
+func (ck *Checkpoint) Ratio() float64 {
+	return float64(ck.RawBytes()) / float64(max(1, ck.StoredBytes()))
+}
+
+// Open reads and validates the metadata of the checkpoint in directory
+// path: the group and array zarr.json, heat's format version, and the data
+// type, chunk grid, chunk key encoding and codecs this package writes. It
+// reads no chunk; Verify and Read check those.
+func Open(path string) (*Checkpoint, error) { return openFS(OS{}, path) }
+
+func openFS(fsys FS, path string) (*Checkpoint, error) {
+	path = filepath.Clean(path)
+	if strings.HasSuffix(path, partialSuffix) || strings.HasSuffix(path, oldSuffix) {
+		return nil, fmt.Errorf("checkpoint: %s is still being written (or its writer died): %w", path, ErrIncomplete)
+	}
+	ck := &Checkpoint{path: path}
+	groupFile := filepath.Join(path, metaFile)
+	gb, err := readMeta(fsys, groupFile)
+	if err != nil {
+		return nil, err
+	}
+	arrayFile := filepath.Join(path, arrayName, metaFile)
+	ab, err := readMeta(fsys, arrayFile)
+	if err != nil {
+		return nil, err
+	}
+	ck.metaSize = int64(len(gb) + len(ab))
+	if err := ck.parseArray(ab); err != nil {
+		return nil, fmt.Errorf("checkpoint: %s: %w", arrayFile, err)
+	}
+	if err := ck.parseGroup(gb); err != nil {
+		return nil, fmt.Errorf("checkpoint: %s: %w", groupFile, err)
+	}
+	return ck, nil
+}
+
+// readMeta reads a metadata file; a missing one makes the checkpoint
+// incomplete.
+func readMeta(fsys FS, file string) ([]byte, error) {
+	b, err := fsys.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("checkpoint: %s is missing: %w", file, ErrIncomplete)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	return b, nil
+}
+
+// object parses a metadata document as a JSON object; text that is not one
+// is a damaged file.
+func object(b []byte) (map[string]json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil || m == nil {
+		if err == nil {
+			err = errors.New("not a JSON object")
+		}
+		return nil, fmt.Errorf("damaged, not valid JSON (%v): %w", err, ErrChecksum)
+	}
+	return m, nil
+}
+
+// incompatible is an ErrIncompatible error with a formatted reason.
+func incompatible(format string, args ...any) error {
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrIncompatible)
+}
+
+// header checks the members every Zarr v3 metadata document has.
+func header(m map[string]json.RawMessage, nodeType string) error {
+	var zf int
+	if err := json.Unmarshal(m["zarr_format"], &zf); err != nil || zf != 3 {
+		return incompatible("zarr_format is %s, want 3", shown(m["zarr_format"]))
+	}
+	var nt string
+	if err := json.Unmarshal(m["node_type"], &nt); err != nil || nt != nodeType {
+		return incompatible("node_type is %s, want %q", shown(m["node_type"]), nodeType)
+	}
+	return nil
+}
+
+// shown is a JSON value as an error message quotes it: "missing" when
+// absent, cut short when long.
+func shown(v json.RawMessage) string {
+	if v == nil {
+		return "missing"
+	}
+	s := string(v)
+	if len(s) > 60 {
+		s = s[:60] + "..."
+	}
+	return s
+}
+
+// extension parses a Zarr extension point: an object with a name and an
+// optional configuration object, or a short-hand name.
+func extension(v json.RawMessage) (name string, config map[string]json.RawMessage, mustUnderstand bool, err error) {
+	if err := json.Unmarshal(v, &name); err == nil {
+		return name, nil, true, nil
+	}
+	var obj struct {
+		Name           *string                    `json:"name"`
+		Configuration  map[string]json.RawMessage `json:"configuration"`
+		MustUnderstand *bool                      `json:"must_understand"`
+	}
+	if err := json.Unmarshal(v, &obj); err != nil || obj.Name == nil {
+		return "", nil, true, fmt.Errorf("%s is not an extension (an object with a name, or a name)", shown(v))
+	}
+	return *obj.Name, obj.Configuration, obj.MustUnderstand == nil || *obj.MustUnderstand, nil
+}
+
+// parseArray checks the array metadata and takes the grid, chunking and
+// codecs from it.
+func (ck *Checkpoint) parseArray(b []byte) error {
+	m, err := object(b)
+	if err != nil {
+		return err
+	}
+	if err := header(m, "array"); err != nil {
+		return err
+	}
+	var shape []int
+	if err := json.Unmarshal(m["shape"], &shape); err != nil || len(shape) < 1 || len(shape) > 3 {
+		return incompatible("shape is %s, want 1 to 3 axes", shown(m["shape"]))
+	}
+	for _, n := range shape {
+		if n < 1 {
+			return incompatible("shape %v has an axis without cells", shape)
+		}
+	}
+	nd := len(shape)
+
+	var dt string
+	if err := json.Unmarshal(m["data_type"], &dt); err != nil || dt != "float64" {
+		return incompatible("data_type is %s, want \"float64\"", shown(m["data_type"]))
+	}
+
+	name, cfg, _, err := extension(m["chunk_grid"])
+	if err != nil || name != "regular" {
+		return incompatible("chunk_grid is %s, want a regular grid", shown(m["chunk_grid"]))
+	}
+	var chunk []int
+	if err := json.Unmarshal(cfg["chunk_shape"], &chunk); err != nil || len(chunk) != nd || slices.Min(chunk) < 1 {
+		return incompatible("chunk_shape is %s, want %d positive lengths", shown(cfg["chunk_shape"]), nd)
+	}
+	cells := 1
+	for _, c := range chunk {
+		cells *= c
+		if cells > maxChunkValues {
+			return incompatible("chunk_shape %v has more than %d values", chunk, maxChunkValues)
+		}
+	}
+
+	name, cfg, _, err = extension(m["chunk_key_encoding"])
+	if err != nil || name != "default" {
+		return incompatible("chunk_key_encoding is %s, want \"default\"", shown(m["chunk_key_encoding"]))
+	}
+	if sep, ok := cfg["separator"]; ok {
+		var s string
+		if err := json.Unmarshal(sep, &s); err != nil || s != "/" {
+			return incompatible("chunk key separator is %s, want \"/\"", shown(sep))
+		}
+	}
+
+	fill, err := fillValue(m["fill_value"])
+	if err != nil {
+		return err
+	}
+	ck.fill = fill
+
+	if err := ck.parseCodecs(m["codecs"]); err != nil {
+		return err
+	}
+
+	if v, ok := m["dimension_names"]; ok && string(v) != "null" {
+		var names []*string
+		if err := json.Unmarshal(v, &names); err != nil || len(names) != nd {
+			return incompatible("dimension_names is %s, want %d names", shown(v), nd)
+		}
+	}
+	if v, ok := m["storage_transformers"]; ok {
+		var ts []json.RawMessage
+		if err := json.Unmarshal(v, &ts); err != nil || len(ts) > 0 {
+			return incompatible("storage_transformers %s are not supported", shown(v))
+		}
+	}
+	if v, ok := m["attributes"]; ok {
+		var attrs map[string]json.RawMessage
+		if err := json.Unmarshal(v, &attrs); err != nil {
+			return incompatible("attributes is %s, want an object", shown(v))
+		}
+	}
+	known := []string{"zarr_format", "node_type", "shape", "data_type", "chunk_grid", "chunk_key_encoding",
+		"fill_value", "codecs", "dimension_names", "storage_transformers", "attributes"}
+	if err := unknownMembers(m, known); err != nil {
+		return err
+	}
+	ck.grid = newChunkGrid(shape, chunk)
+	ck.keys = ck.grid.keys()
+	return nil
+}
+
+// fillValue parses a float64 fill value: a number, "NaN", "Infinity",
+// "-Infinity" or the bits as "0x" and 16 hex digits.
+func fillValue(v json.RawMessage) (float64, error) {
+	var f float64
+	if err := json.Unmarshal(v, &f); err == nil {
+		return f, nil
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err == nil {
+		switch {
+		case s == "NaN":
+			return math.Float64frombits(nanBits), nil
+		case s == "Infinity":
+			return math.Inf(1), nil
+		case s == "-Infinity":
+			return math.Inf(-1), nil
+		case strings.HasPrefix(s, "0x") && len(s) == 18:
+			if bits, err := strconv.ParseUint(s[2:], 16, 64); err == nil {
+				return math.Float64frombits(bits), nil
+			}
+		}
+	}
+	return 0, incompatible("fill_value is %s, want a float64", shown(v))
+}
+
+// parseCodecs checks that the codecs are exactly [bytes (little endian),
+// zstd], the chain Write uses.
+func (ck *Checkpoint) parseCodecs(v json.RawMessage) error {
+	var codecs []json.RawMessage
+	if err := json.Unmarshal(v, &codecs); err != nil {
+		return incompatible("codecs is %s, want a list", shown(v))
+	}
+	want := `[{"name":"bytes","configuration":{"endian":"little"}}, {"name":"zstd",...}]`
+	if len(codecs) != 2 {
+		return incompatible("codecs are %s, want %s", shown(v), want)
+	}
+	name, cfg, _, err := extension(codecs[0])
+	if err != nil || name != "bytes" {
+		return incompatible("codec 0 is %s, want %s", shown(codecs[0]), want)
+	}
+	var endian string
+	if err := json.Unmarshal(cfg["endian"], &endian); err != nil || endian != "little" {
+		return incompatible("bytes codec endian is %s, want \"little\"", shown(cfg["endian"]))
+	}
+	name, cfg, _, err = extension(codecs[1])
+	if err != nil || name != "zstd" {
+		return incompatible("codec 1 is %s, want %s", shown(codecs[1]), want)
+	}
+	if err := json.Unmarshal(cfg["level"], &ck.level); err != nil {
+		return incompatible("zstd level is %s, want an integer", shown(cfg["level"]))
+	}
+	if err := json.Unmarshal(cfg["checksum"], &ck.checksum); err != nil {
+		return incompatible("zstd checksum is %s, want a boolean", shown(cfg["checksum"]))
+	}
+	return nil
+}
+
+// unknownMembers refuses members outside known unless they are objects
+// that say "must_understand": false, as the specification requires.
+func unknownMembers(m map[string]json.RawMessage, known []string) error {
+	for k, v := range m {
+		if slices.Contains(known, k) {
+			continue
+		}
+		var ext struct {
+			MustUnderstand *bool `json:"must_understand"`
+		}
+		if err := json.Unmarshal(v, &ext); err == nil && ext.MustUnderstand != nil && !*ext.MustUnderstand {
+			continue
+		}
+		return incompatible("unknown member %q that must be understood", k)
+	}
+	return nil
+}
+
+// parseGroup checks the group metadata and heat's record in it; it runs
+// after parseArray, whose chunk grid the record must match.
+func (ck *Checkpoint) parseGroup(b []byte) error {
+	m, err := object(b)
+	if err != nil {
+		return err
+	}
+	if err := header(m, "group"); err != nil {
+		return err
+	}
+	if err := unknownMembers(m, []string{"zarr_format", "node_type", "attributes"}); err != nil {
+		return err
+	}
+	var attrs map[string]json.RawMessage
+	if err := json.Unmarshal(m["attributes"], &attrs); err != nil || attrs["heat"] == nil {
+		return incompatible("no attributes.heat: not a heat checkpoint")
+	}
+	var probe struct {
+		Format *int `json:"format"`
+	}
+	if err := json.Unmarshal(attrs["heat"], &probe); err != nil || probe.Format == nil {
+		return incompatible("attributes.heat has no format version")
+	}
+	if *probe.Format != Format {
+		return incompatible("format version %d, this heat reads version %d", *probe.Format, Format)
+	}
+	var h heatAttrs
+	if err := json.Unmarshal(attrs["heat"], &h); err != nil {
+		return incompatible("attributes.heat: %v", err)
+	}
+	if h.Step < 0 || h.Ranks < 1 {
+		return incompatible("attributes.heat has step %d and ranks %d", h.Step, h.Ranks)
+	}
+	for _, k := range ck.keys {
+		s, ok := h.Chunks[k]
+		if !ok {
+			return fmt.Errorf("attributes.heat.chunks has no entry for chunk %s: %w", k, ErrChecksum)
+		}
+		if s.Bytes < 1 {
+			return fmt.Errorf("attributes.heat.chunks[%q] records %d bytes: %w", k, s.Bytes, ErrChecksum)
+		}
+	}
+	if len(h.Chunks) != len(ck.keys) {
+		return fmt.Errorf("attributes.heat.chunks has %d entries for %d chunks: %w", len(h.Chunks), len(ck.keys), ErrChecksum)
+	}
+	ck.sums = h.Chunks
+	ck.meta = Meta{Step: h.Step, Time: h.Time, Ranks: h.Ranks, Config: h.Config, Extra: h.Extra}
+	if string(ck.meta.Config) == "null" {
+		ck.meta.Config = nil
+	}
+	return nil
+}

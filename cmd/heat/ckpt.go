@@ -1,0 +1,154 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"heat/checkpoint"
+	"heat/comm"
+	"heat/decomp"
+	"heat/io/config"
+	"heat/io/report"
+	"heat/solver"
+)
+
+// restartCandidates opens what --restart names: one checkpoint (a path), or
+// for "latest" every complete checkpoint under checkpoint.dir, newest
+// first, so that a damaged newest one can fall back to the one before.
+func restartCandidates(cfg *config.Config, arg string) (cands []*checkpoint.Checkpoint, fallback bool, err error) {
+	var paths []string
+	root := cfg.Checkpoint.Dir
+	if arg != "latest" {
+		if _, err := os.Stat(filepath.Join(arg, "zarr.json")); err != nil {
+			if _, lerr := os.Stat(filepath.Join(arg, "latest")); lerr == nil {
+				root, arg = arg, "latest" // a checkpoint directory: its newest
+			}
+		}
+	}
+	if arg == "latest" {
+		fallback = true
+		newest, err := checkpoint.Resolve(root)
+		if err != nil {
+			return nil, false, usageError{fmt.Errorf("--restart latest: %w", err)}
+		}
+		names, err := checkpoint.List(root)
+		if err != nil {
+			return nil, false, usageError{fmt.Errorf("--restart latest: %w", err)}
+		}
+		paths = append(paths, newest)
+		for _, n := range names {
+			p := filepath.Join(root, n)
+			if filepath.Clean(p) != filepath.Clean(newest) {
+				paths = append(paths, p)
+			}
+		}
+	} else {
+		paths = []string{arg}
+	}
+	for _, p := range paths {
+		ck, err := checkpoint.Open(p)
+		if err == nil {
+			err = compatible(cfg, ck)
+		}
+		if err != nil {
+			if fallback && !errors.Is(err, errMismatch) && len(paths) > 1 {
+				fmt.Fprintf(os.Stderr, "heat: warning: skipping checkpoint %s: %v\n", p, err)
+				continue
+			}
+			return nil, false, usageError{fmt.Errorf("cannot restart from %s: %w", p, err)}
+		}
+		cands = append(cands, ck)
+	}
+	if len(cands) == 0 {
+		return nil, false, usageError{fmt.Errorf("--restart latest: no usable checkpoint under %s", root)}
+	}
+	return cands, fallback, nil
+}
+
+var errMismatch = errors.New("checkpoint does not match this run")
+
+// compatible refuses a checkpoint of another grid or equation.
+func compatible(cfg *config.Config, ck *checkpoint.Checkpoint) error {
+	var was config.Config
+	if err := json.Unmarshal(ck.Meta().Config, &was); err != nil {
+		return fmt.Errorf("%w: its config cannot be read: %v", checkpoint.ErrIncompatible, err)
+	}
+	if !slices.Equal(ck.Shape(), cfg.Grid.Shape) || was.Equation.Kind != cfg.Equation.Kind ||
+		(len(was.Grid.Length) > 0 && !slices.Equal(was.Grid.Length, cfg.Grid.Length)) {
+		return fmt.Errorf("%w: it holds %s %s (length %v), this run is %s %s (length %v)", errMismatch,
+			was.Equation.Kind, decomp.FormatDims(ck.Shape()), was.Grid.Length,
+			cfg.Equation.Kind, decomp.FormatDims(cfg.Grid.Shape), cfg.Grid.Length)
+	}
+	return nil
+}
+
+func ckptOptions(cfg *config.Config, threads int) checkpoint.Options {
+	return checkpoint.Options{Chunk: cfg.Checkpoint.Chunk, Level: cfg.Checkpoint.Level, Keep: cfg.Checkpoint.Keep, Workers: threads}
+}
+
+// restore loads the restart checkpoint into the solver: collectively, each
+// rank reading the chunks that cross its box. With --restart latest a
+// damaged checkpoint falls back to the previous one.
+func restore(c comm.Comm, s *solver.Solver, j *job) error {
+	for i, ck := range j.restarts {
+		err := checkpoint.Read(c, ck, s.Grid(), s.Layout(), s.Field(), ckptOptions(j.cfg, s.Threads()))
+		if err == nil {
+			m := ck.Meta()
+			residual, _ := m.Extra["residual"].(float64)
+			converged, _ := m.Extra["converged"].(bool)
+			s.Restore(m.Step, residual, converged)
+			if c.Rank() == 0 {
+				j.restored, j.lastGood = ck.Path(), ck.Path()
+				j.prog.log("restarted from %s (step %d)", ck.Path(), m.Step)
+			}
+			return nil
+		}
+		if errors.Is(err, comm.ErrAborted) {
+			return err
+		}
+		damaged := errors.Is(err, checkpoint.ErrChecksum) || errors.Is(err, checkpoint.ErrIncomplete)
+		if !j.fallback || !damaged || i == len(j.restarts)-1 {
+			return usageError{fmt.Errorf("cannot restart from %s: %w", ck.Path(), err)}
+		}
+		if c.Rank() == 0 {
+			j.prog.warn("checkpoint %s is damaged (%v); falling back to %s", ck.Path(), err, j.restarts[i+1].Path())
+		}
+	}
+	return nil
+}
+
+// writeCheckpoint saves the solver's state collectively. A failure ends the
+// run unless checkpoint.continue_on_error; the previous checkpoint survives
+// either way.
+func writeCheckpoint(c comm.Comm, s *solver.Solver, j *job) error {
+	cfgJSON, err := json.Marshal(j.cfg)
+	if err != nil {
+		return err
+	}
+	extra := map[string]any{"equation": j.cfg.Equation.Kind, "converged": s.Converged()}
+	if r := s.Residual(); !math.IsNaN(r) && !math.IsInf(r, 0) {
+		extra["residual"] = r
+	}
+	meta := checkpoint.Meta{Step: s.Step(), Time: s.SimTime(), Config: cfgJSON, Extra: extra}
+	info, err := checkpoint.Write(c, s.Grid(), s.Layout(), s.Field(), j.cfg.Checkpoint.Dir, meta, ckptOptions(j.cfg, s.Threads()))
+	if err != nil {
+		if errors.Is(err, comm.ErrAborted) || !j.cfg.Checkpoint.ContinueOnError {
+			return fmt.Errorf("checkpoint at step %d failed: %w (last good checkpoint: %s)", s.Step(), err, orNone(j.lastGood))
+		}
+		if c.Rank() == 0 {
+			j.prog.warn("checkpoint at step %d failed, continuing (checkpoint.continue_on_error): %v", s.Step(), err)
+		}
+		return nil
+	}
+	if c.Rank() == 0 {
+		j.lastGood = info.Path
+		j.rep.Checkpoints = append(j.rep.Checkpoints, report.Checkpoint{Step: info.Step, Path: info.Path, Bytes: info.Bytes, WriteS: info.WriteS})
+		j.prog.log("checkpoint step %d: %s (%.1f MB in %.2f s)", info.Step, info.Path, float64(info.Bytes)/1e6, info.WriteS)
+	}
+	return nil
+}

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// problem is a small run used by the restart tests.
+type problem struct {
+	name string
+	sets []string
+}
+
+var restartProblems = []problem{
+	{"heat-2d", []string{"grid.shape=[37,29]", "initial.kind=random", "boundary.y_lo.value=1", "boundary.x_lo.kind=neumann"}},
+	{"heat-3d", []string{"grid.shape=[9,11,10]", "initial.kind=random", "boundary.kind=periodic"}},
+	{"poisson-2d", []string{"grid.shape=[31,23]", "equation.kind=poisson", "run.tolerance=1e-14", "source.kind=constant", "source.value=-1"}},
+	{"poisson-3d", []string{"grid.shape=[8,9,7]", "equation.kind=poisson", "run.tolerance=1e-14", "source.kind=gaussian", "source.radius=0.2", "source.value=5", "boundary.z_hi.value=1"}},
+}
+
+func args(p problem, extra ...string) []string {
+	a := []string{"run", "-q", "--set", "run.check_every=7"}
+	for _, s := range p.sets {
+		a = append(a, "--set", s)
+	}
+	return append(a, extra...)
+}
+
+// Running N steps straight and running N/2, checkpointing, and restarting
+// to N give the same bits, for writer and reader rank counts that differ
+// and chunks that do not line up with the boxes.
+func TestRestartReproducesStraightRun(t *testing.T) {
+	const steps = 40
+	pairs := [][2]int{{1, 1}, {4, 4}, {4, 3}, {2, 6}, {6, 1}}
+	for _, p := range restartProblems {
+		t.Run(p.name, func(t *testing.T) {
+			dir := t.TempDir()
+			code, _, stderr := heat(t, args(p, "--steps", fmt.Sprint(steps), "--out", filepath.Join(dir, "straight"))...)
+			require.Equal(t, 0, code, stderr)
+			want := readReport(t, filepath.Join(dir, "straight", "report.json"))
+			chunk := "checkpoint.chunk=[5,4]"
+			if strings.Contains(p.name, "3d") {
+				chunk = "checkpoint.chunk=[3,4,5]"
+			}
+			for _, wr := range pairs {
+				out := filepath.Join(dir, fmt.Sprintf("w%dr%d", wr[0], wr[1]))
+				code, _, stderr = heat(t, args(p, "--steps", fmt.Sprint(steps/2), "--out", out, "--ranks", fmt.Sprint(wr[0]),
+					"--set", "checkpoint.final=true", "--set", chunk)...)
+				require.Equal(t, 0, code, stderr)
+				code, _, stderr = heat(t, args(p, "--steps", fmt.Sprint(steps), "--out", out, "--ranks", fmt.Sprint(wr[1]),
+					"--restart", "latest", "--threads", "2")...)
+				require.Equal(t, 0, code, stderr)
+				got := readReport(t, filepath.Join(out, "report.json"))
+				require.Equal(t, want.Field.SHA256, got.Field.SHA256, "ranks %d -> %d", wr[0], wr[1])
+				require.Equal(t, want.Steps, got.Steps)
+				require.Equal(t, want.SimTime, got.SimTime)
+			}
+		})
+	}
+}
+
+// The chunk shape changes how the checkpoint is stored, never what it holds.
+func TestRestartIndependentOfChunkShape(t *testing.T) {
+	p := restartProblems[0]
+	dir := t.TempDir()
+	var want string
+	for i, chunk := range []string{"[1,29]", "[37,29]", "[6,11]"} {
+		out := filepath.Join(dir, fmt.Sprint(i))
+		code, _, stderr := heat(t, args(p, "--steps", "10", "--out", out, "--ranks", "3", "--set", "checkpoint.final=true", "--set", "checkpoint.chunk="+chunk)...)
+		require.Equal(t, 0, code, stderr)
+		code, _, stderr = heat(t, args(p, "--steps", "20", "--out", out, "--ranks", "2", "--restart", "latest")...)
+		require.Equal(t, 0, code, stderr)
+		got := readReport(t, filepath.Join(out, "report.json")).Field.SHA256
+		if i == 0 {
+			want = got
+		}
+		require.Equal(t, want, got, "chunk %s", chunk)
+	}
+}
+
+// Scheduled checkpoints: every N steps, the newest `keep` kept, and each
+// reported with its size and time.
+func TestScheduledCheckpointsAndKeep(t *testing.T) {
+	out := t.TempDir()
+	code, _, stderr := heat(t, args(restartProblems[0], "--steps", "50", "--out", out, "--set", "checkpoint.every=10", "--set", "checkpoint.keep=2")...)
+	require.Equal(t, 0, code, stderr)
+	r := readReport(t, filepath.Join(out, "report.json"))
+	require.Len(t, r.Checkpoints, 5)
+	for i, c := range r.Checkpoints {
+		require.Equal(t, 10*(i+1), c.Step)
+		require.Greater(t, c.Bytes, int64(0))
+	}
+	entries, err := os.ReadDir(filepath.Join(out, "checkpoints"))
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	require.ElementsMatch(t, []string{"step-00000040", "step-00000050", "latest"}, names)
+}
+
+// SIGINT: the ranks agree on a step, write a checkpoint, exit 130, and the
+// restart finishes with the bits of the uninterrupted run.
+func TestInterruptWritesCheckpointAndRestarts(t *testing.T) {
+	p := restartProblems[1]
+	dir := t.TempDir()
+	code, _, stderr := heat(t, args(p, "--steps", "60", "--out", filepath.Join(dir, "straight"))...)
+	require.Equal(t, 0, code, stderr)
+	want := readReport(t, filepath.Join(dir, "straight", "report.json"))
+
+	out := filepath.Join(dir, "int")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(signalError{os.Interrupt})
+	var o, e strings.Builder
+	err := run(ctx, args(p, "--steps", "60", "--out", out, "--ranks", "3"), &o, &e)
+	require.Equal(t, 130, exitCode(err), "%v", err)
+	require.ErrorContains(t, err, "checkpoint")
+	stopped := readReport(t, filepath.Join(out, "report.json"))
+	require.Less(t, stopped.Steps, 60)
+	require.Len(t, stopped.Checkpoints, 1)
+	require.Equal(t, stopped.Steps, stopped.Checkpoints[0].Step)
+
+	code, _, stderr = heat(t, args(p, "--steps", "60", "--out", out, "--ranks", "2", "--restart", "latest")...)
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, want.Field.SHA256, readReport(t, filepath.Join(out, "report.json")).Field.SHA256)
+}
+
+// A damaged checkpoint is refused by name; only --restart latest falls back
+// to the previous one, and says so. inspect --verify names the bad chunk.
+func TestDamagedCheckpointRefusedOrFallenBackFrom(t *testing.T) {
+	p := restartProblems[0]
+	out := t.TempDir()
+	code, _, stderr := heat(t, args(p, "--steps", "20", "--out", out, "--set", "checkpoint.every=10", "--set", "checkpoint.chunk=[10,10]")...)
+	require.Equal(t, 0, code, stderr)
+	newest := filepath.Join(out, "checkpoints", "step-00000020")
+	chunk := filepath.Join(newest, "u", "c", "1", "1")
+	data, err := os.ReadFile(chunk)
+	require.NoError(t, err)
+	data[len(data)/2] ^= 0x40
+	require.NoError(t, os.WriteFile(chunk, data, 0o644))
+
+	code, stdout, stderr := heat(t, "inspect", newest, "--verify")
+	require.Equal(t, 1, code, stdout+stderr)
+	require.Contains(t, stdout+stderr, filepath.Join("c", "1", "1"))
+
+	code, _, stderr = heat(t, args(p, "--steps", "30", "--out", out, "--restart", newest)...)
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stderr, filepath.Join("c", "1", "1"))
+
+	code, _, stderr = heat(t, args(p, "--steps", "30", "--out", out, "--restart", "latest")...)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stderr, "step-00000010")
+	r := readReport(t, filepath.Join(out, "report.json"))
+	require.Equal(t, 30, r.Steps)
+
+	// Another grid is refused.
+	code, _, stderr = heat(t, args(p, "--steps", "30", "--out", out, "--restart", "latest", "--set", "grid.shape=[20,20]")...)
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stderr, "37x29")
+}
+
+func TestInspectPrintsMetadata(t *testing.T) {
+	out := t.TempDir()
+	code, _, stderr := heat(t, args(restartProblems[1], "--steps", "14", "--out", out, "--set", "checkpoint.final=true")...)
+	require.Equal(t, 0, code, stderr)
+	code, stdout, stderr := heat(t, "inspect", filepath.Join(out, "checkpoints", "latest"), "--verify")
+	require.Equal(t, 0, code, stderr)
+	for _, w := range []string{"step", "14", "9x11x10", "zstd", "ratio", `"kind": "periodic"`} {
+		require.Contains(t, stdout, w)
+	}
+	code, _, stderr = heat(t, "inspect", filepath.Join(out, "nope"))
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "nope")
+}
