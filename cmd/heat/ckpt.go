@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"heat/checkpoint"
 	"heat/comm"
@@ -96,6 +97,7 @@ func ckptOptions(cfg *config.Config, threads int) checkpoint.Options {
 // damaged checkpoint falls back to the previous one.
 func restore(c comm.Comm, s *solver.Solver, j *job) error {
 	for i, ck := range j.restarts {
+		t0 := time.Now()
 		err := checkpoint.Read(c, ck, s.Grid(), s.Layout(), s.Field(), ckptOptions(j.cfg, s.Threads()))
 		if err == nil {
 			m := ck.Meta()
@@ -103,8 +105,9 @@ func restore(c comm.Comm, s *solver.Solver, j *job) error {
 			converged, _ := m.Extra["converged"].(bool)
 			s.Restore(m.Step, residual, converged)
 			if c.Rank() == 0 {
-				j.restored, j.lastGood = ck.Path(), ck.Path()
-				j.prog.log("restarted from %s (step %d)", ck.Path(), m.Step)
+				j.lastGood = ck.Path()
+				j.rep.Restart = &report.Restart{Path: ck.Path(), Step: m.Step, ReadS: time.Since(t0).Seconds()}
+				j.prog.log("restarted from %s (step %d, read in %.2f s)", ck.Path(), m.Step, j.rep.Restart.ReadS)
 			}
 			return nil
 		}

@@ -60,6 +60,9 @@ func TestRestartReproducesStraightRun(t *testing.T) {
 				require.Equal(t, want.Field.SHA256, got.Field.SHA256, "ranks %d -> %d", wr[0], wr[1])
 				require.Equal(t, want.Steps, got.Steps)
 				require.Equal(t, want.SimTime, got.SimTime)
+				require.NotNil(t, got.Restart)
+				require.Equal(t, steps/2, got.Restart.Step)
+				require.Equal(t, filepath.Join(out, "checkpoints", "step-00000020"), got.Restart.Path)
 			}
 		})
 	}

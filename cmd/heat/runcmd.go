@@ -123,7 +123,6 @@ type job struct {
 	prog     *progress
 	restarts []*checkpoint.Checkpoint // candidates, newest first; nil = fresh start
 	fallback bool                     // --restart latest: try older candidates if one is bad
-	restored string                   // the checkpoint the run restarted from
 	lastGood string                   // newest checkpoint known complete
 	stopped  string                   // checkpoint written on a signal
 }

@@ -33,6 +33,14 @@ type Report struct {
 	Field       Field        `json:"field"`
 	PerRank     []Rank       `json:"per_rank"`
 	Checkpoints []Checkpoint `json:"checkpoints"`
+	Restart     *Restart     `json:"restart,omitempty"` // the checkpoint the run continued from
+}
+
+// Restart is the checkpoint a run started from and how long reading it took.
+type Restart struct {
+	Path  string  `json:"path"`
+	Step  int     `json:"step"`
+	ReadS float64 `json:"read_s"`
 }
 
 // Field summarises the final global field (interior cells).
