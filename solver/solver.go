@@ -94,20 +94,13 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	case Heat:
 		s.k.cx, s.k.cy, s.k.cz = spec.Alpha*spec.DT*inv2[2], spec.Alpha*spec.DT*inv2[1], spec.Alpha*spec.DT*inv2[0]
 		s.k.c0 = 1 - 2*(s.k.cx+s.k.cy+s.k.cz)
-		s.kern = heat2D
-		if nd == 3 {
-			s.kern = heat3D
-		}
 	case Poisson:
 		s.k.cx, s.k.cy, s.k.cz = inv2[2], inv2[1], inv2[0]
 		s.k.inv = 1 / (2 * (s.k.cx + s.k.cy + s.k.cz))
-		s.kern = jacobi2D
-		if nd == 3 {
-			s.kern = jacobi3D
-		}
 	default:
 		return nil, fmt.Errorf("solver: unknown equation %d", spec.Equation)
 	}
+	s.kern = active.pick(spec.Equation, nd)
 
 	s.u = make([]float64, s.lay.Len())
 	s.v = make([]float64, s.lay.Len())
@@ -230,8 +223,10 @@ func (s *Solver) update(r *region, check bool) {
 	s.team.run(func(w int) {
 		rows := r.rows[r.share[w]:r.share[w+1]]
 		m := 0.0
+		var args rowArgs
 		for _, rw := range rows {
-			s.kern(&s.k, s.v, s.u, s.f, rw.start, rw.n)
+			s.rowArgs(&args, s.v, s.u, rw)
+			s.kern(&s.k, &args)
 			if check {
 				d := maxAbsDiff(s.v[rw.start:rw.start+rw.n], s.u[rw.start:rw.start+rw.n])
 				if d > m || d != d {
@@ -243,6 +238,22 @@ func (s *Solver) update(r *region, check bool) {
 			s.resid[w] = m
 		}
 	})
+}
+
+// rowArgs points args at row rw of dst and its neighbours in src.
+func (s *Solver) rowArgs(args *rowArgs, dst, src []float64, rw row) {
+	i, n := rw.start, rw.n
+	args.d = dst[i : i+n]
+	args.c = src[i-1 : i+n+1]
+	args.s = src[i-s.k.sy : i-s.k.sy+n]
+	args.n = src[i+s.k.sy : i+s.k.sy+n]
+	if s.k.sz != 0 {
+		args.l = src[i-s.k.sz : i-s.k.sz+n]
+		args.u = src[i+s.k.sz : i+s.k.sz+n]
+	}
+	if s.f != nil {
+		args.f = s.f[i : i+n]
+	}
 }
 
 func (s *Solver) trace(ev string) {

@@ -1,0 +1,108 @@
+package solver
+
+// The generic kernels are plain Go loops the compiler proves in bounds. The
+// heat kernels carry the west and centre values in registers from one cell
+// to the next and do two cells per iteration; the arithmetic per cell is the
+// reference loop's (kernel.go).
+
+func heat2DGeneric(k *stencil, r *rowArgs) {
+	d := r.d
+	c := r.c[:len(d)+2]
+	e := c[2:]
+	e = e[:len(d)]
+	s, no := r.s[:len(d)], r.n[:len(d)]
+	c0, cx, cy := k.c0, k.cx, k.cy
+	west, mid := c[0], c[1]
+	if r.f == nil {
+		j := 0
+		for ; j < len(d)-1; j += 2 {
+			e0, e1 := e[j], e[j+1]
+			d[j] = float64(c0*mid) + float64(cx*(west+e0)) + float64(cy*(s[j]+no[j]))
+			d[j+1] = float64(c0*e0) + float64(cx*(mid+e1)) + float64(cy*(s[j+1]+no[j+1]))
+			west, mid = e0, e1
+		}
+		for ; j < len(d); j++ {
+			east := e[j]
+			d[j] = float64(c0*mid) + float64(cx*(west+east)) + float64(cy*(s[j]+no[j]))
+			west, mid = mid, east
+		}
+		return
+	}
+	g := r.f[:len(d)]
+	for j := range d {
+		east := e[j]
+		d[j] = float64(c0*mid) + float64(cx*(west+east)) + float64(cy*(s[j]+no[j])) + g[j]
+		west, mid = mid, east
+	}
+}
+
+func heat3DGeneric(k *stencil, r *rowArgs) {
+	d := r.d
+	c := r.c[:len(d)+2]
+	e := c[2:]
+	e = e[:len(d)]
+	s, no, lo, up := r.s[:len(d)], r.n[:len(d)], r.l[:len(d)], r.u[:len(d)]
+	c0, cx, cy, cz := k.c0, k.cx, k.cy, k.cz
+	west, mid := c[0], c[1]
+	if r.f == nil {
+		j := 0
+		for ; j < len(d)-1; j += 2 {
+			e0, e1 := e[j], e[j+1]
+			d[j] = float64(c0*mid) + float64(cx*(west+e0)) + float64(cy*(s[j]+no[j])) + float64(cz*(lo[j]+up[j]))
+			d[j+1] = float64(c0*e0) + float64(cx*(mid+e1)) + float64(cy*(s[j+1]+no[j+1])) + float64(cz*(lo[j+1]+up[j+1]))
+			west, mid = e0, e1
+		}
+		for ; j < len(d); j++ {
+			east := e[j]
+			d[j] = float64(c0*mid) + float64(cx*(west+east)) + float64(cy*(s[j]+no[j])) + float64(cz*(lo[j]+up[j]))
+			west, mid = mid, east
+		}
+		return
+	}
+	g := r.f[:len(d)]
+	for j := range d {
+		east := e[j]
+		d[j] = float64(c0*mid) + float64(cx*(west+east)) + float64(cy*(s[j]+no[j])) + float64(cz*(lo[j]+up[j])) + g[j]
+		west, mid = mid, east
+	}
+}
+
+func jacobi2DGeneric(k *stencil, r *rowArgs) {
+	d := r.d
+	c := r.c[:len(d)+2]
+	e := c[2:]
+	e = e[:len(d)]
+	w := c[:len(d)]
+	s, no := r.s[:len(d)], r.n[:len(d)]
+	cx, cy, inv := k.cx, k.cy, k.inv
+	if r.f == nil {
+		for j := range d {
+			d[j] = (float64(cx*(w[j]+e[j])) + float64(cy*(s[j]+no[j]))) * inv
+		}
+		return
+	}
+	g := r.f[:len(d)]
+	for j := range d {
+		d[j] = (float64(cx*(w[j]+e[j])) + float64(cy*(s[j]+no[j])) - g[j]) * inv
+	}
+}
+
+func jacobi3DGeneric(k *stencil, r *rowArgs) {
+	d := r.d
+	c := r.c[:len(d)+2]
+	e := c[2:]
+	e = e[:len(d)]
+	w := c[:len(d)]
+	s, no, lo, up := r.s[:len(d)], r.n[:len(d)], r.l[:len(d)], r.u[:len(d)]
+	cx, cy, cz, inv := k.cx, k.cy, k.cz, k.inv
+	if r.f == nil {
+		for j := range d {
+			d[j] = (float64(cx*(w[j]+e[j])) + float64(cy*(s[j]+no[j])) + float64(cz*(lo[j]+up[j]))) * inv
+		}
+		return
+	}
+	g := r.f[:len(d)]
+	for j := range d {
+		d[j] = (float64(cx*(w[j]+e[j])) + float64(cy*(s[j]+no[j])) + float64(cz*(lo[j]+up[j])) - g[j]) * inv
+	}
+}

@@ -1,0 +1,6 @@
+//go:build !(goexperiment.simd && amd64)
+
+package solver
+
+// bestKernels is the generic set: this build has no SIMD kernels.
+func bestKernels() kernels { return generic }
