@@ -41,7 +41,7 @@ type rowKernel func(k *stencil, r *rowArgs)
 // kernels are the row kernels of one build: generic, or SIMD where the
 // build and the CPU have it.
 type kernels struct {
-	name                                 string
+	name                               string
 	heat2D, heat3D, jacobi2D, jacobi3D rowKernel
 }
 
