@@ -24,16 +24,16 @@ func TestGhostsEqualNeighbourCells(t *testing.T) {
 		for _, ranks := range []int{1, 2, 3, 4, 6, 8} {
 			for _, periodic := range []bool{false, true} {
 				for _, ghost := range []int{1, 2} {
-					for _, corners := range []bool{false, true} {
+					for _, mode := range []Options{{}, {Corners: true}, {Phased: true}} {
 						per := make([]bool, nd)
 						for a := range per {
 							per[a] = periodic
 						}
 						g, err := decomp.New(shape, ranks, nil, per)
 						require.NoError(t, err)
-						name := fmt.Sprintf("shape=%v/ranks=%d/periodic=%v/ghost=%d/corners=%v", shape, ranks, periodic, ghost, corners)
+						name := fmt.Sprintf("shape=%v/ranks=%d/periodic=%v/ghost=%d/mode=%+v", shape, ranks, periodic, ghost, mode)
 						err = local.Run(ranks, func(c comm.Comm) error {
-							return checkExchange(c, g, ghost, corners, big)
+							return checkExchange(c, g, ghost, mode, big)
 						})
 						require.NoError(t, err, name)
 					}
@@ -43,7 +43,8 @@ func TestGhostsEqualNeighbourCells(t *testing.T) {
 	}
 }
 
-func checkExchange(c comm.Comm, g *decomp.Grid, ghost int, corners bool, big int) error {
+func checkExchange(c comm.Comm, g *decomp.Grid, ghost int, mode Options, big int) error {
+	corners := mode.Corners || mode.Phased
 	nd := g.NDim()
 	box := g.Box(c.Rank())
 	lay := decomp.NewLayout(box, ghost)
@@ -68,7 +69,8 @@ func checkExchange(c comm.Comm, g *decomp.Grid, ghost int, corners bool, big int
 			field[lay.Index(lc...)] = value(c.Rank(), add(lc, box.Lo))
 		}
 	})
-	p, err := NewPlan(c, g, lay, Options{Corners: corners, Tag: 100})
+	mode.Tag = 100
+	p, err := NewPlan(c, g, lay, mode)
 	if err != nil {
 		return err
 	}
@@ -116,6 +118,9 @@ func checkExchange(c comm.Comm, g *decomp.Grid, ghost int, corners bool, big int
 		return bad
 	}
 	st := p.Stats()
+	if mode.Phased && p.MessagesPerExchange() > 2*nd {
+		return fmt.Errorf("rank %d: a phased plan sends %d messages, more than 2·%d", c.Rank(), p.MessagesPerExchange(), nd)
+	}
 	if st.Exchanges != 2 || st.Messages != int64(2*p.MessagesPerExchange()) {
 		return fmt.Errorf("rank %d: stats %+v after 2 exchanges of %d messages", c.Rank(), st, p.MessagesPerExchange())
 	}

@@ -23,14 +23,16 @@ func (s *Solver) physicalFaces() []bcFace {
 			if f.Kind == Periodic {
 				continue
 			}
-			off := make([]int, nd)
-			off[a] = 2*side - 1
-			if _, ok := s.grid.Neighbor(s.c.Rank(), off); ok {
+			if s.hasNeighbour[a][side] {
 				continue
 			}
 			for j := 1; j <= min(s.lay.Ghost, n[a]); j++ {
+				// The face spans the ghosts of the other axes too: temporal
+				// blocking updates cells there.
 				b := decomp.Box{Lo: make([]int, nd), Hi: make([]int, nd)}
-				copy(b.Hi, n)
+				for x := range nd {
+					b.Lo[x], b.Hi[x] = -s.lay.Ghost, n[x]+s.lay.Ghost
+				}
 				var ghost, mirror int
 				if side == 0 {
 					ghost, mirror = -j, j-1

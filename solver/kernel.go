@@ -1,25 +1,25 @@
 package solver
 
 // The stencil kernels update one row of cells along the contiguous last
-// axis. The reference loop, for 2D heat, is
+// axis. The reference loop, in 2D, is
 //
 //	for j := range d {
 //		d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) [+ f[j]]
 //	}
 //
 // where c is the row with one extra cell on each side (west and east), s and
-// n the rows south and north, and f the source times dt. In 3D a term
-// cz·(l[j] + u[j]) for the planes below and above follows the y term.
-// Jacobi for ∇²u = f is
+// n the rows south and north, and f the source scaled to the update. In 3D a
+// term cz·(l[j] + u[j]) for the planes below and above follows the y term.
+// Both equations use it: FTCS heat with c_a = α·dt/h_a², c0 = 1 − 2·Σc_a,
+// f = dt·source; weighted Jacobi for ∇²u = source with c_a = ω·inv/h_a²,
+// c0 = 1 − ω, f = −ω·inv·source, inv = 1/Σ(2/h_a²) (solver.go).
 //
-//	d[j] = (cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) [+ cz·(l[j] + u[j])] − f[j]) · inv
-//
-// with cx = 1/hx², …, inv = 1/Σ(2/h²). Every path — generic or SIMD,
-// interior, rim or temporal tile, any thread count — evaluates exactly these
-// operations in this order, and each product is rounded on its own (no fused
-// multiply-add: the float64 conversions in the generic code forbid the
-// compiler to fuse, and the SIMD code uses separate Mul and Add), so results
-// are bit-for-bit identical however the grid is split, on every GOAMD64 level.
+// Every path — generic or SIMD, interior, rim or temporal tile, any thread
+// count — evaluates exactly these operations in this order, and each product
+// is rounded on its own (no fused multiply-add: the float64 conversions in
+// the generic code forbid the compiler to fuse, and the SIMD code uses
+// separate Mul and Add), so results are bit-for-bit identical however the
+// grid is split, on every GOAMD64 level.
 
 // stencil holds one rank's strides and coefficients.
 type stencil struct {

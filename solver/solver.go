@@ -11,12 +11,16 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"time"
 
 	"heat/comm"
 	"heat/decomp"
 	"heat/halo"
 )
+
+// JacobiWeight is ω of the weighted Jacobi iteration for Poisson.
+const JacobiWeight = 0.8
 
 // ErrStopped is returned by Run when its context was cancelled; the field is
 // consistent at the step the ranks agreed to stop on.
@@ -55,7 +59,11 @@ type Solver struct {
 	inner region    // cells whose stencil reads no ghost
 	rim   region    // the other cells
 	faces []bcFace  // physical faces of this rank
-	resid []float64 // per-worker max |Δu| of the last checked step
+	// hasNeighbour[a][side]: a rank (maybe this one, periodic) lies beyond
+	// that face of the box; otherwise it is a physical face.
+	hasNeighbour [][2]bool
+	waves        []wavefront // temporal blocking, per worker
+	resid        []float64   // per-worker max |Δu| of the last checked step
 
 	step      int
 	simTime   float64
@@ -76,7 +84,14 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	}
 	s := &Solver{spec: spec, c: c, grid: g}
 	s.lay = decomp.NewLayout(g.Box(c.Rank()), spec.Ghost)
-	s.plan, err = halo.NewPlan(c, g, s.lay, halo.Options{Width: 1})
+	// One ghost layer: faces only, exchanged every step and overlapped with
+	// the interior. Deeper ghosts: every layer, corners included, once per
+	// block of up to Ghost steps (temporal.go).
+	hopt := halo.Options{Width: 1}
+	if spec.Ghost > 1 {
+		hopt = halo.Options{Width: spec.Ghost, Phased: true}
+	}
+	s.plan, err = halo.NewPlan(c, g, s.lay, hopt)
 	if err != nil {
 		return nil, err
 	}
@@ -90,28 +105,44 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	if nd == 3 {
 		s.k.sz = s.lay.Stride[0]
 	}
+	// Both equations are one update u' = c0·u + Σ c_a·(neighbours along a)
+	// + f', with f' the source scaled to the update (kernel.go).
+	sourceScale := 1.0
 	switch spec.Equation {
 	case Heat:
+		// FTCS: c_a = α·dt/h_a², c0 = 1 − 2·Σc_a, f' = dt·f.
 		s.k.cx, s.k.cy, s.k.cz = spec.Alpha*spec.DT*inv2[2], spec.Alpha*spec.DT*inv2[1], spec.Alpha*spec.DT*inv2[0]
 		s.k.c0 = 1 - 2*(s.k.cx+s.k.cy+s.k.cz)
+		sourceScale = spec.DT
 	case Poisson:
-		s.k.cx, s.k.cy, s.k.cz = inv2[2], inv2[1], inv2[0]
-		s.k.inv = 1 / (2 * (s.k.cx + s.k.cy + s.k.cz))
+		// Weighted Jacobi: u' = (1−ω)·u + ω·inv·(Σ (neighbours)/h_a² − f),
+		// inv = 1/Σ(2/h_a²). Plain Jacobi (ω = 1) does not converge here: a
+		// Dirichlet ghost 2v − u puts −u in the update, which leaves the most
+		// oscillatory mode with an eigenvalue near −1; ω < 1 damps it and
+		// keeps the fixed point (the discrete solution).
+		inv := 1 / (2 * (inv2[0] + inv2[1] + inv2[2]))
+		s.k.cx, s.k.cy, s.k.cz = JacobiWeight*inv*inv2[2], JacobiWeight*inv*inv2[1], JacobiWeight*inv*inv2[0]
+		s.k.c0 = 1 - JacobiWeight
+		sourceScale = -JacobiWeight * inv
 	default:
 		return nil, fmt.Errorf("solver: unknown equation %d", spec.Equation)
 	}
-	s.kern = active.pick(spec.Equation, nd)
+	s.kern = active.pick(Heat, nd)
 
 	s.u = make([]float64, s.lay.Len())
 	s.v = make([]float64, s.lay.Len())
-	s.fill(s.u, spec.Initial, 1)
+	s.fill(s.u, spec.Initial, 1, false)
 	if spec.Source != nil {
 		s.f = make([]float64, s.lay.Len())
-		scale := 1.0
-		if spec.Equation == Heat {
-			scale = spec.DT
+		s.fill(s.f, spec.Source, sourceScale, spec.Ghost > 1)
+	}
+	s.hasNeighbour = make([][2]bool, nd)
+	for a := range nd {
+		for side := range 2 {
+			off := make([]int, nd)
+			off[a] = 2*side - 1
+			_, s.hasNeighbour[a][side] = g.Neighbor(c.Rank(), off)
 		}
-		s.fill(s.f, spec.Source, scale)
 	}
 	s.faces = s.physicalFaces()
 	s.splitRegions()
@@ -125,27 +156,49 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 // Close stops the worker goroutines.
 func (s *Solver) Close() { s.team.close() }
 
-// fill sets every cell of the box to scale·p(cell centre).
-func (s *Solver) fill(dst []float64, p Profile, scale float64) {
+// fill sets every cell of the box to scale·p(cell centre); with ghosts, also
+// the ghost cells, at the global index they mirror through periodic axes
+// (temporal blocking updates ghost cells and needs their source term).
+// Ghosts past a non-periodic face are left alone.
+func (s *Solver) fill(dst []float64, p Profile, scale float64, ghosts bool) {
 	nd := len(s.spec.Shape)
 	h := s.spec.Spacing()
 	box := s.lay.Box
 	x := make([]float64, nd)
 	idx := make([]int, nd)
-	local := decomp.Box{Lo: make([]int, nd), Hi: s.lay.N}
-	s.lay.ForRows(local, func(start, n int) {
+	region := decomp.Box{Lo: make([]int, nd), Hi: slices.Clone(s.lay.N)}
+	if ghosts {
+		for a := range nd {
+			region.Lo[a], region.Hi[a] = -s.lay.Ghost, s.lay.N[a]+s.lay.Ghost
+		}
+	}
+	shape := s.spec.Shape
+	periodic := s.spec.periodic()
+	s.lay.ForRows(region, func(start, n int) {
 		// Recover the row's global index from its flat start.
 		rem := start
 		for a := range nd {
 			idx[a] = rem/s.lay.Stride[a] - s.lay.Ghost + box.Lo[a]
 			rem %= s.lay.Stride[a]
 		}
+		first := idx[nd-1]
 		for j := range n {
+			idx[nd-1] = first + j
+			g := slices.Clone(idx)
+			inside := true
 			for a := range nd {
-				x[a] = (float64(idx[a]) + 0.5) * h[a]
+				if g[a] < 0 || g[a] >= shape[a] {
+					if !periodic[a] {
+						inside = false
+						break
+					}
+					g[a] = (g[a] + shape[a]) % shape[a]
+				}
+				x[a] = (float64(g[a]) + 0.5) * h[a]
 			}
-			dst[start+j] = scale * p(x, idx)
-			idx[nd-1]++
+			if inside {
+				dst[start+j] = scale * p(x, g)
+			}
 		}
 	})
 }
@@ -305,8 +358,18 @@ func (s *Solver) Run(ctx context.Context) error { return s.RunTo(ctx, s.spec.Ste
 func (s *Solver) RunTo(ctx context.Context, target int) error {
 	target = min(target, s.spec.Steps)
 	for s.step < target && !s.converged {
-		check := (s.step+1)%s.spec.CheckEvery == 0 || s.step+1 == s.spec.Steps
-		if err := s.advance(check); err != nil {
+		// Checks fall on every CheckEvery-th step and the last; a block of
+		// temporal steps ends at the next check, target or end.
+		nextCheck := min((s.step/s.spec.CheckEvery+1)*s.spec.CheckEvery, s.spec.Steps)
+		m := min(s.spec.Ghost, nextCheck-s.step, target-s.step)
+		check := s.step+m == nextCheck
+		var err error
+		if s.spec.Ghost == 1 {
+			err = s.advance(check)
+		} else {
+			err = s.block(m, check)
+		}
+		if err != nil {
 			return err
 		}
 		if !check {

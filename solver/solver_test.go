@@ -260,7 +260,7 @@ func TestBitForBitAcrossSplits(t *testing.T) {
 			s.Steps = 57
 			s.CheckEvery = 5
 			if eq == Poisson {
-				s.Steps = 5000
+				s.Steps = 8000
 				s.Tolerance = 1e-6
 			}
 			var want string
@@ -413,4 +413,26 @@ func TestUnstableTimeStepRefused(t *testing.T) {
 		return err
 	})
 	require.ErrorContains(t, err, "stability limit")
+}
+
+// runStats runs spec and returns rank 0's halo message count.
+func runStats(t testing.TB, ranks int, spec Spec) int64 {
+	t.Helper()
+	var msgs int64
+	err := local.Run(ranks, func(c comm.Comm) error {
+		s, err := New(c, spec)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		if err := s.Run(context.Background()); err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			msgs = s.Stats().Messages
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return msgs
 }

@@ -1,0 +1,257 @@
+package solver
+
+import (
+	"time"
+
+	"heat/decomp"
+)
+
+// Temporal blocking. With Ghost = k > 1 a rank exchanges all k ghost layers
+// (corners included) once, then advances its box m <= k steps with no
+// further messages: step t of the block updates the box grown by m−t cells
+// towards every neighbour, so the ghost cells computed redundantly at step
+// t are exactly what step t+1 needs. That divides the messages per step by
+// k (communication avoiding).
+//
+// Inside the rank the block runs as a wavefront along the slowest axis, so
+// that it also reuses data from cache: a "slab" is one index of that axis
+// (a row in 2D, a plane in 3D). Each worker owns a band of slabs; at front
+// position p it computes slab p of step 1, slab p−1 of step 2, …, slab
+// p−m+1 of step m. The intermediate steps live in rings of four slabs per
+// step, so the field is read once and written once per block instead of
+// once per step. Bands overlap by the slabs their neighbours' wavefronts
+// need (computed twice, identically).
+//
+// Every cell is computed by the same row kernel from the same operands as in
+// the one-step path, so the bits are identical for every k, split and
+// thread count. Boundary ghosts are set at each step from that step's
+// values. A block ends at the next check (CheckEvery) so checks, and
+// Jacobi's stop, fall on the same steps for every k.
+
+// wavefront holds one worker's ring buffers: ring[t-1][z mod 4] is slab z of
+// step t of the block, for t = 1 … k−1.
+type wavefront struct {
+	ring [][4][]float64
+}
+
+// block advances m steps with one exchange.
+func (s *Solver) block(m int, check bool) error {
+	if check {
+		clear(s.resid)
+	}
+	s.trace("start")
+	if err := s.plan.Start(s.u); err != nil {
+		return err
+	}
+	if err := s.plan.Finish(s.u); err != nil {
+		return err
+	}
+	s.trace("finish")
+	t0 := time.Now()
+	s.applyBoundaries(s.u)
+	if s.waves == nil {
+		s.waves = make([]wavefront, s.spec.Threads)
+	}
+	s.team.run(func(w int) { s.runWavefront(w, m, check) })
+	s.stats.Compute += time.Since(t0)
+	s.trace("block")
+	s.u, s.v = s.v, s.u
+	s.step += m
+	if s.spec.Equation == Heat {
+		s.simTime = float64(s.step) * s.spec.DT
+	}
+	return nil
+}
+
+// growth is how far step t of an m-step block reaches past the box on side
+// (0 low, 1 high) of axis a: m−t towards a neighbour, 0 at a physical face.
+func (s *Solver) growth(a, side, m, t int) int {
+	if s.hasNeighbour[a][side] {
+		return m - t
+	}
+	return 0
+}
+
+// runWavefront advances worker w's band of slabs m steps, from u into v.
+func (s *Solver) runWavefront(w, m int, check bool) {
+	nd := len(s.lay.N)
+	n0 := s.lay.N[0]
+	a, b := decomp.Split(n0, s.spec.Threads, w)
+	if a >= b {
+		return
+	}
+	wf := &s.waves[w]
+	slab := s.lay.Stride[0]
+	for len(wf.ring) < m-1 {
+		var r [4][]float64
+		for i := range r {
+			r[i] = make([]float64, slab)
+		}
+		wf.ring = append(wf.ring, r)
+	}
+	g := s.lay.Ghost
+	// The slabs of step t: [lo(t), hi(t)), growing past the band towards a
+	// neighbouring band or rank.
+	lo := func(t int) int {
+		if a > 0 {
+			return a - (m - t)
+		}
+		return -s.growth(0, 0, m, t)
+	}
+	hi := func(t int) int {
+		if b < n0 {
+			return b + (m - t)
+		}
+		return n0 + s.growth(0, 1, m, t)
+	}
+	// get is slab z of step t (0: the field u).
+	get := func(t, z int) []float64 {
+		if t == 0 {
+			return s.u[(z+g)*slab : (z+g+1)*slab]
+		}
+		return wf.ring[t-1][((z%4)+4)%4]
+	}
+	var src [3][]float64
+	var f []float64
+	resid := 0.0
+	for p := lo(1); p < hi(m)+m-1; p++ {
+		for t := 1; t <= m; t++ {
+			z := p - (t - 1)
+			if z < lo(t) || z >= hi(t) {
+				continue
+			}
+			src[0], src[1], src[2] = get(t-1, z-1), get(t-1, z), get(t-1, z+1)
+			if s.f != nil {
+				f = s.f[(z+g)*slab : (z+g+1)*slab]
+			}
+			var dst []float64
+			if t == m {
+				dst = s.v[(z+g)*slab : (z+g+1)*slab]
+			} else {
+				dst = get(t, z)
+			}
+			d := s.slabStep(dst, src, f, m, t, nd)
+			if t == m && check {
+				if d > resid || d != d {
+					resid = d
+				}
+			}
+			if t < m {
+				s.slabBoundaries(dst, nd)
+				if z == 0 && !s.hasNeighbour[0][0] {
+					s.mirrorSlab(wf.ring[t-1][3], dst, 0)
+				}
+				if z == n0-1 && !s.hasNeighbour[0][1] {
+					s.mirrorSlab(wf.ring[t-1][n0%4], dst, 1)
+				}
+			}
+		}
+	}
+	if check && (resid > s.resid[w] || resid != resid) {
+		s.resid[w] = resid
+	}
+}
+
+// slabStep updates one slab of step t: its rows over the region step t
+// covers along the other axes. It returns max |Δu| over the slab's cells of
+// the box (used on the block's last step).
+func (s *Solver) slabStep(dst []float64, src [3][]float64, f []float64, m, t, nd int) float64 {
+	g := s.lay.Ghost
+	n := s.lay.N
+	xlo, xhi := -s.growth(nd-1, 0, m, t), n[nd-1]+s.growth(nd-1, 1, m, t)
+	var args rowArgs
+	resid := 0.0
+	row := func(off int) {
+		i := off + g + xlo
+		cnt := xhi - xlo
+		args.d = dst[i : i+cnt]
+		if nd == 2 {
+			args.c = src[1][i-1 : i+cnt+1]
+			args.s = src[0][i : i+cnt]
+			args.n = src[2][i : i+cnt]
+		} else {
+			sy := s.lay.Stride[1]
+			args.c = src[1][i-1 : i+cnt+1]
+			args.s = src[1][i-sy : i-sy+cnt]
+			args.n = src[1][i+sy : i+sy+cnt]
+			args.l = src[0][i : i+cnt]
+			args.u = src[2][i : i+cnt]
+		}
+		if f != nil {
+			args.f = f[i : i+cnt]
+		}
+		s.kern(&s.k, &args)
+		if t == m {
+			// The box's own cells: growth is 0 on the last step.
+			d := maxAbsDiff(args.d, args.c[1:cnt+1])
+			if d > resid || d != d {
+				resid = d
+			}
+		}
+	}
+	if nd == 2 {
+		row(0)
+		return resid
+	}
+	ylo, yhi := -s.growth(1, 0, m, t), n[1]+s.growth(1, 1, m, t)
+	for y := ylo; y < yhi; y++ {
+		row((y + g) * s.lay.Stride[1])
+	}
+	return resid
+}
+
+// slabBoundaries sets the first ghost layer of the physical faces inside a
+// slab (all axes but the slowest) from the slab's own values.
+func (s *Solver) slabBoundaries(sl []float64, nd int) {
+	g := s.lay.Ghost
+	n := s.lay.N
+	for a := 1; a < nd; a++ {
+		for side := range 2 {
+			if s.hasNeighbour[a][side] {
+				continue
+			}
+			face := s.spec.Faces[a][side]
+			ghost, mirror := -1, 0
+			if side == 1 {
+				ghost, mirror = n[a], n[a]-1
+			}
+			if a == nd-1 {
+				// Columns: one cell in every row of the slab.
+				rows, stride := 1, 0
+				if nd == 3 {
+					rows, stride = s.lay.Padded[1], s.lay.Stride[1]
+				}
+				for r := range rows {
+					gi, mi := r*stride+g+ghost, r*stride+g+mirror
+					sl[gi] = bcValue(face, sl[mi])
+				}
+				continue
+			}
+			// 3D, axis y: a whole row of the slab.
+			sy := s.lay.Stride[1]
+			gr := sl[(ghost+g)*sy : (ghost+g+1)*sy]
+			mr := sl[(mirror+g)*sy : (mirror+g+1)*sy]
+			for j := range gr {
+				gr[j] = bcValue(face, mr[j])
+			}
+		}
+	}
+}
+
+// mirrorSlab sets the ghost slab beyond the slowest axis' physical face on
+// side from the outermost slab.
+func (s *Solver) mirrorSlab(ghost, edge []float64, side int) {
+	face := s.spec.Faces[0][side]
+	for j := range ghost {
+		ghost[j] = bcValue(face, edge[j])
+	}
+}
+
+// bcValue is a ghost's value from its mirror cell: Dirichlet 2·value −
+// mirror, Neumann the mirror (the same arithmetic as applyBoundaries).
+func bcValue(f Face, mirror float64) float64 {
+	if f.Kind == Dirichlet {
+		return float64(2*f.Value) - mirror
+	}
+	return mirror
+}
