@@ -166,6 +166,7 @@ func (s *Solver) fill(dst []float64, p Profile, scale float64, ghosts bool) {
 	box := s.lay.Box
 	x := make([]float64, nd)
 	idx := make([]int, nd)
+	g := make([]int, nd)
 	region := decomp.Box{Lo: make([]int, nd), Hi: slices.Clone(s.lay.N)}
 	if ghosts {
 		for a := range nd {
@@ -184,7 +185,7 @@ func (s *Solver) fill(dst []float64, p Profile, scale float64, ghosts bool) {
 		first := idx[nd-1]
 		for j := range n {
 			idx[nd-1] = first + j
-			g := slices.Clone(idx)
+			copy(g, idx)
 			inside := true
 			for a := range nd {
 				if g[a] < 0 || g[a] >= shape[a] {
