@@ -84,3 +84,7 @@ func maxAbsDiff(a, b []float64) float64 {
 	}
 	return m
 }
+
+// KernelName is the name of the kernel set this build and CPU use:
+// "generic", "avx2" or "avx512".
+func KernelName() string { return active.name }

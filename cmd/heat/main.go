@@ -79,6 +79,7 @@ Usage:
   heat run [-c FILE] [--set key=value]... [--steps N] [--ranks N] [--threads N]
            [--dims AxB[xC]] [--out DIR] [--restart PATH|latest] [--report FILE] [-q]
   heat inspect PATH [--verify]
+  heat bench kernel [--dims 2] [--sizes 256,2048] [--threads 1,2] [--ghost 1,4]
   heat version
 
 Run 'heat run --help' for the flags of run.
@@ -93,6 +94,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "run":
 		return runCmd(ctx, args[1:], stdout, stderr)
+	case "bench":
+		return benchCmd(ctx, args[1:], stdout, stderr)
 	case "inspect":
 		return inspectCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version":

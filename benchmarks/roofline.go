@@ -1,0 +1,142 @@
+package benchmarks
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"heat/comm/local"
+	"heat/solver"
+)
+
+// CopyBandwidth is the best of reps copies of a bytes-sized array into
+// another by threads goroutines, in GB/s counted as STREAM counts copy (one
+// read and one write per element, no write-allocate traffic).
+func CopyBandwidth(threads, bytes, reps int) float64 {
+	n := bytes / 8
+	src, dst := make([]float64, n), make([]float64, n)
+	for i := range src {
+		src[i] = float64(i)
+	}
+	copyOnce := func() time.Duration {
+		var wg sync.WaitGroup
+		t0 := time.Now()
+		for w := range threads {
+			lo, hi := w*n/threads, (w+1)*n/threads
+			wg.Go(func() { copy(dst[lo:hi], src[lo:hi]) })
+		}
+		wg.Wait()
+		return time.Since(t0)
+	}
+	copyOnce() // first touch
+	best := time.Duration(1 << 62)
+	for range reps {
+		best = min(best, copyOnce())
+	}
+	return 2 * float64(n*8) / best.Seconds() / 1e9
+}
+
+// Point is one kernel measurement.
+type Point struct {
+	Dims, N, Threads, Ghost int
+	Kernel                  string
+	Steps                   int
+	MUpdates                float64 // million cell updates per second
+	GBs                     float64 // effective: 16 bytes (one read, one write) per update
+	Ceiling                 float64 // one-sweep ceiling: copy GB/s ÷ 16 B, in Mupdates/s
+}
+
+// Fraction is the point's speed over the one-sweep memory ceiling; temporal
+// blocking can pass 1.
+func (p Point) Fraction() float64 { return p.MUpdates / p.Ceiling }
+
+// MeasureKernel runs the heat step on one rank: an n^dims grid, threads
+// workers, ghost width (temporal-blocking depth) ghost, for about target
+// seconds after a warm-up, and returns the best of three timings.
+func MeasureKernel(dims, n, threads, ghost int, target time.Duration) (Point, error) {
+	shape := slices.Repeat([]int{n}, dims)
+	length := slices.Repeat([]float64{1}, dims)
+	faces := make([][2]solver.Face, dims)
+	cells := 1
+	for _, x := range shape {
+		cells *= x
+	}
+	spec := solver.Spec{Shape: shape, Length: length, Ghost: ghost, Equation: solver.Heat, Alpha: 1,
+		Faces: faces, Initial: solver.Random(shape, 1, 1, 0), Threads: threads}
+	spec.DT = 0.9 * solver.StableDT(1, spec.Spacing())
+	spec.Steps = 1 << 40
+	spec.CheckEvery = 1 << 40
+	s, err := solver.New(local.NewWorld(1).Comm(0), spec)
+	if err != nil {
+		return Point{}, err
+	}
+	defer s.Close()
+	ctx := context.Background()
+	// Calibrate: double the steps until a run takes a fifth of the target.
+	steps := max(ghost, 1)
+	var el time.Duration
+	for {
+		t0 := time.Now()
+		if err := s.RunTo(ctx, s.Step()+steps); err != nil {
+			return Point{}, err
+		}
+		el = time.Since(t0)
+		if el >= target/5 || steps >= 1<<20 {
+			break
+		}
+		steps *= 2
+	}
+	steps = max(steps, int(float64(steps)*target.Seconds()/el.Seconds()/3))
+	steps = (steps + ghost - 1) / ghost * ghost
+	best := time.Duration(1 << 62)
+	for range 3 {
+		t0 := time.Now()
+		if err := s.RunTo(ctx, s.Step()+steps); err != nil {
+			return Point{}, err
+		}
+		best = min(best, time.Since(t0))
+	}
+	mups := float64(cells) * float64(steps) / best.Seconds() / 1e6
+	return Point{Dims: dims, N: n, Threads: threads, Ghost: ghost, Kernel: solver.KernelName(), Steps: steps,
+		MUpdates: mups, GBs: mups * 16 / 1e3}, nil
+}
+
+// RooflineOptions choose the points of a roofline report.
+type RooflineOptions struct {
+	Dims    int
+	Sizes   []int
+	Threads []int
+	Ghosts  []int
+	Target  time.Duration // per point
+	CopyMiB int           // array size of the bandwidth measurement
+}
+
+// Roofline measures the copy bandwidth for each thread count, then every
+// point, writing a table to w as it goes.
+func Roofline(w io.Writer, o RooflineOptions) ([]Point, error) {
+	ceiling := map[int]float64{}
+	for _, t := range o.Threads {
+		bw := CopyBandwidth(t, o.CopyMiB<<20, 5)
+		ceiling[t] = bw * 1e3 / 16
+		fmt.Fprintf(w, "copy bandwidth, %d thread(s): %.1f GB/s → one-sweep ceiling %.0f Mupdates/s\n", t, bw, ceiling[t])
+	}
+	fmt.Fprintf(w, "%-5s %-6s %-8s %-6s %-8s %12s %10s %9s\n", "dims", "n", "threads", "ghost", "kernel", "Mupdates/s", "eff GB/s", "ceiling")
+	var out []Point
+	for _, n := range o.Sizes {
+		for _, t := range o.Threads {
+			for _, g := range o.Ghosts {
+				p, err := MeasureKernel(o.Dims, n, t, g, o.Target)
+				if err != nil {
+					return out, fmt.Errorf("dims=%d n=%d threads=%d ghost=%d: %w", o.Dims, n, t, g, err)
+				}
+				p.Ceiling = ceiling[t]
+				out = append(out, p)
+				fmt.Fprintf(w, "%-5d %-6d %-8d %-6d %-8s %12.0f %10.1f %8.2f×\n", p.Dims, p.N, p.Threads, p.Ghost, p.Kernel, p.MUpdates, p.GBs, p.Fraction())
+			}
+		}
+	}
+	return out, nil
+}
