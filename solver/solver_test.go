@@ -14,6 +14,7 @@ import (
 
 	"heat/comm"
 	"heat/comm/local"
+	"heat/decomp"
 )
 
 // outcome is what rank 0 saw at the end of a run.
@@ -435,4 +436,34 @@ func runStats(t testing.TB, ranks int, spec Spec) int64 {
 	})
 	require.NoError(t, err)
 	return msgs
+}
+
+// 3D boxes with long rows are swept in y-bands (cache tiles); the bands
+// change the order of the updates, never their bits.
+func TestCacheTilesKeepBits(t *testing.T) {
+	s := heatSpec([]int{5, 40, 1500})
+	s.Initial = Random(s.Shape, 2, 1, 0)
+	s.Steps = 6
+	sv := &Solver{spec: s, lay: decomp.NewLayout(decomp.Box{Lo: []int{0, 0, 0}, Hi: s.Shape}, 1)}
+	box := decomp.Box{Lo: []int{1, 1, 1}, Hi: []int{4, 39, 1499}}
+	tiles := sv.cacheTiles(box)
+	require.Greater(t, len(tiles), 4, "the test grid is tiled")
+	covered := 0
+	for i, tl := range tiles {
+		require.Equal(t, tl, tl.Intersect(box), "tile %d inside the box", i)
+		for _, other := range tiles[:i] {
+			require.True(t, tl.Intersect(other).Empty(), "tiles overlap")
+		}
+		covered += tl.Size()
+	}
+	require.Equal(t, box.Size(), covered, "the tiles cover the box")
+	var want string
+	for i, sp := range [][2]int{{1, 1}, {1, 2}, {2, 3}, {4, 1}} {
+		s.Threads = sp[1]
+		got := fingerprint(run(t, sp[0], s).field)
+		if i == 0 {
+			want = got
+		}
+		require.Equal(t, want, got, "ranks %d threads %d", sp[0], sp[1])
+	}
 }
