@@ -8,33 +8,40 @@ import (
 	"heat/comm/local"
 )
 
-// BenchmarkStep times one heat step on one rank: 2D n=512 (fits in L3),
-// n=4096 (DRAM), 3D n=256, with 1 and 2 worker threads.
+// BenchmarkStep times one heat step on one rank with every kernel set this
+// build and CPU run (generic beside the SIMD sets): 2D n=256 (fits in L2),
+// n=512 and 2048 (L3), n=4096 and 8192 (DRAM), and 3D n=256, with 1 and 2
+// worker threads. n=8192 needs 1 GiB; run it with few iterations
+// (-benchtime 20x).
 func BenchmarkStep(b *testing.B) {
-	for _, c := range []struct{ dims, n int }{{2, 512}, {2, 4096}, {3, 256}} {
-		for _, threads := range []int{1, 2} {
-			b.Run(fmt.Sprintf("dims=%d/n=%d/kernel=generic/threads=%d", c.dims, c.n, threads), func(b *testing.B) {
-				s := heatSpec(slices.Repeat([]int{c.n}, c.dims))
-				s.Initial = Random(s.Shape, 1, 1, 0)
-				s.Threads = threads
-				sv, err := New(local.NewWorld(1).Comm(0), s)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer sv.Close()
-				cells := 1
-				for _, n := range s.Shape {
-					cells *= n
-				}
-				b.SetBytes(int64(16 * cells))
-				b.ResetTimer()
-				for b.Loop() {
-					if err := sv.advance(false); err != nil {
+	for _, c := range []struct{ dims, n int }{{2, 256}, {2, 512}, {2, 2048}, {2, 4096}, {2, 8192}, {3, 256}} {
+		for _, ks := range availableKernels() {
+			for _, threads := range []int{1, 2} {
+				b.Run(fmt.Sprintf("dims=%d/n=%d/kernel=%s/threads=%d", c.dims, c.n, ks.name, threads), func(b *testing.B) {
+					s := heatSpec(slices.Repeat([]int{c.n}, c.dims))
+					s.Initial = Random(s.Shape, 1, 1, 0)
+					s.Threads = threads
+					restore := useKernels(ks)
+					sv, err := New(local.NewWorld(1).Comm(0), s)
+					restore()
+					if err != nil {
 						b.Fatal(err)
 					}
-				}
-				b.ReportMetric(float64(cells)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mupdates/s")
-			})
+					defer sv.Close()
+					cells := 1
+					for _, n := range s.Shape {
+						cells *= n
+					}
+					b.SetBytes(int64(16 * cells))
+					b.ResetTimer()
+					for b.Loop() {
+						if err := sv.advance(false); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(float64(cells)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mupdates/s")
+				})
+			}
 		}
 	}
 }

@@ -24,8 +24,7 @@ package solver
 // stencil holds one rank's strides and coefficients.
 type stencil struct {
 	sy, sz         int     // flat distance to the y and z neighbours
-	c0, cx, cy, cz float64 // heat weights (cx, cy, cz are 1/h² for Jacobi)
-	inv            float64 // Jacobi: 1/Σ(2/h²)
+	c0, cx, cy, cz float64 // weights of the centre and of each axis' neighbours
 }
 
 // rowArgs are the operands of one row update; every slice but c has the
@@ -41,29 +40,23 @@ type rowKernel func(k *stencil, r *rowArgs)
 // kernels are the row kernels of one build: generic, or SIMD where the
 // build and the CPU have it.
 type kernels struct {
-	name                               string
-	heat2D, heat3D, jacobi2D, jacobi3D rowKernel
+	name           string
+	heat2D, heat3D rowKernel
 }
 
 // generic is the portable set, always built.
-var generic = kernels{name: "generic", heat2D: heat2DGeneric, heat3D: heat3DGeneric, jacobi2D: jacobi2DGeneric, jacobi3D: jacobi3DGeneric}
+var generic = kernels{name: "generic", heat2D: heat2DGeneric, heat3D: heat3DGeneric}
 
 // active is the set New uses: the fastest this build and CPU support
 // (see kernel_simd_amd64.go); tests switch it with useKernels.
 var active = bestKernels()
 
-// pick is the row kernel of an equation and dimension from a set.
-func (ks kernels) pick(eq Equation, nd int) rowKernel {
-	switch {
-	case eq == Heat && nd == 2:
+// pick is the row kernel of a 2D or 3D grid from a set.
+func (ks kernels) pick(nd int) rowKernel {
+	if nd == 2 {
 		return ks.heat2D
-	case eq == Heat:
-		return ks.heat3D
-	case nd == 2:
-		return ks.jacobi2D
-	default:
-		return ks.jacobi3D
 	}
+	return ks.heat3D
 }
 
 // maxAbsDiff is max |a[j] − b[j]|; a NaN anywhere makes it NaN.

@@ -127,7 +127,7 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	default:
 		return nil, fmt.Errorf("solver: unknown equation %d", spec.Equation)
 	}
-	s.kern = active.pick(Heat, nd)
+	s.kern = active.pick(nd)
 
 	s.u = make([]float64, s.lay.Len())
 	s.v = make([]float64, s.lay.Len())

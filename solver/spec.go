@@ -154,7 +154,7 @@ func Hotspot(center []float64, r, value, background float64) Profile {
 		d2 := 0.0
 		for a := range x {
 			d := x[a] - center[a]
-			d2 += d * d
+			d2 += float64(d * d)
 		}
 		if d2 <= r*r {
 			return value
@@ -169,9 +169,9 @@ func Gaussian(center []float64, sigma, value, background float64) Profile {
 		d2 := 0.0
 		for a := range x {
 			d := x[a] - center[a]
-			d2 += d * d
+			d2 += float64(d * d)
 		}
-		return background + value*math.Exp(-d2/(2*sigma*sigma))
+		return background + float64(value*math.Exp(-d2/(2*sigma*sigma)))
 	}
 }
 

@@ -1,0 +1,263 @@
+package solver
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// refRow is the reference loop of kernel.go written out cell by cell: each
+// product rounded on its own (the float64 conversions forbid fusing), the
+// terms summed left to right.
+func refRow(k *stencil, r *rowArgs) {
+	for j := range r.d {
+		w, m, e := r.c[j], r.c[j+1], r.c[j+2]
+		v := float64(k.c0*m) + float64(k.cx*(w+e)) + float64(k.cy*(r.s[j]+r.n[j]))
+		if r.l != nil {
+			v += float64(k.cz * (r.l[j] + r.u[j]))
+		}
+		if r.f != nil {
+			v += r.f[j]
+		}
+		r.d[j] = v
+	}
+}
+
+// NaNs with payloads of their own: operandGuard fills the guard cells of
+// operands, destGuard those of destinations, and poison a destination's
+// row before a kernel runs. Arithmetic on a NaN passes its payload on, so
+// a value computed from an operand's guard and stored into a destination's
+// guard still shows.
+var (
+	operandGuard = math.Float64frombits(0x7ff8_dead_0000_beef)
+	destGuard    = math.Float64frombits(0x7ff8_feed_0000_cafe)
+	poison       = math.Float64frombits(0x7ff8_0bad_0000_f00d)
+)
+
+// guarded is a slice of n cells between NaN guard cells, after gonum's
+// guarded vectors: a kernel that writes past its row shows up in the
+// guards, one that reads past it gets a NaN.
+type guarded struct {
+	all   []float64
+	lo, n int
+	guard float64
+}
+
+func newGuarded(n, lo int, guard float64, fill func() float64) guarded {
+	g := guarded{all: make([]float64, lo+n+5), lo: lo, n: n, guard: guard}
+	for i := range g.all {
+		g.all[i] = guard
+	}
+	for i := range n {
+		g.all[lo+i] = fill()
+	}
+	return g
+}
+
+// view is the n cells; its capacity runs into the upper guard.
+func (g guarded) view() []float64 { return g.all[g.lo : g.lo+g.n] }
+
+func (g guarded) bits() []uint64 {
+	b := make([]uint64, len(g.all))
+	for i, x := range g.all {
+		b[i] = math.Float64bits(x)
+	}
+	return b
+}
+
+// guardsIntact reports the first guard cell that no longer holds its guard.
+func (g guarded) guardsIntact() error {
+	for i, x := range g.all {
+		if (i < g.lo || i >= g.lo+g.n) && math.Float64bits(x) != math.Float64bits(g.guard) {
+			return fmt.Errorf("guard cell %d (row is [%d, %d)) written: %v", i, g.lo, g.lo+g.n, x)
+		}
+	}
+	return nil
+}
+
+// value is a random finite operand in ±[2⁻⁴, 2⁴), so sums and products
+// round in many different ways.
+func value(rng *rand.Rand) float64 {
+	return (2*rng.Float64() - 1) * math.Ldexp(1, rng.IntN(9)-4)
+}
+
+// kernelCase is one row update with guarded operands.
+type kernelCase struct {
+	nd               int
+	k                stencil
+	c, s, n, l, u, f guarded
+	operands         []guarded
+}
+
+// newKernelCase draws random weights (heat-like, or Jacobi-like with
+// c0 = 1 − ω) and guarded random operands for a row of n cells.
+func newKernelCase(rng *rand.Rand, jacobi bool, nd, n int, source bool) *kernelCase {
+	kc := &kernelCase{nd: nd}
+	h := []float64{0.5 + rng.Float64(), 0.5 + rng.Float64(), 0.5 + rng.Float64()}
+	kc.k.cx, kc.k.cy = 0.1*rng.Float64()/(h[0]*h[0]), 0.1*rng.Float64()/(h[1]*h[1])
+	if nd == 3 {
+		kc.k.cz = 0.1 * rng.Float64() / (h[2] * h[2])
+	}
+	kc.k.c0 = 1 - 2*(kc.k.cx+kc.k.cy+kc.k.cz)
+	if jacobi {
+		kc.k.c0 = 1 - JacobiWeight
+	}
+	// Each operand starts at its own offset, so vectors straddle cache
+	// lines differently.
+	op := func(m int) guarded {
+		g := newGuarded(m, 1+rng.IntN(8), operandGuard, func() float64 { return value(rng) })
+		kc.operands = append(kc.operands, g)
+		return g
+	}
+	kc.c, kc.s, kc.n = op(n+2), op(n), op(n)
+	if nd == 3 {
+		kc.l, kc.u = op(n), op(n)
+	}
+	if source {
+		kc.f = op(n)
+	}
+	return kc
+}
+
+// args are the operands with d as destination.
+func (kc *kernelCase) args(d []float64) *rowArgs {
+	r := &rowArgs{d: d, c: kc.c.view(), s: kc.s.view(), n: kc.n.view()}
+	if kc.nd == 3 {
+		r.l, r.u = kc.l.view(), kc.u.view()
+	}
+	if kc.f.all != nil {
+		r.f = kc.f.view()
+	}
+	return r
+}
+
+// run applies rk to a fresh guarded destination prefilled with poison.
+func (kc *kernelCase) run(rng *rand.Rand, n int, rk rowKernel) guarded {
+	d := newGuarded(n, 1+rng.IntN(8), destGuard, func() float64 { return poison })
+	rk(&kc.k, kc.args(d.view()))
+	return d
+}
+
+func bitsOf(x []float64) []uint64 {
+	b := make([]uint64, len(x))
+	for i, v := range x {
+		b[i] = math.Float64bits(v)
+	}
+	return b
+}
+
+func (kc *kernelCase) String() string {
+	return fmt.Sprintf("%dD c0=%.3g source=%v", kc.nd, kc.k.c0, kc.f.all != nil)
+}
+
+// Every kernel set of this build and CPU computes, for every row length
+// from 1 to 41 (five 8-wide vectors and one cell: every tail length after
+// 0 to 5 whole vectors of either width), exactly the bits of the generic
+// kernel, which computes exactly the bits of the reference loop. No kernel
+// writes outside its row or into its operands.
+func TestKernelsMatchReferenceBitForBit(t *testing.T) {
+	sets := availableKernels()
+	require.Equal(t, "generic", sets[0].name)
+	require.Equal(t, active.name, sets[len(sets)-1].name, "New uses the fastest set")
+	for _, ks := range sets {
+		t.Logf("kernel set %q", ks.name)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, jacobi := range []bool{false, true} {
+		for _, nd := range []int{2, 3} {
+			for _, source := range []bool{false, true} {
+				for n := 1; n <= 5*8+1; n++ {
+					for range 3 {
+						kc := newKernelCase(rng, jacobi, nd, n, source)
+						before := make([][]uint64, len(kc.operands))
+						for i, g := range kc.operands {
+							before[i] = g.bits()
+						}
+						ref := make([]float64, n)
+						refRow(&kc.k, kc.args(ref))
+						gen := kc.run(rng, n, generic.pick(nd))
+						require.Equal(t, bitsOf(ref), bitsOf(gen.view()), "generic vs reference loop, %v n=%d", kc, n)
+						for _, ks := range sets {
+							d := kc.run(rng, n, ks.pick(nd))
+							require.Equal(t, bitsOf(gen.view()), bitsOf(d.view()), "%s vs generic, %v n=%d", ks.name, kc, n)
+							require.NoError(t, d.guardsIntact(), "%s, %v n=%d", ks.name, kc, n)
+							for i, g := range kc.operands {
+								require.Equal(t, before[i], g.bits(), "%s changed operand %d, %v n=%d", ks.name, i, kc, n)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// The whole solver gives the same bits with every kernel set: heat and
+// Poisson, 2D and 3D, on several rank and thread counts, one step at a time
+// and in temporal blocks of 3, so that rows of many lengths (interior, rim,
+// tiles, split along x) go through each set.
+func TestSolverSameBitsWithEveryKernelSet(t *testing.T) {
+	sets := availableKernels()
+	if len(sets) == 1 {
+		t.Skipf("only the %s set in this build", sets[0].name)
+	}
+	for _, shape := range [][]int{{23, 45}, {9, 10, 37}} {
+		nd := len(shape)
+		for _, eq := range []Equation{Heat, Poisson} {
+			s := heatSpec(shape)
+			s.Equation = eq
+			s.Faces[0] = [2]Face{{Kind: Dirichlet, Value: 1}, {Kind: Neumann}}
+			s.Faces[nd-1] = [2]Face{{Kind: Periodic}, {Kind: Periodic}}
+			s.Initial = Random(shape, 5, 1, 0)
+			s.Source = Gaussian([]float64{0.3, 0.6, 0.5}[:nd], 0.2, 2, 0)
+			s.Steps = 40
+			s.CheckEvery = 7
+			for _, sp := range []struct{ ranks, threads, ghost int }{{1, 1, 1}, {2, 2, 1}, {3, 1, 1}, {4, 3, 1}, {1, 2, 3}, {3, 1, 3}} {
+				s.Threads, s.Ghost = sp.threads, sp.ghost
+				var want outcome
+				for i, ks := range sets {
+					restore := useKernels(ks)
+					out := run(t, sp.ranks, s)
+					restore()
+					if i == 0 {
+						want = out
+						continue
+					}
+					where := fmt.Sprintf("%v %v %+v: %s vs %s", shape, eq, sp, ks.name, sets[0].name)
+					require.Equal(t, fingerprint(want.field), fingerprint(out.field), where)
+					require.Equal(t, math.Float64bits(want.residual), math.Float64bits(out.residual), where)
+					require.Equal(t, want.steps, out.steps, where)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkKernel times one row update alone, operands in L1 (n=256) or L2
+// (n=4096), for every kernel set: the kernels without the solver around
+// them.
+func BenchmarkKernel(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, nd := range []int{2, 3} {
+		for _, source := range []bool{false, true} {
+			for _, n := range []int{256, 4096} {
+				kc := newKernelCase(rng, false, nd, n, source)
+				d := make([]float64, n)
+				r := kc.args(d)
+				for _, ks := range availableKernels() {
+					rk := ks.pick(nd)
+					b.Run(fmt.Sprintf("dims=%d/source=%v/n=%d/kernel=%s", nd, source, n, ks.name), func(b *testing.B) {
+						b.SetBytes(int64(8 * n))
+						for b.Loop() {
+							rk(&kc.k, r)
+						}
+						b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mupdates/s")
+					})
+				}
+			}
+		}
+	}
+}
