@@ -58,11 +58,19 @@ type Solver struct {
 	f     []float64 // source term (times dt for heat), nil if none
 	inner region    // cells whose stencil reads no ghost
 	rim   region    // the other cells
-	faces []bcFace  // physical faces of this rank
+	faces []bcFace  // physical faces of this rank (temporal blocks apply them all)
+	// stepFaces are the faces the one-step path applies before the interior;
+	// the ghosts at the ends of interior rows are left to rowFaces, which the
+	// worker updating the row applies first (a cache line another core
+	// wrote would cost that worker a transfer per row).
+	stepFaces []bcFace
+	rowFaces  [2]*Face // x faces at the ends of interior rows, nil if none
 	// hasNeighbour[a][side]: a rank (maybe this one, periodic) lies beyond
 	// that face of the box; otherwise it is a physical face.
 	hasNeighbour [][2]bool
 	waves        []wavefront // temporal blocking, per worker
+	job          job         // the workers' current dispatch
+	work         func(int)   // s.doWork, bound once
 	resid        []float64   // per-worker max |Δu| of the last checked step
 
 	step      int
@@ -148,6 +156,7 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	s.splitRegions()
 	// Spin-waiting pays only when every worker of every in-process rank has
 	// a core of its own.
+	s.work = s.doWork
 	s.team = newTeam(spec.Threads, spec.Threads*c.Size() <= runtime.GOMAXPROCS(0))
 	s.resid = make([]float64, spec.Threads)
 	return s, nil
@@ -209,10 +218,19 @@ func (s *Solver) fill(dst []float64, p Profile, scale float64, ghosts bool) {
 func (s *Solver) splitRegions() {
 	nd := len(s.lay.N)
 	n := s.lay.N
+	// The interior stops one cell short of every face with a neighbour: its
+	// ghosts arrive with the exchange. Ghosts of physical faces are set
+	// before the interior is updated, so the interior reaches those faces.
 	in := decomp.Box{Lo: make([]int, nd), Hi: make([]int, nd)}
 	empty := false
 	for a := range nd {
-		in.Lo[a], in.Hi[a] = 1, n[a]-1
+		in.Lo[a], in.Hi[a] = 0, n[a]
+		if s.hasNeighbour[a][0] {
+			in.Lo[a] = 1
+		}
+		if s.hasNeighbour[a][1] {
+			in.Hi[a] = n[a] - 1
+		}
 		if in.Hi[a] <= in.Lo[a] {
 			empty = true
 		}
@@ -226,7 +244,10 @@ func (s *Solver) splitRegions() {
 		// Slabs: along axis a, below and above the interior; axes before a
 		// limited to the interior, axes after a full.
 		for a := range nd {
-			for _, side := range [2][2]int{{0, 1}, {n[a] - 1, n[a]}} {
+			for _, side := range [2][2]int{{0, in.Lo[a]}, {in.Hi[a], n[a]}} {
+				if side[0] == side[1] {
+					continue
+				}
 				b := decomp.Box{Lo: make([]int, nd), Hi: make([]int, nd)}
 				for x := range nd {
 					switch {
@@ -243,6 +264,7 @@ func (s *Solver) splitRegions() {
 		}
 	}
 	s.inner = s.makeRegion(s.cacheTiles(in))
+	s.splitFaces(in)
 	s.rim = s.makeRegion(rim)
 }
 
@@ -301,24 +323,56 @@ func (s *Solver) makeRegion(boxes []decomp.Box) region {
 // update applies the kernel to a region from u into v, in parallel; with
 // check it also records each worker's max |Δu|.
 func (s *Solver) update(r *region, check bool) {
-	s.team.run(func(w int) {
-		rows := r.rows[r.share[w]:r.share[w+1]]
-		m := 0.0
-		var args rowArgs
-		for _, rw := range rows {
-			s.rowArgs(&args, s.v, s.u, rw)
-			s.kern(&s.k, &args)
-			if check {
-				d := maxAbsDiff(s.v[rw.start:rw.start+rw.n], s.u[rw.start:rw.start+rw.n])
-				if d > m || d != d {
-					m = d
-				}
+	if len(r.rows) == 0 {
+		return
+	}
+	s.job = job{region: r, check: check}
+	s.team.run(s.work)
+}
+
+// job is what the workers do in the current dispatch; kept in the Solver so
+// that a dispatch allocates nothing (a closure per step would feed the
+// garbage collector, whose pauses stop the spinning workers too).
+type job struct {
+	region *region // update these rows …
+	blockM int     // … or, when region is nil, a temporal block of blockM steps
+	check  bool
+}
+
+// work is worker w's share of the current job.
+func (s *Solver) doWork(w int) {
+	j := s.job
+	if j.region == nil {
+		s.runWavefront(w, j.blockM, j.check)
+		return
+	}
+	r := j.region
+	rows := r.rows[r.share[w]:r.share[w+1]]
+	m := 0.0
+	var args rowArgs
+	lo, hi := s.rowFaces[0], s.rowFaces[1]
+	if r != &s.inner {
+		lo, hi = nil, nil
+	}
+	for _, rw := range rows {
+		if lo != nil {
+			s.u[rw.start-1] = bcValue(*lo, s.u[rw.start])
+		}
+		if hi != nil {
+			s.u[rw.start+rw.n] = bcValue(*hi, s.u[rw.start+rw.n-1])
+		}
+		s.rowArgs(&args, s.v, s.u, rw)
+		s.kern(&s.k, &args)
+		if j.check {
+			d := maxAbsDiff(s.v[rw.start:rw.start+rw.n], s.u[rw.start:rw.start+rw.n])
+			if d > m || d != d {
+				m = d
 			}
 		}
-		if check && (m > s.resid[w] || m != m) {
-			s.resid[w] = m
-		}
-	})
+	}
+	if j.check && (m > s.resid[w] || m != m) {
+		s.resid[w] = m
+	}
 }
 
 // rowArgs points args at row rw of dst and its neighbours in src.
@@ -354,7 +408,7 @@ func (s *Solver) advance(check bool) error {
 		return err
 	}
 	t0 := time.Now()
-	s.applyBoundaries(s.u)
+	s.applyFaces(s.stepFaces, s.u)
 	s.update(&s.inner, check)
 	s.stats.Compute += time.Since(t0)
 	s.trace("interior")

@@ -1,19 +1,22 @@
 package solver
 
 import (
-	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // team is a rank's persistent worker goroutines: they are started once and
-// reused every step, because waking goroutines through channels twice a
-// step costs more than a small grid's update. Workers spin briefly on an
-// epoch counter before they park, so back-to-back dispatches (interior,
-// then rim) find them awake. The calling goroutine works as worker 0.
+// reused every step. Waking a parked goroutine costs tens of microseconds
+// on a virtual machine (a futex wake and a scheduler hand-off), more than a
+// small grid's whole step, so a waiting goroutine first spins on an atomic
+// counter for up to spinFor and parks only after that: back-to-back
+// dispatches (interior, rim, next step) find the workers awake. Spinning
+// is off when the process has more busy goroutines than cores. The calling
+// goroutine works as worker 0.
 type team struct {
 	n       int
-	spin    int // polls before yielding or parking; 0 when cores are oversubscribed
+	spin    bool
 	f       func(int)
 	epoch   atomic.Uint64 // bumped by every dispatch
 	pending atomic.Int64  // workers still running the current dispatch
@@ -23,16 +26,13 @@ type team struct {
 	done    *sync.Cond // the dispatcher waits here for pending to reach 0
 }
 
-// spins is how many times a waiting goroutine polls before it yields or parks.
-const spins = 4000
+// spinFor is how long a waiting goroutine spins before it parks.
+const spinFor = 200 * time.Microsecond
 
 // newTeam starts n-1 workers. With spin false (more busy goroutines than
-// cores) waiting goroutines park at once instead of polling.
+// cores) waiting goroutines park at once.
 func newTeam(n int, spin bool) *team {
-	t := &team{n: n}
-	if spin {
-		t.spin = spins
-	}
+	t := &team{n: n, spin: spin}
 	t.wake = sync.NewCond(&t.mu)
 	t.done = sync.NewCond(&t.mu)
 	for w := 1; w < n; w++ {
@@ -41,18 +41,34 @@ func newTeam(n int, spin bool) *team {
 	return t
 }
 
+// spinUntil polls cond for up to spinFor (when spinning is on) and reports
+// whether it became true.
+func (t *team) spinUntil(cond func() bool) bool {
+	if !t.spin {
+		return cond()
+	}
+	var start time.Time
+	for i := 0; ; i++ {
+		if cond() {
+			return true
+		}
+		if i&1023 == 1023 {
+			if start.IsZero() {
+				start = time.Now()
+			} else if time.Since(start) > spinFor {
+				return false
+			}
+		}
+	}
+}
+
 func (t *team) work(w int) {
 	seen := uint64(0)
+	moved := func() bool { return t.epoch.Load() != seen }
 	for {
-		for i := 0; t.epoch.Load() == seen; i++ {
-			if i < t.spin {
-				if i%64 == 63 {
-					runtime.Gosched()
-				}
-				continue
-			}
+		if !t.spinUntil(moved) {
 			t.mu.Lock()
-			for t.epoch.Load() == seen {
+			for !moved() {
 				t.wake.Wait()
 			}
 			t.mu.Unlock()
@@ -83,18 +99,13 @@ func (t *team) run(f func(w int)) {
 	t.wake.Broadcast()
 	t.mu.Unlock()
 	f(0)
-	for i := 0; t.pending.Load() != 0; i++ {
-		if i >= t.spin {
-			t.mu.Lock()
-			for t.pending.Load() != 0 {
-				t.done.Wait()
-			}
-			t.mu.Unlock()
-			return
+	finished := func() bool { return t.pending.Load() == 0 }
+	if !t.spinUntil(finished) {
+		t.mu.Lock()
+		for !finished() {
+			t.done.Wait()
 		}
-		if i%64 == 63 {
-			runtime.Gosched()
-		}
+		t.mu.Unlock()
 	}
 }
 

@@ -52,7 +52,8 @@ func (s *Solver) block(m int, check bool) error {
 	if s.waves == nil {
 		s.waves = make([]wavefront, s.spec.Threads)
 	}
-	s.team.run(func(w int) { s.runWavefront(w, m, check) })
+	s.job = job{blockM: m, check: check}
+	s.team.run(s.work)
 	s.stats.Compute += time.Since(t0)
 	s.trace("block")
 	s.u, s.v = s.v, s.u
