@@ -79,6 +79,7 @@ Usage:
   heat run [-c FILE] [--set key=value]... [--steps N] [--ranks N] [--threads N]
            [--dims AxB[xC]] [--out DIR] [--restart PATH|latest] [--report FILE] [-q]
   heat inspect PATH [--verify]
+  heat render PATH [-o FILE.png] [--cmap NAME] [--slice z=mid] [--range MIN,MAX]
   heat bench kernel [--dims 2] [--sizes 256,2048] [--threads 1,2] [--ghost 1,4]
   heat version
 
@@ -98,6 +99,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return benchCmd(ctx, args[1:], stdout, stderr)
 	case "inspect":
 		return inspectCmd(ctx, args[1:], stdout, stderr)
+	case "render":
+		return renderCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, versionString())
 		return nil

@@ -73,6 +73,11 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Checkpoints: []report.Checkpoint{},
 	}
 	rep := j.rep
+	j.out, err = openOutputs(cfg, *restart != "")
+	if err != nil {
+		return err
+	}
+	defer j.out.close()
 	j.prog = newProgress(stderr, *quiet, spec.Equation == solver.Poisson, from, cfg.Run.Steps)
 	runErr := local.Run(cfg.Parallel.Ranks, func(c comm.Comm) error {
 		return runRank(ctx, c, j)
@@ -125,6 +130,7 @@ type job struct {
 	fallback bool                     // --restart latest: try older candidates if one is bad
 	lastGood string                   // newest checkpoint known complete
 	stopped  string                   // checkpoint written on a signal
+	out      *outputs                 // snapshots and diagnostics
 }
 
 // runRank is one rank's whole run: restore, solve with checkpoints on
@@ -147,22 +153,53 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 	}
 	t0 := time.Now()
 	from := s.Step()
-	var ckptTime time.Duration
-	every := j.cfg.Checkpoint.Every
+	var ckptTime, outTime time.Duration
+	cp, out := j.cfg.Checkpoint, j.cfg.Output
+	// output writes what is due at the current step (always at the end).
+	lastDiag, lastSnap := -1, -1
+	output := func(end bool) error {
+		t := time.Now()
+		defer func() { outTime += time.Since(t) }()
+		step := s.Step()
+		if out.DiagnosticsEvery > 0 && (step%out.DiagnosticsEvery == 0 || end) && step != lastDiag {
+			lastDiag = step
+			if err := j.out.diagnostics(c, s); err != nil {
+				return fmt.Errorf("diagnostics at step %d: %w", step, err)
+			}
+		}
+		if (end || (out.SnapshotEvery > 0 && step%out.SnapshotEvery == 0)) && step != lastSnap {
+			lastSnap = step
+			if err := j.out.snapshot(c, s); err != nil {
+				return fmt.Errorf("snapshot at step %d: %w", step, err)
+			}
+		}
+		return nil
+	}
+	if j.restarts == nil {
+		if err := output(false); err != nil {
+			return err
+		}
+	}
 	var runErr error
 	for {
+		// Run to the next step where something is due.
 		target := spec.Steps
-		if every > 0 {
-			target = (s.Step()/every + 1) * every
+		for _, every := range []int{cp.Every, out.SnapshotEvery, out.DiagnosticsEvery} {
+			if every > 0 {
+				target = min(target, (s.Step()/every+1)*every)
+			}
 		}
 		runErr = s.RunTo(ctx, target)
 		stopped := errors.Is(runErr, solver.ErrStopped)
 		if runErr != nil && !stopped {
 			return fmt.Errorf("%w (last good checkpoint: %s)", runErr, orNone(j.lastGood))
 		}
-		scheduled := every > 0 && s.Step()%every == 0 && s.Step() > from
-		final := s.Done() && j.cfg.Checkpoint.Final
-		if stopped || scheduled || final {
+		end := stopped || s.Done()
+		if err := output(end); err != nil {
+			return err
+		}
+		scheduled := cp.Every > 0 && s.Step()%cp.Every == 0 && s.Step() > from
+		if stopped || scheduled || (s.Done() && cp.Final) {
 			t := time.Now()
 			err := writeCheckpoint(c, s, j)
 			ckptTime += time.Since(t)
@@ -173,7 +210,7 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 				j.stopped = j.lastGood
 			}
 		}
-		if stopped || s.Done() {
+		if end {
 			break
 		}
 	}
@@ -217,7 +254,7 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 		for _, n := range spec.Shape {
 			cells *= n
 		}
-		if compute := (wall - ckptTime).Seconds(); compute > 0 {
+		if compute := (wall - ckptTime - outTime).Seconds(); compute > 0 {
 			rep.MUpdatesPS = float64(cells) * float64(s.Step()-from) / compute / 1e6
 		}
 		rep.Field = field

@@ -346,6 +346,8 @@ func fits(t reflect.Type, v any) (want string, ok bool) {
 			return "an array of integers", all(v, isInt)
 		case reflect.Float64:
 			return "an array of numbers", all(v, isNum)
+		case reflect.String:
+			return "an array of strings", all(v, func(e any) bool { _, ok := e.(string); return ok })
 		}
 	}
 	panic(fmt.Sprintf("config: no TOML rule for field type %s", t))

@@ -83,10 +83,19 @@ type Parallel struct {
 	Dims    []int `toml:"dims" json:"dims"`       // process grid, C order; empty = automatic
 }
 
-// Output is where results go.
+// Output is where results go and what a run leaves to look at.
 type Output struct {
-	Dir         string `toml:"dir" json:"dir"`
-	Fingerprint bool   `toml:"fingerprint" json:"fingerprint"` // field.sha256 in the report (one gather to rank 0)
+	Dir              string    `toml:"dir" json:"dir"`
+	Fingerprint      bool      `toml:"fingerprint" json:"fingerprint"`             // field.sha256 in the report (one gather to rank 0)
+	SnapshotEvery    int       `toml:"snapshot_every" json:"snapshot_every"`       // steps between snapshots; 0 = only the final one
+	Formats          []string  `toml:"formats" json:"formats"`                     // snapshot formats: "png", "vti"; empty = none
+	Slice            string    `toml:"slice" json:"slice"`                         // plane of a 3D field in PNGs: "z=mid", "y=10", "x=0.25"
+	Cmap             string    `toml:"cmap" json:"cmap"`                           // PNG colour map: viridis, inferno, coolwarm
+	Range            []float64 `toml:"range" json:"range"`                         // PNG colour range [min, max]; empty = each image's own
+	ImageSize        int       `toml:"image_size" json:"image_size"`               // PNG: longest side of the field in pixels (larger grids are downsampled)
+	VTKFloat32       bool      `toml:"vtk_float32" json:"vtk_float32"`             // vti values as Float32 instead of the field's Float64
+	VTKCompress      bool      `toml:"vtk_compress" json:"vtk_compress"`           // zlib-compress vti data
+	DiagnosticsEvery int       `toml:"diagnostics_every" json:"diagnostics_every"` // steps between diagnostics.csv rows; 0 = none
 }
 
 // Checkpoint is when and how the run saves restartable state.

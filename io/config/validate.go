@@ -253,10 +253,64 @@ func (k *checker) parallel() *Error {
 }
 
 func (k *checker) output() *Error {
-	if strings.TrimSpace(k.c.Output.Dir) == "" {
+	o := &k.c.Output
+	if strings.TrimSpace(o.Dir) == "" {
 		return k.bad("output.dir", "must not be empty")
 	}
+	switch {
+	case o.SnapshotEvery < 0:
+		return k.bad("output.snapshot_every", "must be >= 0 (got %d)", o.SnapshotEvery)
+	case o.DiagnosticsEvery < 0:
+		return k.bad("output.diagnostics_every", "must be >= 0 (got %d)", o.DiagnosticsEvery)
+	case o.ImageSize < 16:
+		return k.bad("output.image_size", "must be at least 16 pixels (got %d)", o.ImageSize)
+	}
+	seen := map[string]bool{}
+	for _, f := range o.Formats {
+		if f != "png" && f != "vti" {
+			return k.bad("output.formats", "unknown format %q (known: \"png\", \"vti\")", f)
+		}
+		if seen[f] {
+			return k.bad("output.formats", "lists %q twice", f)
+		}
+		seen[f] = true
+	}
+	if !slices.Contains([]string{"viridis", "inferno", "coolwarm"}, o.Cmap) {
+		return k.bad("output.cmap", "unknown colour map %q (known: viridis, inferno, coolwarm)", o.Cmap)
+	}
+	if len(o.Range) != 0 && (len(o.Range) != 2 || !(o.Range[0] < o.Range[1]) || isNaNInf(o.Range[0]) || isNaNInf(o.Range[1])) {
+		return k.bad("output.range", "must be empty or [min, max] with min < max (got %v)", o.Range)
+	}
+	if err := checkSlice(o.Slice, k.c.Grid.Shape); err != "" {
+		return k.bad("output.slice", "%s", err)
+	}
 	return nil
+}
+
+// checkSlice validates a plane of a 3D grid: "AXIS=mid", "AXIS=INDEX" or
+// "AXIS=FRACTION" (a number with a point, 0 to 1). It returns the problem.
+func checkSlice(spec string, shape []int) string {
+	axis, at, ok := strings.Cut(spec, "=")
+	names := map[string]int{"z": 0, "y": 1, "x": 2}
+	a, known := names[axis]
+	if !ok || !known {
+		return fmt.Sprintf("%q: want AXIS=mid, AXIS=INDEX or AXIS=FRACTION with AXIS one of z, y, x", spec)
+	}
+	if len(shape) != 3 || at == "mid" {
+		return ""
+	}
+	if strings.Contains(at, ".") {
+		f, err := strconv.ParseFloat(at, 64)
+		if err != nil || f < 0 || f > 1 {
+			return fmt.Sprintf("%q: a fraction must be from 0 to 1", spec)
+		}
+		return ""
+	}
+	i, err := strconv.Atoi(at)
+	if err != nil || i < 0 || i >= shape[a] {
+		return fmt.Sprintf("%q: index must be from 0 to %d along %s", spec, shape[a]-1, axis)
+	}
+	return ""
 }
 
 // checkpoint checks the checkpoint policy and fills the default directory.

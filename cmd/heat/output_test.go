@@ -1,0 +1,133 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/xml"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Snapshots and diagnostics only read the field: the fingerprint is the
+// same with and without them, and the files are there: a PNG per snapshot,
+// a .pvti with one piece per rank, and a .pvd listing every snapshot.
+func TestSnapshotsLeaveTheSolutionAlone(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"run", "-q", "--steps", "12", "--ranks", "3", "--set", "grid.shape=[30,20]", "--set", "initial.kind=random"}
+	code, _, stderr := heat(t, append(base, "--out", filepath.Join(dir, "plain"), "--set", "output.formats=[]", "--set", "output.diagnostics_every=0")...)
+	require.Equal(t, 0, code, stderr)
+	out := filepath.Join(dir, "snaps")
+	code, _, stderr = heat(t, append(base, "--out", out, "--set", `output.formats=["png","vti"]`, "--set", "output.snapshot_every=5",
+		"--set", "output.diagnostics_every=3")...)
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, readReport(t, filepath.Join(dir, "plain", "report.json")).Field.SHA256, readReport(t, filepath.Join(out, "report.json")).Field.SHA256)
+
+	snaps := filepath.Join(out, "snapshots")
+	for _, step := range []string{"00000000", "00000005", "00000010", "00000012"} {
+		f, err := os.Open(filepath.Join(snaps, "u-"+step+".png"))
+		require.NoError(t, err)
+		img, err := png.Decode(f)
+		f.Close()
+		require.NoError(t, err)
+		require.Greater(t, img.Bounds().Dx(), 20)
+		require.FileExists(t, filepath.Join(snaps, "u-"+step+".pvti"))
+		for r := range 3 {
+			require.FileExists(t, filepath.Join(snaps, "u-"+step, "piece-000"+strconv.Itoa(r)+".vti"))
+		}
+	}
+	var pvd struct {
+		DataSets []struct {
+			Timestep float64 `xml:"timestep,attr"`
+			File     string  `xml:"file,attr"`
+		} `xml:"Collection>DataSet"`
+	}
+	data, err := os.ReadFile(filepath.Join(snaps, "u.pvd"))
+	require.NoError(t, err)
+	require.NoError(t, xml.Unmarshal(data, &pvd))
+	require.Len(t, pvd.DataSets, 4)
+	require.Equal(t, "u-00000012.pvti", pvd.DataSets[3].File)
+	require.Equal(t, 0.0, pvd.DataSets[0].Timestep)
+
+	rows := readCSV(t, filepath.Join(out, "diagnostics.csv"))
+	require.Equal(t, []string{"step", "time", "min", "max", "mean", "total", "residual"}, rows[0])
+	var steps []string
+	for _, r := range rows[1:] {
+		steps = append(steps, r[0])
+	}
+	require.Equal(t, []string{"0", "3", "6", "9", "12"}, steps)
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err)
+	return rows
+}
+
+func column(t *testing.T, rows [][]string, c int) []float64 {
+	t.Helper()
+	var out []float64
+	for _, r := range rows[1:] {
+		v, err := strconv.ParseFloat(r[c], 64)
+		require.NoError(t, err)
+		out = append(out, v)
+	}
+	return out
+}
+
+// diagnostics.csv: with periodic faces the total heat stays constant; for
+// Poisson the residual falls.
+func TestDiagnosticsConservationAndResidual(t *testing.T) {
+	out := t.TempDir()
+	code, _, stderr := heat(t, "run", "-q", "-c", "../../configs/periodic-2d.toml", "--steps", "200", "--ranks", "2", "--out", out,
+		"--set", "output.diagnostics_every=20", "--set", "output.formats=[]")
+	require.Equal(t, 0, code, stderr)
+	rows := readCSV(t, filepath.Join(out, "diagnostics.csv"))
+	total := column(t, rows, 5)
+	require.Len(t, total, 11)
+	for _, x := range total {
+		require.InDelta(t, 0, (x-total[0])/total[0], 1e-12)
+	}
+	spread := func(r []string) float64 {
+		lo, _ := strconv.ParseFloat(r[2], 64)
+		hi, _ := strconv.ParseFloat(r[3], 64)
+		return hi - lo
+	}
+	require.Less(t, spread(rows[len(rows)-1]), spread(rows[1]), "the field smooths out")
+
+	out = t.TempDir()
+	code, _, stderr = heat(t, "run", "-q", "-c", "../../configs/poisson-2d.toml", "--set", "grid.shape=[32,32]", "--steps", "3000",
+		"--set", "run.check_every=100", "--set", "output.diagnostics_every=100", "--set", "output.formats=[]", "--out", out)
+	require.Equal(t, 0, code, stderr)
+	res := column(t, readCSV(t, filepath.Join(out, "diagnostics.csv")), 6)[1:] // row 0 is before any check
+	require.Greater(t, len(res), 5)
+	for i := 1; i < len(res); i++ {
+		require.Less(t, res[i], res[i-1], "residual falls: %v", res)
+	}
+}
+
+// heat render draws a checkpoint (a plane of a 3D one) without running.
+func TestRenderCheckpoint(t *testing.T) {
+	out := t.TempDir()
+	code, _, stderr := heat(t, "run", "-q", "--set", "grid.shape=[12,16,20]", "--steps", "4", "--out", out, "--set", "checkpoint.final=true")
+	require.Equal(t, 0, code, stderr)
+	img := filepath.Join(out, "r.png")
+	code, stdout, stderr := heat(t, "render", filepath.Join(out, "checkpoints", "latest"), "-o", img, "--cmap", "inferno", "--slice", "x=0.5")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "x=10")
+	f, err := os.Open(img)
+	require.NoError(t, err)
+	defer f.Close()
+	_, err = png.Decode(f)
+	require.NoError(t, err)
+	code, _, stderr = heat(t, "render", filepath.Join(out, "checkpoints", "latest"), "--slice", "z=99")
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "z=99")
+}

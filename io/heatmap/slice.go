@@ -1,0 +1,112 @@
+package heatmap
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// DefaultSlice is the plane of a 3D field that an empty spec selects.
+const DefaultSlice = "z=mid"
+
+// Slice cuts the 2D plane that spec names out of a field of the given shape
+// (C order, [nz, ny, nx]), ready for Render.
+//
+// spec is "AXIS=AT" with AXIS one of z, y, x and AT one of
+//   - "mid": index n/2 along the axis,
+//   - an integer index from 0 to n-1,
+//   - a fraction of the axis when it has a '.', from 0 to 1: index
+//     floor(f*n), with 1.0 meaning the last cell.
+//
+// "" means DefaultSlice. The plane keeps the remaining axes in C order, so its
+// rows run along the slower one: z=k gives [ny, nx], y=j gives [nz, nx],
+// x=i gives [nz, ny]; Render then draws the first of them upwards. label
+// names the plane for a title, e.g. "z=32". The plane is a copy.
+//
+// A 2D field ([ny, nx]) is returned as is (not copied), whatever spec says,
+// with an empty label, so callers can pass every field through Slice.
+func Slice(field []float64, shape []int, spec string) (plane []float64, ny, nx int, label string, err error) {
+	n := 1
+	for _, s := range shape {
+		if s < 1 {
+			return nil, 0, 0, "", fmt.Errorf("heatmap: slice: shape %v must be positive", shape)
+		}
+		n *= s
+	}
+	if len(field) != n {
+		return nil, 0, 0, "", fmt.Errorf("heatmap: slice: field has %d values, shape %v needs %d", len(field), shape, n)
+	}
+	switch len(shape) {
+	case 2:
+		return field, shape[0], shape[1], "", nil
+	case 3:
+	default:
+		return nil, 0, 0, "", fmt.Errorf("heatmap: slice: shape %v must have 2 or 3 axes", shape)
+	}
+
+	axis, at, err := parseSpec(spec, shape)
+	if err != nil {
+		return nil, 0, 0, "", err
+	}
+	nz, sy, sx := shape[0], shape[1], shape[2]
+	switch axis {
+	case 0: // a contiguous [ny, nx] block
+		plane = append([]float64(nil), field[at*sy*sx:(at+1)*sy*sx]...)
+		ny, nx = sy, sx
+	case 1: // row j of every z layer
+		plane = make([]float64, 0, nz*sx)
+		for k := range nz {
+			row := (k*sy + at) * sx
+			plane = append(plane, field[row:row+sx]...)
+		}
+		ny, nx = nz, sx
+	case 2: // column i of every z layer, one value per y
+		plane = make([]float64, 0, nz*sy)
+		for k := range nz {
+			for j := range sy {
+				plane = append(plane, field[(k*sy+j)*sx+at])
+			}
+		}
+		ny, nx = nz, sy
+	}
+	return plane, ny, nx, fmt.Sprintf("%s=%d", axisNames[axis], at), nil
+}
+
+var axisNames = [3]string{"z", "y", "x"}
+
+// parseSpec resolves spec against a 3D shape to an axis (0 = z, 1 = y, 2 = x)
+// and an index along it; its errors name the spec and the valid range.
+func parseSpec(spec string, shape []int) (axis, at int, err error) {
+	s := strings.TrimSpace(spec)
+	if s == "" {
+		s = DefaultSlice
+	}
+	name, val, ok := strings.Cut(s, "=")
+	name, val = strings.TrimSpace(name), strings.TrimSpace(val)
+	axis = -1
+	for a, an := range axisNames {
+		if name == an {
+			axis = a
+		}
+	}
+	if !ok || axis < 0 {
+		return 0, 0, fmt.Errorf("heatmap: slice %q: want AXIS=mid, AXIS=INDEX or AXIS=FRACTION with AXIS one of z, y, x", spec)
+	}
+	n := shape[axis]
+	switch {
+	case val == "mid":
+		return axis, n / 2, nil
+	case strings.Contains(val, "."):
+		f, perr := strconv.ParseFloat(val, 64)
+		if perr != nil || !(f >= 0 && f <= 1) {
+			return 0, 0, fmt.Errorf("heatmap: slice %q: a fraction must be from 0 to 1", spec)
+		}
+		return axis, min(int(f*float64(n)), n-1), nil
+	default:
+		i, perr := strconv.Atoi(val)
+		if perr != nil || i < 0 || i >= n {
+			return 0, 0, fmt.Errorf("heatmap: slice %q: index must be from 0 to %d along %s (or mid, or a fraction like 0.5)", spec, n-1, name)
+		}
+		return axis, i, nil
+	}
+}
