@@ -1,47 +1,77 @@
 package solver
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 
+	"heat/comm"
 	"heat/decomp"
 )
 
+// gatherTag is the message tag of Gather's pieces.
+const gatherTag = 30500
+
 // Gather collects the global field (interior cells only, C order) on rank 0;
-// other ranks get nil. Collective.
+// other ranks get nil. Collective. The pieces travel as float64 messages
+// (no byte encoding), and rank 0 reuses its buffers from one call to the
+// next, so the result is only valid until the next Gather.
 func (s *Solver) Gather() ([]float64, error) {
 	nd := len(s.lay.N)
 	local := decomp.Box{Lo: make([]int, nd), Hi: s.lay.N}
-	buf := make([]byte, 0, 8*s.lay.Box.Size())
-	s.lay.ForRows(local, func(start, n int) {
-		for _, x := range s.u[start : start+n] {
-			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(x))
+	if s.c.Rank() != 0 {
+		if len(s.gatherSend) != s.lay.Box.Size() {
+			s.gatherSend = make([]float64, s.lay.Box.Size())
 		}
-	})
-	parts, err := s.c.Gatherv(buf, 0)
-	if err != nil || s.c.Rank() != 0 {
-		return nil, err
+		k := 0
+		s.lay.ForRows(local, func(start, n int) { k += copy(s.gatherSend[k:], s.u[start:start+n]) })
+		req, err := s.c.Isend(s.gatherSend, 0, gatherTag)
+		if err != nil {
+			return nil, err
+		}
+		return nil, s.c.Waitall([]comm.Request{req})
 	}
 	total := 1
 	for _, n := range s.spec.Shape {
 		total *= n
 	}
-	out := make([]float64, total)
-	whole := decomp.NewLayout(decomp.Box{Lo: make([]int, nd), Hi: s.spec.Shape}, 0)
-	for r, p := range parts {
-		box := s.grid.Box(r)
-		if len(p) != 8*box.Size() {
-			return nil, fmt.Errorf("gather: rank %d sent %d bytes for %d cells", r, len(p), box.Size())
-		}
-		k := 0
-		// The box in the global layout (ghost 0): local coords = global.
-		whole.ForRows(box, func(start, n int) {
-			for j := range n {
-				out[start+j] = math.Float64frombits(binary.LittleEndian.Uint64(p[8*k:]))
-				k++
-			}
-		})
+	if len(s.gathered) != total {
+		s.gathered = make([]float64, total)
 	}
-	return out, nil
+	whole := decomp.NewLayout(decomp.Box{Lo: make([]int, nd), Hi: s.spec.Shape}, 0)
+	// Rank 0's own box.
+	s.lay.ForRows(local, func(start, n int) {
+		// The row's global start: shift by the box offset.
+		c := make([]int, nd)
+		rem := start
+		for a := range nd {
+			c[a] = rem/s.lay.Stride[a] - s.lay.Ghost + s.lay.Box.Lo[a]
+			rem %= s.lay.Stride[a]
+		}
+		copy(s.gathered[whole.Index(c...):], s.u[start:start+n])
+	})
+	if s.c.Size() == 1 {
+		return s.gathered, nil
+	}
+	if s.gatherRecv == nil {
+		s.gatherRecv = make([][]float64, s.c.Size())
+	}
+	reqs := make([]comm.Request, 0, s.c.Size()-1)
+	for r := 1; r < s.c.Size(); r++ {
+		if n := s.grid.Box(r).Size(); len(s.gatherRecv[r]) != n {
+			s.gatherRecv[r] = make([]float64, n)
+		}
+		req, err := s.c.Irecv(s.gatherRecv[r], r, gatherTag)
+		if err != nil {
+			return nil, err
+		}
+		reqs = append(reqs, req)
+	}
+	if err := s.c.Waitall(reqs); err != nil {
+		return nil, fmt.Errorf("gather: %w", err)
+	}
+	for r := 1; r < s.c.Size(); r++ {
+		k := 0
+		p := s.gatherRecv[r]
+		whole.ForRows(s.grid.Box(r), func(start, n int) { k += copy(s.gathered[start:start+n], p[k:]) })
+	}
+	return s.gathered, nil
 }

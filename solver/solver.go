@@ -70,6 +70,10 @@ type Solver struct {
 	hasNeighbour [][2]bool
 	waves        []wavefront // temporal blocking, per worker
 	job          job         // the workers' current dispatch
+	// Gather's buffers, kept between calls (a snapshot series would
+	// otherwise allocate the whole field each time).
+	gathered, gatherSend []float64
+	gatherRecv           [][]float64
 	work         func(int)   // s.doWork, bound once
 	resid        []float64   // per-worker max |Δu| of the last checked step
 

@@ -28,7 +28,7 @@ func benchCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	threads := fs.IntSlice("threads", []int{1, 2}, "worker threads")
 	ghosts := fs.IntSlice("ghost", []int{1, 4}, "ghost widths: temporal-blocking depths (1 = one sweep per step)")
 	seconds := fs.Float64("seconds", 1, "measuring time per point")
-	copyMiB := fs.Int("copy-mib", 256, "array size of the in-process copy-bandwidth measurement")
+	copyMiB := fs.Int("copy-mib", 512, "array size of the in-process copy-bandwidth measurement")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: heat bench kernel [flags]\n\nMeasures the machine's copy bandwidth in-process, then the heat step on one rank for each\nsize × threads × ghost width, and prints Mupdates/s, effective GB/s (16 B per update) and\nthe fraction of the one-sweep ceiling (copy GB/s ÷ 16 B); temporal blocking can pass 1×.\n\n%s", fs.FlagUsages())
 	}
