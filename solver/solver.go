@@ -74,8 +74,8 @@ type Solver struct {
 	// otherwise allocate the whole field each time).
 	gathered, gatherSend []float64
 	gatherRecv           [][]float64
-	work         func(int)   // s.doWork, bound once
-	resid        []float64   // per-worker max |Δu| of the last checked step
+	work                 func(int) // s.doWork, bound once
+	resid                []float64 // per-worker max |Δu| of the last checked step
 
 	step      int
 	simTime   float64
