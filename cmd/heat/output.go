@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"heat/comm"
 	"heat/decomp"
@@ -29,12 +30,18 @@ type outputs struct {
 	series *vtk.Series // rank 0
 	diag   *csv.Writer // rank 0
 	diagF  *os.File
+	// Per-rank buffers of coarsePlane, kept between snapshots: fresh
+	// megabytes cost page faults, which dominated a snapshot.
+	bufs [][3][]float64
+	// pngDone delivers the result of the PNG being drawn and encoded in the
+	// background on rank 0 (nil when none is): the solver goes on meanwhile.
+	pngDone chan error
 }
 
 // openOutputs prepares the snapshot directory and the diagnostics file on
 // rank 0. A restarted run appends to both.
 func openOutputs(cfg *config.Config, restarted bool) (*outputs, error) {
-	o := &outputs{cfg: cfg, dir: filepath.Join(cfg.Output.Dir, "snapshots")}
+	o := &outputs{cfg: cfg, dir: filepath.Join(cfg.Output.Dir, "snapshots"), bufs: make([][3][]float64, cfg.Parallel.Ranks)}
 	if len(cfg.Output.Formats) > 0 {
 		if err := os.MkdirAll(o.dir, 0o755); err != nil {
 			return nil, fmt.Errorf("cannot create snapshot directory %q: %w", o.dir, err)
@@ -81,8 +88,24 @@ func has(list []string, s string) bool {
 	return false
 }
 
-// close flushes the diagnostics (rank 0).
+// waitPNG waits for the PNG being written in the background, if any.
+func (o *outputs) waitPNG() error {
+	if o.pngDone == nil {
+		return nil
+	}
+	err := <-o.pngDone
+	o.pngDone = nil
+	return err
+}
+
+// close waits for the last PNG and flushes the diagnostics (rank 0).
 func (o *outputs) close() error {
+	if err := o.waitPNG(); err != nil {
+		if o.diagF != nil {
+			o.diagF.Close()
+		}
+		return err
+	}
 	if o.diagF == nil {
 		return nil
 	}
@@ -148,12 +171,14 @@ func (o *outputs) snapshot(c comm.Comm, s *solver.Solver) error {
 }
 
 func (o *outputs) png(c comm.Comm, s *solver.Solver, path string) error {
-	field, err := s.Gather()
-	if err != nil || c.Rank() != 0 {
-		return err
+	if c.Rank() == 0 {
+		// The previous picture must be done with the plane buffer.
+		if err := o.waitPNG(); err != nil {
+			return err
+		}
 	}
-	plane, ny, nx, label, err := heatmap.Slice(field, o.cfg.Grid.Shape, o.cfg.Output.Slice)
-	if err != nil {
+	plane, ny, nx, label, lo, hi, err := coarsePlane(c, s, o.cfg.Output.Slice, o.cfg.Output.ImageSize, &o.bufs[c.Rank()])
+	if err != nil || c.Rank() != 0 {
 		return err
 	}
 	title := fmt.Sprintf("step %d  t = %.4g", s.Step(), s.SimTime())
@@ -163,11 +188,181 @@ func (o *outputs) png(c comm.Comm, s *solver.Solver, path string) error {
 	if label != "" {
 		title += "  " + label
 	}
-	opt := heatmap.Options{Cmap: o.cfg.Output.Cmap, MaxPixels: o.cfg.Output.ImageSize, Title: title}
+	// The colour range is the data's (not the averaged pixels'), unless fixed.
+	opt := heatmap.Options{Cmap: o.cfg.Output.Cmap, MaxPixels: o.cfg.Output.ImageSize, Title: title, Min: lo, Max: hi}
 	if r := o.cfg.Output.Range; len(r) == 2 {
 		opt.Min, opt.Max, opt.Fixed = r[0], r[1], true
 	}
-	return heatmap.Write(path, plane, ny, nx, opt)
+	// Drawing and encoding take longer than averaging: do them while the
+	// solver goes on (the plane is this rank's buffer until the next PNG).
+	o.pngDone = make(chan error, 1)
+	go func() { o.pngDone <- heatmap.Write(path, plane, ny, nx, opt) }()
+	return nil
+}
+
+// coarsePlane is the plane of the field a PNG shows, already box-averaged
+// to at most maxPixels a side, on rank 0, with the plane's finite min and
+// max. Each rank averages its own cells into the pixels its box covers and
+// sends rank 0 just those partial sums, so a snapshot moves a picture's
+// worth of numbers, not the field. Collective.
+func coarsePlane(c comm.Comm, s *solver.Solver, spec string, maxPixels int, bufs *[3][]float64) (plane []float64, ny, nx int, label string, lo, hi float64, err error) {
+	shape := s.Grid().Shape
+	// The plane's axes (py slower, px faster) and, in 3D, the cut.
+	py, px, cut, at := 0, 1, -1, 0
+	if len(shape) == 3 {
+		cut, at, label, err = heatmap.ParseSlice(spec, shape)
+		if err != nil {
+			return
+		}
+		// The remaining axes, in C order: z cuts to (y, x), y to (z, x), x to (z, y).
+		rest := [3][2]int{{1, 2}, {0, 2}, {0, 1}}[cut]
+		py, px = rest[0], rest[1]
+	}
+	ny, nx = shape[py], shape[px]
+	f := heatmap.Factor(ny, nx, maxPixels)
+	cy, cx := (ny+f-1)/f, (nx+f-1)/f
+	mine := planePart(s, py, px, cut, at, f, &bufs[0])
+	if c.Rank() != 0 {
+		req, err := c.Isend(mine, 0, planeTag)
+		if err != nil {
+			return nil, 0, 0, "", 0, 0, err
+		}
+		return nil, 0, 0, "", 0, 0, c.Waitall([]comm.Request{req})
+	}
+	sums := resize(&bufs[1], 2*cy*cx)
+	lo, hi = math.Inf(1), math.Inf(-1)
+	add := func(p []float64) {
+		y0, y1, x0, x1 := int(p[0]), int(p[1]), int(p[2]), int(p[3])
+		lo, hi = min(lo, p[4]), max(hi, p[5])
+		w := x1 - x0
+		vals := p[6:]
+		n := (y1 - y0) * w
+		for Y := y0; Y < y1; Y++ {
+			for X := x0; X < x1; X++ {
+				k := (Y-y0)*w + X - x0
+				sums[Y*cx+X] += vals[k]
+				sums[cy*cx+Y*cx+X] += vals[n+k]
+			}
+		}
+	}
+	add(mine)
+	for r := 1; r < c.Size(); r++ {
+		// A part has a 6-value header and two values per pixel it covers.
+		b := s.Grid().Box(r)
+		y0, y1, x0, x1 := pixelSpan(b, py, f), pixelSpanHi(b, py, f), pixelSpan(b, px, f), pixelSpanHi(b, px, f)
+		n := 6
+		if cut < 0 || (at >= b.Lo[cut] && at < b.Hi[cut]) {
+			n += 2 * (y1 - y0) * (x1 - x0)
+		}
+		p := make([]float64, n)
+		req, err := c.Irecv(p, r, planeTag)
+		if err == nil {
+			err = c.Waitall([]comm.Request{req})
+		}
+		if err != nil {
+			return nil, 0, 0, "", 0, 0, err
+		}
+		add(p)
+	}
+	plane = resize(&bufs[2], cy*cx)
+	for k := range plane {
+		plane[k] = math.NaN()
+		if n := sums[cy*cx+k]; n > 0 {
+			plane[k] = sums[k] / n
+		}
+	}
+	return plane, cy, cx, label, lo, hi, nil
+}
+
+// resize returns *buf cut or grown to n values, all zero.
+func resize(buf *[]float64, n int) []float64 {
+	if cap(*buf) < n {
+		*buf = make([]float64, n)
+	}
+	*buf = (*buf)[:n]
+	clear(*buf)
+	return *buf
+}
+
+// planeTag is the message tag of coarsePlane's parts.
+const planeTag = 30600
+
+func pixelSpan(b decomp.Box, a, f int) int   { return b.Lo[a] / f }
+func pixelSpanHi(b decomp.Box, a, f int) int { return (b.Hi[a] + f - 1) / f }
+
+// planePart is this rank's share of a coarse plane: [y0, y1, x0, x1, min,
+// max] of the pixels its box covers, then their sums and their counts of
+// finite cells. A box the plane misses sends the header alone.
+func planePart(s *solver.Solver, py, px, cut, at, f int, buf *[]float64) []float64 {
+	lay := s.Layout()
+	box := lay.Box
+	y0, y1, x0, x1 := pixelSpan(box, py, f), pixelSpanHi(box, py, f), pixelSpan(box, px, f), pixelSpanHi(box, px, f)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	if cut >= 0 && (at < box.Lo[cut] || at >= box.Hi[cut]) {
+		return []float64{float64(y0), float64(y0), float64(x0), float64(x0), lo, hi}
+	}
+	w := x1 - x0
+	n := (y1 - y0) * w
+	part := resize(buf, 6+2*n)
+	sums, counts := part[6:6+n], part[6+n:]
+	g := lay.Ghost
+	base := 0
+	for a := range lay.N {
+		if a == cut {
+			base += (at - box.Lo[a] + g) * lay.Stride[a]
+		} else {
+			base += g * lay.Stride[a]
+		}
+	}
+	u := s.Field()
+	sy, sx := lay.Stride[py], lay.Stride[px]
+	// The rank's threads take whole pixel rows each, so no two write the
+	// same sums.
+	threads := max(1, s.Threads())
+	los, his := make([]float64, threads), make([]float64, threads)
+	var wg sync.WaitGroup
+	for t := range threads {
+		Y0, Y1 := decomp.Split(y1-y0, threads, t)
+		wg.Go(func() {
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for y := max(box.Lo[py], (y0+Y0)*f); y < min(box.Hi[py], (y0+Y1)*f); y++ {
+				row := base + (y-box.Lo[py])*sy
+				krow := (y/f - y0) * w
+				// A pixel block at a time: no division per cell.
+				for xb := box.Lo[px]; xb < box.Hi[px]; {
+					end := min(box.Hi[px], (xb/f+1)*f)
+					k := krow + xb/f - x0
+					sum, cnt := 0.0, 0.0
+					first, last := row+(xb-box.Lo[px])*sx, row+(end-1-box.Lo[px])*sx
+					cells := u[first : last+1]
+					for i := 0; i < len(cells); i += sx {
+						v := cells[i]
+						if v-v != 0 { // NaN or ±Inf
+							continue
+						}
+						sum += v
+						cnt++
+						if v < lo {
+							lo = v
+						}
+						if v > hi {
+							hi = v
+						}
+					}
+					sums[k] += sum
+					counts[k] += cnt
+					xb = end
+				}
+			}
+			los[t], his[t] = lo, hi
+		})
+	}
+	wg.Wait()
+	for t := range threads {
+		lo, hi = min(lo, los[t]), max(hi, his[t])
+	}
+	copy(part, []float64{float64(y0), float64(y1), float64(x0), float64(x1), lo, hi})
+	return part
 }
 
 func (o *outputs) vti(c comm.Comm, s *solver.Solver, name string) error {

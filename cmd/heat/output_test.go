@@ -6,10 +6,16 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"heat/comm"
+	"heat/comm/local"
+	"heat/io/heatmap"
+	"heat/solver"
 )
 
 // Snapshots and diagnostics only read the field: the fingerprint is the
@@ -130,4 +136,55 @@ func TestRenderCheckpoint(t *testing.T) {
 	code, _, stderr = heat(t, "render", filepath.Join(out, "checkpoints", "latest"), "--slice", "z=99")
 	require.Equal(t, 2, code)
 	require.Contains(t, stderr, "z=99")
+}
+
+// The PNG's plane, averaged rank by rank into pixels, equals the plane cut
+// from the gathered field and box-averaged in one place, on any split.
+func TestCoarsePlaneMatchesGatheredField(t *testing.T) {
+	shape := []int{9, 23, 17}
+	for _, spec := range []string{"z=mid", "y=3", "x=0.9"} {
+		for _, ranks := range []int{1, 3, 4} {
+			sp := solver.Spec{Shape: shape, Length: []float64{1, 1, 1}, Ghost: 1, Equation: solver.Heat, Alpha: 1,
+				Faces: make([][2]solver.Face, 3), Initial: solver.Random(shape, 9, 1, 0), Threads: 1, Steps: 0, CheckEvery: 1}
+			sp.DT = 0.5 * solver.StableDT(1, sp.Spacing())
+			err := local.Run(ranks, func(c comm.Comm) error {
+				s, err := solver.New(c, sp)
+				if err != nil {
+					return err
+				}
+				defer s.Close()
+				plane, cy, cx, _, lo, hi, err := coarsePlane(c, s, spec, 7, new([3][]float64))
+				if err != nil {
+					return err
+				}
+				field, err := s.Gather()
+				if err != nil || c.Rank() != 0 {
+					return err
+				}
+				full, ny, nx, _, err := heatmap.Slice(field, shape, spec)
+				if err != nil {
+					return err
+				}
+				f := heatmap.Factor(ny, nx, 7)
+				require.Equal(t, (ny+f-1)/f, cy)
+				require.Equal(t, (nx+f-1)/f, cx)
+				require.Equal(t, slices.Min(full), lo)
+				require.Equal(t, slices.Max(full), hi)
+				for Y := range cy {
+					for X := range cx {
+						sum, n := 0.0, 0
+						for y := Y * f; y < min(ny, (Y+1)*f); y++ {
+							for x := X * f; x < min(nx, (X+1)*f); x++ {
+								sum += full[y*nx+x]
+								n++
+							}
+						}
+						require.InDelta(t, sum/float64(n), plane[Y*cx+X], 1e-12, "%s ranks %d pixel %d,%d", spec, ranks, Y, X)
+					}
+				}
+				return nil
+			})
+			require.NoError(t, err)
+		}
+	}
 }

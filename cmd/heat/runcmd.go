@@ -77,12 +77,14 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	defer j.out.close()
 	j.prog = newProgress(stderr, *quiet, spec.Equation == solver.Poisson, from, cfg.Run.Steps)
 	runErr := local.Run(cfg.Parallel.Ranks, func(c comm.Comm) error {
 		return runRank(ctx, c, j)
 	})
 	j.prog.done()
+	if err := j.out.close(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("output: %w", err)
+	}
 	stopped := errors.Is(runErr, solver.ErrStopped)
 	if runErr != nil && !stopped {
 		var ue usageError

@@ -125,7 +125,7 @@ func Write(path string, field []float64, ny, nx int, o Options) error {
 		return err
 	}
 	return writeAtomic(path, func(f *os.File) error {
-		return (&png.Encoder{CompressionLevel: png.DefaultCompression}).Encode(f, img)
+		return (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(f, img)
 	})
 }
 
@@ -169,11 +169,7 @@ func plan(field []float64, ny, nx int, o Options) (layout, error) {
 		return layout{}, err
 	}
 
-	long := max(ny, nx)
-	l.factor = 1
-	if long > maxPix {
-		l.factor = (long + maxPix - 1) / maxPix
-	}
+	l.factor = Factor(ny, nx, maxPix)
 	l.cy, l.cx = ceilDiv(ny, l.factor), ceilDiv(nx, l.factor)
 	l.scale = 1
 	if long := max(l.cy, l.cx); long < minSide {

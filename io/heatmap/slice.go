@@ -110,3 +110,28 @@ func parseSpec(spec string, shape []int) (axis, at int, err error) {
 		return axis, i, nil
 	}
 }
+
+// ParseSlice resolves spec against a 3D shape to the axis it cuts (0 = z,
+// 1 = y, 2 = x), the index along it and a label such as "z=32", as Slice
+// does, for callers that cut the plane themselves (out of a distributed
+// field, say).
+func ParseSlice(spec string, shape []int) (axis, at int, label string, err error) {
+	axis, at, err = parseSpec(spec, shape)
+	if err != nil {
+		return 0, 0, "", err
+	}
+	return axis, at, fmt.Sprintf("%s=%d", axisNames[axis], at), nil
+}
+
+// Factor is the integer downsampling factor Render uses for a plane of ny
+// by nx cells drawn at most maxPixels (0: DefaultMaxPixels) a side.
+func Factor(ny, nx, maxPixels int) int {
+	if maxPixels <= 0 {
+		maxPixels = DefaultMaxPixels
+	}
+	long := max(ny, nx)
+	if long <= maxPixels {
+		return 1
+	}
+	return (long + maxPixels - 1) / maxPixels
+}
