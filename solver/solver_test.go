@@ -23,6 +23,7 @@ type outcome struct {
 	steps     int
 	converged bool
 	residual  float64
+	messages  int64 // halo messages rank 0 sent
 }
 
 // run solves spec on ranks in-process ranks and returns rank 0's view.
@@ -43,7 +44,7 @@ func run(t testing.TB, ranks int, spec Spec) outcome {
 			return err
 		}
 		if c.Rank() == 0 {
-			out = outcome{f, s.Step(), s.Converged(), s.Residual()}
+			out = outcome{f, s.Step(), s.Converged(), s.Residual(), s.Stats().Messages}
 		}
 		return nil
 	})
@@ -414,28 +415,6 @@ func TestUnstableTimeStepRefused(t *testing.T) {
 		return err
 	})
 	require.ErrorContains(t, err, "stability limit")
-}
-
-// runStats runs spec and returns rank 0's halo message count.
-func runStats(t testing.TB, ranks int, spec Spec) int64 {
-	t.Helper()
-	var msgs int64
-	err := local.Run(ranks, func(c comm.Comm) error {
-		s, err := New(c, spec)
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		if err := s.Run(context.Background()); err != nil {
-			return err
-		}
-		if c.Rank() == 0 {
-			msgs = s.Stats().Messages
-		}
-		return nil
-	})
-	require.NoError(t, err)
-	return msgs
 }
 
 // 3D boxes with long rows are swept in y-bands (cache tiles); the bands

@@ -79,7 +79,7 @@ func TestTemporalBlockingDividesMessages(t *testing.T) {
 		s.Initial = Constant(1)
 		s.Steps, s.CheckEvery, s.Ghost = 40, 40, k
 		s.Dims = []int{2, 2}
-		msgs := runStats(t, 4, s)
+		msgs := run(t, 4, s).messages
 		require.Equal(t, int64(2*40/k), msgs, "k=%d: rank 0 has 2 neighbours", k)
 	}
 }
