@@ -36,7 +36,7 @@ func inspectCmd(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	path, err := checkpointPath(fs.Arg(0))
 	if err != nil {
-		return usageError{err}
+		return usageError{fmt.Errorf("inspect: %w", err)}
 	}
 	ck, err := checkpoint.Open(path)
 	if err != nil {
@@ -91,7 +91,7 @@ func inspectCmd(_ context.Context, args []string, stdout, stderr io.Writer) erro
 func checkpointPath(p string) (string, error) {
 	st, err := os.Stat(p)
 	if err != nil {
-		return "", fmt.Errorf("inspect: %s: no such checkpoint", p)
+		return "", fmt.Errorf("%s: no such checkpoint", p)
 	}
 	if !st.IsDir() && filepath.Base(p) == "latest" {
 		return checkpoint.Resolve(filepath.Dir(p))

@@ -45,7 +45,7 @@ func renderCmd(_ context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	path, err := checkpointPath(fs.Arg(0))
 	if err != nil {
-		return usageError{err}
+		return usageError{fmt.Errorf("render: %w", err)}
 	}
 	ck, err := checkpoint.Open(path)
 	if err != nil {
