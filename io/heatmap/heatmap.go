@@ -99,14 +99,21 @@ func Render(field []float64, ny, nx int, o Options) (*image.RGBA, error) {
 
 	img := image.NewRGBA(image.Rect(0, 0, l.width, l.hgt))
 	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
-	span := l.hi - l.lo
+	colour := colourTable(cmap, l.lo, l.hi)
 	for J := range l.cy {
 		// Drawn row J (data rows J*factor...) goes up from the bottom edge.
 		y0 := l.field.Max.Y - (J+1)*l.scale
+		if l.scale == 1 {
+			row := img.Pix[img.PixOffset(l.field.Min.X, y0):img.PixOffset(l.field.Min.X+l.cx, y0)]
+			for I, v := range cells[J*l.cx : (J+1)*l.cx] {
+				c := colour(v)
+				row[4*I], row[4*I+1], row[4*I+2], row[4*I+3] = c.R, c.G, c.B, c.A
+			}
+			continue
+		}
 		for I := range l.cx {
-			c := cmap((cells[J*l.cx+I] - l.lo) / span)
 			x0 := l.field.Min.X + I*l.scale
-			fill(img, image.Rect(x0, y0, x0+l.scale, y0+l.scale), c)
+			fill(img, image.Rect(x0, y0, x0+l.scale, y0+l.scale), colour(cells[J*l.cx+I]))
 		}
 	}
 	drawBar(img, l, cmap)
@@ -326,3 +333,32 @@ func text(img *image.RGBA, s string, x, y int) {
 func textWidth(s string) int { return font.MeasureString(face, s).Ceil() }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// lutSize is the number of colours a picture's map is sampled at: finer
+// than 8-bit colour can show, and a table look-up instead of an
+// interpolation per pixel.
+const lutSize = 4096
+
+// colourTable maps a value to its colour for the range [lo, hi] through a table
+// of the colour map; the ends of the range get exactly the map's ends, NaN
+// the map's NaN colour.
+func colourTable(cmap func(float64) color.RGBA, lo, hi float64) func(float64) color.RGBA {
+	lut := make([]color.RGBA, lutSize)
+	for i := range lut {
+		lut[i] = cmap(float64(i) / (lutSize - 1))
+	}
+	nan := cmap(math.NaN())
+	span := hi - lo
+	return func(v float64) color.RGBA {
+		t := (v - lo) / span
+		switch {
+		case t != t:
+			return nan
+		case t <= 0:
+			return lut[0]
+		case t >= 1:
+			return lut[lutSize-1]
+		}
+		return lut[int(t*(lutSize-1)+0.5)]
+	}
+}
