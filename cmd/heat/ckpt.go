@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -21,7 +22,7 @@ import (
 // restartCandidates opens what --restart names: one checkpoint (a path), or
 // for "latest" every complete checkpoint under checkpoint.dir, newest
 // first, so that a damaged newest one can fall back to the one before.
-func restartCandidates(cfg *config.Config, arg string) (cands []*checkpoint.Checkpoint, fallback bool, err error) {
+func restartCandidates(cfg *config.Config, arg string, stderr io.Writer) (cands []*checkpoint.Checkpoint, fallback bool, err error) {
 	var paths []string
 	root := cfg.Checkpoint.Dir
 	if arg != "latest" {
@@ -58,7 +59,7 @@ func restartCandidates(cfg *config.Config, arg string) (cands []*checkpoint.Chec
 		}
 		if err != nil {
 			if fallback && !errors.Is(err, errMismatch) && len(paths) > 1 {
-				fmt.Fprintf(os.Stderr, "heat: warning: skipping checkpoint %s: %v\n", p, err)
+				fmt.Fprintf(stderr, "heat: warning: skipping checkpoint %s: %v\n", p, err)
 				continue
 			}
 			return nil, false, usageError{fmt.Errorf("cannot restart from %s: %w", p, err)}

@@ -57,7 +57,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	j := &job{cfg: cfg, spec: spec}
 	from := 0
 	if *restart != "" {
-		j.restarts, j.fallback, err = restartCandidates(cfg, *restart)
+		j.restarts, j.fallback, err = restartCandidates(cfg, *restart, stderr)
 		if err != nil {
 			return err
 		}
