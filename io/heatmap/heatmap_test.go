@@ -261,3 +261,36 @@ func TestGoldenTiny(t *testing.T) {
 	}
 	require.Zero(t, diff, "pixels differ from %s, first at %v; rerun with -update if intended", golden, first)
 }
+
+// Write stores the picture as a 256-colour PNG, losslessly: every pixel
+// decodes to the colour Render painted.
+func TestWriteIsPalettedAndLossless(t *testing.T) {
+	ny, nx := 40, 70
+	field := make([]float64, ny*nx)
+	for i := range field {
+		field[i] = math.Sin(float64(i) * 0.37)
+	}
+	field[5] = math.NaN()
+	for _, cmap := range []string{"viridis", "inferno", "coolwarm"} {
+		o := Options{Cmap: cmap, Title: "step 1  t = 0.5"}
+		path := filepath.Join(t.TempDir(), "p.png")
+		require.NoError(t, Write(path, field, ny, nx, o))
+		f, err := os.Open(path)
+		require.NoError(t, err)
+		img, err := png.Decode(f)
+		f.Close()
+		require.NoError(t, err)
+		_, ok := img.(*image.Paletted)
+		require.True(t, ok, "%s: written as %T", cmap, img)
+		want, err := Render(field, ny, nx, o)
+		require.NoError(t, err)
+		require.Equal(t, want.Bounds(), img.Bounds())
+		for y := want.Rect.Min.Y; y < want.Rect.Max.Y; y++ {
+			for x := want.Rect.Min.X; x < want.Rect.Max.X; x++ {
+				r1, g1, b1, a1 := want.At(x, y).RGBA()
+				r2, g2, b2, a2 := img.At(x, y).RGBA()
+				require.Equal(t, [4]uint32{r1, g1, b1, a1}, [4]uint32{r2, g2, b2, a2}, "%s pixel %d,%d", cmap, x, y)
+			}
+		}
+	}
+}
