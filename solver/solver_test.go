@@ -2,8 +2,6 @@ package solver
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -15,6 +13,7 @@ import (
 	"heat/comm"
 	"heat/comm/local"
 	"heat/decomp"
+	"heat/io/report"
 )
 
 // outcome is what rank 0 saw at the end of a run.
@@ -52,15 +51,8 @@ func run(t testing.TB, ranks int, spec Spec) outcome {
 	return out
 }
 
-func fingerprint(f []float64) string {
-	h := sha256.New()
-	var b [8]byte
-	for _, x := range f {
-		binary.LittleEndian.PutUint64(b[:], math.Float64bits(x))
-		h.Write(b[:])
-	}
-	return fmt.Sprintf("%x", h.Sum(nil))
-}
+// fingerprint is the run report's field.sha256 of a gathered field.
+func fingerprint(f []float64) string { return report.Summarise(f, true).SHA256 }
 
 func faces(nd int, f Face) [][2]Face {
 	out := make([][2]Face, nd)

@@ -14,13 +14,14 @@ import (
 	"image/color"
 	"image/draw"
 	"image/png"
+	"io"
 	"math"
-	"os"
-	"path/filepath"
 
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/basicfont"
 	"golang.org/x/image/math/fixed"
+
+	"heat/internal/atomicfile"
 )
 
 // Options say how Render draws a field. The zero value is usable: viridis,
@@ -136,34 +137,12 @@ func Write(path string, field []float64, ny, nx int, o Options) error {
 	if p, ok := paletted(img, palette(cmap)); ok {
 		out = p
 	}
-	return writeAtomic(path, func(f *os.File) error {
-		return (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(f, out)
-	})
-}
-
-// writeAtomic creates path through a temporary file in its directory.
-func writeAtomic(path string, write func(*os.File) error) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
+	if err := atomicfile.Write(path, func(w io.Writer) error {
+		return (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(w, out)
+	}); err != nil {
 		return fmt.Errorf("heatmap: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-			err = fmt.Errorf("heatmap: write %s: %w", path, err)
-		}
-	}()
-	if err = write(f); err != nil {
-		return err
-	}
-	if err = f.Chmod(0o644); err != nil { // CreateTemp makes 0600; images are for sharing
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return nil
 }
 
 // plan sizes and places the parts of the picture of field.

@@ -9,9 +9,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+
+	"heat/internal/atomicfile"
 )
 
 // Report is one run's outcome.
@@ -106,7 +109,8 @@ func Summarise(u []float64, fingerprint bool) Field {
 	return f
 }
 
-// Write stores r as indented JSON in path, creating its directory.
+// Write stores r as indented JSON in path, creating its directory; a
+// script polling the file never reads half a report.
 func Write(path string, r *Report) error {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
@@ -117,7 +121,10 @@ func Write(path string, r *Report) error {
 			return fmt.Errorf("report: %w", err)
 		}
 	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+	if err := atomicfile.Write(path, func(w io.Writer) error {
+		_, err := w.Write(append(data, '\n'))
+		return err
+	}); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil

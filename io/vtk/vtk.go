@@ -22,19 +22,19 @@
 package vtk
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/xml"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/klauspost/compress/zlib"
+
+	"heat/internal/atomicfile"
 )
 
 // Grid is the global grid of a field, in heat's C order.
@@ -391,32 +391,10 @@ func relativeTo(xmlPath, file string) string {
 	return filepath.ToSlash(filepath.Clean(file))
 }
 
-// writeAtomic creates path through a temporary file in its directory,
-// renamed into place once complete.
-func writeAtomic(path string, write func(io.Writer) error) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
+// writeAtomic writes path whole or not at all (see internal/atomicfile).
+func writeAtomic(path string, write func(io.Writer) error) error {
+	if err := atomicfile.Write(path, write); err != nil {
 		return fmt.Errorf("vtk: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-			err = fmt.Errorf("vtk: write %s: %w", path, err)
-		}
-	}()
-	bw := bufio.NewWriterSize(f, 1<<16)
-	if err = write(bw); err != nil {
-		return err
-	}
-	if err = bw.Flush(); err != nil {
-		return err
-	}
-	if err = f.Chmod(0o644); err != nil { // CreateTemp makes 0600; outputs are for sharing
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return nil
 }
