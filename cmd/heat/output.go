@@ -229,6 +229,17 @@ func coarsePlane(c comm.Comm, s *solver.Solver, spec string, maxPixels int, bufs
 		}
 		return nil, 0, 0, "", 0, 0, c.Waitall([]comm.Request{req})
 	}
+	if c.Size() == 1 { // the part is the whole plane already
+		plane = resize(&bufs[2], cy*cx)
+		n := cy * cx
+		for k, sum := range mine[6 : 6+n] {
+			plane[k] = math.NaN()
+			if cnt := mine[6+n+k]; cnt > 0 {
+				plane[k] = sum / cnt
+			}
+		}
+		return plane, cy, cx, label, mine[4], mine[5], nil
+	}
 	sums := resize(&bufs[1], 2*cy*cx)
 	lo, hi = math.Inf(1), math.Inf(-1)
 	add := func(p []float64) {
@@ -327,14 +338,14 @@ func planePart(s *solver.Solver, py, px, cut, at, f int, buf *[]float64) []float
 			lo, hi := math.Inf(1), math.Inf(-1)
 			for y := max(box.Lo[py], (y0+Y0)*f); y < min(box.Hi[py], (y0+Y1)*f); y++ {
 				row := base + (y-box.Lo[py])*sy
-				krow := (y/f - y0) * w
-				// A pixel block at a time: no division per cell.
-				for xb := box.Lo[px]; xb < box.Hi[px]; {
-					end := min(box.Hi[px], (xb/f+1)*f)
-					k := krow + xb/f - x0
-					sum, cnt := 0.0, 0.0
+				sums, counts := sums[(y/f-y0)*w:], counts[(y/f-y0)*w:]
+				// A pixel block at a time, without a division per block:
+				// cells [xb, end) of the row fall in pixel k.
+				k := 0
+				for xb, end := box.Lo[px], min(box.Hi[px], (box.Lo[px]/f+1)*f); xb < box.Hi[px]; xb, end, k = end, min(box.Hi[px], end+f), k+1 {
 					first, last := row+(xb-box.Lo[px])*sx, row+(end-1-box.Lo[px])*sx
 					cells := u[first : last+1]
+					sum, cnt := 0.0, 0.0
 					for i := 0; i < len(cells); i += sx {
 						v := cells[i]
 						if v-v != 0 { // NaN or ±Inf
@@ -351,7 +362,6 @@ func planePart(s *solver.Solver, py, px, cut, at, f int, buf *[]float64) []float
 					}
 					sums[k] += sum
 					counts[k] += cnt
-					xb = end
 				}
 			}
 			los[t], his[t] = lo, hi

@@ -143,9 +143,10 @@ func TestRenderCheckpoint(t *testing.T) {
 func TestCoarsePlaneMatchesGatheredField(t *testing.T) {
 	shape := []int{9, 23, 17}
 	for _, spec := range []string{"z=mid", "y=3", "x=0.9"} {
-		for _, ranks := range []int{1, 3, 4} {
+		for _, rt := range [][2]int{{1, 1}, {1, 3}, {3, 2}, {4, 1}} {
+			ranks := rt[0]
 			sp := solver.Spec{Shape: shape, Length: []float64{1, 1, 1}, Ghost: 1, Equation: solver.Heat, Alpha: 1,
-				Faces: make([][2]solver.Face, 3), Initial: solver.Random(shape, 9, 1, 0), Threads: 1, Steps: 0, CheckEvery: 1}
+				Faces: make([][2]solver.Face, 3), Initial: solver.Random(shape, 9, 1, 0), Threads: rt[1], Steps: 0, CheckEvery: 1}
 			sp.DT = 0.5 * solver.StableDT(1, sp.Spacing())
 			err := local.Run(ranks, func(c comm.Comm) error {
 				s, err := solver.New(c, sp)

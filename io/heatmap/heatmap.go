@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"image/draw"
 	"image/png"
 	"io"
 	"math"
@@ -80,8 +79,10 @@ type layout struct {
 
 // Render draws a 2D field of ny rows and nx columns (C order: index j*nx+i is
 // row j, column i) as described in the package comment and in Options.
-// NaN cells are mid grey; ±Inf clamp to the ends of the map.
-func Render(field []float64, ny, nx int, o Options) (*image.RGBA, error) {
+// NaN cells are mid grey; ±Inf clamp to the ends of the map. The picture is
+// paletted: the colour map sampled at lutSize colours, white, black and
+// NaN's grey, so it is drawn a byte a pixel and PNG stores it compactly.
+func Render(field []float64, ny, nx int, o Options) (*image.Paletted, error) {
 	if ny < 1 || nx < 1 {
 		return nil, fmt.Errorf("heatmap: field shape [%d, %d] must be positive", ny, nx)
 	}
@@ -98,26 +99,25 @@ func Render(field []float64, ny, nx int, o Options) (*image.RGBA, error) {
 	}
 	cells := downsample(field, ny, nx, l.factor)
 
-	img := image.NewRGBA(image.Rect(0, 0, l.width, l.hgt))
-	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
-	colour := colourTable(cmap, l.lo, l.hi)
+	img := image.NewPaletted(image.Rect(0, 0, l.width, l.hgt), palette(cmap))
+	fill(img, img.Rect, white)
+	index := colourIndex(l.lo, l.hi)
 	for J := range l.cy {
 		// Drawn row J (data rows J*factor...) goes up from the bottom edge.
 		y0 := l.field.Max.Y - (J+1)*l.scale
 		if l.scale == 1 {
 			row := img.Pix[img.PixOffset(l.field.Min.X, y0):img.PixOffset(l.field.Min.X+l.cx, y0)]
 			for I, v := range cells[J*l.cx : (J+1)*l.cx] {
-				c := colour(v)
-				row[4*I], row[4*I+1], row[4*I+2], row[4*I+3] = c.R, c.G, c.B, c.A
+				row[I] = index(v)
 			}
 			continue
 		}
 		for I := range l.cx {
 			x0 := l.field.Min.X + I*l.scale
-			fill(img, image.Rect(x0, y0, x0+l.scale, y0+l.scale), colour(cells[J*l.cx+I]))
+			fill(img, image.Rect(x0, y0, x0+l.scale, y0+l.scale), index(cells[J*l.cx+I]))
 		}
 	}
-	drawBar(img, l, colour)
+	drawBar(img, l, index)
 	if l.titleBase > 0 {
 		text(img, o.Title, pad, l.titleBase)
 	}
@@ -132,13 +132,8 @@ func Write(path string, field []float64, ny, nx int, o Options) error {
 	if err != nil {
 		return err
 	}
-	var out image.Image = img
-	cmap, _ := Colormap(o.Cmap) // Render checked the name
-	if p, ok := paletted(img, palette(cmap)); ok {
-		out = p
-	}
 	if err := atomicfile.Write(path, func(w io.Writer) error {
-		return (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(w, out)
+		return (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(w, img)
 	}); err != nil {
 		return fmt.Errorf("heatmap: %w", err)
 	}
@@ -257,21 +252,21 @@ func downsample(field []float64, ny, nx, factor int) []float64 {
 
 // drawBar paints the colour bar, top t = 1 to bottom t = 0, with a tick and
 // a label at each of l.ticks.
-func drawBar(img *image.RGBA, l layout, colour func(float64) color.RGBA) {
+func drawBar(img *image.Paletted, l layout, index func(float64) uint8) {
 	h := l.bar.Dy()
 	for y := l.bar.Min.Y; y < l.bar.Max.Y; y++ {
 		t := 1.0
 		if h > 1 {
 			t = 1 - float64(y-l.bar.Min.Y)/float64(h-1)
 		}
-		fill(img, image.Rect(l.bar.Min.X, y, l.bar.Max.X, y+1), colour(l.lo+t*(l.hi-l.lo)))
+		fill(img, image.Rect(l.bar.Min.X, y, l.bar.Max.X, y+1), index(l.lo+t*(l.hi-l.lo)))
 	}
 	for k, v := range l.ticks {
 		y := l.bar.Min.Y + (h - 1)
 		if l.hi > l.lo {
 			y = l.bar.Min.Y + int(math.Round((1-(v-l.lo)/(l.hi-l.lo))*float64(h-1)))
 		}
-		fill(img, image.Rect(l.bar.Max.X, y, l.bar.Max.X+tickLength, y+1), color.RGBA{0, 0, 0, 255})
+		fill(img, image.Rect(l.bar.Max.X, y, l.bar.Max.X+tickLength, y+1), black)
 		// Centre the digits (about 9 px above the baseline) on the tick.
 		text(img, l.labels[k], l.labelX, y+4)
 	}
@@ -296,19 +291,19 @@ func tickLabels(v []float64) []string {
 	return s
 }
 
-// fill paints r in c.
-func fill(img *image.RGBA, r image.Rectangle, c color.RGBA) {
+// fill paints r in palette entry c.
+func fill(img *image.Paletted, r image.Rectangle, c uint8) {
 	r = r.Intersect(img.Rect)
 	for y := r.Min.Y; y < r.Max.Y; y++ {
 		row := img.Pix[img.PixOffset(r.Min.X, y):img.PixOffset(r.Max.X, y)]
-		for i := 0; i < len(row); i += 4 {
-			row[i], row[i+1], row[i+2], row[i+3] = c.R, c.G, c.B, c.A
+		for i := range row {
+			row[i] = c
 		}
 	}
 }
 
 // text writes s in black with its baseline at y, starting at x.
-func text(img *image.RGBA, s string, x, y int) {
+func text(img *image.Paletted, s string, x, y int) {
 	d := font.Drawer{Dst: img, Src: image.Black, Face: face, Dot: fixed.P(x, y)}
 	d.DrawString(s)
 }
@@ -322,11 +317,18 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // colour maps are usually tabulated: a table look-up instead of an
 // interpolation per pixel, and with white, black and the NaN grey the
 // picture fits a 256-colour palette, which PNG encodes several times faster
-// (one byte a pixel, no filter search).
+// than RGBA (one byte a pixel, no filter search).
 const lutSize = 252
 
+// The palette entries after the colour table.
+const (
+	white = lutSize + iota
+	black
+	nanGrey
+)
+
 // palette is every colour Render paints with cmap: the table, white, black
-// and NaN's colour.
+// and NaN's colour, at the indices colourIndex, white, black and nanGrey use.
 func palette(cmap func(float64) color.RGBA) color.Palette {
 	p := make(color.Palette, 0, lutSize+3)
 	for i := range lutSize {
@@ -335,55 +337,20 @@ func palette(cmap func(float64) color.RGBA) color.Palette {
 	return append(p, color.RGBA{255, 255, 255, 255}, color.RGBA{0, 0, 0, 255}, cmap(math.NaN()))
 }
 
-// paletted re-expresses img in pal, or reports false if img has a colour
-// outside it.
-func paletted(img *image.RGBA, pal color.Palette) (*image.Paletted, bool) {
-	index := make(map[uint32]uint8, len(pal))
-	for i, c := range pal {
-		r, g, b, a := c.RGBA()
-		key := r>>8<<24 | g>>8<<16 | b>>8<<8 | a>>8
-		if _, dup := index[key]; !dup {
-			index[key] = uint8(i)
-		}
-	}
-	out := image.NewPaletted(img.Rect, pal)
-	lastKey, lastIdx := uint32(0), uint8(0)
-	have := false
-	for i := 0; i < len(img.Pix); i += 4 {
-		px := img.Pix[i : i+4 : i+4]
-		key := uint32(px[0])<<24 | uint32(px[1])<<16 | uint32(px[2])<<8 | uint32(px[3])
-		if !have || key != lastKey {
-			idx, ok := index[key]
-			if !ok {
-				return nil, false
-			}
-			lastKey, lastIdx, have = key, idx, true
-		}
-		out.Pix[i/4] = lastIdx
-	}
-	return out, true
-}
-
-// colourTable maps a value to its colour for the range [lo, hi] through a table
-// of the colour map; the ends of the range get exactly the map's ends, NaN
-// the map's NaN colour.
-func colourTable(cmap func(float64) color.RGBA, lo, hi float64) func(float64) color.RGBA {
-	lut := make([]color.RGBA, lutSize)
-	for i := range lut {
-		lut[i] = cmap(float64(i) / (lutSize - 1))
-	}
-	nan := cmap(math.NaN())
+// colourIndex maps a value to its palette entry for the range [lo, hi]: the
+// ends of the range get exactly the map's ends, NaN the map's NaN colour.
+func colourIndex(lo, hi float64) func(float64) uint8 {
 	span := hi - lo
-	return func(v float64) color.RGBA {
+	return func(v float64) uint8 {
 		t := (v - lo) / span
 		switch {
 		case t != t:
-			return nan
+			return nanGrey
 		case t <= 0:
-			return lut[0]
+			return 0
 		case t >= 1:
-			return lut[lutSize-1]
+			return lutSize - 1
 		}
-		return lut[int(t*(lutSize-1)+0.5)]
+		return uint8(t*(lutSize-1) + 0.5)
 	}
 }

@@ -251,7 +251,7 @@ func TestGoldenTiny(t *testing.T) {
 	diff, first := 0, image.Point{-1, -1}
 	for y := img.Rect.Min.Y; y < img.Rect.Max.Y; y++ {
 		for x := img.Rect.Min.X; x < img.Rect.Max.X; x++ {
-			if rgbaAt(want, x, y) != img.RGBAAt(x, y) {
+			if rgbaAt(want, x, y) != rgbaAt(img, x, y) {
 				if diff == 0 {
 					first = image.Pt(x, y)
 				}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"heat/comm"
+	"heat/comm/local"
+	"heat/io/config"
+	"heat/io/heatmap"
+	"heat/solver"
+)
+
+// BenchmarkSnapshotPNG times the parts of a PNG snapshot of a 4096² field on
+// one rank with two threads: the synchronous averaging into pixels and the
+// drawing and encoding that run beside the solver.
+func BenchmarkSnapshotPNG(b *testing.B) {
+	cfg, err := config.Load("", []string{"grid.shape=[4096,4096]", "parallel.threads=2", "initial.kind=\"random\""})
+	if err != nil {
+		b.Fatal(err)
+	}
+	spec := specOf(cfg)
+	spec.Steps = 0
+	err = local.Run(1, func(c comm.Comm) error {
+		s, err := solver.New(c, spec)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		var bufs [3][]float64
+		plane, ny, nx, _, lo, hi, err := coarsePlane(c, s, "", cfg.Output.ImageSize, &bufs)
+		if err != nil {
+			return err
+		}
+		b.Run("part=average", func(b *testing.B) {
+			for b.Loop() {
+				if _, _, _, _, _, _, err := coarsePlane(c, s, "", cfg.Output.ImageSize, &bufs); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		path := filepath.Join(b.TempDir(), "u.png")
+		b.Run("part=draw+encode", func(b *testing.B) {
+			for b.Loop() {
+				if err := heatmap.Write(path, plane, ny, nx, heatmap.Options{Min: lo, Max: hi, Title: "step 0"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
