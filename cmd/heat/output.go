@@ -30,9 +30,7 @@ type outputs struct {
 	series *vtk.Series // rank 0
 	diag   *csv.Writer // rank 0
 	diagF  *os.File
-	// Per-rank buffers of coarsePlane, kept between snapshots: fresh
-	// megabytes cost page faults, which dominated a snapshot.
-	bufs [][3][]float64
+	bufs []planeBufs // per rank
 	// pngDone delivers the result of the PNG being drawn and encoded in the
 	// background on rank 0 (nil when none is): the solver goes on meanwhile.
 	pngDone chan error
@@ -41,7 +39,7 @@ type outputs struct {
 // openOutputs prepares the snapshot directory and the diagnostics file on
 // rank 0. A restarted run appends to both.
 func openOutputs(cfg *config.Config, restarted bool) (*outputs, error) {
-	o := &outputs{cfg: cfg, dir: filepath.Join(cfg.Output.Dir, "snapshots"), bufs: make([][3][]float64, cfg.Parallel.Ranks)}
+	o := &outputs{cfg: cfg, dir: filepath.Join(cfg.Output.Dir, "snapshots"), bufs: make([]planeBufs, cfg.Parallel.Ranks)}
 	if len(cfg.Output.Formats) > 0 {
 		if err := os.MkdirAll(o.dir, 0o755); err != nil {
 			return nil, fmt.Errorf("cannot create snapshot directory %q: %w", o.dir, err)
@@ -202,10 +200,14 @@ func (o *outputs) png(c comm.Comm, s *solver.Solver, path string) error {
 
 // coarsePlane is the plane of the field a PNG shows, already box-averaged
 // to at most maxPixels a side, on rank 0, with the plane's finite min and
-// max. Each rank averages its own cells into the pixels its box covers and
+// max. Each rank sums its own cells into the pixels its box covers and
 // sends rank 0 just those partial sums, so a snapshot moves a picture's
 // worth of numbers, not the field. Collective.
-func coarsePlane(c comm.Comm, s *solver.Solver, spec string, maxPixels int, bufs *[3][]float64) (plane []float64, ny, nx int, label string, lo, hi float64, err error) {
+//
+// Pixels average finite cells only. A cell that is NaN or ±Inf is rare, so
+// instead of a count per pixel (as many numbers again, and fresh pages cost
+// here more than the arithmetic) a part lists the pixels that skipped cells.
+func coarsePlane(c comm.Comm, s *solver.Solver, spec string, maxPixels int, bufs *planeBufs) (plane []float64, ny, nx int, label string, lo, hi float64, err error) {
 	shape := s.Grid().Shape
 	// The plane's axes (py slower, px faster) and, in 3D, the cut.
 	py, px, cut, at := 0, 1, -1, 0
@@ -221,68 +223,113 @@ func coarsePlane(c comm.Comm, s *solver.Solver, spec string, maxPixels int, bufs
 	ny, nx = shape[py], shape[px]
 	f := heatmap.Factor(ny, nx, maxPixels)
 	cy, cx := (ny+f-1)/f, (nx+f-1)/f
-	mine := planePart(s, py, px, cut, at, f, &bufs[0])
+	mine, skips := planePart(s, py, px, cut, at, f, bufs)
 	if c.Rank() != 0 {
+		reqs := make([]comm.Request, 0, 2)
 		req, err := c.Isend(mine, 0, planeTag)
-		if err != nil {
-			return nil, 0, 0, "", 0, 0, err
-		}
-		return nil, 0, 0, "", 0, 0, c.Waitall([]comm.Request{req})
-	}
-	if c.Size() == 1 { // the part is the whole plane already
-		plane = resize(&bufs[2], cy*cx)
-		n := cy * cx
-		for k, sum := range mine[6 : 6+n] {
-			plane[k] = math.NaN()
-			if cnt := mine[6+n+k]; cnt > 0 {
-				plane[k] = sum / cnt
-			}
-		}
-		return plane, cy, cx, label, mine[4], mine[5], nil
-	}
-	sums := resize(&bufs[1], 2*cy*cx)
-	lo, hi = math.Inf(1), math.Inf(-1)
-	add := func(p []float64) {
-		y0, y1, x0, x1 := int(p[0]), int(p[1]), int(p[2]), int(p[3])
-		lo, hi = min(lo, p[4]), max(hi, p[5])
-		w := x1 - x0
-		vals := p[6:]
-		n := (y1 - y0) * w
-		for Y := y0; Y < y1; Y++ {
-			for X := x0; X < x1; X++ {
-				k := (Y-y0)*w + X - x0
-				sums[Y*cx+X] += vals[k]
-				sums[cy*cx+Y*cx+X] += vals[n+k]
-			}
-		}
-	}
-	add(mine)
-	for r := 1; r < c.Size(); r++ {
-		// A part has a 6-value header and two values per pixel it covers.
-		b := s.Grid().Box(r)
-		y0, y1, x0, x1 := pixelSpan(b, py, f), pixelSpanHi(b, py, f), pixelSpan(b, px, f), pixelSpanHi(b, px, f)
-		n := 6
-		if cut < 0 || (at >= b.Lo[cut] && at < b.Hi[cut]) {
-			n += 2 * (y1 - y0) * (x1 - x0)
-		}
-		p := make([]float64, n)
-		req, err := c.Irecv(p, r, planeTag)
 		if err == nil {
-			err = c.Waitall([]comm.Request{req})
+			reqs = append(reqs, req)
+			if len(skips) > 0 {
+				req, err = c.Isend(skips, 0, planeTag+1)
+				reqs = append(reqs, req)
+			}
 		}
 		if err != nil {
 			return nil, 0, 0, "", 0, 0, err
 		}
-		add(p)
+		return nil, 0, 0, "", 0, 0, c.Waitall(reqs)
 	}
-	plane = resize(&bufs[2], cy*cx)
-	for k := range plane {
-		plane[k] = math.NaN()
-		if n := sums[cy*cx+k]; n > 0 {
-			plane[k] = sums[k] / n
+	// skipped counts, per pixel, the cells left out; nil while there are none.
+	var skipped []float64
+	addSkips := func(p, list []float64) {
+		if skipped == nil {
+			skipped = make([]float64, cy*cx)
+		}
+		// The list numbers the part's own pixels, row by row.
+		y0, x0, w := int(p[0]), int(p[2]), int(p[3]-p[2])
+		for i := 0; i < len(list); i += 2 {
+			k := int(list[i])
+			skipped[(y0+k/w)*cx+x0+k%w] += list[i+1]
 		}
 	}
-	return plane, cy, cx, label, lo, hi, nil
+	sums := mine[partHeader:]
+	if c.Size() > 1 {
+		sums = resize(&bufs.sums, cy*cx)
+		lo, hi = math.Inf(1), math.Inf(-1)
+		for r := range c.Size() {
+			p := mine
+			if r > 0 {
+				b := s.Grid().Box(r)
+				y0, y1, x0, x1 := pixelSpan(b, py, f), pixelSpanHi(b, py, f), pixelSpan(b, px, f), pixelSpanHi(b, px, f)
+				n := partHeader
+				if cut < 0 || (at >= b.Lo[cut] && at < b.Hi[cut]) {
+					n += (y1 - y0) * (x1 - x0)
+				}
+				p = make([]float64, n)
+				if err := recv(c, p, r, planeTag); err != nil {
+					return nil, 0, 0, "", 0, 0, err
+				}
+			}
+			y0, y1, x0, x1 := int(p[0]), int(p[1]), int(p[2]), int(p[3])
+			lo, hi = min(lo, p[4]), max(hi, p[5])
+			w := x1 - x0
+			vals := p[partHeader:]
+			for Y := y0; Y < y1; Y++ {
+				row := sums[Y*cx+x0 : Y*cx+x1]
+				for X, v := range vals[(Y-y0)*w : (Y-y0+1)*w] {
+					row[X] += v
+				}
+			}
+			if n := int(p[6]); n > 0 {
+				if r > 0 {
+					skips = make([]float64, 2*n)
+					if err := recv(c, skips, r, planeTag+1); err != nil {
+						return nil, 0, 0, "", 0, 0, err
+					}
+				}
+				addSkips(p, skips)
+			}
+		}
+	} else {
+		lo, hi = mine[4], mine[5]
+		if len(skips) > 0 {
+			addSkips(mine, skips)
+		}
+	}
+	// The average, in place of the sums: rank 0's part or its sum buffer,
+	// which stay untouched until the next snapshot.
+	for Y := range cy {
+		h := min(ny, (Y+1)*f) - Y*f
+		for X := range cx {
+			k := Y*cx + X
+			n := float64(h * (min(nx, (X+1)*f) - X*f))
+			if skipped != nil {
+				n -= skipped[k]
+			}
+			if n > 0 {
+				sums[k] /= n
+			} else {
+				sums[k] = math.NaN()
+			}
+		}
+	}
+	return sums, cy, cx, label, lo, hi, nil
+}
+
+// recv receives exactly len(buf) values from rank src.
+func recv(c comm.Comm, buf []float64, src, tag int) error {
+	req, err := c.Irecv(buf, src, tag)
+	if err != nil {
+		return err
+	}
+	return c.Waitall([]comm.Request{req})
+}
+
+// planeBufs are one rank's buffers of coarsePlane, kept between snapshots:
+// fresh megabytes cost page faults, which dominated a snapshot.
+type planeBufs struct {
+	part []float64 // this rank's part
+	sums []float64 // rank 0, several ranks: the whole plane's sums
 }
 
 // resize returns *buf cut or grown to n values, all zero.
@@ -295,27 +342,34 @@ func resize(buf *[]float64, n int) []float64 {
 	return *buf
 }
 
-// planeTag is the message tag of coarsePlane's parts.
+// planeTag is the message tag of coarsePlane's parts (planeTag+1: their
+// lists of skipped cells).
 const planeTag = 30600
+
+// partHeader is the length of a part's header: y0, y1, x0, x1 of the pixels
+// it covers, the min and max of its finite cells, and how many pixels
+// skipped cells.
+const partHeader = 7
 
 func pixelSpan(b decomp.Box, a, f int) int   { return b.Lo[a] / f }
 func pixelSpanHi(b decomp.Box, a, f int) int { return (b.Hi[a] + f - 1) / f }
 
-// planePart is this rank's share of a coarse plane: [y0, y1, x0, x1, min,
-// max] of the pixels its box covers, then their sums and their counts of
-// finite cells. A box the plane misses sends the header alone.
-func planePart(s *solver.Solver, py, px, cut, at, f int, buf *[]float64) []float64 {
+// planePart is this rank's share of a coarse plane: a header (partHeader)
+// and the sums of the finite cells of each pixel its box covers, plus the
+// list (pixel, cells skipped) of pixels where cells were NaN or ±Inf. A box
+// the plane misses sends the header alone.
+func planePart(s *solver.Solver, py, px, cut, at, f int, bufs *planeBufs) (part, skips []float64) {
 	lay := s.Layout()
 	box := lay.Box
 	y0, y1, x0, x1 := pixelSpan(box, py, f), pixelSpanHi(box, py, f), pixelSpan(box, px, f), pixelSpanHi(box, px, f)
 	lo, hi := math.Inf(1), math.Inf(-1)
 	if cut >= 0 && (at < box.Lo[cut] || at >= box.Hi[cut]) {
-		return []float64{float64(y0), float64(y0), float64(x0), float64(x0), lo, hi}
+		return []float64{float64(y0), float64(y0), float64(x0), float64(x0), lo, hi, 0}, nil
 	}
 	w := x1 - x0
 	n := (y1 - y0) * w
-	part := resize(buf, 6+2*n)
-	sums, counts := part[6:6+n], part[6+n:]
+	part = resize(&bufs.part, partHeader+n)
+	sums := part[partHeader:]
 	g := lay.Ghost
 	base := 0
 	for a := range lay.N {
@@ -331,28 +385,31 @@ func planePart(s *solver.Solver, py, px, cut, at, f int, buf *[]float64) []float
 	// same sums.
 	threads := max(1, s.Threads())
 	los, his := make([]float64, threads), make([]float64, threads)
+	lists := make([][]float64, threads)
 	var wg sync.WaitGroup
 	for t := range threads {
 		Y0, Y1 := decomp.Split(y1-y0, threads, t)
 		wg.Go(func() {
 			lo, hi := math.Inf(1), math.Inf(-1)
+			var list []float64
 			for y := max(box.Lo[py], (y0+Y0)*f); y < min(box.Hi[py], (y0+Y1)*f); y++ {
 				row := base + (y-box.Lo[py])*sy
-				sums, counts := sums[(y/f-y0)*w:], counts[(y/f-y0)*w:]
+				kRow := (y/f - y0) * w
+				sums := sums[kRow:]
 				// A pixel block at a time, without a division per block:
 				// cells [xb, end) of the row fall in pixel k.
 				k := 0
 				for xb, end := box.Lo[px], min(box.Hi[px], (box.Lo[px]/f+1)*f); xb < box.Hi[px]; xb, end, k = end, min(box.Hi[px], end+f), k+1 {
 					first, last := row+(xb-box.Lo[px])*sx, row+(end-1-box.Lo[px])*sx
 					cells := u[first : last+1]
-					sum, cnt := 0.0, 0.0
+					sum, skip := 0.0, 0
 					for i := 0; i < len(cells); i += sx {
 						v := cells[i]
 						if v-v != 0 { // NaN or ±Inf
+							skip++
 							continue
 						}
 						sum += v
-						cnt++
 						if v < lo {
 							lo = v
 						}
@@ -361,18 +418,21 @@ func planePart(s *solver.Solver, py, px, cut, at, f int, buf *[]float64) []float
 						}
 					}
 					sums[k] += sum
-					counts[k] += cnt
+					if skip > 0 {
+						list = append(list, float64(kRow+k), float64(skip))
+					}
 				}
 			}
-			los[t], his[t] = lo, hi
+			los[t], his[t], lists[t] = lo, hi, list
 		})
 	}
 	wg.Wait()
 	for t := range threads {
 		lo, hi = min(lo, los[t]), max(hi, his[t])
+		skips = append(skips, lists[t]...)
 	}
-	copy(part, []float64{float64(y0), float64(y1), float64(x0), float64(x1), lo, hi})
-	return part
+	copy(part, []float64{float64(y0), float64(y1), float64(x0), float64(x1), lo, hi, float64(len(skips) / 2)})
+	return part, skips
 }
 
 func (o *outputs) vti(c comm.Comm, s *solver.Solver, name string) error {

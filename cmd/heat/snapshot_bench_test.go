@@ -27,7 +27,7 @@ func BenchmarkSnapshotPNG(b *testing.B) {
 			return err
 		}
 		defer s.Close()
-		var bufs [3][]float64
+		var bufs planeBufs
 		plane, ny, nx, _, lo, hi, err := coarsePlane(c, s, "", cfg.Output.ImageSize, &bufs)
 		if err != nil {
 			return err
