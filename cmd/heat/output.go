@@ -30,7 +30,7 @@ type outputs struct {
 	series *vtk.Series // rank 0
 	diag   *csv.Writer // rank 0
 	diagF  *os.File
-	bufs []planeBufs // per rank
+	bufs   []planeBufs // per rank
 	// pngDone delivers the result of the PNG being drawn and encoded in the
 	// background on rank 0 (nil when none is): the solver goes on meanwhile.
 	pngDone chan error

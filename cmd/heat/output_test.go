@@ -3,8 +3,8 @@ package main
 import (
 	"encoding/csv"
 	"encoding/xml"
-	"math"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
