@@ -22,6 +22,12 @@ import (
 // once per step. Bands overlap by the slabs their neighbours' wavefronts
 // need (computed twice, identically).
 //
+// In 3D a whole plane per ring slot would not stay in cache, so each band
+// is also cut into tiles of rows along y, and the wavefront runs tile by
+// tile: step t of a tile covers its rows grown by m−t on each side (an
+// overlapped tile, its rim computed again by the next tile, identically),
+// so the rings only ever hold a tile's rows.
+//
 // Every cell is computed by the same row kernel from the same operands as in
 // the one-step path, so the bits are identical for every k, split and
 // thread count. Boundary ghosts are set at each step from that step's
@@ -73,6 +79,26 @@ func (s *Solver) growth(a, side, m, t int) int {
 	return 0
 }
 
+// waveTileBytes is the cache a 3D wavefront tile aims to stay in: the rings
+// of all its steps and the three source slabs, for one worker.
+var waveTileBytes = 4 << 20
+
+// waveTileFixed, when positive, is the tile height instead (a test hook).
+var waveTileFixed = 0
+
+// waveTileRows is the height (rows along y) of the wavefront tiles of an
+// m-step block in 3D: as many as keep (m+3) slots of rows, grown by the
+// overlap, within waveTileBytes, but at least 4 overlaps tall.
+func (s *Solver) waveTileRows(m int) int {
+	if waveTileFixed > 0 {
+		return waveTileFixed
+	}
+	rowBytes := 8 * s.lay.Stride[1]
+	grow := 2 * (m - 1)
+	h := waveTileBytes/(4*(m+3)*rowBytes) - grow
+	return max(h, 4*grow, 1)
+}
+
 // runWavefront advances worker w's band of slabs m steps, from u into v.
 func (s *Solver) runWavefront(w, m int, check bool) {
 	nd := len(s.lay.N)
@@ -90,6 +116,31 @@ func (s *Solver) runWavefront(w, m int, check bool) {
 		}
 		wf.ring = append(wf.ring, r)
 	}
+	resid := 0.0
+	if nd == 2 {
+		resid = s.wavefront(wf, a, b, 0, 0, m, check)
+	} else {
+		n1 := s.lay.N[1]
+		h := s.waveTileRows(m)
+		for y := 0; y < n1; y += h {
+			d := s.wavefront(wf, a, b, y, min(y+h, n1), m, check)
+			if d > resid || d != d {
+				resid = d
+			}
+		}
+	}
+	if check && (resid > s.resid[w] || resid != resid) {
+		s.resid[w] = resid
+	}
+}
+
+// wavefront advances slabs [a, b) of the box m steps, from u into v; in 3D
+// only rows [y0, y1) of them (ignored in 2D). With check it returns max |Δu|
+// over the cells it wrote into v.
+func (s *Solver) wavefront(wf *wavefront, a, b, y0, y1, m int, check bool) float64 {
+	nd := len(s.lay.N)
+	n0 := s.lay.N[0]
+	slab := s.lay.Stride[0]
 	g := s.lay.Ghost
 	// The slabs of step t: [lo(t), hi(t)), growing past the band towards a
 	// neighbouring band or rank.
@@ -104,6 +155,22 @@ func (s *Solver) runWavefront(w, m int, check bool) {
 			return b + (m - t)
 		}
 		return n0 + s.growth(0, 1, m, t)
+	}
+	// The rows of step t (3D): the tile's, grown by m−t towards the next
+	// tile or as far as the step reaches past the box.
+	rows := func(t int) (int, int) {
+		if nd == 2 {
+			return 0, 0
+		}
+		n1 := s.lay.N[1]
+		r0, r1 := y0-(m-t), y1+(m-t)
+		if y0 == 0 {
+			r0 = -s.growth(1, 0, m, t)
+		}
+		if y1 == n1 {
+			r1 = n1 + s.growth(1, 1, m, t)
+		}
+		return r0, r1
 	}
 	// get is slab z of step t (0: the field u).
 	get := func(t, z int) []float64 {
@@ -131,34 +198,34 @@ func (s *Solver) runWavefront(w, m int, check bool) {
 			} else {
 				dst = get(t, z)
 			}
-			d := s.slabStep(dst, src, f, m, t, nd, check)
+			r0, r1 := rows(t)
+			d := s.slabStep(dst, src, f, m, t, r0, r1, check)
 			if t == m && check {
 				if d > resid || d != d {
 					resid = d
 				}
 			}
 			if t < m {
-				s.slabBoundaries(dst, nd)
+				s.slabBoundaries(dst, r0, r1)
 				if z == 0 && !s.hasNeighbour[0][0] {
-					s.mirrorSlab(wf.ring[t-1][3], dst, 0)
+					s.mirrorSlab(wf.ring[t-1][3], dst, 0, r0, r1)
 				}
 				if z == n0-1 && !s.hasNeighbour[0][1] {
-					s.mirrorSlab(wf.ring[t-1][n0%4], dst, 1)
+					s.mirrorSlab(wf.ring[t-1][n0%4], dst, 1, r0, r1)
 				}
 			}
 		}
 	}
-	if check && (resid > s.resid[w] || resid != resid) {
-		s.resid[w] = resid
-	}
+	return resid
 }
 
-// slabStep updates one slab of step t: its rows over the region step t
-// covers along the other axes. On the block's last step, with check, it
-// returns max |Δu| over the slab's cells (of the box: growth is 0 then).
-func (s *Solver) slabStep(dst []float64, src [3][]float64, f []float64, m, t, nd int, check bool) float64 {
+// slabStep updates one slab of step t: in 2D its row, in 3D its rows
+// [r0, r1), over the columns step t covers. On the block's last step, with
+// check, it returns max |Δu| over the cells it wrote.
+func (s *Solver) slabStep(dst []float64, src [3][]float64, f []float64, m, t, r0, r1 int, check bool) float64 {
 	g := s.lay.Ghost
 	n := s.lay.N
+	nd := len(n)
 	xlo, xhi := -s.growth(nd-1, 0, m, t), n[nd-1]+s.growth(nd-1, 1, m, t)
 	var args rowArgs
 	resid := 0.0
@@ -193,18 +260,19 @@ func (s *Solver) slabStep(dst []float64, src [3][]float64, f []float64, m, t, nd
 		row(0)
 		return resid
 	}
-	ylo, yhi := -s.growth(1, 0, m, t), n[1]+s.growth(1, 1, m, t)
-	for y := ylo; y < yhi; y++ {
+	for y := r0; y < r1; y++ {
 		row((y + g) * s.lay.Stride[1])
 	}
 	return resid
 }
 
 // slabBoundaries sets the first ghost layer of the physical faces inside a
-// slab (all axes but the slowest) from the slab's own values.
-func (s *Solver) slabBoundaries(sl []float64, nd int) {
+// slab (all axes but the slowest) from the slab's own values: in 3D for
+// rows [r0, r1) (and the ghost row next to them at a physical y face).
+func (s *Solver) slabBoundaries(sl []float64, r0, r1 int) {
 	g := s.lay.Ghost
 	n := s.lay.N
+	nd := len(n)
 	for a := 1; a < nd; a++ {
 		for side := range 2 {
 			if s.hasNeighbour[a][side] {
@@ -216,18 +284,21 @@ func (s *Solver) slabBoundaries(sl []float64, nd int) {
 				ghost, mirror = n[a], n[a]-1
 			}
 			if a == nd-1 {
-				// Columns: one cell in every row of the slab.
+				// Columns: one cell in every row.
 				rows, stride := 1, 0
 				if nd == 3 {
-					rows, stride = s.lay.Padded[1], s.lay.Stride[1]
+					rows, stride = r1-r0, s.lay.Stride[1]
 				}
 				for r := range rows {
-					gi, mi := r*stride+g+ghost, r*stride+g+mirror
-					sl[gi] = bcValue(face, sl[mi])
+					base := (r0+g+r)*stride + g
+					sl[base+ghost] = bcValue(face, sl[base+mirror])
 				}
 				continue
 			}
-			// 3D, axis y: a whole row of the slab.
+			// 3D, axis y: the ghost row, if the rows reach the face.
+			if (side == 0 && r0 > 0) || (side == 1 && r1 < n[1]) {
+				continue
+			}
 			sy := s.lay.Stride[1]
 			gr := sl[(ghost+g)*sy : (ghost+g+1)*sy]
 			mr := sl[(mirror+g)*sy : (mirror+g+1)*sy]
@@ -239,9 +310,13 @@ func (s *Solver) slabBoundaries(sl []float64, nd int) {
 }
 
 // mirrorSlab sets the ghost slab beyond the slowest axis' physical face on
-// side from the outermost slab.
-func (s *Solver) mirrorSlab(ghost, edge []float64, side int) {
+// side from the outermost slab: in 3D its rows [r0, r1), in 2D the row.
+func (s *Solver) mirrorSlab(ghost, edge []float64, side, r0, r1 int) {
 	face := s.spec.Faces[0][side]
+	if len(s.lay.N) == 3 {
+		sy, g := s.lay.Stride[1], s.lay.Ghost
+		ghost, edge = ghost[(r0+g)*sy:(r1+g)*sy], edge[(r0+g)*sy:(r1+g)*sy]
+	}
 	for j := range ghost {
 		ghost[j] = bcValue(face, edge[j])
 	}
