@@ -45,3 +45,33 @@ func BenchmarkStep(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWavefront3D tunes the 3D temporal-blocking tiles: the cache
+// budget of a tile (waveTileBytes) against the block depth, on a grid far
+// larger than the caches.
+func BenchmarkWavefront3D(b *testing.B) {
+	n := 512
+	s := heatSpec([]int{n, n, n})
+	s.Initial = Random(s.Shape, 1, 1, 0)
+	s.Threads = 2
+	for _, k := range []int{2, 4, 8} {
+		s.Ghost = k
+		sv, err := New(local.NewWorld(1).Comm(0), s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, mib := range []int{1, 2, 4, 8, 16} {
+			b.Run(fmt.Sprintf("ghost=%d/tile=%dMiB", k, mib), func(b *testing.B) {
+				defer func(v int) { waveTileBytes = v }(waveTileBytes)
+				waveTileBytes = mib << 20
+				for b.Loop() {
+					if err := sv.block(k, false); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(n*n*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mupdates/s")
+			})
+		}
+		sv.Close()
+	}
+}

@@ -33,6 +33,7 @@ type Stats struct {
 	Messages int64         // halo messages sent
 	Bytes    int64         // halo payload bytes sent
 	Checks   int64         // residual checks (one Allreduce each)
+	Reduce   time.Duration // in the checks' Allreduce, waiting for the slowest rank included
 }
 
 // row is a run of cells along the last axis: flat index of the first, count.
@@ -473,9 +474,11 @@ func (s *Solver) RunTo(ctx context.Context, target int) error {
 		}
 		in := []float64{local, stop}
 		out := make([]float64, 2)
+		t0 := time.Now()
 		if err := s.c.Allreduce(comm.Max, in, out); err != nil {
 			return err
 		}
+		s.stats.Reduce += time.Since(t0)
 		s.stats.Checks++
 		s.residual = out[0]
 		if math.IsNaN(s.residual) || math.IsInf(s.residual, 0) {

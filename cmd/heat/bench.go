@@ -2,25 +2,61 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"heat/benchmarks"
+	"heat/comm"
+	"heat/comm/local"
+	"heat/comm/mpi"
+	"heat/decomp"
+	"heat/io/config"
 )
 
-// benchCmd runs measurement studies: `heat bench kernel` (a roofline).
-func benchCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "kernel" {
-		fmt.Fprintln(stderr, "Usage: heat bench kernel [flags]   (heat bench kernel --help)")
-		if len(args) == 0 {
-			return usagef("bench: say which study: kernel")
-		}
-		return usagef("bench: unknown study %q (known: kernel)", args[0])
+const benchUsage = `Usage:
+  heat bench kernel   [flags]   roofline of the heat step on one rank
+  heat bench strong   [flags]   strong scaling: one problem, more cores
+  heat bench weak     [flags]   weak scaling: the problem grows with the cores
+  heat bench pingpong [flags]   the transport's latency α and bandwidth 1/β
+
+Run 'heat bench STUDY --help' for a study's flags.
+`
+
+// benchCmd runs measurement studies: `heat bench kernel` (a roofline),
+// `strong` and `weak` (scaling studies, benchmarks.RunStudy) and `pingpong`
+// (the transport's α and β).
+func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, benchUsage)
+		return usagef("bench: say which study: kernel, strong, weak or pingpong")
 	}
+	switch args[0] {
+	case "kernel":
+		return benchKernel(args[1:], stdout, stderr)
+	case "strong", "weak":
+		return benchStudy(ctx, benchmarks.Kind(args[0]), args[1:], stdout, stderr)
+	case "pingpong":
+		return benchPingPong(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, benchUsage)
+		return nil
+	}
+	fmt.Fprint(stderr, benchUsage)
+	return usagef("bench: unknown study %q (known: kernel, strong, weak, pingpong)", args[0])
+}
+
+func benchKernel(args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("heat bench kernel", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dims := fs.Int("dims", 2, "2 or 3")
@@ -32,11 +68,8 @@ func benchCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: heat bench kernel [flags]\n\nMeasures the machine's copy bandwidth in-process, then the heat step on one rank for each\nsize × threads × ghost width, and prints Mupdates/s, effective GB/s (16 B per update) and\nthe fraction of the one-sweep ceiling (copy GB/s ÷ 16 B); temporal blocking can pass 1×.\n\n%s", fs.FlagUsages())
 	}
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return errHelp
-		}
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if *dims != 2 && *dims != 3 {
 		return usagef("bench kernel: --dims must be 2 or 3 (got %d)", *dims)
@@ -66,4 +99,294 @@ func benchCmd(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		Target: time.Duration(*seconds * float64(time.Second)), CopyMiB: *copyMiB,
 	})
 	return err
+}
+
+// parseFlags parses args into fs: --help is errHelp, a bad flag or a stray
+// argument a usage error.
+func parseFlags(fs *pflag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return errHelp
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("%s: unexpected argument %q", strings.TrimPrefix(fs.Name(), "heat "), fs.Arg(0))
+	}
+	return nil
+}
+
+// defaultRanks is 1, 2, 4, … up to this machine's cores.
+func defaultRanks() []int {
+	r := []int{1}
+	for p := 2; p <= runtime.NumCPU(); p *= 2 {
+		r = append(r, p)
+	}
+	return r
+}
+
+const studyHelp = `Runs the problem of -c/--set/--steps (as heat run takes them; the built-in default
+problem without -c) at every point of --ranks × --threads, --reps times each (in rounds, so
+a drift of the machine spreads over all points), each run a separate "heat run" whose report
+is kept under DIR/runs/. Every run writes no snapshots or diagnostics unless --set turns them on.
+
+%s
+
+With --transport mpi every run is started by the --launcher template ({ranks} and {threads}
+are replaced; "srun -n {ranks} -c {threads}" works the same, also inside an allocation), and
+heat takes its ranks from the launcher; that needs heat built with -tags mpi.
+
+Results in --out DIR: runs.csv and runs.json (every run, with its whole report and a record
+of the machine and software), points.csv and summary.md (per point: median/min/max time per
+step, Mupdates/s, speedup and efficiency against the point with the fewest cores, the split of
+wall time, messages and bytes per step, load imbalance), model.csv, and speedup.png,
+efficiency.png, breakdown.png and model.png.
+
+The model (--model, on by default) measures the transport's latency α and inverse bandwidth
+β by ping-pong (heat bench pingpong) and t_cell from the smallest point, then predicts
+  %s
+up to --predict-max ranks, also for a target network given by --alpha and --beta/--bandwidth
+(InfiniBand: --alpha 1.5us --bandwidth 12).
+
+`
+
+const strongGrowth = `Strong scaling: every point solves the same grid.`
+
+const weakGrowth = `Weak scaling: the problem's grid is the base, the cells each core gets. A point of
+P = ranks × threads cores solves the base with every axis multiplied by its factor in the
+process grid that heat would lay over the base for P ranks (fewest cut faces, ties to
+slower axes): for a square base [n, n], 2 cores solve [2n, n], 4 [2n, 2n], 8 [4n, 2n]; in
+3D 8 cores solve [2n, 2n, 2n]. Cells per core stay exactly the base's; grid.length stays
+as set, so the cells get smaller.`
+
+func benchStudy(ctx context.Context, kind benchmarks.Kind, args []string, stdout, stderr io.Writer) error {
+	name := "bench " + string(kind)
+	fs := pflag.NewFlagSet("heat "+name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgFile := fs.StringP("config", "c", "", "problem `FILE` (TOML); default: the built-in problem")
+	sets := fs.StringArray("set", nil, "override any config `key=value` of the problem (repeatable)")
+	steps := fs.Int("steps", 0, "time steps (heat) or iteration cap (poisson) of every run")
+	ranks := fs.IntSlice("ranks", defaultRanks(), "rank counts of the points")
+	threads := fs.IntSlice("threads", []int{1}, "worker threads per rank of the points")
+	reps := fs.Int("reps", 3, "runs per point (median, min, max)")
+	transport := fs.String("transport", "local", "local (in-process ranks) or mpi (--launcher)")
+	launcher := fs.String("launcher", "mpirun -np {ranks}", "MPI launcher `template`, before heat on each run")
+	out := fs.String("out", "heat-bench-"+string(kind), "results `DIR`")
+	model := fs.Bool("model", true, "measure α, β by ping-pong and predict the scaling")
+	predictMax := fs.Int("predict-max", 4096, "largest rank count the model predicts")
+	alpha := fs.Duration("alpha", 0, "target network latency α (e.g. 1.5us)")
+	beta := fs.Float64("beta", 0, "target network inverse bandwidth β in `ns/B`")
+	bandwidth := fs.Float64("bandwidth", 0, "target network bandwidth in `GB/s`, instead of --beta")
+	quiet := fs.BoolP("quiet", "q", false, "no progress and no summary, only errors")
+	fs.Usage = func() {
+		growth := strongGrowth
+		if kind == benchmarks.Weak {
+			growth = weakGrowth
+		}
+		fmt.Fprintf(stderr, "Usage: heat %s [flags]\n\n"+studyHelp+"%s", name, growth, benchmarks.ModelFormula, fs.FlagUsages())
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+
+	// The problem, resolved as heat run would, so a bad config stops here.
+	flags := config.Flags{Config: *cfgFile, Sets: *sets}
+	var runArgs []string
+	if *cfgFile != "" {
+		runArgs = append(runArgs, "-c", *cfgFile)
+	}
+	for _, s := range *sets {
+		runArgs = append(runArgs, "--set", s)
+	}
+	if fs.Changed("steps") {
+		flags.Sets = append(slices.Clone(*sets), "run.steps="+strconv.Itoa(*steps))
+		runArgs = append(runArgs, "--steps", strconv.Itoa(*steps))
+	}
+	cfg, err := flags.Resolve()
+	if err != nil {
+		return usageError{err}
+	}
+	if len(cfg.Parallel.Dims) > 0 {
+		return usagef("%s: parallel.dims = %s fixes the process grid, but the study varies the ranks: leave it empty",
+			name, decomp.FormatDims(cfg.Parallel.Dims))
+	}
+	periodic := make([]bool, cfg.NDim())
+	for a := range periodic {
+		kind, _ := cfg.FaceKind(a, 0)
+		periodic[a] = kind == "periodic"
+	}
+
+	o := benchmarks.StudyOptions{Kind: kind, Reps: *reps, Shape: cfg.Grid.Shape, Periodic: periodic, Steps: cfg.Run.Steps,
+		RunArgs: runArgs, Transport: *transport, Launcher: *launcher, Out: *out, Model: *model, PredictMax: *predictMax,
+		Command: append([]string{"heat", "bench", string(kind)}, args...), Version: version, Revision: revision()}
+	if o.Points, err = studyPoints(name, *ranks, *threads); err != nil {
+		return err
+	}
+	if *transport == "mpi" && !mpi.Enabled {
+		return usagef("%s: --transport mpi runs this heat under the launcher, but %v", name, mpi.ErrNoMPI)
+	}
+	if fs.Changed("alpha") || fs.Changed("beta") || fs.Changed("bandwidth") {
+		if !*model {
+			return usagef("%s: --alpha, --beta and --bandwidth are for the model; drop --model=false", name)
+		}
+		if fs.Changed("beta") && fs.Changed("bandwidth") {
+			return usagef("%s: give --beta or --bandwidth, not both", name)
+		}
+		if *alpha < 0 || *beta < 0 || *bandwidth < 0 || (fs.Changed("bandwidth") && *bandwidth == 0) {
+			return usagef("%s: --alpha, --beta and --bandwidth must be positive (got %v, %g, %g)", name, *alpha, *beta, *bandwidth)
+		}
+		// Negative: take the measured value.
+		o.Target = &benchmarks.Network{Alpha: -1, Beta: -1}
+		if fs.Changed("alpha") {
+			o.Target.Alpha = alpha.Seconds()
+		}
+		if fs.Changed("beta") {
+			o.Target.Beta = *beta * 1e-9
+		}
+		if fs.Changed("bandwidth") {
+			o.Target.Beta = 1 / (*bandwidth * 1e9)
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("%s: cannot find heat's own executable to run the points: %w", name, err)
+	}
+	o.Exec = []string{exe}
+	if err := o.Validate(); err != nil {
+		return usagef("%s: %v", name, err)
+	}
+	for _, p := range o.Points {
+		if _, err := o.PointShape(p); err != nil {
+			return usagef("%s: %v", name, err)
+		}
+	}
+	if !*quiet {
+		o.Progress = stderr
+		if *transport == "local" {
+			for _, p := range o.Points {
+				if p.Cores() > runtime.NumCPU() {
+					fmt.Fprintf(stderr, "heat %s: warning: point %s needs %d cores, this machine has %d: its timings share cores\n",
+						name, p, p.Cores(), runtime.NumCPU())
+				}
+			}
+		}
+	}
+	st, err := benchmarks.RunStudy(ctx, o)
+	if err != nil {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if !*quiet {
+		if err := benchmarks.WriteSummary(stdout, st); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nresults: %s\n", filepath.Join(*out, "summary.md"))
+	}
+	return nil
+}
+
+// studyPoints is every ranks × threads pair, repeats dropped, in the order
+// given.
+func studyPoints(name string, ranks, threads []int) ([]benchmarks.Resources, error) {
+	var pts []benchmarks.Resources
+	for _, r := range ranks {
+		for _, t := range threads {
+			if r < 1 || t < 1 {
+				return nil, usagef("%s: --ranks and --threads must be positive (got %d and %d)", name, r, t)
+			}
+			p := benchmarks.Resources{Ranks: r, Threads: t}
+			if !slices.Contains(pts, p) {
+				pts = append(pts, p)
+			}
+		}
+	}
+	if len(pts) == 0 {
+		return nil, usagef("%s: --ranks and --threads need at least one value each", name)
+	}
+	return pts, nil
+}
+
+// benchPingPong measures the transport's α and β between two ranks: two
+// in-process ranks, or ranks 0 and 1 of the MPI job that started it.
+func benchPingPong(args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("heat bench pingpong", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	sizes := fs.IntSlice("sizes", benchmarks.PingPongSizes(), "message sizes in bytes")
+	perSize := fs.Duration("time", 50*time.Millisecond, "measuring time per size")
+	asJSON := fs.Bool("json", false, "print the samples and the fit as JSON")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: heat bench pingpong [flags]\n\nTimes round trips of each message size between ranks 0 and 1 (two in-process ranks, or the\nfirst two of an MPI job: mpirun -np 2 heat bench pingpong) and fits the one-way time\nt = α + bytes·β by least squares on relative errors.\n\n%s", fs.FlagUsages())
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	for _, b := range *sizes {
+		if b < 8 {
+			return usagef("bench pingpong: --sizes must be at least 8 bytes, one value (got %d)", b)
+		}
+	}
+	if len(*sizes) < 2 || *perSize <= 0 {
+		return usagef("bench pingpong: need 2 or more --sizes and a positive --time")
+	}
+	if err := joinMPI(); err != nil {
+		return err
+	}
+	res := benchmarks.NetworkResult{Transport: "local"}
+	measure := func(c comm.Comm) error {
+		s, net, err := benchmarks.MeasureNetwork(c, *sizes, *perSize)
+		if c.Rank() == 0 {
+			res.Samples, res.Network = s, net
+		}
+		return err
+	}
+	var err error
+	if mpiWorld != nil {
+		res.Transport = "mpi"
+		c := mpiWorld.Comm()
+		if c.Rank() != 0 {
+			stdout = io.Discard
+		}
+		err = measure(c)
+	} else {
+		err = local.Run(2, measure)
+	}
+	if err != nil {
+		return fmt.Errorf("bench pingpong: %w", err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	fmt.Fprintf(stdout, "ping-pong through %s, one way:\n%12s %12s %10s\n", res.Transport, "bytes", "time (µs)", "GB/s")
+	for _, s := range res.Samples {
+		fmt.Fprintf(stdout, "%12d %12.3f %10.3f\n", s.Bytes, s.OneWayS*1e6, float64(s.Bytes)/s.OneWayS/1e9)
+	}
+	fmt.Fprintf(stdout, "%s\n", res.Network)
+	return nil
+}
+
+// joinMPI makes this process a rank of the MPI job that started it, for
+// commands other than run (which main joins before it starts): main
+// finalizes mpiWorld on the way out. A build without MPI refuses to be one
+// of several ranks.
+func joinMPI() error {
+	n, src := mpi.LauncherSize()
+	if mpiWorld != nil || n == 0 {
+		return nil
+	}
+	if !mpi.Enabled {
+		if n > 1 {
+			return usagef("started by a launcher as one of %d ranks (%s), but this binary has no MPI: %v", n, src, mpi.ErrNoMPI)
+		}
+		return nil
+	}
+	w, err := mpi.Init()
+	if err != nil {
+		return err
+	}
+	mpiWorld = w
+	return nil
 }

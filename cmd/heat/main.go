@@ -23,11 +23,23 @@ func main() {
 		fmt.Fprintf(os.Stderr, "heat: second %v: aborting now\n", second)
 		os.Exit(exitCode(signalError{second}))
 	}()
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	if err != nil && !errors.Is(err, errHelp) {
+	err := startMPI(os.Args[1:])
+	if err == nil {
+		err = run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	}
+	var agreed agreedError
+	if err != nil && !errors.Is(err, errHelp) && !errors.As(err, &agreed) {
 		fmt.Fprintf(os.Stderr, "heat: %v\n", err)
 	}
-	os.Exit(exitCode(err))
+	code := exitCode(err)
+	if mpiWorld != nil {
+		// From the main goroutine, as MPI wants; every rank gets here.
+		if ferr := mpiWorld.Finalize(); ferr != nil && code == 0 {
+			fmt.Fprintf(os.Stderr, "heat: %v\n", ferr)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // signalError is the cause of a run stopped by a signal.
@@ -58,9 +70,12 @@ var errHelp = errors.New("help requested")
 func exitCode(err error) int {
 	var se signalError
 	var ue usageError
+	var ae agreedError
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 		return 0
+	case errors.As(err, &ae):
+		return ae.code
 	case errors.As(err, &se):
 		if se.sig == syscall.SIGTERM {
 			return 143
@@ -81,6 +96,9 @@ Usage:
   heat inspect PATH [--verify]
   heat render PATH [-o FILE.png] [--cmap NAME] [--slice z=mid] [--range MIN,MAX]
   heat bench kernel [--dims 2] [--sizes 256,2048] [--threads 1,2] [--ghost 1,4]
+  heat bench strong|weak [-c FILE] [--set k=v]... [--steps N] [--ranks 1,2,4] [--threads 1,2]
+           [--reps 3] [--transport local|mpi] [--launcher T] [--out DIR]
+  heat bench pingpong [--sizes ...] [--json]
   heat version
 
 Run 'heat run --help' for the flags of run.

@@ -38,12 +38,18 @@ type outputs struct {
 
 // openOutputs prepares the snapshot directory and the diagnostics file on
 // rank 0. A restarted run appends to both.
-func openOutputs(cfg *config.Config, restarted bool) (*outputs, error) {
+//
+// Under MPI every process opens its outputs, and only rank 0 (rank0) holds
+// the shared files.
+func openOutputs(cfg *config.Config, restarted, rank0 bool) (*outputs, error) {
 	o := &outputs{cfg: cfg, dir: filepath.Join(cfg.Output.Dir, "snapshots"), bufs: make([]planeBufs, cfg.Parallel.Ranks)}
 	if len(cfg.Output.Formats) > 0 {
 		if err := os.MkdirAll(o.dir, 0o755); err != nil {
 			return nil, fmt.Errorf("cannot create snapshot directory %q: %w", o.dir, err)
 		}
+	}
+	if !rank0 {
+		return o, nil
 	}
 	if has(cfg.Output.Formats, "vti") {
 		pvd := filepath.Join(o.dir, "u.pvd")

@@ -17,6 +17,7 @@ import (
 	"heat/checkpoint"
 	"heat/comm"
 	"heat/comm/local"
+	"heat/comm/mpi"
 	"heat/decomp"
 	"heat/io/config"
 	"heat/io/report"
@@ -24,86 +25,64 @@ import (
 )
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("heat run", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	flags := config.AddFlags(fs)
-	reportPath := fs.String("report", "", "also write the run report (JSON) to `FILE`")
-	restart := fs.String("restart", "", "continue from checkpoint `PATH`, or \"latest\" (the newest complete one under checkpoint.dir)")
-	quiet := fs.BoolP("quiet", "q", false, "print no progress and no summary, only errors")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: heat run [flags]\n\nSolves the problem of -c FILE (or the built-in default) and writes <out>/report.json.\n\n%s", fs.FlagUsages())
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return errHelp
+	// Under MPI this process is one rank; rank 0 alone prints and writes
+	// the report.
+	var c comm.Comm
+	if mpiWorld != nil {
+		c = mpiWorld.Comm()
+		if c.Rank() != 0 {
+			stdout, stderr = io.Discard, io.Discard
 		}
-		return usageError{err}
 	}
-	if fs.NArg() > 0 {
-		return usagef("run: unexpected argument %q (config files go after -c)", fs.Arg(0))
+	j, err := prepareRun(args, stderr, c)
+	if c != nil {
+		err = agree(c, err)
 	}
-	cfg, err := flags.Resolve()
-	if err != nil {
-		return usageError{err}
-	}
-	spec := specOf(cfg)
-	// The report shows what was run: the time step and threads as resolved.
-	cfg.Equation.DT = spec.DT
-	cfg.Parallel.Threads = spec.Threads
-	if err := os.MkdirAll(cfg.Output.Dir, 0o755); err != nil {
-		return fmt.Errorf("cannot create output directory %q: %w", cfg.Output.Dir, err)
-	}
-
-	j := &job{cfg: cfg, spec: spec}
-	from := 0
-	if *restart != "" {
-		j.restarts, j.fallback, err = restartCandidates(cfg, *restart, stderr)
-		if err != nil {
-			return err
-		}
-		from = j.restarts[0].Meta().Step
-	}
-	j.rep = &report.Report{
-		Version:     version,
-		GoVersion:   runtime.Version(),
-		Transport:   "local",
-		Config:      cfg,
-		Ranks:       cfg.Parallel.Ranks,
-		Threads:     spec.Threads,
-		Checkpoints: []report.Checkpoint{},
-	}
-	rep := j.rep
-	j.out, err = openOutputs(cfg, *restart != "")
 	if err != nil {
 		return err
 	}
-	j.prog = newProgress(stderr, *quiet, spec.Equation == solver.Poisson, from, cfg.Run.Steps)
-	runErr := local.Run(cfg.Parallel.Ranks, func(c comm.Comm) error {
-		return runRank(ctx, c, j)
-	})
+	cfg, rep := j.cfg, j.rep
+	var runErr error
+	if c == nil {
+		runErr = local.Run(cfg.Parallel.Ranks, func(c comm.Comm) error {
+			return runRank(ctx, c, j)
+		})
+	} else {
+		runErr = runRank(ctx, c, j)
+	}
 	j.prog.done()
 	if err := j.out.close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("output: %w", err)
 	}
+	if c != nil {
+		runErr = agree(c, runErr)
+	}
 	stopped := errors.Is(runErr, solver.ErrStopped)
 	if runErr != nil && !stopped {
 		var ue usageError
-		if errors.As(runErr, &ue) {
+		var ae agreedError
+		if errors.As(runErr, &ue) || errors.As(runErr, &ae) {
 			return runErr
 		}
 		return fmt.Errorf("run failed: %w", runErr)
 	}
+	if c != nil && c.Rank() != 0 {
+		if stopped {
+			return agreedError{code: exitCode(context.Cause(ctx))}
+		}
+		return nil
+	}
 
 	paths := []string{filepath.Join(cfg.Output.Dir, "report.json")}
-	if *reportPath != "" {
-		paths = append(paths, *reportPath)
+	if j.reportPath != "" {
+		paths = append(paths, j.reportPath)
 	}
 	for _, p := range paths {
 		if err := report.Write(p, rep); err != nil {
 			return err
 		}
 	}
-	if !*quiet {
+	if !j.quiet {
 		printSummary(stdout, cfg, rep, paths[0])
 	}
 	if stopped {
@@ -121,18 +100,98 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
+// prepareRun parses heat run's command line and prepares the job: config,
+// restart candidates, outputs, progress. c is this process's rank under
+// MPI, nil when the ranks are in-process.
+func prepareRun(args []string, stderr io.Writer, c comm.Comm) (*job, error) {
+	fs := pflag.NewFlagSet("heat run", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	flags := config.AddFlags(fs)
+	reportPath := fs.String("report", "", "also write the run report (JSON) to `FILE`")
+	restart := fs.String("restart", "", "continue from checkpoint `PATH`, or \"latest\" (the newest complete one under checkpoint.dir)")
+	quiet := fs.BoolP("quiet", "q", false, "print no progress and no summary, only errors")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: heat run [flags]\n\nSolves the problem of -c FILE (or the built-in default) and writes <out>/report.json.\n\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil, errHelp
+		}
+		return nil, usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return nil, usagef("run: unexpected argument %q (config files go after -c)", fs.Arg(0))
+	}
+	transport := "local"
+	if c != nil {
+		// The launcher decides the ranks.
+		flags.WorldSize = c.Size()
+		transport = "mpi"
+	}
+	cfg, err := flags.Resolve()
+	if err != nil {
+		return nil, usageError{err}
+	}
+	spec := specOf(cfg)
+	// The report shows what was run: the time step and threads as resolved.
+	cfg.Equation.DT = spec.DT
+	cfg.Parallel.Threads = spec.Threads
+	if err := os.MkdirAll(cfg.Output.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cannot create output directory %q: %w", cfg.Output.Dir, err)
+	}
+	rank0 := c == nil || c.Rank() == 0
+
+	j := &job{cfg: cfg, spec: spec, reportPath: *reportPath, quiet: *quiet || !rank0}
+	from := 0
+	if *restart != "" {
+		j.restarts, j.fallback, err = restartCandidates(cfg, *restart, stderr)
+		if err != nil {
+			return nil, err
+		}
+		from = j.restarts[0].Meta().Step
+	}
+	j.rep = &report.Report{
+		Version:     version,
+		GoVersion:   runtime.Version(),
+		Build:       buildRecord(),
+		Transport:   transport,
+		MPILibrary:  mpi.LibraryVersion(),
+		Config:      cfg,
+		Ranks:       cfg.Parallel.Ranks,
+		Threads:     spec.Threads,
+		Checkpoints: []report.Checkpoint{},
+	}
+	if c == nil {
+		j.rep.MPILibrary = ""
+	}
+	j.out, err = openOutputs(cfg, *restart != "", rank0)
+	if err != nil {
+		return nil, err
+	}
+	j.prog = newProgress(stderr, j.quiet, spec.Equation == solver.Poisson, from, cfg.Run.Steps)
+	return j, nil
+}
+
 // job is what the ranks of one run share: the inputs, and the report that
 // rank 0 fills.
 type job struct {
-	cfg      *config.Config
-	spec     solver.Spec
-	rep      *report.Report
-	prog     *progress
-	restarts []*checkpoint.Checkpoint // candidates, newest first; nil = fresh start
-	fallback bool                     // --restart latest: try older candidates if one is bad
-	lastGood string                   // newest checkpoint known complete
-	stopped  string                   // checkpoint written on a signal
-	out      *outputs                 // snapshots and diagnostics
+	cfg        *config.Config
+	reportPath string // --report
+	quiet      bool   // no progress and no summary (-q, or not rank 0)
+	spec       solver.Spec
+	rep        *report.Report
+	prog       *progress
+	restarts   []*checkpoint.Checkpoint // candidates, newest first; nil = fresh start
+	fallback   bool                     // --restart latest: try older candidates if one is bad
+	lastGood   string                   // newest checkpoint known complete
+	stopped    string                   // checkpoint written on a signal
+	out        *outputs                 // snapshots and diagnostics
+}
+
+// rankRecord is what each rank sends rank 0 for the report.
+type rankRecord struct {
+	Rank report.Rank
+	Host report.Host
 }
 
 // runRank is one rank's whole run: restore, solve with checkpoints on
@@ -228,12 +287,13 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 	st := s.Stats()
 	lay := s.Layout()
 	host, _ := os.Hostname()
-	mine, err := json.Marshal(report.Rank{
+	mine, err := json.Marshal(rankRecord{Rank: report.Rank{
 		Rank: c.Rank(), Host: host, Coords: s.Grid().Coords(c.Rank()),
-		Offset: lay.Box.Lo, Shape: lay.N, Threads: s.Threads(),
-		ComputeS: st.Compute.Seconds(), HaloWaitS: st.HaloWait.Seconds(),
-		MessagesSent: st.Messages, BytesSent: st.Bytes,
-	})
+		Offset: lay.Box.Lo, Shape: lay.N, Threads: s.Threads(), CPUs: affinity(),
+		ComputeS: st.Compute.Seconds(), HaloWaitS: st.HaloWait.Seconds(), ReduceS: st.Reduce.Seconds(),
+		CheckpointS: ckptTime.Seconds(), OutputS: outTime.Seconds(),
+		MessagesSent: st.Messages, BytesSent: st.Bytes, Collectives: st.Checks,
+	}, Host: hostRecord()})
 	if err != nil {
 		return err
 	}
@@ -261,10 +321,19 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 		}
 		rep.Field = field
 		rep.PerRank = make([]report.Rank, len(parts))
+		hosts := make([]report.Host, len(parts))
 		for r, p := range parts {
-			if err := json.Unmarshal(p, &rep.PerRank[r]); err != nil {
+			var rec rankRecord
+			if err := json.Unmarshal(p, &rec); err != nil {
 				return fmt.Errorf("rank %d's report: %w", r, err)
 			}
+			rep.PerRank[r], hosts[r] = rec.Rank, rec.Host
+		}
+		rep.Hosts = mergeHosts(hosts)
+		rep.Straggler = report.Slowest(rep.PerRank)
+		if st := rep.Straggler; st != nil && st.ExcessPct > report.StragglerWarnPct && wall > time.Second {
+			j.prog.warn("rank %d was the slowest: %.0f%% over the median rank's compute time (%s); see per_rank in the report",
+				st.Rank, st.ExcessPct, map[string]string{"compute": "its own compute", "waiting": "waiting for messages"}[st.Cause])
 		}
 	}
 	return runErr

@@ -50,6 +50,9 @@ func threadsOf(cfg *config.Config) int {
 	if cfg.Parallel.Threads > 0 {
 		return cfg.Parallel.Threads
 	}
+	if mpiWorld != nil {
+		return mpiThreads()
+	}
 	return max(1, runtime.NumCPU()/cfg.Parallel.Ranks)
 }
 

@@ -37,6 +37,32 @@ type Report struct {
 	PerRank     []Rank       `json:"per_rank"`
 	Checkpoints []Checkpoint `json:"checkpoints"`
 	Restart     *Restart     `json:"restart,omitempty"` // the checkpoint the run continued from
+	// Straggler is the rank the run waited for (two ranks or more).
+	Straggler *Straggler `json:"straggler,omitempty"`
+	// Build and Hosts record what ran where, so that figures can be
+	// reproduced and compared.
+	Build Build  `json:"build"`
+	Hosts []Host `json:"hosts"`
+}
+
+// Build is how the binary was built.
+type Build struct {
+	Revision     string `json:"revision"` // VCS revision, "+dirty" if modified; "" if unknown
+	GOOS         string `json:"goos"`
+	GOARCH       string `json:"goarch"`
+	GOAMD64      string `json:"goamd64,omitempty"`
+	GOEXPERIMENT string `json:"goexperiment,omitempty"`
+	CGO          bool   `json:"cgo"`
+	Kernel       string `json:"kernel"` // the kernel set the solver runs: generic, avx2, avx512
+}
+
+// Host is one machine the ranks ran on.
+type Host struct {
+	Name     string `json:"name"`
+	CPUModel string `json:"cpu_model"`
+	CPUFlags string `json:"cpu_flags"` // the vector and FMA flags that matter to the kernels
+	CPUs     int    `json:"cpus"`      // online CPUs of the host
+	Ranks    []int  `json:"ranks"`
 }
 
 // Restart is the checkpoint a run started from and how long reading it took.
@@ -65,10 +91,15 @@ type Rank struct {
 	Offset       []int   `json:"offset"` // global index of the box's first cell
 	Shape        []int   `json:"shape"`  // cells of the box
 	Threads      int     `json:"threads"`
+	CPUs         string  `json:"cpus"` // the rank's CPU affinity list, as in /proc/self/status ("0-3,8")
 	ComputeS     float64 `json:"compute_s"`
 	HaloWaitS    float64 `json:"halo_wait_s"`
+	ReduceS      float64 `json:"reduce_s"`     // in the residual checks' Allreduce
+	CheckpointS  float64 `json:"checkpoint_s"` // writing checkpoints (collective)
+	OutputS      float64 `json:"output_s"`     // snapshots and diagnostics
 	MessagesSent int64   `json:"messages_sent"`
 	BytesSent    int64   `json:"bytes_sent"`
+	Collectives  int64   `json:"collectives"` // residual checks (Allreduce), the solver's only collectives
 }
 
 // Checkpoint is one checkpoint written by the run.

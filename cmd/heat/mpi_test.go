@@ -1,0 +1,215 @@
+//go:build mpi && cgo
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// These tests build heat with and without MPI and start it under mpirun, as
+// a user would. They need Open MPI's mpirun on PATH (CI installs it).
+
+var builds struct {
+	once      sync.Once
+	dir       string
+	mpi, none string
+	err       error
+}
+
+// binaries builds heat with -tags mpi and without, once per test binary.
+func binaries(t *testing.T) (withMPI, without string) {
+	t.Helper()
+	builds.once.Do(func() {
+		builds.dir, builds.err = os.MkdirTemp("", "heat-mpi-test")
+		if builds.err != nil {
+			return
+		}
+		builds.mpi = filepath.Join(builds.dir, "heat-mpi")
+		builds.none = filepath.Join(builds.dir, "heat")
+		for _, b := range [][]string{{"-tags", "mpi", "-o", builds.mpi}, {"-o", builds.none}} {
+			out, err := exec.Command("go", append([]string{"build"}, append(b, ".")...)...).CombinedOutput()
+			if err != nil {
+				builds.err = fmt.Errorf("go build %v: %v\n%s", b, err, out)
+				return
+			}
+		}
+	})
+	require.NoError(t, builds.err)
+	return builds.mpi, builds.none
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builds.dir != "" {
+		os.RemoveAll(builds.dir)
+	}
+	os.Exit(code)
+}
+
+// mpirun starts heat under mpirun with np ranks (mpirun's own MPMD form
+// when args holds ":") and returns its exit code and output.
+func mpirun(t *testing.T, np int, bin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "mpirun", append([]string{"-np", strconv.Itoa(np), "--oversubscribe", bin}, args...)...)
+	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+		"OMPI_MCA_rmaps_base_oversubscribe=1")
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	default:
+		t.Fatalf("mpirun: %v\n%s", err, e.String())
+	}
+	return code, o.String(), e.String()
+}
+
+// Under MPI the fingerprint is the in-process run's, for 2D and 3D, heat
+// and Poisson, on 1 to 4 ranks with several process grids and threads.
+func TestMPIBitForBit(t *testing.T) {
+	bin, _ := binaries(t)
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"2d-heat", []string{"--set", "grid.shape=[64,48]", "--steps", "30", "--set", "initial.kind=\"random\""}},
+		{"3d-heat", []string{"--set", "grid.shape=[14,16,18]", "--steps", "20", "--set", "initial.kind=\"random\""}},
+		{"2d-poisson", []string{"-c", "../../configs/poisson-2d.toml", "--set", "grid.shape=[40,40]", "--steps", "400", "--set", "run.check_every=25"}},
+		{"3d-heat-blocked", []string{"--set", "grid.shape=[16,14,12]", "--steps", "21", "--set", "grid.ghost=3", "--set", "initial.kind=\"random\""}},
+	}
+	splits := []struct {
+		np      int
+		threads string
+		dims    string
+	}{{1, "2", ""}, {2, "1", ""}, {3, "2", ""}, {4, "1", ""}, {4, "1", "1x4"}, {2, "2", "2x1"}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			base := append([]string{"run", "-q", "--set", "output.formats=[]", "--set", "output.diagnostics_every=0"}, c.args...)
+			want := t.TempDir()
+			code, _, stderr := heat(t, append(base, "--out", want, "--ranks", "1", "--threads", "1")...)
+			require.Equal(t, 0, code, stderr)
+			ref := readReport(t, filepath.Join(want, "report.json"))
+			for _, sp := range splits {
+				dims := sp.dims
+				if dims != "" && len(c.name) > 1 && c.name[0] == '3' {
+					dims += "x1"
+				}
+				out := t.TempDir()
+				args := append(base, "--out", out, "--threads", sp.threads)
+				if dims != "" {
+					args = append(args, "--dims", dims)
+				}
+				code, _, stderr := mpirun(t, sp.np, bin, args...)
+				require.Equal(t, 0, code, "np %d %+v: %s", sp.np, sp, stderr)
+				got := readReport(t, filepath.Join(out, "report.json"))
+				require.Equal(t, ref.Field.SHA256, got.Field.SHA256, "np %d threads %s dims %q", sp.np, sp.threads, dims)
+				require.Equal(t, ref.Steps, got.Steps)
+				require.Equal(t, "mpi", got.Transport)
+				require.Contains(t, got.MPILibrary, "MPI")
+				require.Equal(t, sp.np, got.Ranks)
+				require.Len(t, got.PerRank, sp.np)
+				for r, pr := range got.PerRank {
+					require.Equal(t, r, pr.Rank)
+					require.NotEmpty(t, pr.Host)
+				}
+			}
+		})
+	}
+}
+
+// A checkpoint written in-process restarts under MPI on another rank count,
+// and the reverse, to the bits of the uninterrupted run.
+func TestMPICheckpointAcrossTransports(t *testing.T) {
+	bin, _ := binaries(t)
+	base := []string{"run", "-q", "--set", "grid.shape=[36,30]", "--set", "initial.kind=\"random\"",
+		"--set", "output.formats=[]", "--set", "output.diagnostics_every=0"}
+	whole := t.TempDir()
+	code, _, stderr := heat(t, append(base, "--steps", "24", "--out", whole)...)
+	require.Equal(t, 0, code, stderr)
+	want := readReport(t, filepath.Join(whole, "report.json")).Field.SHA256
+
+	// In-process on 3 ranks to step 12, then MPI on 2 ranks to the end.
+	out := t.TempDir()
+	code, _, stderr = heat(t, append(base, "--steps", "12", "--ranks", "3", "--out", out, "--set", "checkpoint.final=true")...)
+	require.Equal(t, 0, code, stderr)
+	code, _, stderr = mpirun(t, 2, bin, append(base, "--steps", "24", "--out", out, "--restart", "latest")...)
+	require.Equal(t, 0, code, stderr)
+	got := readReport(t, filepath.Join(out, "report.json"))
+	require.Equal(t, want, got.Field.SHA256)
+	require.Equal(t, 12, got.Restart.Step)
+
+	// MPI on 4 ranks to step 12, then in-process on 2 ranks.
+	out = t.TempDir()
+	code, _, stderr = mpirun(t, 4, bin, append(base, "--steps", "12", "--out", out, "--set", "checkpoint.final=true")...)
+	require.Equal(t, 0, code, stderr)
+	code, _, stderr = heat(t, append(base, "--steps", "24", "--ranks", "2", "--out", out, "--restart", "latest")...)
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, want, readReport(t, filepath.Join(out, "report.json")).Field.SHA256)
+}
+
+// A rank that fails alone ends the whole job within seconds, with one
+// message that names the rank and the cause.
+func TestMPIFailureOnOneRank(t *testing.T) {
+	bin, _ := binaries(t)
+	// Rank 0 cannot write the PNG of step 10 (a directory has its name)
+	// while the other ranks go on stepping: rank 0 gives up waiting for them
+	// and aborts the job.
+	out := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(out, "snapshots", "u-00000010.png", "x"), 0o755))
+	start := time.Now()
+	code, _, stderr := mpirun(t, 3, bin, "run", "-q", "--set", "grid.shape=[128,128]", "--steps", "100000",
+		"--set", "output.snapshot_every=10", "--set", `output.formats=["png"]`, "--out", out)
+	require.NotEqual(t, 0, code, stderr)
+	require.Less(t, time.Since(start), 60*time.Second)
+	require.Contains(t, stderr, "rank 0 of 3")
+	require.Contains(t, stderr, "u-00000010.png")
+
+	// Ranks 1 and 2 get a bad config (mpirun's MPMD form): the lowest of
+	// them names the key; every rank exits 2 without running.
+	out = t.TempDir()
+	good := []string{"run", "-q", "--steps", "5", "--out", out}
+	args := append(append(good[:len(good):len(good)], ":", "-np", "2", "--oversubscribe", bin), append(good, "--set", "grid.shape=[-4,8]")...)
+	code, _, stderr = mpirun(t, 1, bin, args...)
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stderr, "rank 1 of 3")
+	require.Contains(t, stderr, "grid.shape")
+	require.NotContains(t, stderr, "rank 2 of 3")
+}
+
+// The launcher and the binary must agree: a binary without MPI refuses to
+// be one of several ranks, and an explicit rank count must match mpirun's.
+func TestMPILauncherMismatch(t *testing.T) {
+	withMPI, without := binaries(t)
+	code, _, stderr := mpirun(t, 2, without, "run", "-q", "--steps", "2", "--out", t.TempDir())
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stderr, "built without MPI")
+	require.Contains(t, stderr, "-tags mpi")
+
+	code, _, stderr = mpirun(t, 2, withMPI, "run", "-q", "--steps", "2", "--ranks", "3", "--out", t.TempDir())
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stderr, "3 conflicts with the 2 ranks of the MPI world")
+
+	// A launcher that claims 4 ranks where MPI sees 1: another MPI's mpirun.
+	cmd := exec.Command(withMPI, "run", "-q", "--steps", "2", "--out", t.TempDir())
+	cmd.Env = append(os.Environ(), "PMI_SIZE=4")
+	msg, err := cmd.CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(msg), "launcher started 4")
+}

@@ -1,0 +1,650 @@
+//go:build mpi && cgo
+
+package mpi
+
+// #include "shim.h"
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"heat/comm"
+)
+
+// Enabled reports whether this build talks to MPI; in this one it does.
+const Enabled = true
+
+// The main goroutine stays on the main OS thread, so that Init and Finalize,
+// called from it, run on the thread MPI calls its main thread.
+func init() { runtime.LockOSThread() }
+
+// mu serialises every MPI call of the process: MPI is initialised with
+// MPI_THREAD_SERIALIZED, and goroutines hop between OS threads.
+var mu sync.Mutex
+
+// initialised is set once Init has called MPI_Init_thread; guarded by mu.
+var initialised bool
+
+// theWorld is the World Init returned: MPI has one per process.
+var theWorld *World
+
+// World is MPI_COMM_WORLD of this process.
+type World struct {
+	rank, size int
+	tagUB      int // the largest tag MPI accepts (MPI_TAG_UB)
+	c          *rankComm
+
+	// Guarded by mu.
+	finalized bool
+	pins      []*runtime.Pinner // by slot: the pinned buffer of each pending large request
+	dst       [][]float64       // by slot: the Go buffer of each pending small receive
+	arrive    []*C.double       // by slot: the C buffer that small receive arrives in
+	freePins  []*runtime.Pinner // unpinned Pinners kept for reuse
+	wreqs     []*request        // the requests of the Waitall being assembled
+	wspace    []C.int           // C memory for Waitall's slots, errors and counts (3 per request)
+	hdr       []int64           // collective headers of every rank
+	gathered  []float64         // Allreduce's operands of every rank
+}
+
+// Init initialises MPI (MPI_Init_thread asking for MPI_THREAD_SERIALIZED)
+// and returns this process's world. Call it once, from the main goroutine,
+// and Finalize from there too. It fails when the library cannot give
+// MPI_THREAD_SERIALIZED, and when the launcher started a different number of
+// ranks than MPI reports, which means the binary was linked against another
+// MPI than the one whose mpirun started it.
+func Init() (*World, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if initialised {
+		return nil, errors.New("mpi: Init called twice: MPI can be initialised once per process")
+	}
+	if !onMainThread() {
+		return nil, errors.New("mpi: Init must be called from the main goroutine (main or TestMain), " +
+			"which this package keeps on the main OS thread where MPI expects to be initialised")
+	}
+	var provided, serialized, rank, size, tagUB C.int
+	if rc := C.heat_mpi_init(&provided, &serialized, &rank, &size, &tagUB); rc != 0 {
+		return nil, fmt.Errorf("mpi: MPI_Init_thread: %s", errorText(rc))
+	}
+	initialised = true
+	if serialized == 0 {
+		C.heat_mpi_finalize()
+		return nil, fmt.Errorf("mpi: the MPI library gives only %s, but Go needs MPI_THREAD_SERIALIZED: "+
+			"a goroutine's calls run on whichever OS thread it is on", C.GoString(C.heat_mpi_thread_level_name(provided)))
+	}
+	if n, src := LauncherSize(); n > 0 && n != int(size) {
+		C.heat_mpi_finalize()
+		return nil, fmt.Errorf("mpi: MPI says %s but the launcher started %d (%s): "+
+			"this binary was linked against a different MPI than the mpirun that started it", ranks(int(size)), n, src)
+	}
+	w := &World{rank: int(rank), size: int(size), tagUB: int(tagUB)}
+	w.c = &rankComm{w: w}
+	theWorld = w
+	return w, nil
+}
+
+// ranks is "1 rank" or "n ranks".
+func ranks(n int) string {
+	if n == 1 {
+		return "1 rank"
+	}
+	return fmt.Sprintf("%d ranks", n)
+}
+
+// Comm is this rank's comm.Comm. Every MPI call it makes holds one lock, so
+// it is safe from any goroutine, but a blocking call (Waitall, a collective)
+// holds the lock until it returns: use a rank's Comm from one goroutine at a
+// time.
+func (w *World) Comm() comm.Comm { return w.c }
+
+// Finalize shuts MPI down (MPI_Finalize), from the main goroutine, once
+// every request has been waited for. It refuses while requests are pending,
+// since MPI_Finalize could then hang; Abort is the way out of that.
+func (w *World) Finalize() error {
+	if !onMainThread() {
+		return fmt.Errorf("mpi: rank %d: Finalize must be called from the main goroutine, which called Init", w.rank)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if w.finalized {
+		return fmt.Errorf("mpi: rank %d: Finalize called twice", w.rank)
+	}
+	if n := pending(); n > 0 {
+		return fmt.Errorf("mpi: rank %d: Finalize: %d requests still pending; complete them with Waitall first", w.rank, n)
+	}
+	w.finalized = true
+	if rc := C.heat_mpi_finalize(); rc != 0 {
+		return fmt.Errorf("mpi: rank %d: MPI_Finalize: %s", w.rank, errorText(rc))
+	}
+	return nil
+}
+
+// Abort ends every rank of the job with exit code code (MPI_Abort on
+// MPI_COMM_WORLD). It does not take the lock, so it works while another
+// goroutine is blocked in MPI; it does not return.
+func (w *World) Abort(code int) {
+	C.heat_mpi_abort(C.int(code))
+	os.Exit(code) // MPI_Abort should not return; if it does, end this rank
+}
+
+// LibraryVersion is the first line of MPI_Get_library_version, such as
+// "Open MPI v4.1.4, package: Debian OpenMPI, ...", for run reports. MPI
+// allows it before Init and after Finalize.
+func LibraryVersion() string {
+	mu.Lock()
+	defer mu.Unlock()
+	buf := make([]C.char, C.heat_mpi_max_library_version())
+	if C.heat_mpi_library_version(&buf[0], C.int(len(buf))) != 0 {
+		return ""
+	}
+	first, _, _ := strings.Cut(C.GoString(&buf[0]), "\n")
+	return strings.TrimSpace(first)
+}
+
+// pending is the number of requests not yet completed by Waitall; call it
+// with mu held.
+func pending() int { return int(C.heat_mpi_pending()) }
+
+// yieldEvery is how many blocking calls (Waitall, collectives) pass
+// between two yields.
+const yieldEvery = 4096
+
+// blockingCalls counts the blocking calls, for yield.
+var blockingCalls atomic.Uint32
+
+// yield lets the Go scheduler reschedule the calling goroutine once every
+// yieldEvery blocking calls. A goroutine that only alternates between Go
+// code and cgo calls is never rescheduled, so every 10 ms sysmon takes it
+// for a runaway: it retakes its P from under the cgo call, starts a thread
+// to run it, and polls every 20 µs for the next millisecond. On a rank
+// bound to one core (mpirun's default) each of those wakeups preempts the
+// thread that polls MPI, and a ping-pong's mean latency doubles. A Gosched
+// every thousand calls costs far less.
+func yield() {
+	if blockingCalls.Add(1)%yieldEvery == 0 {
+		runtime.Gosched()
+	}
+}
+
+// errorText is MPI_Error_string of code, with the code.
+func errorText(code C.int) string {
+	var buf [1024]C.char
+	C.heat_mpi_error_string(code, &buf[0], C.int(len(buf)))
+	return fmt.Sprintf("%s (MPI error %d)", C.GoString(&buf[0]), int(code))
+}
+
+// rankComm is the comm.Comm of a World.
+type rankComm struct{ w *World }
+
+func (c *rankComm) Rank() int { return c.w.rank }
+func (c *rankComm) Size() int { return c.w.size }
+
+// errf prefixes an error of operation op with the rank.
+func (w *World) errf(op, format string, args ...any) error {
+	return fmt.Errorf("mpi: rank %d: %s: %s", w.rank, op, fmt.Sprintf(format, args...))
+}
+
+// ---- point to point ----
+
+// request is a pending Isend or Irecv, named on the C side by slot until
+// Waitall completes it. It holds no Go pointers (the World keeps the
+// buffers by slot), so that it is cheap to allocate, one per message.
+type request struct {
+	slot   C.int // -1 once Waitall has completed it
+	n      int32 // values
+	peer   int32
+	tag    int32
+	code   C.int // MPI error code of the completion
+	count  int32 // values that arrived (receives)
+	small  bool  // a small receive: its values arrive in C memory
+	send   bool
+	filled bool // a small receive's values are in the Go buffer
+	done   bool // completed by Waitall: code and count are its outcome
+	queued bool // in the Waitall being assembled
+}
+
+// Done reports whether the request has completed (MPI_Test); a receive's
+// buffer is filled once it has. It does not release the request: Waitall
+// still must be called.
+func (q *request) Done() bool {
+	mu.Lock()
+	defer mu.Unlock()
+	if q.done {
+		return true
+	}
+	w := theWorld
+	if w.finalized || C.heat_mpi_test(q.slot) != 1 {
+		return false
+	}
+	w.fill(q, C.heat_mpi_last_err, int(C.heat_mpi_last_count))
+	return true
+}
+
+func (q *request) String() string { return describe(q.send, int(q.n), int(q.peer), int(q.tag)) }
+
+// describe names a send or receive in errors.
+func describe(send bool, n, peer, tag int) string {
+	if send {
+		return fmt.Sprintf("Isend of %d values to rank %d with tag %d", n, peer, tag)
+	}
+	return fmt.Sprintf("Irecv of %d values from rank %d with tag %d", n, peer, tag)
+}
+
+// err is the outcome of a request Waitall has completed: an MPI error, or a
+// message whose length differs from its receive.
+func (q *request) err() error {
+	w := theWorld
+	switch {
+	case q.code != 0:
+		return w.errf("Waitall", "%s: %s", q, errorText(q.code))
+	case !q.send && q.count != q.n:
+		return w.errf("Waitall", "message from rank %d with tag %d has %d values but the receive expects %d", q.peer, q.tag, q.count, q.n)
+	}
+	return nil
+}
+
+// Isend starts sending buf to rank dest with tag (MPI_Isend of MPI_DOUBLE).
+// buf must not change until Waitall has completed the request. A small buf
+// (up to 128 values) is copied at once; a larger one stays pinned until then.
+func (c *rankComm) Isend(buf []float64, dest, tag int) (comm.Request, error) {
+	return c.w.post(true, buf, dest, tag)
+}
+
+// Irecv starts receiving exactly len(buf) values from rank src with tag
+// (MPI_Irecv of MPI_DOUBLE); a shorter or longer message is an error in
+// Waitall. A small receive (up to 128 values) arrives in C memory and is
+// copied into buf when it completes; a larger buf stays pinned until then.
+func (c *rankComm) Irecv(buf []float64, src, tag int) (comm.Request, error) {
+	return c.w.post(false, buf, src, tag)
+}
+
+// post checks the arguments of a send or receive and starts it on buf: a
+// small message through the slot's C buffer, a larger one from or into the
+// pinned Go buffer.
+func (w *World) post(send bool, buf []float64, peer, tag int) (comm.Request, error) {
+	switch {
+	case peer < 0 || peer >= w.size:
+		return nil, w.errf(describe(send, len(buf), peer, tag), "rank out of range 0..%d", w.size-1)
+	case tag < 0:
+		return nil, w.errf(describe(send, len(buf), peer, tag), "tag must be >= 0")
+	case tag > w.tagUB:
+		return nil, w.errf(describe(send, len(buf), peer, tag), "tag above this MPI's largest, MPI_TAG_UB = %d", w.tagUB)
+	case len(buf) > math.MaxInt32:
+		return nil, w.errf(describe(send, len(buf), peer, tag), "more than %d values in one message", math.MaxInt32)
+	}
+	q := &request{send: send, n: int32(len(buf)), peer: int32(peer), tag: int32(tag)}
+	mu.Lock()
+	defer mu.Unlock()
+	if w.finalized {
+		return nil, w.errf(q.String(), "MPI has been finalized")
+	}
+	n, cpeer, ctag := C.int(len(buf)), C.int(peer), C.int(tag)
+	var p *runtime.Pinner
+	var slot C.int
+	switch {
+	case len(buf) <= C.HEAT_MPI_SMALL && send:
+		var first *C.double
+		if len(buf) > 0 {
+			first = (*C.double)(&buf[0])
+		}
+		slot = C.heat_mpi_isend_small(first, n, cpeer, ctag)
+	case len(buf) <= C.HEAT_MPI_SMALL:
+		slot = C.heat_mpi_irecv_small(n, cpeer, ctag)
+		q.small = true
+	default:
+		if k := len(w.freePins); k > 0 {
+			p = w.freePins[k-1]
+			w.freePins = w.freePins[:k-1]
+		} else {
+			p = new(runtime.Pinner)
+		}
+		p.Pin(&buf[0])
+		addr := C.uintptr_t(uintptr(unsafe.Pointer(&buf[0])))
+		if send {
+			slot = C.heat_mpi_isend(addr, n, cpeer, ctag)
+		} else {
+			slot = C.heat_mpi_irecv(addr, n, cpeer, ctag)
+		}
+	}
+	if slot < 0 {
+		w.unpin(p)
+		return nil, w.errf(q.String(), "%s", errorText(-slot))
+	}
+	q.slot = slot
+	for int(slot) >= len(w.pins) {
+		w.pins = append(w.pins, nil)
+		w.dst = append(w.dst, nil)
+		w.arrive = append(w.arrive, nil)
+	}
+	w.pins[slot] = p
+	if q.small {
+		w.dst[slot], w.arrive[slot] = buf, C.heat_mpi_last_buffer
+	}
+	return q, nil
+}
+
+// unpin releases p's buffer and keeps p for reuse; p may be nil.
+func (w *World) unpin(p *runtime.Pinner) {
+	if p != nil {
+		p.Unpin()
+		w.freePins = append(w.freePins, p)
+	}
+}
+
+// fill records the outcome of a completed request and copies a small
+// receive's values into its Go buffer, once and only when they are exactly
+// what it expects. Call it with mu held, before the slot is reused.
+func (w *World) fill(q *request, code C.int, count int) {
+	q.code, q.count = code, int32(count)
+	if !q.small || q.filled || code != 0 || count != int(q.n) {
+		return
+	}
+	copy(w.dst[q.slot], unsafe.Slice((*float64)(unsafe.Pointer(w.arrive[q.slot])), count))
+	q.filled = true
+}
+
+// Waitall waits for every non-nil request (MPI_Waitall) and returns the
+// first error among them: an MPI error, or a message whose length differs
+// from its receive. Waiting for a request again returns its outcome again.
+func (c *rankComm) Waitall(reqs []comm.Request) error {
+	defer yield() // after the unlock
+	w := c.w
+	mu.Lock()
+	defer mu.Unlock()
+	var first error
+	keep := func(err error) {
+		if first == nil {
+			first = err
+		}
+	}
+	w.wreqs = w.wreqs[:0]
+	for i, rq := range reqs {
+		if rq == nil {
+			continue
+		}
+		q, ok := rq.(*request)
+		if !ok {
+			keep(w.errf("Waitall", "request %d is a %T, not one of comm/mpi", i, rq))
+			continue
+		}
+		if q == nil || q.queued {
+			continue
+		}
+		if q.done {
+			if err := q.err(); err != nil {
+				keep(err)
+			}
+			continue
+		}
+		q.queued = true
+		w.wreqs = append(w.wreqs, q)
+	}
+	n := len(w.wreqs)
+	if n == 0 {
+		return first
+	}
+	defer clear(w.wreqs)
+	for _, q := range w.wreqs {
+		q.queued = false
+	}
+	if w.finalized {
+		return w.errf("Waitall", "MPI has been finalized")
+	}
+	if 3*n > len(w.wspace) {
+		space := C.heat_mpi_wait_space(C.int(n))
+		if space == nil {
+			return w.errf("Waitall", "out of memory for %d requests", n)
+		}
+		w.wspace = unsafe.Slice(space, 3*n)
+	}
+	slots, codes, counts := w.wspace[:n], w.wspace[n:2*n], w.wspace[2*n:3*n]
+	for i, q := range w.wreqs {
+		slots[i] = q.slot
+	}
+	C.heat_mpi_waitall(C.int(n))
+	for i, q := range w.wreqs {
+		if counts[i] == C.HEAT_MPI_STILL_PENDING {
+			keep(w.errf("Waitall", "%s: %s", q, errorText(codes[i])))
+			continue
+		}
+		w.fill(q, codes[i], int(counts[i]))
+		w.unpin(w.pins[q.slot])
+		w.pins[q.slot], w.dst[q.slot], w.arrive[q.slot] = nil, nil, nil
+		q.done, q.slot = true, -1
+		if err := q.err(); err != nil {
+			keep(err)
+		}
+	}
+	return first
+}
+
+// ---- collectives ----
+
+// Every collective starts with an MPI_Allgather of a header naming the call,
+// so that ranks that disagree about it (another collective, another length
+// or root) all return the same error instead of hanging or mismatching
+// buffers, as comm/local does. Barrier is that allgather alone.
+
+const (
+	kindAllreduce = iota + 1
+	kindBcast
+	kindBarrier
+	kindGatherv
+)
+
+// header is one rank's description of a collective call.
+type header struct {
+	kind, arg int // arg: the op of Allreduce, the root otherwise
+	n, out    int // len(in) (Bcast, Gatherv: len(buf)), len(out)
+}
+
+func (h header) String() string {
+	switch h.kind {
+	case kindAllreduce:
+		return fmt.Sprintf("Allreduce(%v, len %d)", comm.Op(h.arg), h.n)
+	case kindBcast:
+		return fmt.Sprintf("Bcast(len %d, root %d)", h.n, h.arg)
+	case kindBarrier:
+		return "Barrier"
+	case kindGatherv:
+		return fmt.Sprintf("Gatherv(root %d)", h.arg)
+	}
+	return fmt.Sprintf("unknown collective %d", h.kind)
+}
+
+// meet gathers every rank's header of collective op into w.hdr and checks
+// that all match mine on kind and on what same says; every rank checks the
+// same headers, so all fail or none does. Call it with mu held.
+func (w *World) meet(op string, mine header, same func(a, b header) bool) ([]header, error) {
+	if w.finalized {
+		return nil, w.errf(op, "MPI has been finalized")
+	}
+	const words = 4
+	in := [words]int64{int64(mine.kind), int64(mine.arg), int64(mine.n), int64(mine.out)}
+	if len(w.hdr) < words*w.size {
+		w.hdr = make([]int64, words*w.size)
+	}
+	if rc := C.heat_mpi_allgather_i64((*C.int64_t)(&in[0]), words, (*C.int64_t)(&w.hdr[0])); rc != 0 {
+		return nil, w.errf(op, "MPI_Allgather of the call headers: %s", errorText(rc))
+	}
+	all := make([]header, w.size)
+	for r := range all {
+		h := w.hdr[words*r : words*r+words]
+		all[r] = header{int(h[0]), int(h[1]), int(h[2]), int(h[3])}
+	}
+	for r, h := range all {
+		if h.kind != all[0].kind || !same(all[0], h) {
+			return nil, w.errf(op, "ranks disagree: rank 0 called %v, rank %d called %v", all[0], r, h)
+		}
+	}
+	return all, nil
+}
+
+// checkRoot is the error of a root outside the world, the same on every rank.
+func (w *World) checkRoot(op string, root int) error {
+	if root < 0 || root >= w.size {
+		return w.errf(op, "invalid root %d (world size %d)", root, w.size)
+	}
+	return nil
+}
+
+// Allreduce combines in over all ranks in rank order, (((in0 op in1) op
+// in2) ...), giving every rank the same bits as comm/local would. MPI's own
+// reductions promise no order, so it gathers every rank's operands
+// (MPI_Allgather) and combines them here, in the same loop as comm/local:
+// Max and Min return NaN where any operand is NaN. out may alias in.
+func (c *rankComm) Allreduce(op comm.Op, in, out []float64) error {
+	w := c.w
+	defer yield() // after the unlock
+	mu.Lock()
+	defer mu.Unlock()
+	all, err := w.meet("Allreduce", header{kindAllreduce, int(op), len(in), len(out)},
+		func(a, b header) bool { return a.arg == b.arg && a.n == b.n })
+	if err != nil {
+		return err
+	}
+	for r, h := range all {
+		if h.out != h.n {
+			return w.errf("Allreduce", "rank %d passed len(in) = %d but len(out) = %d", r, h.n, h.out)
+		}
+	}
+	if op != comm.Sum && op != comm.Max && op != comm.Min {
+		return w.errf("Allreduce", "unknown op %d", int(op))
+	}
+	n := len(in)
+	if n == 0 {
+		return nil
+	}
+	if n > math.MaxInt32 {
+		return w.errf("Allreduce", "more than %d values", math.MaxInt32)
+	}
+	if len(w.gathered) < n*w.size {
+		w.gathered = make([]float64, n*w.size)
+	}
+	g := w.gathered[:n*w.size]
+	if rc := C.heat_mpi_allgather_f64((*C.double)(&in[0]), C.int(n), (*C.double)(&g[0])); rc != 0 {
+		return w.errf("Allreduce", "MPI_Allgather of %d values: %s", n, errorText(rc))
+	}
+	out = out[:n]
+	copy(out, g[:n])
+	for r := 1; r < w.size; r++ {
+		v := g[r*n : (r+1)*n]
+		switch op {
+		case comm.Sum:
+			for i := range out {
+				out[i] += v[i]
+			}
+		case comm.Max:
+			for i := range out {
+				out[i] = max(out[i], v[i])
+			}
+		case comm.Min:
+			for i := range out {
+				out[i] = min(out[i], v[i])
+			}
+		}
+	}
+	return nil
+}
+
+// Bcast copies root's buf into buf on every other rank (MPI_Bcast of
+// MPI_BYTE).
+func (c *rankComm) Bcast(buf []byte, root int) error {
+	w := c.w
+	defer yield() // after the unlock
+	mu.Lock()
+	defer mu.Unlock()
+	_, err := w.meet("Bcast", header{kind: kindBcast, arg: root, n: len(buf)},
+		func(a, b header) bool { return a.arg == b.arg && a.n == b.n })
+	if err != nil {
+		return err
+	}
+	if err := w.checkRoot("Bcast", root); err != nil {
+		return err
+	}
+	if len(buf) == 0 {
+		return nil
+	}
+	if len(buf) > math.MaxInt32 {
+		return w.errf("Bcast", "more than %d bytes", math.MaxInt32)
+	}
+	if rc := C.heat_mpi_bcast(unsafe.Pointer(&buf[0]), C.int(len(buf)), C.int(root)); rc != 0 {
+		return w.errf("Bcast", "MPI_Bcast of %d bytes from rank %d: %s", len(buf), root, errorText(rc))
+	}
+	return nil
+}
+
+// Barrier returns once every rank has entered it: it is the header
+// allgather of every collective, which no rank can leave before all have
+// contributed, and which also catches a rank that called another collective.
+func (c *rankComm) Barrier() error {
+	defer yield() // after the unlock
+	mu.Lock()
+	defer mu.Unlock()
+	_, err := c.w.meet("Barrier", header{kind: kindBarrier}, func(a, b header) bool { return true })
+	return err
+}
+
+// Gatherv returns, on root, every rank's send indexed by rank (MPI_Gatherv
+// of MPI_BYTE, the lengths taken from the call headers); other ranks get
+// nil. The pieces share one allocation, each capped at its own length.
+func (c *rankComm) Gatherv(send []byte, root int) ([][]byte, error) {
+	w := c.w
+	defer yield() // after the unlock
+	mu.Lock()
+	defer mu.Unlock()
+	all, err := w.meet("Gatherv", header{kind: kindGatherv, arg: root, n: len(send)},
+		func(a, b header) bool { return a.arg == b.arg })
+	if err != nil {
+		return nil, err
+	}
+	if err := w.checkRoot("Gatherv", root); err != nil {
+		return nil, err
+	}
+	total := 0
+	for _, h := range all {
+		total += h.n
+	}
+	if total > math.MaxInt32 {
+		return nil, w.errf("Gatherv", "%d bytes in all, more than MPI's counts reach (%d)", total, math.MaxInt32)
+	}
+	var sp unsafe.Pointer
+	if len(send) > 0 {
+		sp = unsafe.Pointer(&send[0])
+	}
+	if w.rank != root {
+		if rc := C.heat_mpi_gatherv(sp, C.int(len(send)), nil, nil, nil, C.int(root)); rc != 0 {
+			return nil, w.errf("Gatherv", "MPI_Gatherv of %d bytes to rank %d: %s", len(send), root, errorText(rc))
+		}
+		return nil, nil
+	}
+	counts, displs := make([]C.int, w.size), make([]C.int, w.size)
+	for r, h := range all {
+		counts[r] = C.int(h.n)
+		if r > 0 {
+			displs[r] = displs[r-1] + counts[r-1]
+		}
+	}
+	data := make([]byte, total)
+	var rp unsafe.Pointer
+	if total > 0 {
+		rp = unsafe.Pointer(&data[0])
+	}
+	if rc := C.heat_mpi_gatherv(sp, C.int(len(send)), rp, &counts[0], &displs[0], C.int(root)); rc != 0 {
+		return nil, w.errf("Gatherv", "MPI_Gatherv of %d bytes in all: %s", total, errorText(rc))
+	}
+	out := make([][]byte, w.size)
+	for r := range out {
+		lo, hi := int(displs[r]), int(displs[r])+int(counts[r])
+		out[r] = data[lo:hi:hi]
+	}
+	return out, nil
+}
