@@ -26,6 +26,28 @@ func (o Op) String() string {
 	return "unknown"
 }
 
+// Combine folds v into acc element by element: acc[i] = acc[i] op v[i].
+// Transports fold the ranks' operands into rank 0's in rank order with it,
+// so that every rank and every transport gets the same bits. Max and Min
+// give NaN where either operand is NaN (Go's max and min).
+func (o Op) Combine(acc, v []float64) {
+	v = v[:len(acc)]
+	switch o {
+	case Sum:
+		for i := range acc {
+			acc[i] += v[i]
+		}
+	case Max:
+		for i := range acc {
+			acc[i] = max(acc[i], v[i])
+		}
+	case Min:
+		for i := range acc {
+			acc[i] = min(acc[i], v[i])
+		}
+	}
+}
+
 // ErrAborted is returned by blocking operations on every rank once any rank
 // of the world has failed, so that a failure ends the job instead of hanging it.
 var ErrAborted = errors.New("comm: aborted because another rank failed")

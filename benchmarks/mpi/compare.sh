@@ -9,12 +9,12 @@
 # target (latency <= 1.5, bandwidth >= 0.95).
 #   benchmarks/mpi/compare.sh [runs]        (default 5)
 # MPIRUN_FLAGS adds mpirun flags (e.g. --oversubscribe); PP_ITERS sets the
-# round trips at 8 B and 8 MiB (default "100000 200"); HALO_ARGS the field
+# round trips at 8 B and 8 MiB (default "100000 500"); HALO_ARGS the field
 # size and exchanges (default "4096 500").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=${1:-5}
-pp_iters=${PP_ITERS:-100000 200}
+pp_iters=${PP_ITERS:-100000 500}
 halo_args=${HALO_ARGS:-4096 500}
 if [ "$(id -u)" = 0 ]; then
 	# Open MPI refuses to run as root unless told twice (containers, CI).
@@ -31,7 +31,7 @@ mpirun=(mpirun -np 2 ${MPIRUN_FLAGS:-})
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; $(go version | cut -d' ' -f3)"
 "${mpirun[@]}" "$tmp/pingpong-c" 10 1 | sed -n 's/^# impl=c library=/mpi: /p'
-echo "runs: $runs of each, alternating (the first alternates too); ping-pong round trips: $pp_iters; halo: $halo_args"
+echo "runs: $runs of each, alternating, each other run C first; ping-pong round trips at 8 B, 8 MiB: $pp_iters; halo n, exchanges: $halo_args"
 
 # value FILE KEY [FILTER]: KEY's number on the line of FILE matching FILTER.
 value() { grep -e "${3:-.}" "$1" | sed -n "s/.* $2=\([0-9.]*\).*/\1/p"; }

@@ -507,21 +507,7 @@ func (c *rankComm) Allreduce(op comm.Op, in, out []float64) error {
 	out = out[:len(in)]
 	copy(out, slots[0].vals)
 	for _, d := range slots[1:] {
-		v := d.vals[:len(out)]
-		switch op {
-		case comm.Sum:
-			for i := range out {
-				out[i] += v[i]
-			}
-		case comm.Max:
-			for i := range out {
-				out[i] = max(out[i], v[i])
-			}
-		case comm.Min:
-			for i := range out {
-				out[i] = min(out[i], v[i])
-			}
-		}
+		op.Combine(out, d.vals)
 	}
 	return nil
 }

@@ -536,21 +536,7 @@ func (c *rankComm) Allreduce(op comm.Op, in, out []float64) error {
 	out = out[:n]
 	copy(out, g[:n])
 	for r := 1; r < w.size; r++ {
-		v := g[r*n : (r+1)*n]
-		switch op {
-		case comm.Sum:
-			for i := range out {
-				out[i] += v[i]
-			}
-		case comm.Max:
-			for i := range out {
-				out[i] = max(out[i], v[i])
-			}
-		case comm.Min:
-			for i := range out {
-				out[i] = min(out[i], v[i])
-			}
-		}
+		op.Combine(out, g[r*n:(r+1)*n])
 	}
 	return nil
 }
