@@ -43,7 +43,7 @@ for g in 1 2 4 8; do
 	m=$(SEC=2 hk --sizes 8192 --threads 2 --ghost "$g")
 	awk -v m="$m" -v c="$ceil" -v g="$g" 'BEGIN {printf "%-5s %-6s %-6s %10.0f %8.2f×\n", 2, 8192, g, m, m/c}'
 done
-for g in 1 2 4; do
+for g in 1 2 4 8; do
 	m=$(SEC=2 hk --dims 3 --sizes 512 --threads 2 --ghost "$g")
 	awk -v m="$m" -v c="$ceil" -v g="$g" 'BEGIN {printf "%-5s %-6s %-6s %10.0f %8.2f×\n", 3, 512, g, m, m/c}'
 done
