@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -92,6 +93,8 @@ func TestMPIBitForBit(t *testing.T) {
 		{"2d-heat", []string{"--set", "grid.shape=[64,48]", "--steps", "30", "--set", "initial.kind=\"random\""}},
 		{"3d-heat", []string{"--set", "grid.shape=[14,16,18]", "--steps", "20", "--set", "initial.kind=\"random\""}},
 		{"2d-poisson", []string{"-c", "../../configs/poisson-2d.toml", "--set", "grid.shape=[40,40]", "--steps", "400", "--set", "run.check_every=25"}},
+		{"3d-poisson", []string{"-c", "../../configs/poisson-2d.toml", "--set", "grid.shape=[12,14,10]", "--set", "grid.length=[1,1,1]",
+			"--set", "source.mode=[1,1,1]", "--steps", "300", "--set", "run.check_every=20"}},
 		{"3d-heat-blocked", []string{"--set", "grid.shape=[16,14,12]", "--steps", "21", "--set", "grid.ghost=3", "--set", "initial.kind=\"random\""}},
 	}
 	splits := []struct {
@@ -212,4 +215,42 @@ func TestMPILauncherMismatch(t *testing.T) {
 	msg, err := cmd.CombinedOutput()
 	require.Error(t, err)
 	require.Contains(t, string(msg), "launcher started 4")
+}
+
+// SIGTERM to mpirun (what a batch system sends before the time limit)
+// reaches every rank: they agree to stop, write a checkpoint and end; a
+// restart on another rank count continues to the uninterrupted bits.
+func TestMPISignalCheckpointsAndRestarts(t *testing.T) {
+	bin, _ := binaries(t)
+	base := []string{"run", "-q", "--set", "grid.shape=[256,256]", "--set", "initial.kind=\"random\"",
+		"--set", "output.formats=[]", "--set", "output.diagnostics_every=0", "--set", "run.check_every=10"}
+	out := t.TempDir()
+	cmd := exec.Command("mpirun", append([]string{"-np", "2", "--oversubscribe", bin}, append(base, "--steps", "100000000", "--out", out)...)...)
+	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+	var e bytes.Buffer
+	cmd.Stderr = &e
+	require.NoError(t, cmd.Start())
+	time.Sleep(3 * time.Second)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		require.Error(t, err, "a stopped run does not exit 0")
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("mpirun did not stop within 60 s of SIGTERM:\n%s", e.String())
+	}
+	require.Contains(t, e.String(), "stopped by SIGTERM", e.String())
+	stopped := readReport(t, filepath.Join(out, "report.json"))
+	require.Len(t, stopped.Checkpoints, 1)
+	require.Greater(t, stopped.Steps, 0)
+
+	target := strconv.Itoa(stopped.Steps + 15)
+	code, _, stderr := mpirun(t, 3, bin, append(base, "--steps", target, "--out", out, "--restart", "latest")...)
+	require.Equal(t, 0, code, stderr)
+	whole := t.TempDir()
+	code, _, stderr = heat(t, append(base, "--steps", target, "--out", whole)...)
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, readReport(t, filepath.Join(whole, "report.json")).Field.SHA256, readReport(t, filepath.Join(out, "report.json")).Field.SHA256)
 }
