@@ -17,6 +17,7 @@ import (
 	"heat/comm"
 	"heat/decomp"
 	"heat/halo"
+	"heat/internal/hugemem"
 )
 
 // JacobiWeight is ω of the weighted Jacobi iteration for Poisson.
@@ -142,11 +143,11 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	}
 	s.kern = active.pick(nd)
 
-	s.u = make([]float64, s.lay.Len())
-	s.v = make([]float64, s.lay.Len())
+	s.u = hugemem.Floats(s.lay.Len())
+	s.v = hugemem.Floats(s.lay.Len())
 	s.fill(s.u, spec.Initial, 1, false)
 	if spec.Source != nil {
-		s.f = make([]float64, s.lay.Len())
+		s.f = hugemem.Floats(s.lay.Len())
 		s.fill(s.f, spec.Source, sourceScale, spec.Ghost > 1)
 	}
 	s.hasNeighbour = make([][2]bool, nd)
