@@ -12,12 +12,19 @@ func TestFloatsIsZeroedAndUsable(t *testing.T) {
 	for _, n := range []int{0, 1, 1000, 3 << 20} {
 		b := Floats(n)
 		require.Len(t, b, n)
+		bad := -1
 		for i := range b {
-			require.Zero(t, b[i])
+			if b[i] != 0 {
+				bad = i
+			}
 			b[i] = float64(i)
 		}
+		require.Equal(t, -1, bad, "a non-zero value")
 		for i := range b {
-			require.Equal(t, float64(i), b[i])
+			if b[i] != float64(i) {
+				bad = i
+			}
 		}
+		require.Equal(t, -1, bad, "a value not kept")
 	}
 }
