@@ -13,6 +13,7 @@ import (
 
 	"heat/comm"
 	"heat/decomp"
+	"heat/internal/hugemem"
 	"heat/io/config"
 	"heat/io/heatmap"
 	"heat/io/vtk"
@@ -341,7 +342,7 @@ type planeBufs struct {
 // resize returns *buf cut or grown to n values, all zero.
 func resize(buf *[]float64, n int) []float64 {
 	if cap(*buf) < n {
-		*buf = make([]float64, n)
+		*buf = hugemem.Floats(n)
 	}
 	*buf = (*buf)[:n]
 	clear(*buf)
