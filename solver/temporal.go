@@ -79,29 +79,37 @@ func (s *Solver) growth(a, side, m, t int) int {
 	return 0
 }
 
-// waveTileBytes is the cache a 3D wavefront tile aims to stay in: the rings
-// of all its steps and the three source slabs, for one worker.
+// waveTileBytes is the cache a wavefront tile aims to stay in: the rings
+// of all its steps and the three source slabs, for one worker. Measured
+// (benchmarks/results/2026-11-30-session2.md): 2 to 16 MiB run alike in 3D;
+// in 2D tiles that fit L2 run slower than whole rows (short pieces of rows
+// defeat the prefetcher), so at this budget 2D rows up to ~12k cells stay
+// whole and only longer ones are cut.
 var waveTileBytes = 4 << 20
 
-// waveTileFixed, when positive, is the tile height instead (a test hook).
+// waveTileFixed, when positive, is the tile size instead (a test hook).
 var waveTileFixed = 0
 
-// waveTileRows is the height (rows along y) of the wavefront tiles of an
-// m-step block in 3D: as many as keep (m+3) slots of rows, grown by the
-// overlap, within waveTileBytes, but at least 4 overlaps tall.
-func (s *Solver) waveTileRows(m int) int {
+// waveTile is the extent along axis 1 (x in 2D, y in 3D) of the wavefront
+// tiles of an m-step block: as many cells or rows as keep (m+3) slots of
+// the tile, grown by the overlap, within waveTileBytes, but at least 4
+// overlaps.
+func (s *Solver) waveTile(m int) int {
 	if waveTileFixed > 0 {
 		return waveTileFixed
 	}
-	rowBytes := 8 * s.lay.Stride[1]
+	nd := len(s.lay.N)
+	unit := 8 // bytes per index along axis 1 in a slab: a cell in 2D ...
+	if nd == 3 {
+		unit = 8 * s.lay.Stride[1] // ... a row in 3D
+	}
 	grow := 2 * (m - 1)
-	h := waveTileBytes/(4*(m+3)*rowBytes) - grow
+	h := waveTileBytes/(4*(m+3)*unit) - grow
 	return max(h, 4*grow, 1)
 }
 
 // runWavefront advances worker w's band of slabs m steps, from u into v.
 func (s *Solver) runWavefront(w, m int, check bool) {
-	nd := len(s.lay.N)
 	n0 := s.lay.N[0]
 	a, b := decomp.Split(n0, s.spec.Threads, w)
 	if a >= b {
@@ -117,16 +125,12 @@ func (s *Solver) runWavefront(w, m int, check bool) {
 		wf.ring = append(wf.ring, r)
 	}
 	resid := 0.0
-	if nd == 2 {
-		resid = s.wavefront(wf, a, b, 0, 0, m, check)
-	} else {
-		n1 := s.lay.N[1]
-		h := s.waveTileRows(m)
-		for y := 0; y < n1; y += h {
-			d := s.wavefront(wf, a, b, y, min(y+h, n1), m, check)
-			if d > resid || d != d {
-				resid = d
-			}
+	n1 := s.lay.N[1]
+	h := s.waveTile(m)
+	for y := 0; y < n1; y += h {
+		d := s.wavefront(wf, a, b, y, min(y+h, n1), m, check)
+		if d > resid || d != d {
+			resid = d
 		}
 	}
 	if check && (resid > s.resid[w] || resid != resid) {
@@ -134,11 +138,10 @@ func (s *Solver) runWavefront(w, m int, check bool) {
 	}
 }
 
-// wavefront advances slabs [a, b) of the box m steps, from u into v; in 3D
-// only rows [y0, y1) of them (ignored in 2D). With check it returns max |Δu|
-// over the cells it wrote into v.
+// wavefront advances slabs [a, b) of the box m steps, from u into v, over
+// [y0, y1) along axis 1 (columns in 2D, rows in 3D). With check it returns
+// max |Δu| over the cells it wrote into v.
 func (s *Solver) wavefront(wf *wavefront, a, b, y0, y1, m int, check bool) float64 {
-	nd := len(s.lay.N)
 	n0 := s.lay.N[0]
 	slab := s.lay.Stride[0]
 	g := s.lay.Ghost
@@ -156,12 +159,9 @@ func (s *Solver) wavefront(wf *wavefront, a, b, y0, y1, m int, check bool) float
 		}
 		return n0 + s.growth(0, 1, m, t)
 	}
-	// The rows of step t (3D): the tile's, grown by m−t towards the next
-	// tile or as far as the step reaches past the box.
+	// The extent of step t along axis 1: the tile's, grown by m−t towards
+	// the next tile or as far as the step reaches past the box.
 	rows := func(t int) (int, int) {
-		if nd == 2 {
-			return 0, 0
-		}
 		n1 := s.lay.N[1]
 		r0, r1 := y0-(m-t), y1+(m-t)
 		if y0 == 0 {
@@ -219,14 +219,17 @@ func (s *Solver) wavefront(wf *wavefront, a, b, y0, y1, m int, check bool) float
 	return resid
 }
 
-// slabStep updates one slab of step t: in 2D its row, in 3D its rows
-// [r0, r1), over the columns step t covers. On the block's last step, with
-// check, it returns max |Δu| over the cells it wrote.
+// slabStep updates one slab of step t: in 2D columns [r0, r1) of its row,
+// in 3D its rows [r0, r1) over the columns step t covers. On the block's
+// last step, with check, it returns max |Δu| over the cells it wrote.
 func (s *Solver) slabStep(dst []float64, src [3][]float64, f []float64, m, t, r0, r1 int, check bool) float64 {
 	g := s.lay.Ghost
 	n := s.lay.N
 	nd := len(n)
-	xlo, xhi := -s.growth(nd-1, 0, m, t), n[nd-1]+s.growth(nd-1, 1, m, t)
+	xlo, xhi := r0, r1
+	if nd == 3 {
+		xlo, xhi = -s.growth(2, 0, m, t), n[2]+s.growth(2, 1, m, t)
+	}
 	var args rowArgs
 	resid := 0.0
 	row := func(off int) {
@@ -267,8 +270,9 @@ func (s *Solver) slabStep(dst []float64, src [3][]float64, f []float64, m, t, r0
 }
 
 // slabBoundaries sets the first ghost layer of the physical faces inside a
-// slab (all axes but the slowest) from the slab's own values: in 3D for
-// rows [r0, r1) (and the ghost row next to them at a physical y face).
+// slab (all axes but the slowest) from the slab's own values, over [r0, r1)
+// along axis 1: in 3D the x ghosts of those rows, and the ghost row next to
+// them at a physical y face; in 2D the x ghost next to those columns.
 func (s *Solver) slabBoundaries(sl []float64, r0, r1 int) {
 	g := s.lay.Ghost
 	n := s.lay.N
@@ -283,14 +287,18 @@ func (s *Solver) slabBoundaries(sl []float64, r0, r1 int) {
 			if side == 1 {
 				ghost, mirror = n[a], n[a]-1
 			}
-			if a == nd-1 {
-				// Columns: one cell in every row.
-				rows, stride := 1, 0
-				if nd == 3 {
-					rows, stride = r1-r0, s.lay.Stride[1]
+			if nd == 2 {
+				// The row's ghost cell, if the columns reach the face.
+				if (side == 0 && r0 <= 0) || (side == 1 && r1 >= n[1]) {
+					sl[g+ghost] = bcValue(face, sl[g+mirror])
 				}
-				for r := range rows {
-					base := (r0+g+r)*stride + g
+				continue
+			}
+			if a == 2 {
+				// 3D, axis x: one cell in every row.
+				sy := s.lay.Stride[1]
+				for r := r0; r < r1; r++ {
+					base := (r+g)*sy + g
 					sl[base+ghost] = bcValue(face, sl[base+mirror])
 				}
 				continue
@@ -310,13 +318,16 @@ func (s *Solver) slabBoundaries(sl []float64, r0, r1 int) {
 }
 
 // mirrorSlab sets the ghost slab beyond the slowest axis' physical face on
-// side from the outermost slab: in 3D its rows [r0, r1), in 2D the row.
+// side from the outermost slab, over [r0, r1) along axis 1 (columns of the
+// row in 2D, rows in 3D).
 func (s *Solver) mirrorSlab(ghost, edge []float64, side, r0, r1 int) {
 	face := s.spec.Faces[0][side]
+	g := s.lay.Ghost
+	unit := 1
 	if len(s.lay.N) == 3 {
-		sy, g := s.lay.Stride[1], s.lay.Ghost
-		ghost, edge = ghost[(r0+g)*sy:(r1+g)*sy], edge[(r0+g)*sy:(r1+g)*sy]
+		unit = s.lay.Stride[1]
 	}
+	ghost, edge = ghost[(r0+g)*unit:(r1+g)*unit], edge[(r0+g)*unit:(r1+g)*unit]
 	for j := range ghost {
 		ghost[j] = bcValue(face, edge[j])
 	}

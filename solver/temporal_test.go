@@ -72,31 +72,37 @@ func TestTemporalBlockingBitForBit(t *testing.T) {
 	}
 }
 
-// 3D wavefront tiles of any height, down to one row, give the bits of one
-// step at a time: the overlapped rows and the physical y faces are right.
+// Wavefront tiles of any size along axis 1 (columns in 2D, rows in 3D),
+// down to one, give the bits of one step at a time: the overlapped tiles
+// and the physical faces they touch are right.
 func TestWavefrontTilesBitForBit(t *testing.T) {
-	shape := []int{13, 17, 11}
-	s := heatSpec(shape)
-	s.Faces = faces(3, Face{Kind: Dirichlet, Value: 0.3})
-	s.Faces[1] = [2]Face{{Kind: Neumann}, {Kind: Dirichlet, Value: 1}}
-	s.Initial = Random(shape, 7, 1, 0)
-	s.Source = Gaussian([]float64{0.4, 0.5, 0.6}, 0.2, 3, 0.1)
-	s.Steps, s.CheckEvery = 24, 12
-	want := run(t, 1, s)
-	defer func(h int) { waveTileFixed = h }(waveTileFixed)
-	for _, h := range []int{1, 2, 5, 16} {
-		for _, k := range []int{2, 3, 4} {
-			for _, sp := range []struct {
-				ranks, threads int
-				dims           []int
-			}{{1, 1, nil}, {1, 2, nil}, {2, 1, []int{1, 2, 1}}, {3, 2, []int{1, 3, 1}}} {
-				waveTileFixed = h
-				s.Ghost, s.Threads, s.Dims = k, sp.threads, sp.dims
-				got := run(t, sp.ranks, s)
-				require.Equal(t, fingerprint(want.field), fingerprint(got.field), "tile %d rows, k=%d, split %+v", h, k, sp)
-				require.Equal(t, want.residual, got.residual, "tile %d rows, k=%d, split %+v", h, k, sp)
+	for _, shape := range [][]int{{13, 17, 11}, {15, 23}} {
+		nd := len(shape)
+		s := heatSpec(shape)
+		s.Faces = faces(nd, Face{Kind: Dirichlet, Value: 0.3})
+		s.Faces[1] = [2]Face{{Kind: Neumann}, {Kind: Dirichlet, Value: 1}}
+		s.Faces[nd-1][1] = Face{Kind: Neumann}
+		s.Initial = Random(shape, 7, 1, 0)
+		s.Source = Gaussian([]float64{0.4, 0.5, 0.6}[:nd], 0.2, 3, 0.1)
+		s.Steps, s.CheckEvery = 24, 12
+		want := run(t, 1, s)
+		split := func(n int) []int { d := make([]int, nd); d[0] = 1; d[1] = n; d[nd-1] = max(d[nd-1], 1); return d }
+		defer func(h int) { waveTileFixed = h }(waveTileFixed)
+		for _, h := range []int{1, 2, 5, 16} {
+			for _, k := range []int{2, 3, 4} {
+				for _, sp := range []struct {
+					ranks, threads int
+					dims           []int
+				}{{1, 1, nil}, {1, 2, nil}, {2, 1, split(2)}, {3, 2, split(3)}} {
+					waveTileFixed = h
+					s.Ghost, s.Threads, s.Dims = k, sp.threads, sp.dims
+					got := run(t, sp.ranks, s)
+					require.Equal(t, fingerprint(want.field), fingerprint(got.field), "%v: tile %d, k=%d, split %+v", shape, h, k, sp)
+					require.Equal(t, want.residual, got.residual, "%v: tile %d, k=%d, split %+v", shape, h, k, sp)
+				}
 			}
 		}
+		s.Dims = nil
 	}
 }
 
