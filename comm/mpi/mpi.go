@@ -26,8 +26,13 @@ const Enabled = true
 // called from it, run on the thread MPI calls its main thread.
 func init() { runtime.LockOSThread() }
 
-// mu serialises every MPI call of the process: MPI is initialised with
-// MPI_THREAD_SERIALIZED, and goroutines hop between OS threads.
+// mu serialises Init, Finalize and LibraryVersion, the calls about the
+// process rather than a rank's messages. A rank's Comm takes no lock: MPI
+// is initialised with MPI_THREAD_SERIALIZED, and the Comm must be used by
+// one goroutine at a time (heat's solver, halo and checkpoint code call it
+// from the rank's own goroutine only). A lock per call cost a third of a
+// small message's time here; the race detector flags concurrent use in
+// tests.
 var mu sync.Mutex
 
 // initialised is set once Init has called MPI_Init_thread; guarded by mu.
@@ -42,7 +47,7 @@ type World struct {
 	tagUB      int // the largest tag MPI accepts (MPI_TAG_UB)
 	c          *rankComm
 
-	// Guarded by mu.
+	// Used by the rank's goroutine only (see mu).
 	finalized bool
 	pins      []*runtime.Pinner // by slot: the pinned buffer of each pending large request
 	dst       [][]float64       // by slot: the Go buffer of each pending small receive
@@ -52,6 +57,11 @@ type World struct {
 	wspace    []C.int           // C memory for Waitall's slots, errors and counts (3 per request)
 	hdr       []int64           // collective headers of every rank
 	gathered  []float64         // Allreduce's operands of every rank
+	// Small receives not posted yet (see deferRecv): the requests, their
+	// Go buffers, and the C entries the next shim call posts.
+	deferQ    []*request
+	deferBufs [][]float64
+	deferred  []C.heat_mpi_deferred_t
 }
 
 // Init initialises MPI (MPI_Init_thread asking for MPI_THREAD_SERIALIZED)
@@ -99,10 +109,8 @@ func ranks(n int) string {
 	return fmt.Sprintf("%d ranks", n)
 }
 
-// Comm is this rank's comm.Comm. Every MPI call it makes holds one lock, so
-// it is safe from any goroutine, but a blocking call (Waitall, a collective)
-// holds the lock until it returns: use a rank's Comm from one goroutine at a
-// time.
+// Comm is this rank's comm.Comm. Use it from one goroutine at a time, as
+// MPI_THREAD_SERIALIZED requires: it takes no lock (see mu).
 func (w *World) Comm() comm.Comm { return w.c }
 
 // Finalize shuts MPI down (MPI_Finalize), from the main goroutine, once
@@ -150,8 +158,12 @@ func LibraryVersion() string {
 }
 
 // pending is the number of requests not yet completed by Waitall; call it
-// with mu held.
-func pending() int { return int(C.heat_mpi_pending()) }
+// from the rank's goroutine.
+func pending() int {
+	n := int(C.heat_mpi_pending())
+	theWorld.settle()
+	return n
+}
 
 // yieldEvery is how many blocking calls (Waitall, collectives) pass
 // between two yields.
@@ -204,6 +216,7 @@ type request struct {
 	tag    int32
 	code   C.int // MPI error code of the completion
 	count  int32 // values that arrived (receives)
+	pend   int32 // a deferred small receive: its entry + 1 until posted
 	small  bool  // a small receive: its values arrive in C memory
 	send   bool
 	filled bool // a small receive's values are in the Go buffer
@@ -215,17 +228,32 @@ type request struct {
 // buffer is filled once it has. It does not release the request: Waitall
 // still must be called.
 func (q *request) Done() bool {
-	mu.Lock()
-	defer mu.Unlock()
 	if q.done {
 		return true
 	}
 	w := theWorld
-	if w.finalized || C.heat_mpi_test(q.slot) != 1 {
+	if w.finalized {
+		return false
+	}
+	rc := C.heat_mpi_test(q.cslot())
+	w.settle()
+	switch {
+	case q.done: // its posting failed
+		return true
+	case rc != 1:
 		return false
 	}
 	w.fill(q, C.heat_mpi_last_err, int(C.heat_mpi_last_count))
 	return true
+}
+
+// cslot is how the shim names q: its slot, or for a receive still
+// deferred, -2 - its entry.
+func (q *request) cslot() C.int {
+	if q.pend > 0 {
+		return C.int(-1 - q.pend)
+	}
+	return q.slot
 }
 
 func (q *request) String() string { return describe(q.send, int(q.n), int(q.peer), int(q.tag)) }
@@ -281,25 +309,28 @@ func (w *World) post(send bool, buf []float64, peer, tag int) (comm.Request, err
 		return nil, w.errf(describe(send, len(buf), peer, tag), "more than %d values in one message", math.MaxInt32)
 	}
 	q := &request{send: send, n: int32(len(buf)), peer: int32(peer), tag: int32(tag)}
-	mu.Lock()
-	defer mu.Unlock()
 	if w.finalized {
 		return nil, w.errf(q.String(), "MPI has been finalized")
+	}
+	if !send && len(buf) <= C.HEAT_MPI_SMALL {
+		return q, w.deferRecv(q, buf)
 	}
 	n, cpeer, ctag := C.int(len(buf)), C.int(peer), C.int(tag)
 	var p *runtime.Pinner
 	var slot C.int
-	switch {
-	case len(buf) <= C.HEAT_MPI_SMALL && send:
+	if send && len(buf) <= C.HEAT_MPI_SMALL {
 		var first *C.double
 		if len(buf) > 0 {
 			first = (*C.double)(&buf[0])
 		}
 		slot = C.heat_mpi_isend_small(first, n, cpeer, ctag)
-	case len(buf) <= C.HEAT_MPI_SMALL:
-		slot = C.heat_mpi_irecv_small(n, cpeer, ctag)
-		q.small = true
-	default:
+		w.settle()
+		if slot >= 0 && C.heat_mpi_last_done != 0 {
+			// Sent already: nothing left to wait for.
+			q.slot, q.done, q.code = -1, true, C.heat_mpi_last_err
+			return q, nil
+		}
+	} else {
 		if k := len(w.freePins); k > 0 {
 			p = w.freePins[k-1]
 			w.freePins = w.freePins[:k-1]
@@ -313,22 +344,70 @@ func (w *World) post(send bool, buf []float64, peer, tag int) (comm.Request, err
 		} else {
 			slot = C.heat_mpi_irecv(addr, n, cpeer, ctag)
 		}
+		w.settle()
 	}
 	if slot < 0 {
 		w.unpin(p)
 		return nil, w.errf(q.String(), "%s", errorText(-slot))
 	}
 	q.slot = slot
+	w.grow(slot)
+	w.pins[slot] = p
+	return q, nil
+}
+
+// grow makes the per-slot tables long enough for slot.
+func (w *World) grow(slot C.int) {
 	for int(slot) >= len(w.pins) {
 		w.pins = append(w.pins, nil)
 		w.dst = append(w.dst, nil)
 		w.arrive = append(w.arrive, nil)
 	}
-	w.pins[slot] = p
-	if q.small {
-		w.dst[slot], w.arrive[slot] = buf, C.heat_mpi_last_buffer
+}
+
+// deferRecv queues a small receive for the shim to post at the start of
+// its next call (a send, a wait, a test, a collective) instead of in a call
+// of its own: a cgo call costs more than the rest of a small message here,
+// and posting order, so MPI's matching, is kept. A small message that
+// arrives before then waits in MPI's unexpected queue.
+func (w *World) deferRecv(q *request, buf []float64) error {
+	k := len(w.deferQ)
+	if k == len(w.deferred) {
+		space := C.heat_mpi_deferred_space(C.int(max(16, 2*k)))
+		if space == nil {
+			return w.errf(q.String(), "out of memory for %d deferred receives", k+1)
+		}
+		w.deferred = unsafe.Slice(space, max(16, 2*k))
 	}
-	return q, nil
+	w.deferred[k] = C.heat_mpi_deferred_t{count: C.int(q.n), src: C.int(q.peer), tag: C.int(q.tag)}
+	C.heat_mpi_ndeferred = C.int(k + 1)
+	q.small, q.slot, q.pend = true, -1, int32(k+1)
+	w.deferQ = append(w.deferQ, q)
+	w.deferBufs = append(w.deferBufs, buf)
+	return nil
+}
+
+// settle takes the slots the shim gave the deferred receives it posted;
+// one it could not post completes with the error. Call it after every shim
+// call that posts, waits, tests or communicates.
+func (w *World) settle() {
+	if len(w.deferQ) == 0 {
+		return
+	}
+	for i, q := range w.deferQ {
+		e := &w.deferred[i]
+		q.pend = 0
+		if e.slot < 0 {
+			q.slot, q.done, q.code, q.count = -1, true, -e.slot, 0
+			continue
+		}
+		q.slot = e.slot
+		w.grow(e.slot)
+		w.dst[e.slot], w.arrive[e.slot] = w.deferBufs[i], e.buf
+	}
+	clear(w.deferQ)
+	clear(w.deferBufs)
+	w.deferQ, w.deferBufs = w.deferQ[:0], w.deferBufs[:0]
 }
 
 // unpin releases p's buffer and keeps p for reuse; p may be nil.
@@ -341,7 +420,7 @@ func (w *World) unpin(p *runtime.Pinner) {
 
 // fill records the outcome of a completed request and copies a small
 // receive's values into its Go buffer, once and only when they are exactly
-// what it expects. Call it with mu held, before the slot is reused.
+// what it expects. Call it before the slot is reused.
 func (w *World) fill(q *request, code C.int, count int) {
 	q.code, q.count = code, int32(count)
 	if !q.small || q.filled || code != 0 || count != int(q.n) {
@@ -357,8 +436,6 @@ func (w *World) fill(q *request, code C.int, count int) {
 func (c *rankComm) Waitall(reqs []comm.Request) error {
 	defer yield() // after the unlock
 	w := c.w
-	mu.Lock()
-	defer mu.Unlock()
 	var first error
 	keep := func(err error) {
 		if first == nil {
@@ -407,10 +484,15 @@ func (c *rankComm) Waitall(reqs []comm.Request) error {
 	}
 	slots, codes, counts := w.wspace[:n], w.wspace[n:2*n], w.wspace[2*n:3*n]
 	for i, q := range w.wreqs {
-		slots[i] = q.slot
+		slots[i] = q.cslot()
 	}
 	C.heat_mpi_waitall(C.int(n))
+	w.settle()
 	for i, q := range w.wreqs {
+		if q.done { // a deferred receive whose posting failed
+			keep(q.err())
+			continue
+		}
 		if counts[i] == C.HEAT_MPI_STILL_PENDING {
 			keep(w.errf("Waitall", "%s: %s", q, errorText(codes[i])))
 			continue
@@ -462,7 +544,7 @@ func (h header) String() string {
 
 // meet gathers every rank's header of collective op into w.hdr and checks
 // that all match mine on kind and on what same says; every rank checks the
-// same headers, so all fail or none does. Call it with mu held.
+// same headers, so all fail or none does.
 func (w *World) meet(op string, mine header, same func(a, b header) bool) ([]header, error) {
 	if w.finalized {
 		return nil, w.errf(op, "MPI has been finalized")
@@ -472,7 +554,9 @@ func (w *World) meet(op string, mine header, same func(a, b header) bool) ([]hea
 	if len(w.hdr) < words*w.size {
 		w.hdr = make([]int64, words*w.size)
 	}
-	if rc := C.heat_mpi_allgather_i64((*C.int64_t)(&in[0]), words, (*C.int64_t)(&w.hdr[0])); rc != 0 {
+	rc := C.heat_mpi_allgather_i64((*C.int64_t)(&in[0]), words, (*C.int64_t)(&w.hdr[0]))
+	w.settle()
+	if rc != 0 {
 		return nil, w.errf(op, "MPI_Allgather of the call headers: %s", errorText(rc))
 	}
 	all := make([]header, w.size)
@@ -504,8 +588,6 @@ func (w *World) checkRoot(op string, root int) error {
 func (c *rankComm) Allreduce(op comm.Op, in, out []float64) error {
 	w := c.w
 	defer yield() // after the unlock
-	mu.Lock()
-	defer mu.Unlock()
 	all, err := w.meet("Allreduce", header{kindAllreduce, int(op), len(in), len(out)},
 		func(a, b header) bool { return a.arg == b.arg && a.n == b.n })
 	if err != nil {
@@ -530,7 +612,9 @@ func (c *rankComm) Allreduce(op comm.Op, in, out []float64) error {
 		w.gathered = make([]float64, n*w.size)
 	}
 	g := w.gathered[:n*w.size]
-	if rc := C.heat_mpi_allgather_f64((*C.double)(&in[0]), C.int(n), (*C.double)(&g[0])); rc != 0 {
+	rc := C.heat_mpi_allgather_f64((*C.double)(&in[0]), C.int(n), (*C.double)(&g[0]))
+	w.settle()
+	if rc != 0 {
 		return w.errf("Allreduce", "MPI_Allgather of %d values: %s", n, errorText(rc))
 	}
 	out = out[:n]
@@ -546,8 +630,6 @@ func (c *rankComm) Allreduce(op comm.Op, in, out []float64) error {
 func (c *rankComm) Bcast(buf []byte, root int) error {
 	w := c.w
 	defer yield() // after the unlock
-	mu.Lock()
-	defer mu.Unlock()
 	_, err := w.meet("Bcast", header{kind: kindBcast, arg: root, n: len(buf)},
 		func(a, b header) bool { return a.arg == b.arg && a.n == b.n })
 	if err != nil {
@@ -562,7 +644,9 @@ func (c *rankComm) Bcast(buf []byte, root int) error {
 	if len(buf) > math.MaxInt32 {
 		return w.errf("Bcast", "more than %d bytes", math.MaxInt32)
 	}
-	if rc := C.heat_mpi_bcast(unsafe.Pointer(&buf[0]), C.int(len(buf)), C.int(root)); rc != 0 {
+	rc := C.heat_mpi_bcast(unsafe.Pointer(&buf[0]), C.int(len(buf)), C.int(root))
+	w.settle()
+	if rc != 0 {
 		return w.errf("Bcast", "MPI_Bcast of %d bytes from rank %d: %s", len(buf), root, errorText(rc))
 	}
 	return nil
@@ -573,8 +657,6 @@ func (c *rankComm) Bcast(buf []byte, root int) error {
 // contributed, and which also catches a rank that called another collective.
 func (c *rankComm) Barrier() error {
 	defer yield() // after the unlock
-	mu.Lock()
-	defer mu.Unlock()
 	_, err := c.w.meet("Barrier", header{kind: kindBarrier}, func(a, b header) bool { return true })
 	return err
 }
@@ -585,8 +667,6 @@ func (c *rankComm) Barrier() error {
 func (c *rankComm) Gatherv(send []byte, root int) ([][]byte, error) {
 	w := c.w
 	defer yield() // after the unlock
-	mu.Lock()
-	defer mu.Unlock()
 	all, err := w.meet("Gatherv", header{kind: kindGatherv, arg: root, n: len(send)},
 		func(a, b header) bool { return a.arg == b.arg })
 	if err != nil {
@@ -607,7 +687,9 @@ func (c *rankComm) Gatherv(send []byte, root int) ([][]byte, error) {
 		sp = unsafe.Pointer(&send[0])
 	}
 	if w.rank != root {
-		if rc := C.heat_mpi_gatherv(sp, C.int(len(send)), nil, nil, nil, C.int(root)); rc != 0 {
+		rc := C.heat_mpi_gatherv(sp, C.int(len(send)), nil, nil, nil, C.int(root))
+		w.settle()
+		if rc != 0 {
 			return nil, w.errf("Gatherv", "MPI_Gatherv of %d bytes to rank %d: %s", len(send), root, errorText(rc))
 		}
 		return nil, nil
@@ -624,7 +706,9 @@ func (c *rankComm) Gatherv(send []byte, root int) ([][]byte, error) {
 	if total > 0 {
 		rp = unsafe.Pointer(&data[0])
 	}
-	if rc := C.heat_mpi_gatherv(sp, C.int(len(send)), rp, &counts[0], &displs[0], C.int(root)); rc != 0 {
+	rc := C.heat_mpi_gatherv(sp, C.int(len(send)), rp, &counts[0], &displs[0], C.int(root))
+	w.settle()
+	if rc != 0 {
 		return nil, w.errf("Gatherv", "MPI_Gatherv of %d bytes in all: %s", total, errorText(rc))
 	}
 	out := make([][]byte, w.size)

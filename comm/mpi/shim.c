@@ -29,7 +29,7 @@ static int table_len;
 static int free_head = -1;
 static int in_use;
 
-double *heat_mpi_last_buffer;
+int heat_mpi_last_done;
 int heat_mpi_last_err;
 int heat_mpi_last_count;
 
@@ -201,17 +201,59 @@ static int post(int recv, void *buf, int count, int peer, int tag, int s) {
 	return s;
 }
 
+heat_mpi_deferred_t *heat_mpi_deferred;
+int heat_mpi_ndeferred;
+static int deferred_cap;
+
+heat_mpi_deferred_t *heat_mpi_deferred_space(int n) {
+	if (n > deferred_cap) {
+		heat_mpi_deferred_t *d = realloc(heat_mpi_deferred, (size_t)n * sizeof *d);
+		if (d == NULL) {
+			return NULL;
+		}
+		heat_mpi_deferred = d;
+		deferred_cap = n;
+	}
+	return heat_mpi_deferred;
+}
+
+static void free_errored(MPI_Request *req);
+
+/* flush posts the deferred small receives, in the order Go made them. */
+static void flush(void) {
+	for (int i = 0; i < heat_mpi_ndeferred; i++) {
+		heat_mpi_deferred_t *e = &heat_mpi_deferred[i];
+		e->buf = NULL;
+		int s = e->count > HEAT_MPI_SMALL ? -1 : take_slot();
+		if (s < 0) {
+			e->slot = e->count > HEAT_MPI_SMALL ? -MPI_ERR_COUNT : -MPI_ERR_NO_MEM;
+			continue;
+		}
+		e->buf = table[s]->small;
+		e->slot = post(1, table[s]->small, e->count, e->src, e->tag, s);
+	}
+	heat_mpi_ndeferred = 0;
+}
+
+/* resolve turns the name of a deferred request (-2 - i) into its slot, or
+ * minus the MPI error of its posting; other slots stay. */
+static int resolve(int slot) { return slot <= -2 ? heat_mpi_deferred[-2 - slot].slot : slot; }
+
 int heat_mpi_isend(uintptr_t buf, int count, int dest, int tag) {
+	flush();
 	int s = take_slot();
 	return s < 0 ? -MPI_ERR_NO_MEM : post(0, count ? (void *)buf : empty_buf, count, dest, tag, s);
 }
 
 int heat_mpi_irecv(uintptr_t buf, int count, int src, int tag) {
+	flush();
 	int s = take_slot();
 	return s < 0 ? -MPI_ERR_NO_MEM : post(1, count ? (void *)buf : empty_buf, count, src, tag, s);
 }
 
 int heat_mpi_isend_small(const double *buf, int count, int dest, int tag) {
+	flush();
+	heat_mpi_last_done = 0;
 	if (count > HEAT_MPI_SMALL) {
 		return -MPI_ERR_COUNT;
 	}
@@ -220,19 +262,20 @@ int heat_mpi_isend_small(const double *buf, int count, int dest, int tag) {
 		return -MPI_ERR_NO_MEM;
 	}
 	memcpy(table[s]->small, buf, (size_t)count * sizeof *buf);
-	return post(0, table[s]->small, count, dest, tag, s);
-}
-
-int heat_mpi_irecv_small(int count, int src, int tag) {
-	if (count > HEAT_MPI_SMALL) {
-		return -MPI_ERR_COUNT;
-	}
-	int s = take_slot();
+	s = post(0, table[s]->small, count, dest, tag, s);
 	if (s < 0) {
-		return -MPI_ERR_NO_MEM;
+		return s;
 	}
-	heat_mpi_last_buffer = table[s]->small;
-	return post(1, table[s]->small, count, src, tag, s);
+	MPI_Status st;
+	int flag = 0;
+	int rc = MPI_Test(&table[s]->req, &flag, &st);
+	if (flag) {
+		free_errored(&table[s]->req);
+		heat_mpi_last_done = 1;
+		heat_mpi_last_err = rc;
+		release_slot(s);
+	}
+	return s;
 }
 
 /* free_errored frees a request that completed with an error: MPI may leave
@@ -254,6 +297,16 @@ static void finish(slot_t *s, int err, MPI_Status *st) {
 }
 
 int heat_mpi_test(int slot) {
+	flush();
+	slot = resolve(slot);
+	if (slot < 0 && slot > -2) { /* never a slot Go names */
+		return -MPI_ERR_REQUEST;
+	}
+	if (slot < 0) { /* a deferred receive that could not be posted */
+		heat_mpi_last_err = -slot;
+		heat_mpi_last_count = 0;
+		return 1;
+	}
 	if (!valid_slot(slot)) {
 		return -MPI_ERR_REQUEST;
 	}
@@ -303,19 +356,26 @@ int heat_mpi_waitall(int n) {
 	if (n > wcap) {
 		return MPI_ERR_ARG;
 	}
-	const int *slots = wspace;
+	flush();
+	int *slots = wspace;
 	int *errs = wspace + n, *counts = wspace + 2 * n;
 	for (int i = 0; i < n; i++) {
-		if (!valid_slot(slots[i])) {
+		slots[i] = resolve(slots[i]);
+		if (slots[i] >= 0 && !valid_slot(slots[i])) {
 			return MPI_ERR_REQUEST;
 		}
 	}
 	for (int i = 0; i < n; i++) {
-		slot_t *s = table[slots[i]];
-		wreq[i] = s->done ? MPI_REQUEST_NULL : s->req;
+		/* A deferred receive that could not be posted: its error. */
+		wreq[i] = slots[i] < 0 ? MPI_REQUEST_NULL : table[slots[i]]->done ? MPI_REQUEST_NULL : table[slots[i]]->req;
 	}
 	int rc = MPI_Waitall(n, wreq, wst);
 	for (int i = 0; i < n; i++) {
+		if (slots[i] < 0) {
+			errs[i] = -slots[i];
+			counts[i] = 0;
+			continue;
+		}
 		slot_t *s = table[slots[i]];
 		if (!s->done) {
 			int err = MPI_SUCCESS;
@@ -343,21 +403,28 @@ int heat_mpi_waitall(int n) {
 	return rc;
 }
 
-int heat_mpi_pending(void) { return in_use; }
+int heat_mpi_pending(void) {
+	flush();
+	return in_use;
+}
 
 int heat_mpi_allgather_i64(const int64_t *in, int n, int64_t *out) {
+	flush();
 	return MPI_Allgather(in, n, MPI_INT64_T, out, n, MPI_INT64_T, MPI_COMM_WORLD);
 }
 
 int heat_mpi_allgather_f64(const double *in, int n, double *out) {
+	flush();
 	return MPI_Allgather(n ? in : empty_buf, n, MPI_DOUBLE, n ? out : empty_buf, n, MPI_DOUBLE, MPI_COMM_WORLD);
 }
 
 int heat_mpi_bcast(void *buf, int n, int root) {
+	flush();
 	return MPI_Bcast(n ? buf : (void *)empty_buf, n, MPI_BYTE, root, MPI_COMM_WORLD);
 }
 
 int heat_mpi_gatherv(const void *send, int n, void *recv, const int *counts, const int *displs, int root) {
+	flush();
 	return MPI_Gatherv(n ? send : (const void *)empty_buf, n, MPI_BYTE, recv ? recv : (void *)empty_buf, counts,
 	                   displs, MPI_BYTE, root, MPI_COMM_WORLD);
 }

@@ -31,17 +31,37 @@ int heat_mpi_max_library_version(void);
  * request until it is waited for, or minus an MPI error code.
  *
  * A message of up to HEAT_MPI_SMALL values travels through the slot's own
- * buffer: heat_mpi_isend_small copies buf there, and heat_mpi_irecv_small
- * receives there and leaves the buffer's address in heat_mpi_last_buffer
- * for Go to copy the values out once the request has completed. That costs
- * a copy of at most 1 KiB instead of pinning the Go buffer. A larger buffer
+ * buffer: heat_mpi_isend_small copies buf there, and a deferred small
+ * receive (below) arrives there, for Go to copy the values out once the
+ * request has completed. That costs a copy of at most 1 KiB instead of
+ * pinning the Go buffer. A larger buffer
  * is pinned by Go and passed as an integer, so that cgo need not check it. */
 #define HEAT_MPI_SMALL 128
 int heat_mpi_isend(uintptr_t buf, int count, int dest, int tag);
 int heat_mpi_irecv(uintptr_t buf, int count, int src, int tag);
+/* heat_mpi_isend_small tests the send at once: a small message usually
+ * leaves in the call (eagerly), and then the slot is released at once and
+ * heat_mpi_last_done is 1, with the outcome in heat_mpi_last_err, so that
+ * waiting for it costs no call. */
 int heat_mpi_isend_small(const double *buf, int count, int dest, int tag);
-int heat_mpi_irecv_small(int count, int src, int tag);
-extern double *heat_mpi_last_buffer;
+extern int heat_mpi_last_done;
+/* Small receives are deferred: Go writes count, src and tag of entry i <
+ * heat_mpi_ndeferred into heat_mpi_deferred itself, with no call, and the
+ * next function here that posts, waits, tests or communicates first posts
+ * them in order (flush), writes each entry's slot (or minus an MPI error
+ * code) and the slot's buffer, where the values arrive, and sets
+ * heat_mpi_ndeferred to 0. Posting order, and so MPI's matching order, is
+ * kept; a small message that arrives first waits as unexpected (eager)
+ * until then. heat_mpi_waitall and heat_mpi_test name the request of entry
+ * i by the slot -2 - i. heat_mpi_deferred_space makes room for n entries
+ * (NULL when out of memory; the array moves when it grows). */
+typedef struct {
+	int count, src, tag, slot;
+	double *buf;
+} heat_mpi_deferred_t;
+extern heat_mpi_deferred_t *heat_mpi_deferred;
+extern int heat_mpi_ndeferred;
+heat_mpi_deferred_t *heat_mpi_deferred_space(int n);
 /* heat_mpi_test returns 1 once slot has completed, with its error code and
  * received count in heat_mpi_last_err and heat_mpi_last_count (the outcome
  * is also kept for heat_mpi_waitall, which still has to release the slot),
