@@ -81,22 +81,36 @@ func countLocalRanks(c comm.Comm) (int, error) {
 // ranks of the host when their masks overlap, so a host is never
 // oversubscribed.
 func mpiThreads() int {
-	mine := runtime.NumCPU() // this process's affinity mask
-	if online := onlineCPUs(); online > 0 && mine*localRanks <= online {
-		return mine // disjoint masks, one set of cores per rank
+	data, _ := os.ReadFile("/sys/devices/system/cpu/online")
+	return threadsPerRank(runtime.NumCPU(), cpuCount(string(data)), localRanks)
+}
+
+// threadsPerRank is the worker count of a rank allowed mine CPUs, on a host
+// with online CPUs (0: unknown) shared by local ranks: all of its CPUs
+// when the ranks' masks can be disjoint (mpirun --bind-to core, srun -c),
+// else its share of them.
+func threadsPerRank(mine, online, local int) int {
+	if online > 0 && mine*local <= online {
+		return mine
 	}
-	return max(1, mine/localRanks)
+	return max(1, mine/local)
 }
 
 // onlineCPUs is the number of CPUs of the host, from
-// /sys/devices/system/cpu/online ("0-15,32-47"), or 0 if unknown.
+// /sys/devices/system/cpu/online, or 0 if unknown.
 func onlineCPUs() int {
 	data, err := os.ReadFile("/sys/devices/system/cpu/online")
 	if err != nil {
 		return 0
 	}
+	return cpuCount(string(data))
+}
+
+// cpuCount counts the CPUs of a Linux CPU list such as "0-15,32-47\n"; 0
+// when it cannot be read.
+func cpuCount(list string) int {
 	n := 0
-	for _, part := range strings.Split(strings.TrimSpace(string(data)), ",") {
+	for _, part := range strings.Split(strings.TrimSpace(list), ",") {
 		lo, hi, found := strings.Cut(part, "-")
 		a, err1 := strconv.Atoi(lo)
 		b, err2 := a, error(nil)
