@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"heat/comm"
+	"heat/comm/commtest"
 )
 
 // rankErrs runs fn on n ranks and returns what each rank returned, so tests
@@ -34,28 +35,6 @@ func check(ok bool, format string, args ...any) error {
 		return nil
 	}
 	return fmt.Errorf(format, args...)
-}
-
-// payload is the value rank src puts at index i of a message with tag;
-// every received value tells who sent it, with which tag, in which round.
-func payload(src, tag, round, i int) float64 {
-	return float64(src*1_000_000 + tag*10_000 + round*10 + i%10)
-}
-
-func fill(buf []float64, src, tag, round int) []float64 {
-	for i := range buf {
-		buf[i] = payload(src, tag, round, i)
-	}
-	return buf
-}
-
-func verify(rank int, buf []float64, src, tag, round int) error {
-	for i, v := range buf {
-		if want := payload(src, tag, round, i); v != want {
-			return fmt.Errorf("rank %d: recv from %d tag %d round %d: buf[%d] = %v, want %v", rank, src, tag, round, i, v, want)
-		}
-	}
-	return nil
 }
 
 func TestRunNeedsARank(t *testing.T) {
@@ -81,7 +60,7 @@ func TestRing(t *testing.T) {
 			require.NoError(t, Run(n, func(c comm.Comm) error {
 				me := c.Rank()
 				right, left := (me+1)%n, (me+n-1)%n
-				out := fill(make([]float64, 7), me, 3, 0)
+				out := commtest.Fill(make([]float64, 7), me, 3, 0)
 				in := make([]float64, 7)
 				rq, err := c.Irecv(in, left, 3)
 				if err != nil {
@@ -94,7 +73,7 @@ func TestRing(t *testing.T) {
 				if err := c.Waitall([]comm.Request{rq, sq}); err != nil {
 					return err
 				}
-				return verify(me, in, left, 3, 0)
+				return commtest.Verify(me, in, left, 3, 0)
 			}))
 		})
 	}
@@ -105,7 +84,7 @@ func TestSelfSend(t *testing.T) {
 		me := c.Rank()
 		// Send first, then receive.
 		in := make([]float64, 4)
-		sq, err := c.Isend(fill(make([]float64, 4), me, 1, 0), me, 1)
+		sq, err := c.Isend(commtest.Fill(make([]float64, 4), me, 1, 0), me, 1)
 		if err != nil {
 			return err
 		}
@@ -116,7 +95,7 @@ func TestSelfSend(t *testing.T) {
 		if err := c.Waitall([]comm.Request{sq, rq}); err != nil {
 			return err
 		}
-		if err := verify(me, in, me, 1, 0); err != nil {
+		if err := commtest.Verify(me, in, me, 1, 0); err != nil {
 			return err
 		}
 		// Receive first, then send.
@@ -124,14 +103,14 @@ func TestSelfSend(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		sq, err = c.Isend(fill(make([]float64, 4), me, 2, 1), me, 2)
+		sq, err = c.Isend(commtest.Fill(make([]float64, 4), me, 2, 1), me, 2)
 		if err != nil {
 			return err
 		}
 		if err := c.Waitall([]comm.Request{rq, sq}); err != nil {
 			return err
 		}
-		return verify(me, in, me, 2, 1)
+		return commtest.Verify(me, in, me, 2, 1)
 	}))
 }
 
@@ -145,7 +124,7 @@ func TestTagsMatchOutOfOrder(t *testing.T) {
 				bufs := map[int][]float64{}
 				send := func() error {
 					for _, tag := range []int{1, 2, 3} {
-						q, err := c.Isend(fill(make([]float64, 5), 0, tag, 0), 1, tag)
+						q, err := c.Isend(commtest.Fill(make([]float64, 5), 0, tag, 0), 1, tag)
 						if err != nil {
 							return err
 						}
@@ -186,7 +165,7 @@ func TestTagsMatchOutOfOrder(t *testing.T) {
 					return err
 				}
 				for tag, buf := range bufs {
-					if err := verify(1, buf, 0, tag, 0); err != nil {
+					if err := commtest.Verify(1, buf, 0, tag, 0); err != nil {
 						return err
 					}
 				}
@@ -209,7 +188,7 @@ func TestFIFOSameTag(t *testing.T) {
 						var q comm.Request
 						var err error
 						if c.Rank() == 0 {
-							q, err = c.Isend(fill(make([]float64, 3), 0, 9, i), 1, 9)
+							q, err = c.Isend(commtest.Fill(make([]float64, 3), 0, 9, i), 1, 9)
 						} else {
 							bufs[i] = make([]float64, 3)
 							q, err = c.Irecv(bufs[i], 0, 9)
@@ -240,7 +219,7 @@ func TestFIFOSameTag(t *testing.T) {
 				}
 				if c.Rank() == 1 {
 					for i := range k {
-						if err := verify(1, bufs[i], 0, 9, i); err != nil {
+						if err := commtest.Verify(1, bufs[i], 0, 9, i); err != nil {
 							return err
 						}
 					}
@@ -257,7 +236,7 @@ func TestPostingOrder(t *testing.T) {
 	t.Run("send-before-recv", func(t *testing.T) {
 		require.NoError(t, Run(2, func(c comm.Comm) error {
 			if c.Rank() == 0 {
-				q, err := c.Isend(fill(make([]float64, 6), 0, 4, 0), 1, 4)
+				q, err := c.Isend(commtest.Fill(make([]float64, 6), 0, 4, 0), 1, 4)
 				if err != nil {
 					return err
 				}
@@ -293,7 +272,7 @@ func TestPostingOrder(t *testing.T) {
 			if err := c.Waitall([]comm.Request{q}); err != nil {
 				return err
 			}
-			return verify(1, in, 0, 4, 0)
+			return commtest.Verify(1, in, 0, 4, 0)
 		}))
 	})
 	t.Run("recv-before-send", func(t *testing.T) {
@@ -313,12 +292,12 @@ func TestPostingOrder(t *testing.T) {
 				if err := c.Waitall([]comm.Request{q}); err != nil {
 					return err
 				}
-				return verify(1, in, 0, 4, 0)
+				return commtest.Verify(1, in, 0, 4, 0)
 			}
 			if err := c.Barrier(); err != nil {
 				return err
 			}
-			q, err := c.Isend(fill(make([]float64, 6), 0, 4, 0), 1, 4)
+			q, err := c.Isend(commtest.Fill(make([]float64, 6), 0, 4, 0), 1, 4)
 			if err != nil {
 				return err
 			}
@@ -341,7 +320,7 @@ func TestSendBufferReuse(t *testing.T) {
 	t.Run("send-first", func(t *testing.T) {
 		require.NoError(t, Run(2, func(c comm.Comm) error {
 			if c.Rank() == 0 {
-				buf := fill(make([]float64, 16), 0, 2, 0)
+				buf := commtest.Fill(make([]float64, 16), 0, 2, 0)
 				q, err := c.Isend(buf, 1, 2)
 				if err != nil {
 					return err
@@ -378,7 +357,7 @@ func TestSendBufferReuse(t *testing.T) {
 			if err := c.Barrier(); err != nil {
 				return err
 			}
-			return verify(1, in, 0, 2, 0)
+			return commtest.Verify(1, in, 0, 2, 0)
 		}))
 	})
 	t.Run("recv-first", func(t *testing.T) {
@@ -387,7 +366,7 @@ func TestSendBufferReuse(t *testing.T) {
 				if err := c.Barrier(); err != nil {
 					return err
 				}
-				buf := fill(make([]float64, 16), 0, 2, 0)
+				buf := commtest.Fill(make([]float64, 16), 0, 2, 0)
 				q, err := c.Isend(buf, 1, 2)
 				if err != nil {
 					return err
@@ -412,7 +391,7 @@ func TestSendBufferReuse(t *testing.T) {
 			if err := c.Waitall([]comm.Request{q}); err != nil {
 				return err
 			}
-			return verify(1, in, 0, 2, 0)
+			return commtest.Verify(1, in, 0, 2, 0)
 		}))
 	})
 }
@@ -489,40 +468,7 @@ func TestInvalidArguments(t *testing.T) {
 // Many rounds of a periodic halo-like exchange with reused buffers: a
 // request completing too early shows up as a wrong payload or a data race.
 func TestHaloRounds(t *testing.T) {
-	const n, rounds, m = 4, 200, 33
-	require.NoError(t, Run(n, func(c comm.Comm) error {
-		me := c.Rank()
-		left, right := (me+n-1)%n, (me+1)%n
-		toL, toR := make([]float64, m), make([]float64, m)
-		fromL, fromR := make([]float64, m), make([]float64, m)
-		reqs := make([]comm.Request, 4)
-		for round := range rounds {
-			var err error
-			// tag 0 travels rightwards, tag 1 leftwards.
-			if reqs[0], err = c.Irecv(fromL, left, 0); err != nil {
-				return err
-			}
-			if reqs[1], err = c.Irecv(fromR, right, 1); err != nil {
-				return err
-			}
-			if reqs[2], err = c.Isend(fill(toR, me, 0, round), right, 0); err != nil {
-				return err
-			}
-			if reqs[3], err = c.Isend(fill(toL, me, 1, round), left, 1); err != nil {
-				return err
-			}
-			if err := c.Waitall(reqs); err != nil {
-				return err
-			}
-			if err := verify(me, fromL, left, 0, round); err != nil {
-				return err
-			}
-			if err := verify(me, fromR, right, 1, round); err != nil {
-				return err
-			}
-		}
-		return nil
-	}))
+	require.NoError(t, Run(4, func(c comm.Comm) error { return commtest.Ring(c, 200, 33) }))
 }
 
 // sumInOrder is the reference: operands combined in rank order 0..n-1.

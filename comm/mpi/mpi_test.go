@@ -24,6 +24,7 @@ import (
 	"weak"
 
 	"heat/comm"
+	"heat/comm/commtest"
 	"heat/decomp"
 	"heat/halo"
 )
@@ -94,26 +95,6 @@ func neighbours(c comm.Comm) (left, right int) {
 	return (c.Rank() + n - 1) % n, (c.Rank() + 1) % n
 }
 
-// fill writes into buf what rank from sends with tag in round: every value
-// names its message and position.
-func fill(buf []float64, from, tag, round int) []float64 {
-	for i := range buf {
-		buf[i] = float64(((from*64+tag)*1000+round)*1000 + i%1000)
-	}
-	return buf
-}
-
-// verify checks that buf holds what fill(from, tag, round) wrote.
-func verify(me int, buf []float64, from, tag, round int) error {
-	want := fill(make([]float64, len(buf)), from, tag, round)
-	for i := range buf {
-		if buf[i] != want[i] {
-			return fmt.Errorf("rank %d: message from rank %d tag %d round %d: value %d is %v, want %v", me, from, tag, round, i, buf[i], want[i])
-		}
-	}
-	return nil
-}
-
 func TestWorld(t *testing.T) {
 	each(t, 1, func(c comm.Comm) error {
 		if n, src := LauncherSize(); n > 0 && n != c.Size() {
@@ -160,39 +141,7 @@ func TestGoPanicsSurviveMPI(t *testing.T) {
 
 // Many rounds of a ring exchange both ways with reused buffers.
 func TestRing(t *testing.T) {
-	const rounds, m = 100, 33
-	each(t, 1, func(c comm.Comm) error {
-		me := c.Rank()
-		left, right := neighbours(c)
-		toL, toR, fromL, fromR := make([]float64, m), make([]float64, m), make([]float64, m), make([]float64, m)
-		reqs := make([]comm.Request, 4)
-		for round := range rounds {
-			var err error
-			// tag 0 travels rightwards, tag 1 leftwards.
-			if reqs[0], err = c.Irecv(fromL, left, 0); err != nil {
-				return err
-			}
-			if reqs[1], err = c.Irecv(fromR, right, 1); err != nil {
-				return err
-			}
-			if reqs[2], err = c.Isend(fill(toR, me, 0, round), right, 0); err != nil {
-				return err
-			}
-			if reqs[3], err = c.Isend(fill(toL, me, 1, round), left, 1); err != nil {
-				return err
-			}
-			if err := c.Waitall(reqs); err != nil {
-				return err
-			}
-			if err := verify(me, fromL, left, 0, round); err != nil {
-				return err
-			}
-			if err := verify(me, fromR, right, 1, round); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	each(t, 1, func(c comm.Comm) error { return commtest.Ring(c, 100, 33) })
 }
 
 // A rank sends to itself, receive first or send first, small and large.
@@ -201,7 +150,7 @@ func TestSelfSend(t *testing.T) {
 		me := c.Rank()
 		for _, m := range []int{0, 1, 5, smallest - 1, smallest, 1 << 18} {
 			for _, recvFirst := range []bool{true, false} {
-				out, in := fill(make([]float64, m), me, 9, m), make([]float64, m)
+				out, in := commtest.Fill(make([]float64, m), me, 9, m), make([]float64, m)
 				var rq, sq comm.Request
 				var err error
 				if recvFirst {
@@ -220,7 +169,7 @@ func TestSelfSend(t *testing.T) {
 				if err := c.Waitall([]comm.Request{sq, rq}); err != nil {
 					return err
 				}
-				if err := verify(me, in, me, 9, m); err != nil {
+				if err := commtest.Verify(me, in, me, 9, m); err != nil {
 					return fmt.Errorf("m=%d recvFirst=%v: %w", m, recvFirst, err)
 				}
 			}
@@ -259,7 +208,7 @@ func TestTagsMatchOutOfOrder(t *testing.T) {
 				return err
 			}
 			for tag := range tags {
-				q, err := c.Isend(fill(make([]float64, m), me, tag, 0), right, tag)
+				q, err := c.Isend(commtest.Fill(make([]float64, m), me, tag, 0), right, tag)
 				if err != nil {
 					return err
 				}
@@ -277,7 +226,7 @@ func TestTagsMatchOutOfOrder(t *testing.T) {
 				return err
 			}
 			for tag := range tags {
-				if err := verify(me, bufs[tag], left, tag, 0); err != nil {
+				if err := commtest.Verify(me, bufs[tag], left, tag, 0); err != nil {
 					return fmt.Errorf("recvFirst=%v: %w", recvFirst, err)
 				}
 			}
@@ -305,7 +254,7 @@ func TestFIFOSameTag(t *testing.T) {
 				reqs = append(reqs, q)
 			}
 			for i := range k {
-				q, err := c.Isend(fill(make([]float64, m), me, 4, i), right, 4)
+				q, err := c.Isend(commtest.Fill(make([]float64, m), me, 4, i), right, 4)
 				if err != nil {
 					return err
 				}
@@ -315,7 +264,7 @@ func TestFIFOSameTag(t *testing.T) {
 				return err
 			}
 			for i := range k {
-				if err := verify(me, in[i], left, 4, i); err != nil {
+				if err := commtest.Verify(me, in[i], left, 4, i); err != nil {
 					return fmt.Errorf("m=%d: message %d: %w", m, i, err)
 				}
 			}
@@ -344,7 +293,7 @@ func TestSendBufferReuse(t *testing.T) {
 			}
 			out := make([]float64, m)
 			for round := range rounds {
-				q, err := c.Isend(fill(out, me, 2, round), right, 2)
+				q, err := c.Isend(commtest.Fill(out, me, 2, round), right, 2)
 				if err != nil {
 					return err
 				}
@@ -359,7 +308,7 @@ func TestSendBufferReuse(t *testing.T) {
 				return err
 			}
 			for round := range rounds {
-				if err := verify(me, in[round], left, 2, round); err != nil {
+				if err := commtest.Verify(me, in[round], left, 2, round); err != nil {
 					return fmt.Errorf("m=%d: %w", m, err)
 				}
 			}
@@ -386,7 +335,7 @@ func TestDone(t *testing.T) {
 		if err := c.Barrier(); err != nil {
 			return err
 		}
-		sq, err := c.Isend(fill(make([]float64, 5), me, 11, 0), right, 11)
+		sq, err := c.Isend(commtest.Fill(make([]float64, 5), me, 11, 0), right, 11)
 		if err != nil {
 			return err
 		}
@@ -405,7 +354,7 @@ func TestDone(t *testing.T) {
 		if !rq.Done() || !sq.Done() {
 			return errors.New("requests not done after Waitall")
 		}
-		return verify(me, in, left, 11, 0)
+		return commtest.Verify(me, in, left, 11, 0)
 	})
 }
 
@@ -495,7 +444,7 @@ func TestManyRequests(t *testing.T) {
 				reqs = append(reqs, q)
 			}
 			for i := range k {
-				q, err := c.Isend(fill(make([]float64, 1+i%50), me, i%64, round), right, 1000+i)
+				q, err := c.Isend(commtest.Fill(make([]float64, 1+i%50), me, i%64, round), right, 1000+i)
 				if err != nil {
 					return err
 				}
@@ -505,7 +454,7 @@ func TestManyRequests(t *testing.T) {
 				return err
 			}
 			for i := range k {
-				if err := verify(me, in[i], left, i%64, round); err != nil {
+				if err := commtest.Verify(me, in[i], left, i%64, round); err != nil {
 					return err
 				}
 			}
@@ -569,7 +518,7 @@ func TestReceiveBuffersSurviveGC(t *testing.T) {
 			return err
 		}
 		for i := range k {
-			q, err := c.Isend(fill(make([]float64, length(i)), me, i%64, i), right, i)
+			q, err := c.Isend(commtest.Fill(make([]float64, length(i)), me, i%64, i), right, i)
 			if err != nil {
 				return err
 			}
@@ -580,7 +529,7 @@ func TestReceiveBuffersSurviveGC(t *testing.T) {
 			return err
 		}
 		for i, b := range bufs {
-			if err := verify(me, unsafe.Slice(b.Value(), length(i)), left, i%64, i); err != nil {
+			if err := commtest.Verify(me, unsafe.Slice(b.Value(), length(i)), left, i%64, i); err != nil {
 				return err
 			}
 		}
