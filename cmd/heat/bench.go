@@ -330,9 +330,6 @@ func benchPingPong(args []string, stdout, stderr io.Writer) error {
 	if len(*sizes) < 2 || *perSize <= 0 {
 		return usagef("bench pingpong: need 2 or more --sizes and a positive --time")
 	}
-	if err := joinMPI(); err != nil {
-		return err
-	}
 	res := benchmarks.NetworkResult{Transport: "local"}
 	measure := func(c comm.Comm) error {
 		s, net, err := benchmarks.MeasureNetwork(c, *sizes, *perSize)
@@ -365,28 +362,5 @@ func benchPingPong(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "%12d %12.3f %10.3f\n", s.Bytes, s.OneWayS*1e6, float64(s.Bytes)/s.OneWayS/1e9)
 	}
 	fmt.Fprintf(stdout, "%s\n", res.Network)
-	return nil
-}
-
-// joinMPI makes this process a rank of the MPI job that started it, for
-// commands other than run (which main joins before it starts): main
-// finalizes mpiWorld on the way out. A build without MPI refuses to be one
-// of several ranks.
-func joinMPI() error {
-	n, src := mpi.LauncherSize()
-	if mpiWorld != nil || n == 0 {
-		return nil
-	}
-	if !mpi.Enabled {
-		if n > 1 {
-			return usagef("started by a launcher as one of %d ranks (%s), but this binary has no MPI: %v", n, src, mpi.ErrNoMPI)
-		}
-		return nil
-	}
-	w, err := mpi.Init()
-	if err != nil {
-		return err
-	}
-	mpiWorld = w
 	return nil
 }

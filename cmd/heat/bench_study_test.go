@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"image/png"
 	"os"
 	"os/exec"
@@ -29,21 +27,7 @@ func init() {
 	if os.Getenv("HEAT_BENCH_CHILD") != "1" {
 		return
 	}
-	err := startMPI(os.Args[1:])
-	if err == nil {
-		err = run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
-	}
-	var agreed agreedError
-	if err != nil && !errors.Is(err, errHelp) && !errors.As(err, &agreed) {
-		fmt.Fprintf(os.Stderr, "heat: %v\n", err)
-	}
-	code := exitCode(err)
-	if mpiWorld != nil {
-		if ferr := mpiWorld.Finalize(); ferr != nil && code == 0 {
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(execute(context.Background(), os.Args[1:]))
 }
 
 // asHeat makes the studies of a test run this binary as heat. A race build

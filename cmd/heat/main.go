@@ -23,9 +23,17 @@ func main() {
 		fmt.Fprintf(os.Stderr, "heat: second %v: aborting now\n", second)
 		os.Exit(exitCode(signalError{second}))
 	}()
-	err := startMPI(os.Args[1:])
+	os.Exit(execute(ctx, os.Args[1:]))
+}
+
+// execute is the process's whole life after signal set-up: join MPI if a
+// launcher started it, run the command line, print the error (once per
+// job), finalize MPI, and return the exit status. Call it from the main
+// goroutine, as MPI wants.
+func execute(ctx context.Context, args []string) int {
+	err := startMPI(args)
 	if err == nil {
-		err = run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+		err = run(ctx, args, os.Stdout, os.Stderr)
 	}
 	var agreed agreedError
 	if err != nil && !errors.Is(err, errHelp) && !errors.As(err, &agreed) {
@@ -33,13 +41,13 @@ func main() {
 	}
 	code := exitCode(err)
 	if mpiWorld != nil {
-		// From the main goroutine, as MPI wants; every rank gets here.
+		// Every rank gets here.
 		if ferr := mpiWorld.Finalize(); ferr != nil && code == 0 {
 			fmt.Fprintf(os.Stderr, "heat: %v\n", ferr)
 			code = 1
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 // signalError is the cause of a run stopped by a signal.

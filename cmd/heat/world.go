@@ -30,11 +30,13 @@ var localRanks = 1
 const abortGrace = 5 * time.Second
 
 // startMPI joins the MPI world when a launcher started this process for a
-// command that runs ranks. A build without MPI refuses to be one of several
-// ranks: each would otherwise run the whole problem alone.
+// command whose processes are ranks (heat run, heat bench pingpong). A
+// build without MPI refuses to be one of several ranks: each would
+// otherwise run the whole problem alone.
 func startMPI(args []string) error {
 	n, src := mpi.LauncherSize()
-	if n == 0 || len(args) == 0 || args[0] != "run" {
+	ranked := len(args) > 0 && (args[0] == "run" || len(args) > 1 && args[0] == "bench" && args[1] == "pingpong")
+	if n == 0 || !ranked {
 		return nil
 	}
 	if !mpi.Enabled {
