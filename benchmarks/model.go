@@ -112,24 +112,21 @@ func ceilLog2(n int) int {
 // Strong predicts a strong-scaling series: shape fixed, each rank count of
 // ranks. It stops at the first rank count the grid cannot be split over.
 func (m Model) Strong(shape []int, ranks []int) []Prediction {
-	var out []Prediction
-	for _, r := range ranks {
-		p, err := m.Predict(shape, r)
-		if err != nil {
-			break
-		}
-		out = append(out, p)
-	}
-	relate(out)
-	return out
+	return m.series(ranks, func(int) ([]int, error) { return shape, nil })
 }
 
 // Weak predicts a weak-scaling series: base cells per core, the shape grown
 // by WeakShape for the cores of each rank count (ranks × m.Threads).
 func (m Model) Weak(base []int, ranks []int) []Prediction {
+	return m.series(ranks, func(r int) ([]int, error) { return WeakShape(base, r*max(m.Threads, 1), m.Periodic) })
+}
+
+// series predicts each rank count of ranks on the grid shapeOf gives it,
+// stopping at the first that cannot be grown or split.
+func (m Model) series(ranks []int, shapeOf func(ranks int) ([]int, error)) []Prediction {
 	var out []Prediction
 	for _, r := range ranks {
-		shape, err := WeakShape(base, r*max(m.Threads, 1), m.Periodic)
+		shape, err := shapeOf(r)
 		if err != nil {
 			break
 		}
