@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 
 	"heat/io/report"
 	"heat/solver"
@@ -33,8 +34,11 @@ func buildRecord() report.Build {
 	return b
 }
 
-// hostRecord describes the machine this rank runs on.
-func hostRecord() report.Host {
+// hostRecord describes the machine this process runs on, read once however
+// many ranks the process holds.
+var hostRecord = sync.OnceValue(readHost)
+
+func readHost() report.Host {
 	name, _ := os.Hostname()
 	h := report.Host{Name: name, CPUs: onlineCPUs()}
 	f, err := os.Open("/proc/cpuinfo")

@@ -83,8 +83,7 @@ func countLocalRanks(c comm.Comm) (int, error) {
 // ranks of the host when their masks overlap, so a host is never
 // oversubscribed.
 func mpiThreads() int {
-	data, _ := os.ReadFile("/sys/devices/system/cpu/online")
-	return threadsPerRank(runtime.NumCPU(), cpuCount(string(data)), localRanks)
+	return threadsPerRank(runtime.NumCPU(), onlineCPUs(), localRanks)
 }
 
 // threadsPerRank is the worker count of a rank allowed mine CPUs, on a host
