@@ -10,6 +10,9 @@
  * cell. Time per exchange is the slowest rank's mean over reps exchanges,
  * after 10 warm-up ones.
  *
+ * MPI runs at the thread level $THREAD_LEVEL names (thread_level.h; by
+ * default serialized, comm/mpi's).
+ *
  *   mpicc -O3 -o halo halo.c
  *   mpirun -np 4 ./halo [n [reps]]
  *
@@ -19,6 +22,8 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "thread_level.h"
 
 /* Faces, named by the direction a message sent through them travels. */
 enum { NORTH, SOUTH, WEST, EAST, FACES };
@@ -106,7 +111,10 @@ static long check(const field_t *f) {
 }
 
 int main(int argc, char **argv) {
-	MPI_Init(&argc, &argv);
+	if (init_at_level(&argc, &argv) == NULL) {
+		MPI_Finalize();
+		return 2;
+	}
 	int rank, size;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);

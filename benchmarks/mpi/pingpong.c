@@ -5,9 +5,12 @@
  * MPI_Waitall); rank 1 receives, then sends it back.
  * A tenth as many warm-up round trips come first; other ranks wait at the
  * barriers. The one-way time is half the mean round trip, on rank 0's clock.
+ * MPI runs at the thread level $THREAD_LEVEL names (thread_level.h; by
+ * default serialized, comm/mpi's).
  *
  *   mpicc -O3 -o pingpong pingpong.c
  *   mpirun -np 2 ./pingpong [iters_8B [iters_8MiB]]
+ *   mpirun -np 2 -x THREAD_LEVEL=single ./pingpong
  *
  * prints, per size, one line in the format of benchmarks/mpi/pingpong (Go):
  *   pingpong impl=c bytes=8 iters=20000 latency_us=0.512 bandwidth_MBps=15.6
@@ -15,6 +18,8 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "thread_level.h"
 
 enum { TAG = 31000 };
 
@@ -62,7 +67,11 @@ static double one_way(int rank, int bytes, int iters) {
 }
 
 int main(int argc, char **argv) {
-	MPI_Init(&argc, &argv);
+	const char *level = init_at_level(&argc, &argv);
+	if (level == NULL) {
+		MPI_Finalize();
+		return 2;
+	}
 	int rank, size;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -95,7 +104,7 @@ int main(int argc, char **argv) {
 				break;
 			}
 		}
-		printf("# impl=c library=%s\n", lib);
+		printf("# impl=c library=%s thread_level=%s\n", lib, level);
 	}
 	for (int k = 0; k < 2; k++) {
 		double t = one_way(rank, bytes[k], iters[k]);

@@ -119,6 +119,17 @@ func TestWorld(t *testing.T) {
 	})
 }
 
+// Init leaves the scheduler a P to spare while the rank waits in MPI,
+// unless GOMAXPROCS was chosen.
+func TestSpareP(t *testing.T) {
+	if os.Getenv("GOMAXPROCS") != "" {
+		t.Skip("GOMAXPROCS is set")
+	}
+	if n := runtime.GOMAXPROCS(0); n < 2 {
+		t.Fatalf("GOMAXPROCS is %d after Init, want at least 2", n)
+	}
+}
+
 func TestInitTwice(t *testing.T) {
 	w, err := Init()
 	if w != nil || err == nil || err.Error() != "mpi: Init called twice: MPI can be initialised once per process" {
@@ -385,6 +396,10 @@ func TestShortMessage(t *testing.T) {
 			for range 2 { // the outcome is kept
 				if err := c.Waitall([]comm.Request{rq}); err == nil || err.Error() != want {
 					return fmt.Errorf("poll %v: got %v, want %q", poll, err, want)
+				}
+				// ... also across more requests than one slab holds.
+				if err := commtest.Ring(c, slabLen/4+1, 2); err != nil {
+					return err
 				}
 			}
 		}

@@ -50,7 +50,7 @@ func run(w *mpi.World, args []string) error {
 		iters[k] = n
 	}
 	if c.Rank() == 0 {
-		fmt.Printf("# impl=go library=%s\n", mpi.LibraryVersion())
+		fmt.Printf("# impl=go library=%s thread_level=%s\n", mpi.LibraryVersion(), mpi.ThreadLevel)
 	}
 	for k, b := range bytes {
 		t, err := benchmarks.PingPong(c, b, iters[k])
