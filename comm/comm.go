@@ -88,3 +88,14 @@ type Comm interface {
 	// ranks get nil.
 	Gatherv(send []byte, root int) ([][]byte, error)
 }
+
+// RanksHere is how many of c's ranks run in this process: all of them for
+// in-process ranks (comm/local), or what c's own RanksHere method says
+// (comm/mpi: one per process). Code sizing its threads to the cores it
+// shares with the other ranks asks it.
+func RanksHere(c Comm) int {
+	if h, ok := c.(interface{ RanksHere() int }); ok {
+		return h.RanksHere()
+	}
+	return c.Size()
+}

@@ -160,10 +160,12 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	}
 	s.faces = s.physicalFaces()
 	s.splitRegions()
-	// Spin-waiting pays only when every worker of every in-process rank has
-	// a core of its own.
+	// Spin-waiting pays only when every worker of every rank in this
+	// process has a core (and a P) of its own. Under MPI there is one rank
+	// per process, and comm/mpi may run with a P more than the cores.
 	s.work = s.doWork
-	s.team = newTeam(spec.Threads, spec.Threads*c.Size() <= runtime.GOMAXPROCS(0))
+	cores := min(runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	s.team = newTeam(spec.Threads, spec.Threads*comm.RanksHere(c) <= cores)
 	s.resid = make([]float64, spec.Threads)
 	return s, nil
 }

@@ -47,7 +47,11 @@ func TestRankAndSize(t *testing.T) {
 	var seen [5]atomic.Int32
 	require.NoError(t, Run(5, func(c comm.Comm) error {
 		seen[c.Rank()].Add(1)
-		return check(c.Size() == 5, "size %d", c.Size())
+		if err := check(c.Size() == 5, "size %d", c.Size()); err != nil {
+			return err
+		}
+		// Every rank runs in this process.
+		return check(comm.RanksHere(c) == 5, "ranks here %d", comm.RanksHere(c))
 	}))
 	for r := range seen {
 		require.EqualValues(t, 1, seen[r].Load(), "rank %d", r)

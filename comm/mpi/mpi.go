@@ -219,6 +219,10 @@ type rankComm struct{ w *World }
 func (c *rankComm) Rank() int { return c.w.rank }
 func (c *rankComm) Size() int { return c.w.size }
 
+// RanksHere is 1: every rank of MPI's world is a process of its own (see
+// comm.RanksHere).
+func (c *rankComm) RanksHere() int { return 1 }
+
 // errf prefixes an error of operation op with the rank.
 func (w *World) errf(op, format string, args ...any) error {
 	return fmt.Errorf("mpi: rank %d: %s: %s", w.rank, op, fmt.Sprintf(format, args...))

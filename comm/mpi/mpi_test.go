@@ -119,6 +119,13 @@ func TestWorld(t *testing.T) {
 	})
 }
 
+// Every MPI rank is a process of its own.
+func TestRanksHere(t *testing.T) {
+	if n := comm.RanksHere(world.Comm()); n != 1 {
+		t.Fatalf("comm.RanksHere = %d, want 1", n)
+	}
+}
+
 // Init leaves the scheduler a P to spare while the rank waits in MPI,
 // unless GOMAXPROCS was chosen.
 func TestSpareP(t *testing.T) {
