@@ -67,7 +67,7 @@ row() {
 	awk -v name="$1" -v g="$g" -v c="$c" -v c1="$c1" -v cmp="$3" -v target="$4" 'BEGIN {
 		r = g / c
 		verdict = target == "" ? "" : ((cmp == "<=" ? r <= target : r >= target) ? "met" : "MISSED")
-		printf "%-34s %10.3f %10.3f %7.2f %10.3f %7.2f   %s %s %s\n", name, g, c, r, c1, g / c1, (target == "" ? "" : cmp), target, verdict
+		printf "%-34s %10.3f %10.3f %7.3f %10.3f %7.3f   %s %s %s\n", name, g, c, r, c1, g / c1, (target == "" ? "" : cmp), target, verdict
 	}'
 }
 echo
