@@ -37,6 +37,8 @@ package checkpoint
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 )
 
@@ -111,7 +113,9 @@ type FS interface {
 	MkdirAll(path string) error
 	// WriteFile creates (or truncates) path, writes data, fsyncs and closes it.
 	WriteFile(path string, data []byte) error
-	ReadFile(path string) ([]byte, error)
+	// ReadFile returns the contents of path, read into buf's storage when
+	// it has room (buf may be nil).
+	ReadFile(path string, buf []byte) ([]byte, error)
 	Rename(oldpath, newpath string) error
 	RemoveAll(path string) error
 	// SyncDir fsyncs a directory, making the entries created, renamed or
@@ -141,7 +145,27 @@ func (OS) WriteFile(path string, data []byte) error {
 	return f.Close()
 }
 
-func (OS) ReadFile(path string) ([]byte, error)       { return os.ReadFile(path) }
+func (OS) ReadFile(path string, buf []byte) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	n := int(st.Size())
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(f, buf); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return buf, nil
+}
+
 func (OS) Rename(oldpath, newpath string) error       { return os.Rename(oldpath, newpath) }
 func (OS) RemoveAll(path string) error                { return os.RemoveAll(path) }
 func (OS) ReadDir(path string) ([]os.DirEntry, error) { return os.ReadDir(path) }

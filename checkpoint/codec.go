@@ -7,6 +7,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"unsafe"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -27,13 +28,21 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // crc32c is the CRC32-C of data.
 func crc32c(data []byte) uint32 { return crc32.Checksum(data, castagnoli) }
 
+// littleHost reports whether this machine stores a float64 as the chunks
+// do (little endian), so that a row's bytes can be copied as they are.
+var littleHost = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
 // putBox stores the cells of box b from src (seen through sv) into the
 // little-endian chunk bytes dst (seen through dv).
 func putBox(dst []byte, dv view, src []float64, sv view, b decomp.Box) {
 	eachRow(b, func(lo []int, n int) {
 		d, s := 8*dv.at(lo), sv.at(lo)
-		row := dst[d : d+8*n]
-		for k, x := range src[s : s+n] {
+		row, vals := dst[d:d+8*n], src[s:s+n]
+		if littleHost {
+			copy(row, floatBytes(vals))
+			return
+		}
+		for k, x := range vals {
 			binary.LittleEndian.PutUint64(row[8*k:], math.Float64bits(x))
 		}
 	})
@@ -44,12 +53,23 @@ func putBox(dst []byte, dv view, src []float64, sv view, b decomp.Box) {
 func getBox(dst []float64, dv view, src []byte, sv view, b decomp.Box) {
 	eachRow(b, func(lo []int, n int) {
 		d, s := dv.at(lo), 8*sv.at(lo)
-		row := src[s : s+8*n]
-		out := dst[d : d+n]
+		row, out := src[s:s+8*n], dst[d:d+n]
+		if littleHost {
+			copy(floatBytes(out), row)
+			return
+		}
 		for k := range out {
 			out[k] = math.Float64frombits(binary.LittleEndian.Uint64(row[8*k:]))
 		}
 	})
+}
+
+// floatBytes is the memory of v as bytes.
+func floatBytes(v []float64) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 8*len(v))
 }
 
 // fillNaN sets every value of the chunk bytes raw to the fill value.
@@ -101,13 +121,19 @@ func encoder(level int, single bool) (*zstd.Encoder, error) {
 }
 
 // compress is the zstd frame of raw at level: one frame, with the content
-// size in its header and a content checksum.
-func compress(level int, raw []byte) ([]byte, error) {
+// size in its header and a content checksum. It is written into dst's
+// storage, grown once to the largest frame raw can give: a field of doubles
+// barely compresses, and growing a smaller guess while encoding copied each
+// chunk about twice (a third of a checkpoint's time).
+func compress(level int, raw, dst []byte) ([]byte, error) {
 	e, err := encoder(level, len(raw) < smallFrame)
 	if err != nil {
 		return nil, err
 	}
-	return e.EncodeAll(raw, make([]byte, 0, len(raw)/4+64)), nil
+	if most := e.MaxEncodedSize(len(raw)); cap(dst) < most {
+		dst = make([]byte, 0, most)
+	}
+	return e.EncodeAll(raw, dst[:0]), nil
 }
 
 // decoder is the shared zstd decoder. DecodeAll is limited to the capacity
@@ -118,13 +144,17 @@ var decoder = sync.OnceValues(func() (*zstd.Decoder, error) {
 })
 
 // decompress decodes the zstd data of a chunk that must hold exactly size
-// bytes.
-func decompress(data []byte, size int) ([]byte, error) {
+// bytes, into dst's storage when it has room (a worker reuses one buffer:
+// fresh memory per chunk cost more than the decoding).
+func decompress(data []byte, size int, dst []byte) ([]byte, error) {
 	d, err := decoder()
 	if err != nil {
 		return nil, err
 	}
-	raw, err := d.DecodeAll(data, make([]byte, 0, size))
+	if cap(dst) < size {
+		dst = make([]byte, 0, size)
+	}
+	raw, err := d.DecodeAll(data, dst[:0:size])
 	if err != nil {
 		return nil, fmt.Errorf("zstd: %w", err)
 	}

@@ -196,11 +196,11 @@ func (f faultFS) WriteFile(path string, data []byte) error {
 	return f.OS.WriteFile(path, data)
 }
 
-func (f faultFS) ReadFile(path string) ([]byte, error) {
+func (f faultFS) ReadFile(path string, buf []byte) ([]byte, error) {
 	if err := f.check("ReadFile", path); err != nil {
 		return nil, err
 	}
-	return f.OS.ReadFile(path)
+	return f.OS.ReadFile(path, buf)
 }
 
 func (f faultFS) Rename(oldpath, newpath string) error {

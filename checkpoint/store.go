@@ -108,7 +108,7 @@ func List(root string) ([]string, error) {
 func Latest(root string) (string, error) { return readLatest(OS{}, root) }
 
 func readLatest(fsys FS, root string) (string, error) {
-	b, err := fsys.ReadFile(filepath.Join(root, latestFile))
+	b, err := fsys.ReadFile(filepath.Join(root, latestFile), nil)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}

@@ -437,11 +437,12 @@ func (w *writer) writeChunks() (notes []chunkNote, ioErr, cerr error) {
 	for range max(1, w.opt.Workers) {
 		wg.Go(func() {
 			raw := make([]byte, 8*cg.cells())
+			var frame []byte // the compressed chunk, its storage reused
 			for i := range jobs {
 				if failed() {
 					continue
 				}
-				note, dir, err := w.writeChunk(own[i], raw, fv, dirs, &mu)
+				note, dir, err := w.writeChunk(own[i], raw, &frame, fv, dirs, &mu)
 				mu.Lock()
 				if err != nil && first == nil {
 					first = err
@@ -481,22 +482,28 @@ func (w *writer) writeChunks() (notes []chunkNote, ioErr, cerr error) {
 }
 
 // writeChunk assembles chunk oc in raw (8 bytes per value of the full
-// chunk), compresses and writes it. dir is the directory it created for the
-// file ("" if another chunk did); dirs and mu guard that set.
-func (w *writer) writeChunk(oc *ownChunk, raw []byte, fv view, dirs map[string]bool, mu *sync.Mutex) (note chunkNote, dir string, err error) {
+// chunk), compresses it into *frame's storage and writes it. dir is the
+// directory it created for the file ("" if another chunk did); dirs and mu
+// guard that set.
+func (w *writer) writeChunk(oc *ownChunk, raw []byte, frame *[]byte, fv view, dirs map[string]bool, mu *sync.Mutex) (note chunkNote, dir string, err error) {
 	cg := w.grid
 	full := cg.full(oc.idx)
 	cv := denseView(full)
-	fillNaN(raw)
+	if cg.box(oc.idx).Size() < full.Size() {
+		// Past the array's edge a chunk holds the fill value; inside it,
+		// the ranks' pieces cover every cell.
+		fillNaN(raw)
+	}
 	mine := cg.box(oc.idx).Intersect(w.g.Box(w.c.Rank()))
 	putBox(raw, cv, w.u, fv, mine)
 	for _, p := range oc.pieces {
 		putBox(raw, cv, p.buf, denseView(p.box), p.box)
 	}
-	data, err := compress(w.level, raw)
+	data, err := compress(w.level, raw, *frame)
 	if err != nil {
 		return note, "", err
 	}
+	*frame = data
 	key := cg.key(oc.idx)
 	file := filepath.Join(w.partial, arrayName, filepath.FromSlash(key))
 	parent := filepath.Dir(file)

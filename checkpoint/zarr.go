@@ -244,7 +244,7 @@ func openFS(fsys FS, path string) (*Checkpoint, error) {
 // readMeta reads a metadata file; a missing one makes the checkpoint
 // incomplete.
 func readMeta(fsys FS, file string) ([]byte, error) {
-	b, err := fsys.ReadFile(file)
+	b, err := fsys.ReadFile(file, nil)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("checkpoint: %s is missing: %w", file, ErrIncomplete)
 	}
