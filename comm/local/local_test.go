@@ -58,179 +58,25 @@ func TestRankAndSize(t *testing.T) {
 	}
 }
 
-func TestRing(t *testing.T) {
-	for _, n := range []int{1, 2, 3, 5, 8} {
-		t.Run(fmt.Sprintf("ranks=%d", n), func(t *testing.T) {
-			require.NoError(t, Run(n, func(c comm.Comm) error {
-				me := c.Rank()
-				right, left := (me+1)%n, (me+n-1)%n
-				out := commtest.Fill(make([]float64, 7), me, 3, 0)
-				in := make([]float64, 7)
-				rq, err := c.Irecv(in, left, 3)
-				if err != nil {
-					return err
-				}
-				sq, err := c.Isend(out, right, 3)
-				if err != nil {
-					return err
-				}
-				if err := c.Waitall([]comm.Request{rq, sq}); err != nil {
-					return err
-				}
-				return commtest.Verify(me, in, left, 3, 0)
-			}))
-		})
-	}
-}
-
-func TestSelfSend(t *testing.T) {
-	require.NoError(t, Run(2, func(c comm.Comm) error {
-		me := c.Rank()
-		// Send first, then receive.
-		in := make([]float64, 4)
-		sq, err := c.Isend(commtest.Fill(make([]float64, 4), me, 1, 0), me, 1)
-		if err != nil {
-			return err
+// The point-to-point properties every transport must have (comm/commtest),
+// on one to five ranks.
+func TestSharedProperties(t *testing.T) {
+	sizes := []int{0, 1, 5, 1 << 12}
+	for _, p := range []struct {
+		name string
+		prop func(comm.Comm) error
+	}{
+		{"Ring", func(c comm.Comm) error { return commtest.Ring(c, 20, 7) }},
+		{"SelfSend", func(c comm.Comm) error { return commtest.SelfSend(c, sizes) }},
+		{"TagsMatchOutOfOrder", commtest.TagsMatchOutOfOrder},
+		{"FIFOSameTag", func(c comm.Comm) error { return commtest.FIFOSameTag(c, sizes) }},
+		{"SendBufferReuse", func(c comm.Comm) error { return commtest.SendBufferReuse(c, sizes) }},
+	} {
+		for _, n := range []int{1, 2, 3, 5} {
+			t.Run(fmt.Sprintf("%s/ranks=%d", p.name, n), func(t *testing.T) {
+				require.NoError(t, Run(n, p.prop))
+			})
 		}
-		rq, err := c.Irecv(in, me, 1)
-		if err != nil {
-			return err
-		}
-		if err := c.Waitall([]comm.Request{sq, rq}); err != nil {
-			return err
-		}
-		if err := commtest.Verify(me, in, me, 1, 0); err != nil {
-			return err
-		}
-		// Receive first, then send.
-		rq, err = c.Irecv(in, me, 2)
-		if err != nil {
-			return err
-		}
-		sq, err = c.Isend(commtest.Fill(make([]float64, 4), me, 2, 1), me, 2)
-		if err != nil {
-			return err
-		}
-		if err := c.Waitall([]comm.Request{rq, sq}); err != nil {
-			return err
-		}
-		return commtest.Verify(me, in, me, 2, 1)
-	}))
-}
-
-// Messages with different tags match by tag, not by order of arrival, both
-// when the sends are queued before the receives and the other way round.
-func TestTagsMatchOutOfOrder(t *testing.T) {
-	for _, sendFirst := range []bool{true, false} {
-		t.Run(fmt.Sprintf("sendFirst=%v", sendFirst), func(t *testing.T) {
-			require.NoError(t, Run(2, func(c comm.Comm) error {
-				var reqs []comm.Request
-				bufs := map[int][]float64{}
-				send := func() error {
-					for _, tag := range []int{1, 2, 3} {
-						q, err := c.Isend(commtest.Fill(make([]float64, 5), 0, tag, 0), 1, tag)
-						if err != nil {
-							return err
-						}
-						reqs = append(reqs, q)
-					}
-					return nil
-				}
-				recv := func() error {
-					for _, tag := range []int{3, 2, 1} {
-						bufs[tag] = make([]float64, 5)
-						q, err := c.Irecv(bufs[tag], 0, tag)
-						if err != nil {
-							return err
-						}
-						reqs = append(reqs, q)
-					}
-					return nil
-				}
-				post := send
-				if c.Rank() == 1 {
-					post = recv
-				}
-				early := c.Rank() == 0 == sendFirst
-				if early {
-					if err := post(); err != nil {
-						return err
-					}
-				}
-				if err := c.Barrier(); err != nil {
-					return err
-				}
-				if !early {
-					if err := post(); err != nil {
-						return err
-					}
-				}
-				if err := c.Waitall(reqs); err != nil {
-					return err
-				}
-				for tag, buf := range bufs {
-					if err := commtest.Verify(1, buf, 0, tag, 0); err != nil {
-						return err
-					}
-				}
-				return nil
-			}))
-		})
-	}
-}
-
-// Messages with the same (source, tag) are matched first sent, first received.
-func TestFIFOSameTag(t *testing.T) {
-	for _, sendFirst := range []bool{true, false} {
-		t.Run(fmt.Sprintf("sendFirst=%v", sendFirst), func(t *testing.T) {
-			require.NoError(t, Run(2, func(c comm.Comm) error {
-				const k = 4
-				var reqs []comm.Request
-				bufs := make([][]float64, k)
-				post := func() error {
-					for i := range k {
-						var q comm.Request
-						var err error
-						if c.Rank() == 0 {
-							q, err = c.Isend(commtest.Fill(make([]float64, 3), 0, 9, i), 1, 9)
-						} else {
-							bufs[i] = make([]float64, 3)
-							q, err = c.Irecv(bufs[i], 0, 9)
-						}
-						if err != nil {
-							return err
-						}
-						reqs = append(reqs, q)
-					}
-					return nil
-				}
-				early := c.Rank() == 0 == sendFirst
-				if early {
-					if err := post(); err != nil {
-						return err
-					}
-				}
-				if err := c.Barrier(); err != nil {
-					return err
-				}
-				if !early {
-					if err := post(); err != nil {
-						return err
-					}
-				}
-				if err := c.Waitall(reqs); err != nil {
-					return err
-				}
-				if c.Rank() == 1 {
-					for i := range k {
-						if err := commtest.Verify(1, bufs[i], 0, 9, i); err != nil {
-							return err
-						}
-					}
-				}
-				return nil
-			}))
-		})
 	}
 }
 

@@ -165,174 +165,26 @@ func TestRing(t *testing.T) {
 // A rank sends to itself, receive first or send first, small and large.
 func TestSelfSend(t *testing.T) {
 	each(t, 1, func(c comm.Comm) error {
-		me := c.Rank()
-		for _, m := range []int{0, 1, 5, smallest - 1, smallest, 1 << 18} {
-			for _, recvFirst := range []bool{true, false} {
-				out, in := commtest.Fill(make([]float64, m), me, 9, m), make([]float64, m)
-				var rq, sq comm.Request
-				var err error
-				if recvFirst {
-					if rq, err = c.Irecv(in, me, 9); err != nil {
-						return err
-					}
-				}
-				if sq, err = c.Isend(out, me, 9); err != nil {
-					return err
-				}
-				if !recvFirst {
-					if rq, err = c.Irecv(in, me, 9); err != nil {
-						return err
-					}
-				}
-				if err := c.Waitall([]comm.Request{sq, rq}); err != nil {
-					return err
-				}
-				if err := commtest.Verify(me, in, me, 9, m); err != nil {
-					return fmt.Errorf("m=%d recvFirst=%v: %w", m, recvFirst, err)
-				}
-			}
-		}
-		return nil
+		return commtest.SelfSend(c, []int{0, 1, 5, smallest - 1, smallest, 1 << 18})
 	})
 }
 
 // Receives posted in the reverse order of the sends still match on tag,
 // whether they are posted before the messages arrive or after.
 func TestTagsMatchOutOfOrder(t *testing.T) {
-	const tags, m = 6, 7
-	each(t, 1, func(c comm.Comm) error {
-		me := c.Rank()
-		left, right := neighbours(c)
-		for _, recvFirst := range []bool{true, false} {
-			var reqs []comm.Request
-			bufs := make([][]float64, tags)
-			post := func() error {
-				for tag := tags - 1; tag >= 0; tag-- {
-					bufs[tag] = make([]float64, m)
-					q, err := c.Irecv(bufs[tag], left, tag)
-					if err != nil {
-						return err
-					}
-					reqs = append(reqs, q)
-				}
-				return nil
-			}
-			if recvFirst {
-				if err := post(); err != nil {
-					return err
-				}
-			}
-			if err := c.Barrier(); err != nil {
-				return err
-			}
-			for tag := range tags {
-				q, err := c.Isend(commtest.Fill(make([]float64, m), me, tag, 0), right, tag)
-				if err != nil {
-					return err
-				}
-				reqs = append(reqs, q)
-			}
-			if !recvFirst {
-				if err := c.Barrier(); err != nil { // let the messages arrive first
-					return err
-				}
-				if err := post(); err != nil {
-					return err
-				}
-			}
-			if err := c.Waitall(reqs); err != nil {
-				return err
-			}
-			for tag := range tags {
-				if err := commtest.Verify(me, bufs[tag], left, tag, 0); err != nil {
-					return fmt.Errorf("recvFirst=%v: %w", recvFirst, err)
-				}
-			}
-		}
-		return nil
-	})
+	each(t, 1, commtest.TagsMatchOutOfOrder)
 }
 
 // Messages with the same source and tag arrive in the order they were sent,
 // small (eager) and large (rendezvous) ones alike.
 func TestFIFOSameTag(t *testing.T) {
-	each(t, 1, func(c comm.Comm) error {
-		me := c.Rank()
-		left, right := neighbours(c)
-		for _, m := range []int{3, smallest, 1 << 16} {
-			const k = 20
-			var reqs []comm.Request
-			in := make([][]float64, k)
-			for i := range in {
-				in[i] = make([]float64, m)
-				q, err := c.Irecv(in[i], left, 4)
-				if err != nil {
-					return err
-				}
-				reqs = append(reqs, q)
-			}
-			for i := range k {
-				q, err := c.Isend(commtest.Fill(make([]float64, m), me, 4, i), right, 4)
-				if err != nil {
-					return err
-				}
-				reqs = append(reqs, q)
-			}
-			if err := c.Waitall(reqs); err != nil {
-				return err
-			}
-			for i := range k {
-				if err := commtest.Verify(me, in[i], left, 4, i); err != nil {
-					return fmt.Errorf("m=%d: message %d: %w", m, i, err)
-				}
-			}
-		}
-		return nil
-	})
+	each(t, 1, func(c comm.Comm) error { return commtest.FIFOSameTag(c, []int{3, smallest, 1 << 16}) })
 }
 
 // A send buffer may be reused as soon as its Isend has completed: the
 // receiver still gets what the buffer held when it was sent.
 func TestSendBufferReuse(t *testing.T) {
-	const rounds = 5
-	each(t, 1, func(c comm.Comm) error {
-		me := c.Rank()
-		left, right := neighbours(c)
-		for _, m := range []int{16, 1 << 17} {
-			in := make([][]float64, rounds)
-			var recvs []comm.Request
-			for round := range in {
-				in[round] = make([]float64, m)
-				q, err := c.Irecv(in[round], left, 2)
-				if err != nil {
-					return err
-				}
-				recvs = append(recvs, q)
-			}
-			out := make([]float64, m)
-			for round := range rounds {
-				q, err := c.Isend(commtest.Fill(out, me, 2, round), right, 2)
-				if err != nil {
-					return err
-				}
-				if err := c.Waitall([]comm.Request{q}); err != nil {
-					return err
-				}
-				for i := range out {
-					out[i] = -1
-				}
-			}
-			if err := c.Waitall(recvs); err != nil {
-				return err
-			}
-			for round := range rounds {
-				if err := commtest.Verify(me, in[round], left, 2, round); err != nil {
-					return fmt.Errorf("m=%d: %w", m, err)
-				}
-			}
-		}
-		return nil
-	})
+	each(t, 1, func(c comm.Comm) error { return commtest.SendBufferReuse(c, []int{16, 1 << 17}) })
 }
 
 // Done is false before the message is sent and becomes true without
