@@ -9,7 +9,9 @@
 # "C" is the same program at the same level), and at MPI_THREAD_SINGLE
 # ("C single"), which Open MPI 4.1 makes faster and which a Go process,
 # multithreaded, cannot honestly ask for. Prints each figure's median over
-# the runs and the ratios Go/C and Go/C single, the first against its target
+# the runs, and the median over the runs of each run's ratios Go/C and Go/C
+# single (a run's three programs run back to back, so they share the VM's
+# speed of the moment, which changes between runs), Go/C against its target
 # (latency <= 1.5, bandwidth >= 0.95).
 #   benchmarks/mpi/compare.sh [runs]        (default 5)
 # MPIRUN_FLAGS adds mpirun flags (e.g. --oversubscribe); PP_ITERS sets the
@@ -59,19 +61,22 @@ for i in $(seq "$runs"); do
 done
 
 median() { sort -g "$1" | awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+# ratio STEM IMPL: the median over the runs of Go's figure STEM over IMPL's.
+ratio() { paste "$tmp/v-$1-go" "$tmp/v-$1-$2" | awk '{print $1 / $2}' >"$tmp/r-$1-$2" && median "$tmp/r-$1-$2"; }
 # row NAME FILE-STEM CMP TARGET: medians of Go, C and C single, the ratios,
 # the verdict on Go/C.
 row() {
-	local g c c1
+	local g c c1 r r1
 	g=$(median "$tmp/v-$2-go") c=$(median "$tmp/v-$2-c") c1=$(median "$tmp/v-$2-c1")
-	awk -v name="$1" -v g="$g" -v c="$c" -v c1="$c1" -v cmp="$3" -v target="$4" 'BEGIN {
-		r = g / c
+	r=$(ratio "$2" c) r1=$(ratio "$2" c1)
+	awk -v name="$1" -v g="$g" -v c="$c" -v c1="$c1" -v r="$r" -v r1="$r1" -v cmp="$3" -v target="$4" 'BEGIN {
 		verdict = target == "" ? "" : ((cmp == "<=" ? r <= target : r >= target) ? "met" : "MISSED")
-		printf "%-34s %10.3f %10.3f %7.3f %10.3f %7.3f   %s %s %s\n", name, g, c, r, c1, g / c1, (target == "" ? "" : cmp), target, verdict
+		printf "%-34s %10.3f %10.3f %7.3f %10.3f %7.3f   %s %s %s\n", name, g, c, r, c1, r1, (target == "" ? "" : cmp), target, verdict
 	}'
 }
 echo
-printf '%-34s %10s %10s %7s %10s %7s   %s\n' "median of $runs runs" Go C Go/C "C single" "Go/C1" "target (Go/C)"
+echo "Go, C, C single: medians of $runs runs; Go/C, Go/C1: medians of the runs' own ratios"
+printf '%-34s %10s %10s %7s %10s %7s   %s\n' "" Go C Go/C "C single" "Go/C1" "target (Go/C)"
 row "ping-pong latency 8 B (µs)" lat "<=" 1.5
 row "ping-pong bandwidth 8 MiB (MB/s)" bw ">=" 0.95
 row "halo $(echo "$halo_args" | cut -d' ' -f1)² faces (µs/exchange)" halo "<=" ""
