@@ -3,14 +3,12 @@ package benchmarks
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"heat/internal/csvtest"
 	"heat/io/report"
 )
 
@@ -130,28 +129,6 @@ func fakeOptions(t *testing.T, kind Kind, points ...Resources) StudyOptions {
 		Command: []string{"heat", "bench", string(kind)}, Version: "test"}
 }
 
-func readCSV(t *testing.T, path string) [][]string {
-	t.Helper()
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	require.NoError(t, err)
-	return rows
-}
-
-// column returns the named column of CSV rows (header first).
-func column(t *testing.T, rows [][]string, name string) []string {
-	t.Helper()
-	i := slices.Index(rows[0], name)
-	require.GreaterOrEqual(t, i, 0, "column %s", name)
-	var out []string
-	for _, r := range rows[1:] {
-		out = append(out, r[i])
-	}
-	return out
-}
-
 func requirePNG(t *testing.T, path string) {
 	t.Helper()
 	f, err := os.Open(path)
@@ -206,14 +183,14 @@ func TestStrongStudyWithAFakeHeat(t *testing.T) {
 	require.Len(t, st.TargetPredicted, 7)
 
 	// The files.
-	runs := readCSV(t, filepath.Join(o.Out, "runs.csv"))
+	runs := csvtest.Read(t, filepath.Join(o.Out, "runs.csv"))
 	require.Len(t, runs, 7)
-	require.Equal(t, []string{"1", "1", "2", "2", "3", "3"}, column(t, runs, "point"), "sorted by point, then repetition")
-	require.Equal(t, []string{"1", "2", "1", "2", "1", "2"}, column(t, runs, "rep"))
-	pts := readCSV(t, filepath.Join(o.Out, "points.csv"))
+	require.Equal(t, []string{"1", "1", "2", "2", "3", "3"}, csvtest.Column(t, runs, "point"), "sorted by point, then repetition")
+	require.Equal(t, []string{"1", "2", "1", "2", "1", "2"}, csvtest.Column(t, runs, "rep"))
+	pts := csvtest.Read(t, filepath.Join(o.Out, "points.csv"))
 	require.Len(t, pts, 4)
-	require.Equal(t, []string{"1", "2", "4"}, column(t, pts, "cores"))
-	model := readCSV(t, filepath.Join(o.Out, "model.csv"))
+	require.Equal(t, []string{"1", "2", "4"}, csvtest.Column(t, pts, "cores"))
+	model := csvtest.Read(t, filepath.Join(o.Out, "model.csv"))
 	require.Len(t, model, 15)
 	require.Equal(t, "target", model[14][0])
 
@@ -296,7 +273,7 @@ func TestFailedPointNamesItself(t *testing.T) {
 	_, err := RunStudy(context.Background(), o)
 	require.ErrorContains(t, err, "point 2/2 (ranks 2 × threads 1) rep 1/1: ")
 	require.ErrorContains(t, err, "exit status 1; its output ends:\nheat: run failed: diverged at step 7")
-	require.Len(t, readCSV(t, filepath.Join(o.Out, "runs.csv")), 2)
+	require.Len(t, csvtest.Read(t, filepath.Join(o.Out, "runs.csv")), 2)
 }
 
 func TestStudyOptionsValidate(t *testing.T) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"image/png"
 	"os"
@@ -16,6 +15,7 @@ import (
 
 	"heat/benchmarks"
 	"heat/comm/mpi"
+	"heat/internal/csvtest"
 	"heat/io/report"
 )
 
@@ -37,27 +37,6 @@ func asHeat(t *testing.T) {
 	t.Setenv("GORACE", os.Getenv("GORACE")+" atexit_sleep_ms=0")
 }
 
-func readCSVFile(t *testing.T, path string) [][]string {
-	t.Helper()
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	require.NoError(t, err, path)
-	return rows
-}
-
-func csvColumn(t *testing.T, rows [][]string, name string) []string {
-	t.Helper()
-	i := slices.Index(rows[0], name)
-	require.GreaterOrEqual(t, i, 0, "column %s in %v", name, rows[0])
-	var out []string
-	for _, r := range rows[1:] {
-		out = append(out, r[i])
-	}
-	return out
-}
-
 // A short strong and weak study on a tiny grid, as a user runs them: every
 // output exists and parses, with one row per point and repetition.
 func TestBenchStudiesEndToEnd(t *testing.T) {
@@ -73,18 +52,18 @@ func TestBenchStudiesEndToEnd(t *testing.T) {
 			require.Contains(t, stdout, "# heat bench "+kind)
 			require.Contains(t, stdout, "results: "+filepath.Join(out, "summary.md"))
 
-			runs := readCSVFile(t, filepath.Join(out, "runs.csv"))
+			runs := csvtest.Read(t, filepath.Join(out, "runs.csv"))
 			require.Len(t, runs, 1+4, "one row per point and repetition")
-			require.Equal(t, []string{"1", "1", "2", "2"}, csvColumn(t, runs, "point"))
-			require.Equal(t, []string{"1", "2", "1", "2"}, csvColumn(t, runs, "rep"))
-			require.Equal(t, []string{"1", "1", "2", "2"}, csvColumn(t, runs, "ranks"))
+			require.Equal(t, []string{"1", "1", "2", "2"}, csvtest.Column(t, runs, "point"))
+			require.Equal(t, []string{"1", "2", "1", "2"}, csvtest.Column(t, runs, "rep"))
+			require.Equal(t, []string{"1", "1", "2", "2"}, csvtest.Column(t, runs, "ranks"))
 			wantShapes := []string{"32x32", "32x32", "32x32", "32x32"}
 			if kind == "weak" {
 				wantShapes = []string{"32x32", "32x32", "64x32", "64x32"}
 			}
-			require.Equal(t, wantShapes, csvColumn(t, runs, "shape"))
-			require.Len(t, readCSVFile(t, filepath.Join(out, "points.csv")), 1+2)
-			require.Len(t, readCSVFile(t, filepath.Join(out, "model.csv")), 1+2*7, "measured and target, 1 … 64 ranks")
+			require.Equal(t, wantShapes, csvtest.Column(t, runs, "shape"))
+			require.Len(t, csvtest.Read(t, filepath.Join(out, "points.csv")), 1+2)
+			require.Len(t, csvtest.Read(t, filepath.Join(out, "model.csv")), 1+2*7, "measured and target, 1 … 64 ranks")
 
 			data, err := os.ReadFile(filepath.Join(out, "runs.json"))
 			require.NoError(t, err)
@@ -209,7 +188,7 @@ func TestBenchStrongUnderMPI(t *testing.T) {
 		shas = append(shas, rep.Field.SHA256)
 	}
 	require.Equal(t, shas[0], shas[1])
-	require.Len(t, readCSVFile(t, filepath.Join(out, "runs.csv")), 1+2)
+	require.Len(t, csvtest.Read(t, filepath.Join(out, "runs.csv")), 1+2)
 }
 
 func TestBenchPingPongPrintsAlphaBeta(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"encoding/xml"
 	"image/png"
 	"math"
@@ -15,6 +14,7 @@ import (
 
 	"heat/comm"
 	"heat/comm/local"
+	"heat/internal/csvtest"
 	"heat/io/heatmap"
 	"heat/solver"
 )
@@ -59,34 +59,13 @@ func TestSnapshotsLeaveTheSolutionAlone(t *testing.T) {
 	require.Equal(t, "u-00000012.pvti", pvd.DataSets[3].File)
 	require.Equal(t, 0.0, pvd.DataSets[0].Timestep)
 
-	rows := readCSV(t, filepath.Join(out, "diagnostics.csv"))
+	rows := csvtest.Read(t, filepath.Join(out, "diagnostics.csv"))
 	require.Equal(t, []string{"step", "time", "min", "max", "mean", "total", "residual"}, rows[0])
 	var steps []string
 	for _, r := range rows[1:] {
 		steps = append(steps, r[0])
 	}
 	require.Equal(t, []string{"0", "3", "6", "9", "12"}, steps)
-}
-
-func readCSV(t *testing.T, path string) [][]string {
-	t.Helper()
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	require.NoError(t, err)
-	return rows
-}
-
-func column(t *testing.T, rows [][]string, c int) []float64 {
-	t.Helper()
-	var out []float64
-	for _, r := range rows[1:] {
-		v, err := strconv.ParseFloat(r[c], 64)
-		require.NoError(t, err)
-		out = append(out, v)
-	}
-	return out
 }
 
 // diagnostics.csv: with periodic faces the total heat stays constant; for
@@ -96,8 +75,8 @@ func TestDiagnosticsConservationAndResidual(t *testing.T) {
 	code, _, stderr := heat(t, "run", "-q", "-c", "../../configs/periodic-2d.toml", "--steps", "200", "--ranks", "2", "--out", out,
 		"--set", "output.diagnostics_every=20", "--set", "output.formats=[]")
 	require.Equal(t, 0, code, stderr)
-	rows := readCSV(t, filepath.Join(out, "diagnostics.csv"))
-	total := column(t, rows, 5)
+	rows := csvtest.Read(t, filepath.Join(out, "diagnostics.csv"))
+	total := csvtest.Floats(t, rows, "total")
 	require.Len(t, total, 11)
 	for _, x := range total {
 		require.InDelta(t, 0, (x-total[0])/total[0], 1e-12)
@@ -113,7 +92,7 @@ func TestDiagnosticsConservationAndResidual(t *testing.T) {
 	code, _, stderr = heat(t, "run", "-q", "-c", "../../configs/poisson-2d.toml", "--set", "grid.shape=[32,32]", "--steps", "3000",
 		"--set", "run.check_every=100", "--set", "output.diagnostics_every=100", "--set", "output.formats=[]", "--out", out)
 	require.Equal(t, 0, code, stderr)
-	res := column(t, readCSV(t, filepath.Join(out, "diagnostics.csv")), 6)[1:] // row 0 is before any check
+	res := csvtest.Floats(t, csvtest.Read(t, filepath.Join(out, "diagnostics.csv")), "residual")[1:] // row 0 is before any check
 	require.Greater(t, len(res), 5)
 	for i := 1; i < len(res); i++ {
 		require.Less(t, res[i], res[i-1], "residual falls: %v", res)
