@@ -3,7 +3,10 @@
 // implement. Everything above it (halo, solver, checkpoint) talks only to Comm.
 package comm
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Op is a reduction operator for Allreduce.
 type Op int
@@ -46,6 +49,40 @@ func (o Op) Combine(acc, v []float64) {
 			acc[i] = min(acc[i], v[i])
 		}
 	}
+}
+
+// Call names a collective call for the errors of ranks that disagree about
+// one (another collective, another length or root): every transport
+// describes them alike.
+type Call struct {
+	Kind CallKind
+	Op   Op  // Allreduce
+	Len  int // Allreduce: len(in); Bcast, Gatherv: len(buf)
+	Root int // Bcast, Gatherv
+}
+
+// CallKind is which collective a Call is; the zero value is none.
+type CallKind int
+
+const (
+	Allreduce CallKind = iota + 1
+	Bcast
+	Barrier
+	Gatherv
+)
+
+func (c Call) String() string {
+	switch c.Kind {
+	case Allreduce:
+		return fmt.Sprintf("Allreduce(%v, len %d)", c.Op, c.Len)
+	case Bcast:
+		return fmt.Sprintf("Bcast(len %d, root %d)", c.Len, c.Root)
+	case Barrier:
+		return "Barrier"
+	case Gatherv:
+		return fmt.Sprintf("Gatherv(root %d)", c.Root)
+	}
+	return fmt.Sprintf("unknown collective %d", int(c.Kind))
 }
 
 // ErrAborted is returned by blocking operations on every rank once any rank

@@ -392,39 +392,13 @@ func (c *rankComm) wait(q *request) error {
 
 // ---- collectives ----
 
-type collKind int
-
-const (
-	kindAllreduce collKind = iota
-	kindBcast
-	kindBarrier
-	kindGatherv
-)
-
 // deposit is what one rank brings to a collective: its call and a private
 // copy of its input, which other ranks may read after the round completes.
 type deposit struct {
-	kind   collKind
-	op     comm.Op
-	root   int
-	inLen  int
+	comm.Call
 	outLen int
 	vals   []float64 // Allreduce input
 	bytes  []byte    // Bcast root's buffer, Gatherv input
-}
-
-func (d *deposit) String() string {
-	switch d.kind {
-	case kindAllreduce:
-		return fmt.Sprintf("Allreduce(%v, len %d)", d.op, d.inLen)
-	case kindBcast:
-		return fmt.Sprintf("Bcast(len %d, root %d)", d.inLen, d.root)
-	case kindBarrier:
-		return "Barrier"
-	case kindGatherv:
-		return fmt.Sprintf("Gatherv(root %d)", d.root)
-	}
-	return "unknown collective"
 }
 
 // round is one generation of the rendezvous. Once done, its slots are only
@@ -477,7 +451,7 @@ func (c *rankComm) meet(name string, d *deposit) ([]*deposit, error) {
 // since every rank checks the same deposits, they all fail or none does.
 func (c *rankComm) agree(name string, slots []*deposit, match func(a, b *deposit) bool) error {
 	for i, d := range slots {
-		if d.kind != slots[0].kind || !match(slots[0], d) {
+		if d.Kind != slots[0].Kind || !match(slots[0], d) {
 			return fmt.Errorf("local: rank %d: %s: ranks disagree: rank 0 called %v, rank %d called %v", c.rank, name, slots[0], i, d)
 		}
 	}
@@ -488,17 +462,17 @@ func (c *rankComm) agree(name string, slots []*deposit, match func(a, b *deposit
 // in2) ...), on every rank from the same copies, so all ranks get the same
 // bits. out may alias in. Max and Min return NaN where any operand is NaN.
 func (c *rankComm) Allreduce(op comm.Op, in, out []float64) error {
-	d := &deposit{kind: kindAllreduce, op: op, inLen: len(in), outLen: len(out), vals: append([]float64(nil), in...)}
+	d := &deposit{Call: comm.Call{Kind: comm.Allreduce, Op: op, Len: len(in)}, outLen: len(out), vals: append([]float64(nil), in...)}
 	slots, err := c.meet("Allreduce", d)
 	if err != nil {
 		return err
 	}
-	if err := c.agree("Allreduce", slots, func(a, b *deposit) bool { return a.op == b.op && a.inLen == b.inLen }); err != nil {
+	if err := c.agree("Allreduce", slots, func(a, b *deposit) bool { return a.Op == b.Op && a.Len == b.Len }); err != nil {
 		return err
 	}
 	for i, d := range slots {
-		if d.outLen != d.inLen {
-			return fmt.Errorf("local: rank %d: Allreduce: rank %d passed len(in) = %d but len(out) = %d", c.rank, i, d.inLen, d.outLen)
+		if d.outLen != d.Len {
+			return fmt.Errorf("local: rank %d: Allreduce: rank %d passed len(in) = %d but len(out) = %d", c.rank, i, d.Len, d.outLen)
 		}
 	}
 	if op != comm.Sum && op != comm.Max && op != comm.Min {
@@ -515,7 +489,7 @@ func (c *rankComm) Allreduce(op comm.Op, in, out []float64) error {
 // Bcast copies root's buf into buf on every other rank. Root's bytes are
 // copied when deposited, so root may reuse buf as soon as it returns.
 func (c *rankComm) Bcast(buf []byte, root int) error {
-	d := &deposit{kind: kindBcast, root: root, inLen: len(buf)}
+	d := &deposit{Call: comm.Call{Kind: comm.Bcast, Root: root, Len: len(buf)}}
 	if root == c.rank {
 		d.bytes = append([]byte(nil), buf...)
 	}
@@ -523,7 +497,7 @@ func (c *rankComm) Bcast(buf []byte, root int) error {
 	if err != nil {
 		return err
 	}
-	if err := c.agree("Bcast", slots, func(a, b *deposit) bool { return a.root == b.root && a.inLen == b.inLen }); err != nil {
+	if err := c.agree("Bcast", slots, func(a, b *deposit) bool { return a.Root == b.Root && a.Len == b.Len }); err != nil {
 		return err
 	}
 	if root < 0 || root >= c.w.n {
@@ -537,7 +511,7 @@ func (c *rankComm) Bcast(buf []byte, root int) error {
 
 // Barrier returns once every rank has entered it.
 func (c *rankComm) Barrier() error {
-	slots, err := c.meet("Barrier", &deposit{kind: kindBarrier})
+	slots, err := c.meet("Barrier", &deposit{Call: comm.Call{Kind: comm.Barrier}})
 	if err != nil {
 		return err
 	}
@@ -547,12 +521,12 @@ func (c *rankComm) Barrier() error {
 // Gatherv returns, on root, a copy of every rank's send indexed by rank;
 // other ranks get nil.
 func (c *rankComm) Gatherv(send []byte, root int) ([][]byte, error) {
-	d := &deposit{kind: kindGatherv, root: root, inLen: len(send), bytes: append(make([]byte, 0, len(send)), send...)}
+	d := &deposit{Call: comm.Call{Kind: comm.Gatherv, Root: root, Len: len(send)}, bytes: append(make([]byte, 0, len(send)), send...)}
 	slots, err := c.meet("Gatherv", d)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.agree("Gatherv", slots, func(a, b *deposit) bool { return a.root == b.root }); err != nil {
+	if err := c.agree("Gatherv", slots, func(a, b *deposit) bool { return a.Root == b.Root }); err != nil {
 		return nil, err
 	}
 	if root < 0 || root >= c.w.n {

@@ -605,31 +605,11 @@ func (c *rankComm) Waitall(reqs []comm.Request) error {
 // or root) all return the same error instead of hanging or mismatching
 // buffers, as comm/local does. Barrier is that allgather alone.
 
-const (
-	kindAllreduce = iota + 1
-	kindBcast
-	kindBarrier
-	kindGatherv
-)
-
-// header is one rank's description of a collective call.
+// header is one rank's description of a collective call: the call, and
+// for Allreduce len(out).
 type header struct {
-	kind, arg int // arg: the op of Allreduce, the root otherwise
-	n, out    int // len(in) (Bcast, Gatherv: len(buf)), len(out)
-}
-
-func (h header) String() string {
-	switch h.kind {
-	case kindAllreduce:
-		return fmt.Sprintf("Allreduce(%v, len %d)", comm.Op(h.arg), h.n)
-	case kindBcast:
-		return fmt.Sprintf("Bcast(len %d, root %d)", h.n, h.arg)
-	case kindBarrier:
-		return "Barrier"
-	case kindGatherv:
-		return fmt.Sprintf("Gatherv(root %d)", h.arg)
-	}
-	return fmt.Sprintf("unknown collective %d", h.kind)
+	comm.Call
+	out int
 }
 
 // meet gathers every rank's header of collective op into w.hdr and checks
@@ -639,8 +619,8 @@ func (w *World) meet(op string, mine header, same func(a, b header) bool) ([]hea
 	if w.finalized {
 		return nil, w.errf(op, "MPI has been finalized")
 	}
-	const words = 4
-	in := [words]int64{int64(mine.kind), int64(mine.arg), int64(mine.n), int64(mine.out)}
+	const words = 5
+	in := [words]int64{int64(mine.Kind), int64(mine.Op), int64(mine.Len), int64(mine.Root), int64(mine.out)}
 	if len(w.hdr) < words*w.size {
 		w.hdr = make([]int64, words*w.size)
 	}
@@ -652,10 +632,10 @@ func (w *World) meet(op string, mine header, same func(a, b header) bool) ([]hea
 	all := make([]header, w.size)
 	for r := range all {
 		h := w.hdr[words*r : words*r+words]
-		all[r] = header{int(h[0]), int(h[1]), int(h[2]), int(h[3])}
+		all[r] = header{comm.Call{Kind: comm.CallKind(h[0]), Op: comm.Op(h[1]), Len: int(h[2]), Root: int(h[3])}, int(h[4])}
 	}
 	for r, h := range all {
-		if h.kind != all[0].kind || !same(all[0], h) {
+		if h.Kind != all[0].Kind || !same(all[0], h) {
 			return nil, w.errf(op, "ranks disagree: rank 0 called %v, rank %d called %v", all[0], r, h)
 		}
 	}
@@ -678,14 +658,14 @@ func (w *World) checkRoot(op string, root int) error {
 func (c *rankComm) Allreduce(op comm.Op, in, out []float64) error {
 	w := c.w
 	defer w.yield()
-	all, err := w.meet("Allreduce", header{kindAllreduce, int(op), len(in), len(out)},
-		func(a, b header) bool { return a.arg == b.arg && a.n == b.n })
+	all, err := w.meet("Allreduce", header{comm.Call{Kind: comm.Allreduce, Op: op, Len: len(in)}, len(out)},
+		func(a, b header) bool { return a.Op == b.Op && a.Len == b.Len })
 	if err != nil {
 		return err
 	}
 	for r, h := range all {
-		if h.out != h.n {
-			return w.errf("Allreduce", "rank %d passed len(in) = %d but len(out) = %d", r, h.n, h.out)
+		if h.out != h.Len {
+			return w.errf("Allreduce", "rank %d passed len(in) = %d but len(out) = %d", r, h.Len, h.out)
 		}
 	}
 	if op != comm.Sum && op != comm.Max && op != comm.Min {
@@ -720,8 +700,8 @@ func (c *rankComm) Allreduce(op comm.Op, in, out []float64) error {
 func (c *rankComm) Bcast(buf []byte, root int) error {
 	w := c.w
 	defer w.yield()
-	_, err := w.meet("Bcast", header{kind: kindBcast, arg: root, n: len(buf)},
-		func(a, b header) bool { return a.arg == b.arg && a.n == b.n })
+	_, err := w.meet("Bcast", header{Call: comm.Call{Kind: comm.Bcast, Root: root, Len: len(buf)}},
+		func(a, b header) bool { return a.Root == b.Root && a.Len == b.Len })
 	if err != nil {
 		return err
 	}
@@ -747,7 +727,7 @@ func (c *rankComm) Bcast(buf []byte, root int) error {
 // contributed, and which also catches a rank that called another collective.
 func (c *rankComm) Barrier() error {
 	defer c.w.yield()
-	_, err := c.w.meet("Barrier", header{kind: kindBarrier}, func(a, b header) bool { return true })
+	_, err := c.w.meet("Barrier", header{Call: comm.Call{Kind: comm.Barrier}}, func(a, b header) bool { return true })
 	return err
 }
 
@@ -757,8 +737,8 @@ func (c *rankComm) Barrier() error {
 func (c *rankComm) Gatherv(send []byte, root int) ([][]byte, error) {
 	w := c.w
 	defer w.yield()
-	all, err := w.meet("Gatherv", header{kind: kindGatherv, arg: root, n: len(send)},
-		func(a, b header) bool { return a.arg == b.arg })
+	all, err := w.meet("Gatherv", header{Call: comm.Call{Kind: comm.Gatherv, Root: root, Len: len(send)}},
+		func(a, b header) bool { return a.Root == b.Root })
 	if err != nil {
 		return nil, err
 	}
@@ -767,7 +747,7 @@ func (c *rankComm) Gatherv(send []byte, root int) ([][]byte, error) {
 	}
 	total := 0
 	for _, h := range all {
-		total += h.n
+		total += h.Len
 	}
 	if total > math.MaxInt32 {
 		return nil, w.errf("Gatherv", "%d bytes in all, more than MPI's counts reach (%d)", total, math.MaxInt32)
@@ -786,7 +766,7 @@ func (c *rankComm) Gatherv(send []byte, root int) ([][]byte, error) {
 	}
 	counts, displs := make([]C.int, w.size), make([]C.int, w.size)
 	for r, h := range all {
-		counts[r] = C.int(h.n)
+		counts[r] = C.int(h.Len)
 		if r > 0 {
 			displs[r] = displs[r-1] + counts[r-1]
 		}
