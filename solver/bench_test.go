@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"heat/comm/local"
+	"heat/stencil"
 )
 
 // BenchmarkStep times one heat step on one rank with every kernel set this
@@ -15,13 +16,13 @@ import (
 // (-benchtime 20x).
 func BenchmarkStep(b *testing.B) {
 	for _, c := range []struct{ dims, n int }{{2, 256}, {2, 512}, {2, 2048}, {2, 4096}, {2, 8192}, {3, 256}} {
-		for _, ks := range availableKernels() {
+		for _, ks := range stencil.Available() {
 			for _, threads := range []int{1, 2} {
-				b.Run(fmt.Sprintf("dims=%d/n=%d/kernel=%s/threads=%d", c.dims, c.n, ks.name, threads), func(b *testing.B) {
+				b.Run(fmt.Sprintf("dims=%d/n=%d/kernel=%s/threads=%d", c.dims, c.n, ks.Name, threads), func(b *testing.B) {
 					s := heatSpec(slices.Repeat([]int{c.n}, c.dims))
 					s.Initial = Random(s.Shape, 1, 1, 0)
 					s.Threads = threads
-					restore := useKernels(ks)
+					restore := stencil.Use(ks)
 					sv, err := New(local.NewWorld(1).Comm(0), s)
 					restore()
 					if err != nil {

@@ -18,6 +18,8 @@ import (
 	"heat/decomp"
 	"heat/halo"
 	"heat/internal/hugemem"
+	"heat/internal/team"
+	"heat/stencil"
 )
 
 // JacobiWeight is ω of the weighted Jacobi iteration for Poisson.
@@ -53,9 +55,9 @@ type Solver struct {
 	grid  *decomp.Grid
 	lay   decomp.Layout
 	plan  *halo.Plan
-	team  *team
-	k     stencil
-	kern  rowKernel
+	team  *team.Team
+	k     stencil.Coeffs
+	kern  stencil.Kernel
 	u, v  []float64 // current and next field, ghosts included
 	f     []float64 // source term (times dt for heat), nil if none
 	inner region    // cells whose stencil reads no ghost
@@ -115,9 +117,9 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	for a := range nd {
 		inv2[3-nd+a] = 1 / (h[a] * h[a])
 	}
-	s.k.sy = s.lay.Stride[nd-2]
+	s.k.SY = s.lay.Stride[nd-2]
 	if nd == 3 {
-		s.k.sz = s.lay.Stride[0]
+		s.k.SZ = s.lay.Stride[0]
 	}
 	// Both equations are one update u' = c0·u + Σ c_a·(neighbours along a)
 	// + f', with f' the source scaled to the update (kernel.go).
@@ -125,8 +127,8 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	switch spec.Equation {
 	case Heat:
 		// FTCS: c_a = α·dt/h_a², c0 = 1 − 2·Σc_a, f' = dt·f.
-		s.k.cx, s.k.cy, s.k.cz = spec.Alpha*spec.DT*inv2[2], spec.Alpha*spec.DT*inv2[1], spec.Alpha*spec.DT*inv2[0]
-		s.k.c0 = 1 - 2*(s.k.cx+s.k.cy+s.k.cz)
+		s.k.CX, s.k.CY, s.k.CZ = spec.Alpha*spec.DT*inv2[2], spec.Alpha*spec.DT*inv2[1], spec.Alpha*spec.DT*inv2[0]
+		s.k.C0 = 1 - 2*(s.k.CX+s.k.CY+s.k.CZ)
 		sourceScale = spec.DT
 	case Poisson:
 		// Weighted Jacobi: u' = (1−ω)·u + ω·inv·(Σ (neighbours)/h_a² − f),
@@ -135,13 +137,13 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 		// oscillatory mode with an eigenvalue near −1; ω < 1 damps it and
 		// keeps the fixed point (the discrete solution).
 		inv := 1 / (2 * (inv2[0] + inv2[1] + inv2[2]))
-		s.k.cx, s.k.cy, s.k.cz = JacobiWeight*inv*inv2[2], JacobiWeight*inv*inv2[1], JacobiWeight*inv*inv2[0]
-		s.k.c0 = 1 - JacobiWeight
+		s.k.CX, s.k.CY, s.k.CZ = JacobiWeight*inv*inv2[2], JacobiWeight*inv*inv2[1], JacobiWeight*inv*inv2[0]
+		s.k.C0 = 1 - JacobiWeight
 		sourceScale = -JacobiWeight * inv
 	default:
 		return nil, fmt.Errorf("solver: unknown equation %d", spec.Equation)
 	}
-	s.kern = active.pick(nd)
+	s.kern = stencil.Active.Pick(nd)
 
 	s.u = hugemem.Floats(s.lay.Len())
 	s.v = hugemem.Floats(s.lay.Len())
@@ -165,13 +167,13 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	// per process, and comm/mpi may run with a P more than the cores.
 	s.work = s.doWork
 	cores := min(runtime.NumCPU(), runtime.GOMAXPROCS(0))
-	s.team = newTeam(spec.Threads, spec.Threads*comm.RanksHere(c) <= cores)
+	s.team = team.New(spec.Threads, spec.Threads*comm.RanksHere(c) <= cores)
 	s.resid = make([]float64, spec.Threads)
 	return s, nil
 }
 
 // Close stops the worker goroutines.
-func (s *Solver) Close() { s.team.close() }
+func (s *Solver) Close() { s.team.Close() }
 
 // fill sets every cell of the box to scale·p(cell centre); with ghosts, also
 // the ghost cells, at the global index they mirror through periodic axes
@@ -335,7 +337,7 @@ func (s *Solver) update(r *region, check bool) {
 		return
 	}
 	s.job = job{region: r, check: check}
-	s.team.run(s.work)
+	s.team.Run(s.work)
 }
 
 // job is what the workers do in the current dispatch; kept in the Solver so
@@ -357,7 +359,7 @@ func (s *Solver) doWork(w int) {
 	r := j.region
 	rows := r.rows[r.share[w]:r.share[w+1]]
 	m := 0.0
-	var args rowArgs
+	var args stencil.Row
 	lo, hi := s.rowFaces[0], s.rowFaces[1]
 	if r != &s.inner {
 		lo, hi = nil, nil
@@ -369,10 +371,10 @@ func (s *Solver) doWork(w int) {
 		if hi != nil {
 			s.u[rw.start+rw.n] = bcValue(*hi, s.u[rw.start+rw.n-1])
 		}
-		s.rowArgs(&args, s.v, s.u, rw)
+		s.k.At(&args, s.v, s.u, s.f, rw.start, rw.n)
 		s.kern(&s.k, &args)
 		if j.check {
-			d := maxAbsDiff(s.v[rw.start:rw.start+rw.n], s.u[rw.start:rw.start+rw.n])
+			d := stencil.MaxAbsDiff(s.v[rw.start:rw.start+rw.n], s.u[rw.start:rw.start+rw.n])
 			if d > m || d != d {
 				m = d
 			}
@@ -380,22 +382,6 @@ func (s *Solver) doWork(w int) {
 	}
 	if j.check && (m > s.resid[w] || m != m) {
 		s.resid[w] = m
-	}
-}
-
-// rowArgs points args at row rw of dst and its neighbours in src.
-func (s *Solver) rowArgs(args *rowArgs, dst, src []float64, rw row) {
-	i, n := rw.start, rw.n
-	args.d = dst[i : i+n]
-	args.c = src[i-1 : i+n+1]
-	args.s = src[i-s.k.sy : i-s.k.sy+n]
-	args.n = src[i+s.k.sy : i+s.k.sy+n]
-	if s.k.sz != 0 {
-		args.l = src[i-s.k.sz : i-s.k.sz+n]
-		args.u = src[i+s.k.sz : i+s.k.sz+n]
-	}
-	if s.f != nil {
-		args.f = s.f[i : i+n]
 	}
 }
 
@@ -546,3 +532,7 @@ func (s *Solver) Stats() Stats {
 
 // Threads is the number of worker goroutines of this rank.
 func (s *Solver) Threads() int { return s.spec.Threads }
+
+// KernelName is the name of the kernel set this build and CPU use:
+// "generic", "avx2" or "avx512".
+func KernelName() string { return stencil.Active.Name }

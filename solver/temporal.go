@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"heat/decomp"
+	"heat/stencil"
 )
 
 // Temporal blocking. With Ghost = k > 1 a rank exchanges all k ghost layers
@@ -59,7 +60,7 @@ func (s *Solver) block(m int, check bool) error {
 		s.waves = make([]wavefront, s.spec.Threads)
 	}
 	s.job = job{blockM: m, check: check}
-	s.team.run(s.work)
+	s.team.Run(s.work)
 	s.stats.Compute += time.Since(t0)
 	s.trace("block")
 	s.u, s.v = s.v, s.u
@@ -230,30 +231,30 @@ func (s *Solver) slabStep(dst []float64, src [3][]float64, f []float64, m, t, r0
 	if nd == 3 {
 		xlo, xhi = -s.growth(2, 0, m, t), n[2]+s.growth(2, 1, m, t)
 	}
-	var args rowArgs
+	var args stencil.Row
 	resid := 0.0
 	row := func(off int) {
 		i := off + g + xlo
 		cnt := xhi - xlo
-		args.d = dst[i : i+cnt]
+		args.D = dst[i : i+cnt]
 		if nd == 2 {
-			args.c = src[1][i-1 : i+cnt+1]
-			args.s = src[0][i : i+cnt]
-			args.n = src[2][i : i+cnt]
+			args.C = src[1][i-1 : i+cnt+1]
+			args.S = src[0][i : i+cnt]
+			args.N = src[2][i : i+cnt]
 		} else {
 			sy := s.lay.Stride[1]
-			args.c = src[1][i-1 : i+cnt+1]
-			args.s = src[1][i-sy : i-sy+cnt]
-			args.n = src[1][i+sy : i+sy+cnt]
-			args.l = src[0][i : i+cnt]
-			args.u = src[2][i : i+cnt]
+			args.C = src[1][i-1 : i+cnt+1]
+			args.S = src[1][i-sy : i-sy+cnt]
+			args.N = src[1][i+sy : i+sy+cnt]
+			args.L = src[0][i : i+cnt]
+			args.U = src[2][i : i+cnt]
 		}
 		if f != nil {
-			args.f = f[i : i+cnt]
+			args.F = f[i : i+cnt]
 		}
 		s.kern(&s.k, &args)
 		if t == m && check {
-			d := maxAbsDiff(args.d, args.c[1:cnt+1])
+			d := stencil.MaxAbsDiff(args.D, args.C[1:cnt+1])
 			if d > resid || d != d {
 				resid = d
 			}

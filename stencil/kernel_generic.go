@@ -1,19 +1,19 @@
-package solver
+package stencil
 
-// The generic kernels are plain Go loops the compiler proves in bounds. The
-// heat kernels carry the west and centre values in registers from one cell
+// The generic Set are plain Go loops the compiler proves in bounds. The
+// heat Set carry the west and centre values in registers from one cell
 // to the next and do two cells per iteration; the arithmetic per cell is the
 // reference loop's (kernel.go).
 
-func heat2DGeneric(k *stencil, r *rowArgs) {
-	d := r.d
-	c := r.c[:len(d)+2]
+func heat2DGeneric(k *Coeffs, r *Row) {
+	d := r.D
+	c := r.C[:len(d)+2]
 	e := c[2:]
 	e = e[:len(d)]
-	s, no := r.s[:len(d)], r.n[:len(d)]
-	c0, cx, cy := k.c0, k.cx, k.cy
+	s, no := r.S[:len(d)], r.N[:len(d)]
+	c0, cx, cy := k.C0, k.CX, k.CY
 	west, mid := c[0], c[1]
-	if r.f == nil {
+	if r.F == nil {
 		j := 0
 		for ; j < len(d)-1; j += 2 {
 			e0, e1 := e[j], e[j+1]
@@ -28,7 +28,7 @@ func heat2DGeneric(k *stencil, r *rowArgs) {
 		}
 		return
 	}
-	g := r.f[:len(d)]
+	g := r.F[:len(d)]
 	for j := range d {
 		east := e[j]
 		d[j] = float64(c0*mid) + float64(cx*(west+east)) + float64(cy*(s[j]+no[j])) + g[j]
@@ -36,15 +36,15 @@ func heat2DGeneric(k *stencil, r *rowArgs) {
 	}
 }
 
-func heat3DGeneric(k *stencil, r *rowArgs) {
-	d := r.d
-	c := r.c[:len(d)+2]
+func heat3DGeneric(k *Coeffs, r *Row) {
+	d := r.D
+	c := r.C[:len(d)+2]
 	e := c[2:]
 	e = e[:len(d)]
-	s, no, lo, up := r.s[:len(d)], r.n[:len(d)], r.l[:len(d)], r.u[:len(d)]
-	c0, cx, cy, cz := k.c0, k.cx, k.cy, k.cz
+	s, no, lo, up := r.S[:len(d)], r.N[:len(d)], r.L[:len(d)], r.U[:len(d)]
+	c0, cx, cy, cz := k.C0, k.CX, k.CY, k.CZ
 	west, mid := c[0], c[1]
-	if r.f == nil {
+	if r.F == nil {
 		j := 0
 		for ; j < len(d)-1; j += 2 {
 			e0, e1 := e[j], e[j+1]
@@ -59,7 +59,7 @@ func heat3DGeneric(k *stencil, r *rowArgs) {
 		}
 		return
 	}
-	g := r.f[:len(d)]
+	g := r.F[:len(d)]
 	for j := range d {
 		east := e[j]
 		d[j] = float64(c0*mid) + float64(cx*(west+east)) + float64(cy*(s[j]+no[j])) + float64(cz*(lo[j]+up[j])) + g[j]

@@ -1,14 +1,14 @@
 //go:build goexperiment.simd && amd64
 
-package solver
+package stencil
 
 import "simd/archsimd"
 
 // The SIMD kernels are their portable twins of kernel_generic.go evaluated
 // on whole vectors of cells: 8 per Float64x8 (AVX-512) or 4 per Float64x4
-// (AVX2). The two widths differ only in vector type, so the kernels are
+// (AVX2). The two widths differ only in vector type, so the Set are
 // written once, as a template in kernel_simd_gen_test.go, and generated
-// into kernel_simd_gen_amd64.go (`go generate ./solver`). They are the
+// into kernel_simd_gen_amd64.go (`go generate ./stencil`). They are the
 // reference loop of kernel.go (both equations use it). Every lane does the
 // twin's operations in its order, each Mul and Add rounded on its own
 // (never MulAdd; the compiler fuses no separate vector Mul and Add), so it
@@ -30,17 +30,17 @@ import "simd/archsimd"
 // The tail's operands are built in one composite literal per case: setting
 // a field after the literal cost ~10 ns a row.
 
-// bestKernels is the widest set this CPU runs, chosen once at start:
+// best is the widest set this CPU runs, chosen once at start:
 // AVX-512, else AVX2, else generic.
-func bestKernels() kernels {
-	ks := availableKernels()
+func best() Set {
+	ks := Available()
 	return ks[len(ks)-1]
 }
 
-// availableKernels are the sets this build and CPU run, generic first and
+// Available are the sets this build and CPU run, generic first and
 // the fastest last.
-func availableKernels() []kernels {
-	ks := []kernels{generic}
+func Available() []Set {
+	ks := []Set{Generic}
 	if archsimd.X86.AVX2() {
 		ks = append(ks, avx2)
 	}
@@ -51,7 +51,7 @@ func availableKernels() []kernels {
 }
 
 // avx512 is the 8-wide set (Float64x8).
-var avx512 = kernels{name: "avx512", heat2D: heat2DAVX512, heat3D: heat3DAVX512}
+var avx512 = Set{Name: "avx512", heat2D: heat2DAVX512, heat3D: heat3DAVX512}
 
 // avx2 is the 4-wide set (Float64x4).
-var avx2 = kernels{name: "avx2", heat2D: heat2DAVX2, heat3D: heat3DAVX2}
+var avx2 = Set{Name: "avx2", heat2D: heat2DAVX2, heat3D: heat3DAVX2}

@@ -1,4 +1,4 @@
-package solver
+package stencil
 
 import (
 	"fmt"
@@ -12,17 +12,17 @@ import (
 // refRow is the reference loop of kernel.go written out cell by cell: each
 // product rounded on its own (the float64 conversions forbid fusing), the
 // terms summed left to right.
-func refRow(k *stencil, r *rowArgs) {
-	for j := range r.d {
-		w, m, e := r.c[j], r.c[j+1], r.c[j+2]
-		v := float64(k.c0*m) + float64(k.cx*(w+e)) + float64(k.cy*(r.s[j]+r.n[j]))
-		if r.l != nil {
-			v += float64(k.cz * (r.l[j] + r.u[j]))
+func refRow(k *Coeffs, r *Row) {
+	for j := range r.D {
+		w, m, e := r.C[j], r.C[j+1], r.C[j+2]
+		v := float64(k.C0*m) + float64(k.CX*(w+e)) + float64(k.CY*(r.S[j]+r.N[j]))
+		if r.L != nil {
+			v += float64(k.CZ * (r.L[j] + r.U[j]))
 		}
-		if r.f != nil {
-			v += r.f[j]
+		if r.F != nil {
+			v += r.F[j]
 		}
-		r.d[j] = v
+		r.D[j] = v
 	}
 }
 
@@ -87,7 +87,7 @@ func value(rng *rand.Rand) float64 {
 // kernelCase is one row update with guarded operands.
 type kernelCase struct {
 	nd               int
-	k                stencil
+	k                Coeffs
 	c, s, n, l, u, f guarded
 	operands         []guarded
 }
@@ -97,13 +97,13 @@ type kernelCase struct {
 func newKernelCase(rng *rand.Rand, jacobi bool, nd, n int, source bool) *kernelCase {
 	kc := &kernelCase{nd: nd}
 	h := []float64{0.5 + rng.Float64(), 0.5 + rng.Float64(), 0.5 + rng.Float64()}
-	kc.k.cx, kc.k.cy = 0.1*rng.Float64()/(h[0]*h[0]), 0.1*rng.Float64()/(h[1]*h[1])
+	kc.k.CX, kc.k.CY = 0.1*rng.Float64()/(h[0]*h[0]), 0.1*rng.Float64()/(h[1]*h[1])
 	if nd == 3 {
-		kc.k.cz = 0.1 * rng.Float64() / (h[2] * h[2])
+		kc.k.CZ = 0.1 * rng.Float64() / (h[2] * h[2])
 	}
-	kc.k.c0 = 1 - 2*(kc.k.cx+kc.k.cy+kc.k.cz)
+	kc.k.C0 = 1 - 2*(kc.k.CX+kc.k.CY+kc.k.CZ)
 	if jacobi {
-		kc.k.c0 = 1 - JacobiWeight
+		kc.k.C0 = 1 - 0.8 // weighted Jacobi, ω = 0.8
 	}
 	// Each operand starts at its own offset, so vectors straddle cache
 	// lines differently.
@@ -123,19 +123,19 @@ func newKernelCase(rng *rand.Rand, jacobi bool, nd, n int, source bool) *kernelC
 }
 
 // args are the operands with d as destination.
-func (kc *kernelCase) args(d []float64) *rowArgs {
-	r := &rowArgs{d: d, c: kc.c.view(), s: kc.s.view(), n: kc.n.view()}
+func (kc *kernelCase) args(d []float64) *Row {
+	r := &Row{D: d, C: kc.c.view(), S: kc.s.view(), N: kc.n.view()}
 	if kc.nd == 3 {
-		r.l, r.u = kc.l.view(), kc.u.view()
+		r.L, r.U = kc.l.view(), kc.u.view()
 	}
 	if kc.f.all != nil {
-		r.f = kc.f.view()
+		r.F = kc.f.view()
 	}
 	return r
 }
 
 // run applies rk to a fresh guarded destination prefilled with poison.
-func (kc *kernelCase) run(rng *rand.Rand, n int, rk rowKernel) guarded {
+func (kc *kernelCase) run(rng *rand.Rand, n int, rk Kernel) guarded {
 	d := newGuarded(n, 1+rng.IntN(8), destGuard, func() float64 { return poison })
 	rk(&kc.k, kc.args(d.view()))
 	return d
@@ -150,7 +150,7 @@ func bitsOf(x []float64) []uint64 {
 }
 
 func (kc *kernelCase) String() string {
-	return fmt.Sprintf("%dD c0=%.3g source=%v", kc.nd, kc.k.c0, kc.f.all != nil)
+	return fmt.Sprintf("%dD c0=%.3g source=%v", kc.nd, kc.k.C0, kc.f.all != nil)
 }
 
 // Every kernel set of this build and CPU computes, for every row length
@@ -159,11 +159,11 @@ func (kc *kernelCase) String() string {
 // kernel, which computes exactly the bits of the reference loop. No kernel
 // writes outside its row or into its operands.
 func TestKernelsMatchReferenceBitForBit(t *testing.T) {
-	sets := availableKernels()
-	require.Equal(t, "generic", sets[0].name)
-	require.Equal(t, active.name, sets[len(sets)-1].name, "New uses the fastest set")
+	sets := Available()
+	require.Equal(t, "generic", sets[0].Name)
+	require.Equal(t, Active.Name, sets[len(sets)-1].Name, "New uses the fastest set")
 	for _, ks := range sets {
-		t.Logf("kernel set %q", ks.name)
+		t.Logf("kernel set %q", ks.Name)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, jacobi := range []bool{false, true} {
@@ -178,14 +178,14 @@ func TestKernelsMatchReferenceBitForBit(t *testing.T) {
 						}
 						ref := make([]float64, n)
 						refRow(&kc.k, kc.args(ref))
-						gen := kc.run(rng, n, generic.pick(nd))
+						gen := kc.run(rng, n, Generic.Pick(nd))
 						require.Equal(t, bitsOf(ref), bitsOf(gen.view()), "generic vs reference loop, %v n=%d", kc, n)
 						for _, ks := range sets {
-							d := kc.run(rng, n, ks.pick(nd))
-							require.Equal(t, bitsOf(gen.view()), bitsOf(d.view()), "%s vs generic, %v n=%d", ks.name, kc, n)
-							require.NoError(t, d.guardsIntact(), "%s, %v n=%d", ks.name, kc, n)
+							d := kc.run(rng, n, ks.Pick(nd))
+							require.Equal(t, bitsOf(gen.view()), bitsOf(d.view()), "%s vs generic, %v n=%d", ks.Name, kc, n)
+							require.NoError(t, d.guardsIntact(), "%s, %v n=%d", ks.Name, kc, n)
 							for i, g := range kc.operands {
-								require.Equal(t, before[i], g.bits(), "%s changed operand %d, %v n=%d", ks.name, i, kc, n)
+								require.Equal(t, before[i], g.bits(), "%s changed operand %d, %v n=%d", ks.Name, i, kc, n)
 							}
 						}
 					}
@@ -195,49 +195,8 @@ func TestKernelsMatchReferenceBitForBit(t *testing.T) {
 	}
 }
 
-// The whole solver gives the same bits with every kernel set: heat and
-// Poisson, 2D and 3D, on several rank and thread counts, one step at a time
-// and in temporal blocks of 3, so that rows of many lengths (interior, rim,
-// tiles, split along x) go through each set.
-func TestSolverSameBitsWithEveryKernelSet(t *testing.T) {
-	sets := availableKernels()
-	if len(sets) == 1 {
-		t.Skipf("only the %s set in this build", sets[0].name)
-	}
-	for _, shape := range [][]int{{23, 45}, {9, 10, 37}} {
-		nd := len(shape)
-		for _, eq := range []Equation{Heat, Poisson} {
-			s := heatSpec(shape)
-			s.Equation = eq
-			s.Faces[0] = [2]Face{{Kind: Dirichlet, Value: 1}, {Kind: Neumann}}
-			s.Faces[nd-1] = [2]Face{{Kind: Periodic}, {Kind: Periodic}}
-			s.Initial = Random(shape, 5, 1, 0)
-			s.Source = Gaussian([]float64{0.3, 0.6, 0.5}[:nd], 0.2, 2, 0)
-			s.Steps = 40
-			s.CheckEvery = 7
-			for _, sp := range []struct{ ranks, threads, ghost int }{{1, 1, 1}, {2, 2, 1}, {3, 1, 1}, {4, 3, 1}, {1, 2, 3}, {3, 1, 3}} {
-				s.Threads, s.Ghost = sp.threads, sp.ghost
-				var want outcome
-				for i, ks := range sets {
-					restore := useKernels(ks)
-					out := run(t, sp.ranks, s)
-					restore()
-					if i == 0 {
-						want = out
-						continue
-					}
-					where := fmt.Sprintf("%v %v %+v: %s vs %s", shape, eq, sp, ks.name, sets[0].name)
-					require.Equal(t, fingerprint(want.field), fingerprint(out.field), where)
-					require.Equal(t, math.Float64bits(want.residual), math.Float64bits(out.residual), where)
-					require.Equal(t, want.steps, out.steps, where)
-				}
-			}
-		}
-	}
-}
-
 // BenchmarkKernel times one row update alone, operands in L1 (n=256) or L2
-// (n=4096), for every kernel set: the kernels without the solver around
+// (n=4096), for every kernel set: the Set without the solver around
 // them.
 func BenchmarkKernel(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -247,9 +206,9 @@ func BenchmarkKernel(b *testing.B) {
 				kc := newKernelCase(rng, false, nd, n, source)
 				d := make([]float64, n)
 				r := kc.args(d)
-				for _, ks := range availableKernels() {
-					rk := ks.pick(nd)
-					b.Run(fmt.Sprintf("dims=%d/source=%v/n=%d/kernel=%s", nd, source, n, ks.name), func(b *testing.B) {
+				for _, ks := range Available() {
+					rk := ks.Pick(nd)
+					b.Run(fmt.Sprintf("dims=%d/source=%v/n=%d/kernel=%s", nd, source, n, ks.Name), func(b *testing.B) {
 						b.SetBytes(int64(8 * n))
 						for b.Loop() {
 							rk(&kc.k, r)

@@ -1,4 +1,4 @@
-package solver
+package team
 
 import (
 	"fmt"
@@ -11,17 +11,17 @@ import (
 func TestTeamRunsEveryWorkerOncePerDispatch(t *testing.T) {
 	for _, spin := range []bool{false, true} {
 		for _, n := range []int{1, 2, 3, 8} {
-			tm := newTeam(n, spin)
+			tm := New(n, spin)
 			counts := make([]int64, n)
 			for round := range 500 {
-				tm.run(func(w int) { atomic.AddInt64(&counts[w], 1) })
+				tm.Run(func(w int) { atomic.AddInt64(&counts[w], 1) })
 				for w := range n {
 					if got := atomic.LoadInt64(&counts[w]); got != int64(round+1) {
 						t.Fatalf("spin=%v n=%d round %d: worker %d ran %d times", spin, n, round, w, got)
 					}
 				}
 			}
-			tm.close()
+			tm.Close()
 		}
 	}
 }
@@ -30,10 +30,10 @@ func TestTeamRunsEveryWorkerOncePerDispatch(t *testing.T) {
 func BenchmarkTeamDispatch(b *testing.B) {
 	for _, spin := range []bool{false, true} {
 		b.Run(fmt.Sprintf("threads=2/spin=%v", spin), func(b *testing.B) {
-			tm := newTeam(2, spin)
-			defer tm.close()
+			tm := New(2, spin)
+			defer tm.Close()
 			for b.Loop() {
-				tm.run(func(int) {})
+				tm.Run(func(int) {})
 			}
 		})
 	}

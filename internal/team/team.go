@@ -1,4 +1,6 @@
-package solver
+// Package team is the persistent worker goroutines of one rank, which split
+// each sweep over the rank's box (hybrid parallelism).
+package team
 
 import (
 	"sync"
@@ -6,7 +8,7 @@ import (
 	"time"
 )
 
-// team is a rank's persistent worker goroutines: they are started once and
+// Team is a rank's persistent worker goroutines: they are started once and
 // reused every step. Waking a parked goroutine costs tens of microseconds
 // on a virtual machine (a futex wake and a scheduler hand-off), more than a
 // small grid's whole step, so a waiting goroutine first spins on an atomic
@@ -14,7 +16,7 @@ import (
 // dispatches (interior, rim, next step) find the workers awake. Spinning
 // is off when the process has more busy goroutines than cores. The calling
 // goroutine works as worker 0.
-type team struct {
+type Team struct {
 	n       int
 	spin    bool
 	f       func(int)
@@ -29,10 +31,10 @@ type team struct {
 // spinFor is how long a waiting goroutine spins before it parks.
 const spinFor = 200 * time.Microsecond
 
-// newTeam starts n-1 workers. With spin false (more busy goroutines than
+// New starts n-1 workers. With spin false (more busy goroutines than
 // cores) waiting goroutines park at once.
-func newTeam(n int, spin bool) *team {
-	t := &team{n: n, spin: spin}
+func New(n int, spin bool) *Team {
+	t := &Team{n: n, spin: spin}
 	t.wake = sync.NewCond(&t.mu)
 	t.done = sync.NewCond(&t.mu)
 	for w := 1; w < n; w++ {
@@ -43,7 +45,7 @@ func newTeam(n int, spin bool) *team {
 
 // spinUntil polls cond for up to spinFor (when spinning is on) and reports
 // whether it became true.
-func (t *team) spinUntil(cond func() bool) bool {
+func (t *Team) spinUntil(cond func() bool) bool {
 	if !t.spin {
 		return cond()
 	}
@@ -62,7 +64,7 @@ func (t *team) spinUntil(cond func() bool) bool {
 	}
 }
 
-func (t *team) work(w int) {
+func (t *Team) work(w int) {
 	seen := uint64(0)
 	moved := func() bool { return t.epoch.Load() != seen }
 	for {
@@ -86,8 +88,8 @@ func (t *team) work(w int) {
 	}
 }
 
-// run calls f(w) for every worker w in parallel and returns when all are done.
-func (t *team) run(f func(w int)) {
+// Run calls f(w) for every worker w in parallel and returns when all are done.
+func (t *Team) Run(f func(w int)) {
 	if t.n == 1 {
 		f(0)
 		return
@@ -109,11 +111,14 @@ func (t *team) run(f func(w int)) {
 	}
 }
 
-// close stops the workers.
-func (t *team) close() {
+// Close stops the workers.
+func (t *Team) Close() {
 	t.closed.Store(true)
 	t.mu.Lock()
 	t.epoch.Add(1)
 	t.wake.Broadcast()
 	t.mu.Unlock()
 }
+
+// Size is the number of workers, the caller included.
+func (t *Team) Size() int { return t.n }
