@@ -50,4 +50,3 @@ func TestSolverSameBitsWithEveryKernelSet(t *testing.T) {
 		}
 	}
 }
-

@@ -40,7 +40,7 @@ type Stats struct {
 }
 
 // row is a run of cells along the last axis: flat index of the first, count.
-type row struct{ start, n int }
+type row = stencil.Span
 
 // region is a set of rows split into one contiguous share per worker.
 type region struct {
@@ -58,16 +58,16 @@ type Solver struct {
 	team  *team.Team
 	k     stencil.Coeffs
 	kern  stencil.Kernel
-	u, v  []float64 // current and next field, ghosts included
-	f     []float64 // source term (times dt for heat), nil if none
-	inner region    // cells whose stencil reads no ghost
-	rim   region    // the other cells
-	faces []bcFace  // physical faces of this rank (temporal blocks apply them all)
+	u, v  []float64           // current and next field, ghosts included
+	f     []float64           // source term (times dt for heat), nil if none
+	inner region              // cells whose stencil reads no ghost
+	rim   region              // the other cells
+	faces []stencil.GhostFace // physical faces of this rank (temporal blocks apply them all)
 	// stepFaces are the faces the one-step path applies before the interior;
 	// the ghosts at the ends of interior rows are left to rowFaces, which the
 	// worker updating the row applies first (a cache line another core
 	// wrote would cost that worker a transfer per row).
-	stepFaces []bcFace
+	stepFaces []stencil.GhostFace
 	rowFaces  [2]*Face // x faces at the ends of interior rows, nil if none
 	// hasNeighbour[a][side]: a rank (maybe this one, periodic) lies beyond
 	// that face of the box; otherwise it is a physical face.
@@ -160,7 +160,7 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 			_, s.hasNeighbour[a][side] = g.Neighbor(c.Rank(), off)
 		}
 	}
-	s.faces = s.physicalFaces()
+	s.faces = stencil.GhostFaces(s.lay, spec.Faces, s.hasNeighbour)
 	s.splitRegions()
 	// Spin-waiting pays only when every worker of every rank in this
 	// process has a core (and a P) of its own. Under MPI there is one rank
@@ -310,7 +310,7 @@ func (s *Solver) makeRegion(boxes []decomp.Box) region {
 	total := 0
 	for _, b := range boxes {
 		s.lay.ForRows(b, func(start, n int) {
-			r.rows = append(r.rows, row{start, n})
+			r.rows = append(r.rows, row{Start: start, N: n})
 			total += n
 		})
 	}
@@ -318,7 +318,7 @@ func (s *Solver) makeRegion(boxes []decomp.Box) region {
 	r.share = make([]int, t+1)
 	acc, w := 0, 1
 	for i, rw := range r.rows {
-		acc += rw.n
+		acc += rw.N
 		for w < t && acc*t >= w*total {
 			r.share[w] = i + 1
 			w++
@@ -366,15 +366,15 @@ func (s *Solver) doWork(w int) {
 	}
 	for _, rw := range rows {
 		if lo != nil {
-			s.u[rw.start-1] = bcValue(*lo, s.u[rw.start])
+			s.u[rw.Start-1] = lo.Ghost(s.u[rw.Start])
 		}
 		if hi != nil {
-			s.u[rw.start+rw.n] = bcValue(*hi, s.u[rw.start+rw.n-1])
+			s.u[rw.Start+rw.N] = hi.Ghost(s.u[rw.Start+rw.N-1])
 		}
-		s.k.At(&args, s.v, s.u, s.f, rw.start, rw.n)
+		s.k.At(&args, s.v, s.u, s.f, rw.Start, rw.N)
 		s.kern(&s.k, &args)
 		if j.check {
-			d := stencil.MaxAbsDiff(s.v[rw.start:rw.start+rw.n], s.u[rw.start:rw.start+rw.n])
+			d := stencil.MaxAbsDiff(s.v[rw.Start:rw.Start+rw.N], s.u[rw.Start:rw.Start+rw.N])
 			if d > m || d != d {
 				m = d
 			}
@@ -402,7 +402,7 @@ func (s *Solver) advance(check bool) error {
 		return err
 	}
 	t0 := time.Now()
-	s.applyFaces(s.stepFaces, s.u)
+	stencil.ApplyFaces(s.stepFaces, s.u)
 	s.update(&s.inner, check)
 	s.stats.Compute += time.Since(t0)
 	s.trace("interior")

@@ -3,6 +3,8 @@ package solver
 import (
 	"fmt"
 	"math"
+
+	"heat/stencil"
 )
 
 // Equation is what a Solver advances.
@@ -22,28 +24,18 @@ func (e Equation) String() string {
 	return "heat"
 }
 
-// BC is the kind of a boundary condition on one face.
-type BC int
+// BC is the kind of a boundary condition on one face (stencil.BC).
+type BC = stencil.BC
 
+// The boundary kinds.
 const (
-	// Dirichlet fixes u = Value on the face (the face lies half a cell
-	// outside the outermost cell centres; the ghost is 2·Value − u).
-	Dirichlet BC = iota
-	// Neumann is zero flux through the face (the ghost mirrors the cell).
-	Neumann
-	// Periodic wraps the axis around; both faces of the axis must have it.
-	Periodic
+	Dirichlet = stencil.Dirichlet
+	Neumann   = stencil.Neumann
+	Periodic  = stencil.Periodic
 )
 
-func (b BC) String() string {
-	return [...]string{"dirichlet", "neumann", "periodic"}[b]
-}
-
 // Face is the boundary condition on one face of the global grid.
-type Face struct {
-	Kind  BC
-	Value float64
-}
+type Face = stencil.Face
 
 // Profile gives a field's value at the cell centre x (physical coordinates,
 // C order) of global cell idx. It must depend only on x and idx, so that

@@ -291,7 +291,7 @@ func (s *Solver) slabBoundaries(sl []float64, r0, r1 int) {
 			if nd == 2 {
 				// The row's ghost cell, if the columns reach the face.
 				if (side == 0 && r0 <= 0) || (side == 1 && r1 >= n[1]) {
-					sl[g+ghost] = bcValue(face, sl[g+mirror])
+					sl[g+ghost] = face.Ghost(sl[g+mirror])
 				}
 				continue
 			}
@@ -300,7 +300,7 @@ func (s *Solver) slabBoundaries(sl []float64, r0, r1 int) {
 				sy := s.lay.Stride[1]
 				for r := r0; r < r1; r++ {
 					base := (r+g)*sy + g
-					sl[base+ghost] = bcValue(face, sl[base+mirror])
+					sl[base+ghost] = face.Ghost(sl[base+mirror])
 				}
 				continue
 			}
@@ -312,7 +312,7 @@ func (s *Solver) slabBoundaries(sl []float64, r0, r1 int) {
 			gr := sl[(ghost+g)*sy : (ghost+g+1)*sy]
 			mr := sl[(mirror+g)*sy : (mirror+g+1)*sy]
 			for j := range gr {
-				gr[j] = bcValue(face, mr[j])
+				gr[j] = face.Ghost(mr[j])
 			}
 		}
 	}
@@ -330,15 +330,6 @@ func (s *Solver) mirrorSlab(ghost, edge []float64, side, r0, r1 int) {
 	}
 	ghost, edge = ghost[(r0+g)*unit:(r1+g)*unit], edge[(r0+g)*unit:(r1+g)*unit]
 	for j := range ghost {
-		ghost[j] = bcValue(face, edge[j])
+		ghost[j] = face.Ghost(edge[j])
 	}
-}
-
-// bcValue is a ghost's value from its mirror cell: Dirichlet 2·value −
-// mirror, Neumann the mirror (the same arithmetic as applyBoundaries).
-func bcValue(f Face, mirror float64) float64 {
-	if f.Kind == Dirichlet {
-		return float64(2*f.Value) - mirror
-	}
-	return mirror
 }

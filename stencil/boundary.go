@@ -1,0 +1,116 @@
+package stencil
+
+import "heat/decomp"
+
+// BC is the kind of a boundary condition on one face.
+type BC int
+
+const (
+	// Dirichlet fixes u = Value on the face (the face lies half a cell
+	// outside the outermost cell centres; the ghost is 2·Value − u).
+	Dirichlet BC = iota
+	// Neumann is zero flux through the face (the ghost mirrors the cell).
+	Neumann
+	// Periodic wraps the axis around; both faces of the axis must have it.
+	Periodic
+)
+
+func (b BC) String() string {
+	return [...]string{"dirichlet", "neumann", "periodic"}[b]
+}
+
+// Face is the boundary condition on one face of the global grid.
+type Face struct {
+	Kind  BC
+	Value float64
+}
+
+// Ghost is a ghost cell's value from its mirror cell across the face:
+// Dirichlet 2·value − mirror (the value holds on the face between them),
+// Neumann the mirror (zero flux).
+func (f Face) Ghost(mirror float64) float64 {
+	if f.Kind == Dirichlet {
+		return float64(2*f.Value) - mirror
+	}
+	return mirror
+}
+
+// Span is a run of cells along the last axis: flat index of the first, count.
+type Span struct{ Start, N int }
+
+// GhostFace is one ghost layer of a physical face of a rank's box: each
+// ghost cell takes its value from the cell mirrored across the face.
+type GhostFace struct {
+	Kind  BC
+	Twice float64 // 2·value, for Dirichlet
+	Delta int     // flat offset from a ghost cell to its mirror cell
+	Rows  []Span
+	Cells bool // every row is one cell (a face across the last axis)
+	Low   bool // the low face of its axis
+}
+
+// GhostFaces lists the ghost layers of the faces of the global grid that
+// the box laid out as lay touches, axis by axis (periodic axes and faces
+// with a neighbour have none: their ghosts come from the halo). Each layer
+// spans the ghosts of the other axes, so that applying them in order fills
+// the corners too (temporal blocking updates cells there; prolongation reads
+// them).
+func GhostFaces(lay decomp.Layout, faces [][2]Face, hasNeighbour [][2]bool) []GhostFace {
+	nd := len(lay.N)
+	n := lay.N
+	var out []GhostFace
+	for a := range nd {
+		for side := range 2 {
+			f := faces[a][side]
+			if f.Kind == Periodic || hasNeighbour[a][side] {
+				continue
+			}
+			for j := 1; j <= min(lay.Ghost, n[a]); j++ {
+				b := decomp.Box{Lo: make([]int, nd), Hi: make([]int, nd)}
+				for x := range nd {
+					b.Lo[x], b.Hi[x] = -lay.Ghost, n[x]+lay.Ghost
+				}
+				var ghost, mirror int
+				if side == 0 {
+					ghost, mirror = -j, j-1
+				} else {
+					ghost, mirror = n[a]-1+j, n[a]-j
+				}
+				b.Lo[a], b.Hi[a] = ghost, ghost+1
+				gf := GhostFace{Kind: f.Kind, Twice: 2 * f.Value, Delta: (mirror - ghost) * lay.Stride[a], Cells: a == nd-1, Low: side == 0}
+				lay.ForRows(b, func(start, n int) { gf.Rows = append(gf.Rows, Span{Start: start, N: n}) })
+				out = append(out, gf)
+			}
+		}
+	}
+	return out
+}
+
+// ApplyFaces sets the ghosts of the given faces of u, in order.
+func ApplyFaces(faces []GhostFace, u []float64) {
+	for i := range faces {
+		f := &faces[i]
+		if f.Cells {
+			// A face across the last axis: one cell per row.
+			for _, r := range f.Rows {
+				if f.Kind == Dirichlet {
+					u[r.Start] = f.Twice - u[r.Start+f.Delta]
+				} else {
+					u[r.Start] = u[r.Start+f.Delta]
+				}
+			}
+			continue
+		}
+		for _, r := range f.Rows {
+			g := u[r.Start : r.Start+r.N]
+			m := u[r.Start+f.Delta : r.Start+f.Delta+r.N]
+			if f.Kind == Dirichlet {
+				for j := range g {
+					g[j] = f.Twice - m[j]
+				}
+			} else {
+				copy(g, m)
+			}
+		}
+	}
+}
