@@ -143,6 +143,7 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	default:
 		return nil, fmt.Errorf("solver: unknown equation %d", spec.Equation)
 	}
+	s.k.CF = 1 // the source is scaled to the update already
 	s.kern = stencil.Active.Pick(nd)
 
 	s.u = hugemem.Floats(s.lay.Len())
@@ -307,26 +308,12 @@ func (s *Solver) cacheTiles(b decomp.Box) []decomp.Box {
 
 func (s *Solver) makeRegion(boxes []decomp.Box) region {
 	var r region
-	total := 0
 	for _, b := range boxes {
 		s.lay.ForRows(b, func(start, n int) {
 			r.rows = append(r.rows, row{Start: start, N: n})
-			total += n
 		})
 	}
-	t := s.spec.Threads
-	r.share = make([]int, t+1)
-	acc, w := 0, 1
-	for i, rw := range r.rows {
-		acc += rw.N
-		for w < t && acc*t >= w*total {
-			r.share[w] = i + 1
-			w++
-		}
-	}
-	for ; w <= t; w++ {
-		r.share[w] = len(r.rows)
-	}
+	r.share = stencil.Shares(r.rows, s.spec.Threads)
 	return r
 }
 

@@ -114,3 +114,25 @@ func ApplyFaces(faces []GhostFace, u []float64) {
 		}
 	}
 }
+
+// Shares splits rows among t workers by cell count: worker w takes
+// rows[share[w]:share[w+1]].
+func Shares(rows []Span, t int) []int {
+	total := 0
+	for _, r := range rows {
+		total += r.N
+	}
+	share := make([]int, t+1)
+	acc, w := 0, 1
+	for i, r := range rows {
+		acc += r.N
+		for w < t && acc*t >= w*total {
+			share[w] = i + 1
+			w++
+		}
+	}
+	for ; w <= t; w++ {
+		share[w] = len(rows)
+	}
+	return share
+}

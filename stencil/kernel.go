@@ -7,15 +7,16 @@
 // axis. The reference loop, in 2D, is
 //
 //	for j := range d {
-//		d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) [+ f[j]]
+//		d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) [+ cf·f[j]]
 //	}
 //
 // where c is the row with one extra cell on each side (west and east), s and
-// n the rows south and north, and f a source scaled to the update. In 3D a
-// term cz·(l[j] + u[j]) for the planes below and above follows the y term.
-// FTCS heat uses it with c_a = α·dt/h_a², c0 = 1 − 2·Σc_a, f = dt·source;
-// weighted Jacobi for σu − β∇²u = b with c_a = ω·β/(h_a²·diag), c0 = 1 − ω,
-// f = ω·b/diag, diag = σ + β·Σ 2/h_a².
+// n the rows south and north, and f a source. In 3D a term cz·(l[j] + u[j])
+// for the planes below and above follows the y term. FTCS heat uses it with
+// c_a = α·dt/h_a², c0 = 1 − 2·Σc_a, cf = 1, f = dt·source (1·f is f
+// exactly); weighted Jacobi for σu − β∇²u = b with c_a = ω·β/(h_a²·diag),
+// c0 = 1 − ω, cf = ω, f = b/diag, diag = σ + β·Σ 2/h_a², so that a sweep of
+// another weight needs no other f (Chebyshev weights change every sweep).
 //
 // Every path — generic or SIMD, interior, rim or temporal tile, any thread
 // count — evaluates exactly these operations in this order, and each product
@@ -29,6 +30,7 @@ package stencil
 type Coeffs struct {
 	SY, SZ         int     // flat distance to the y and z neighbours
 	C0, CX, CY, CZ float64 // weights of the centre and of each axis' neighbours
+	CF             float64 // weight of the source
 }
 
 // Row are the operands of one row update; every slice but C has the row's

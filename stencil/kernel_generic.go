@@ -28,10 +28,10 @@ func heat2DGeneric(k *Coeffs, r *Row) {
 		}
 		return
 	}
-	g := r.F[:len(d)]
+	g, cf := r.F[:len(d)], k.CF
 	for j := range d {
 		east := e[j]
-		d[j] = float64(c0*mid) + float64(cx*(west+east)) + float64(cy*(s[j]+no[j])) + g[j]
+		d[j] = float64(c0*mid) + float64(cx*(west+east)) + float64(cy*(s[j]+no[j])) + float64(cf*g[j])
 		west, mid = mid, east
 	}
 }
@@ -59,10 +59,10 @@ func heat3DGeneric(k *Coeffs, r *Row) {
 		}
 		return
 	}
-	g := r.F[:len(d)]
+	g, cf := r.F[:len(d)], k.CF
 	for j := range d {
 		east := e[j]
-		d[j] = float64(c0*mid) + float64(cx*(west+east)) + float64(cy*(s[j]+no[j])) + float64(cz*(lo[j]+up[j])) + g[j]
+		d[j] = float64(c0*mid) + float64(cx*(west+east)) + float64(cy*(s[j]+no[j])) + float64(cz*(lo[j]+up[j])) + float64(cf*g[j])
 		west, mid = mid, east
 	}
 }

@@ -24,6 +24,7 @@ func heat2DAVX512(k *Coeffs, r *Row) {
 	c0 := archsimd.BroadcastFloat64x8(k.C0)
 	cx := archsimd.BroadcastFloat64x8(k.CX)
 	cy := archsimd.BroadcastFloat64x8(k.CY)
+	cf := archsimd.BroadcastFloat64x8(k.CF)
 	j := 0
 	if g == nil {
 		for ; j+V <= n; j += V {
@@ -41,7 +42,7 @@ func heat2DAVX512(k *Coeffs, r *Row) {
 			ev := archsimd.LoadFloat64x8Slice(e[j : j+V])
 			sv := archsimd.LoadFloat64x8Slice(s[j : j+V])
 			nv := archsimd.LoadFloat64x8Slice(no[j : j+V])
-			c0.Mul(mv).Add(cx.Mul(wv.Add(ev))).Add(cy.Mul(sv.Add(nv))).Add(archsimd.LoadFloat64x8Slice(g[j : j+V])).StoreSlice(d[j : j+V])
+			c0.Mul(mv).Add(cx.Mul(wv.Add(ev))).Add(cy.Mul(sv.Add(nv))).Add(cf.Mul(archsimd.LoadFloat64x8Slice(g[j : j+V]))).StoreSlice(d[j : j+V])
 		}
 	}
 	archsimd.ClearAVXUpperBits()
@@ -72,6 +73,7 @@ func heat3DAVX512(k *Coeffs, r *Row) {
 	c0 := archsimd.BroadcastFloat64x8(k.C0)
 	cx := archsimd.BroadcastFloat64x8(k.CX)
 	cy := archsimd.BroadcastFloat64x8(k.CY)
+	cf := archsimd.BroadcastFloat64x8(k.CF)
 	cz := archsimd.BroadcastFloat64x8(k.CZ)
 	j := 0
 	if g == nil {
@@ -94,7 +96,7 @@ func heat3DAVX512(k *Coeffs, r *Row) {
 			nv := archsimd.LoadFloat64x8Slice(no[j : j+V])
 			lv := archsimd.LoadFloat64x8Slice(lo[j : j+V])
 			uv := archsimd.LoadFloat64x8Slice(up[j : j+V])
-			c0.Mul(mv).Add(cx.Mul(wv.Add(ev))).Add(cy.Mul(sv.Add(nv))).Add(cz.Mul(lv.Add(uv))).Add(archsimd.LoadFloat64x8Slice(g[j : j+V])).StoreSlice(d[j : j+V])
+			c0.Mul(mv).Add(cx.Mul(wv.Add(ev))).Add(cy.Mul(sv.Add(nv))).Add(cz.Mul(lv.Add(uv))).Add(cf.Mul(archsimd.LoadFloat64x8Slice(g[j : j+V]))).StoreSlice(d[j : j+V])
 		}
 	}
 	archsimd.ClearAVXUpperBits()
@@ -125,6 +127,7 @@ func heat2DAVX2(k *Coeffs, r *Row) {
 	c0 := archsimd.BroadcastFloat64x4(k.C0)
 	cx := archsimd.BroadcastFloat64x4(k.CX)
 	cy := archsimd.BroadcastFloat64x4(k.CY)
+	cf := archsimd.BroadcastFloat64x4(k.CF)
 	j := 0
 	if g == nil {
 		for ; j+V <= n; j += V {
@@ -142,7 +145,7 @@ func heat2DAVX2(k *Coeffs, r *Row) {
 			ev := archsimd.LoadFloat64x4Slice(e[j : j+V])
 			sv := archsimd.LoadFloat64x4Slice(s[j : j+V])
 			nv := archsimd.LoadFloat64x4Slice(no[j : j+V])
-			c0.Mul(mv).Add(cx.Mul(wv.Add(ev))).Add(cy.Mul(sv.Add(nv))).Add(archsimd.LoadFloat64x4Slice(g[j : j+V])).StoreSlice(d[j : j+V])
+			c0.Mul(mv).Add(cx.Mul(wv.Add(ev))).Add(cy.Mul(sv.Add(nv))).Add(cf.Mul(archsimd.LoadFloat64x4Slice(g[j : j+V]))).StoreSlice(d[j : j+V])
 		}
 	}
 	archsimd.ClearAVXUpperBits()
@@ -173,6 +176,7 @@ func heat3DAVX2(k *Coeffs, r *Row) {
 	c0 := archsimd.BroadcastFloat64x4(k.C0)
 	cx := archsimd.BroadcastFloat64x4(k.CX)
 	cy := archsimd.BroadcastFloat64x4(k.CY)
+	cf := archsimd.BroadcastFloat64x4(k.CF)
 	cz := archsimd.BroadcastFloat64x4(k.CZ)
 	j := 0
 	if g == nil {
@@ -195,7 +199,7 @@ func heat3DAVX2(k *Coeffs, r *Row) {
 			nv := archsimd.LoadFloat64x4Slice(no[j : j+V])
 			lv := archsimd.LoadFloat64x4Slice(lo[j : j+V])
 			uv := archsimd.LoadFloat64x4Slice(up[j : j+V])
-			c0.Mul(mv).Add(cx.Mul(wv.Add(ev))).Add(cy.Mul(sv.Add(nv))).Add(cz.Mul(lv.Add(uv))).Add(archsimd.LoadFloat64x4Slice(g[j : j+V])).StoreSlice(d[j : j+V])
+			c0.Mul(mv).Add(cx.Mul(wv.Add(ev))).Add(cy.Mul(sv.Add(nv))).Add(cz.Mul(lv.Add(uv))).Add(cf.Mul(archsimd.LoadFloat64x4Slice(g[j : j+V]))).StoreSlice(d[j : j+V])
 		}
 	}
 	archsimd.ClearAVXUpperBits()

@@ -58,6 +58,7 @@ func heat{{.Dims}}D{{.Set}}(k *Coeffs, r *Row) {
 	c0 := archsimd.BroadcastFloat64x{{.V}}(k.C0)
 	cx := archsimd.BroadcastFloat64x{{.V}}(k.CX)
 	cy := archsimd.BroadcastFloat64x{{.V}}(k.CY)
+	cf := archsimd.BroadcastFloat64x{{.V}}(k.CF)
 {{- if eq .Dims 3}}
 	cz := archsimd.BroadcastFloat64x{{.V}}(k.CZ)
 {{- end}}
@@ -70,7 +71,7 @@ func heat{{.Dims}}D{{.Set}}(k *Coeffs, r *Row) {
 	} else {
 		for ; j+V <= n; j += V {
 {{- template "loads" .}}
-			{{template "sum" .}}.Add(archsimd.LoadFloat64x{{.V}}Slice(g[j : j+V])).StoreSlice(d[j : j+V])
+			{{template "sum" .}}.Add(cf.Mul(archsimd.LoadFloat64x{{.V}}Slice(g[j : j+V]))).StoreSlice(d[j : j+V])
 		}
 	}
 	archsimd.ClearAVXUpperBits()

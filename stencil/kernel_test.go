@@ -20,7 +20,7 @@ func refRow(k *Coeffs, r *Row) {
 			v += float64(k.CZ * (r.L[j] + r.U[j]))
 		}
 		if r.F != nil {
-			v += r.F[j]
+			v += float64(k.CF * r.F[j])
 		}
 		r.D[j] = v
 	}
@@ -101,9 +101,11 @@ func newKernelCase(rng *rand.Rand, jacobi bool, nd, n int, source bool) *kernelC
 	if nd == 3 {
 		kc.k.CZ = 0.1 * rng.Float64() / (h[2] * h[2])
 	}
-	kc.k.C0 = 1 - 2*(kc.k.CX+kc.k.CY+kc.k.CZ)
+	kc.k.C0, kc.k.CF = 1-2*(kc.k.CX+kc.k.CY+kc.k.CZ), 1
 	if jacobi {
-		kc.k.C0 = 1 - 0.8 // weighted Jacobi, ω = 0.8
+		// Weighted Jacobi: c0 = 1 − ω, the source weighted by ω.
+		omega := 0.5 + rng.Float64()
+		kc.k.C0, kc.k.CF = 1-omega, omega
 	}
 	// Each operand starts at its own offset, so vectors straddle cache
 	// lines differently.

@@ -1,0 +1,323 @@
+package multigrid
+
+import (
+	"fmt"
+	"slices"
+
+	"heat/comm"
+	"heat/decomp"
+	"heat/halo"
+	"heat/internal/hugemem"
+	"heat/internal/team"
+	"heat/stencil"
+)
+
+// level is one global grid of the hierarchy as the ranks holding it store
+// it: every rank of the world (a distributed level), or rank 0 alone (a
+// gathered level, on a world of one rank).
+type level struct {
+	c     comm.Comm
+	topo  *decomp.Grid // process grid: who neighbours whom
+	shape []int        // global cells per axis
+	h     []float64    // cell size per axis
+	lay   decomp.Layout
+	// ratio[a] is 2 where the next coarser level halved axis a, else 1.
+	ratio []int
+
+	u, tmp []float64 // iterate, and the Jacobi / prolongation buffer
+	b, bs  []float64 // right-hand side, and b scaled for the smoother kernel
+	r      []float64 // residual
+
+	faces, corners *halo.Plan // face exchange (5/7-point), and one that fills corners (transfers)
+	// bc applies the problem's boundary values, bc0 homogeneous ones (the
+	// error equations of the coarse levels).
+	bc, bc0 []stencil.GhostFace
+
+	inv2 [3]float64 // 1/h² for z, y, x (unused axes 0)
+	rows []stencil.Span
+	// parity[i] is (sum of the global indices of row i's first cell) mod 2,
+	// which, with the cell's offset along the row, gives its red-black colour.
+	parity []int
+	share  []int // worker w takes rows[share[w]:share[w+1]]
+	tm     *team.Team
+
+	// The smoother's and residual's weights (set by setOperator).
+	diag float64        // σ + β·Σ 2/h²
+	jac  stencil.Coeffs // weighted Jacobi: c0 = 1−ω, c_a = ω·β/(h_a²·diag)
+	gs   stencil.Coeffs // Gauss–Seidel: c_a = β/(h_a²·diag)
+	res  stencil.Coeffs // residual: c0 = diag, c_a = β/h_a²
+	kern stencil.Kernel
+
+	cg *cg // the bottom solver's vectors, on the coarsest level
+}
+
+// newLevel lays out box of a global grid of the given shape on c's ranks
+// (topo is their process grid) with one ghost layer, and its exchange plans.
+// tag is the base tag of the level's plans.
+func newLevel(c comm.Comm, topo *decomp.Grid, shape []int, length []float64, box decomp.Box, faces [][2]stencil.Face, tm *team.Team, tag int) (*level, error) {
+	nd := len(shape)
+	l := &level{c: c, topo: topo, shape: slices.Clone(shape), tm: tm}
+	l.h = make([]float64, nd)
+	for a := range nd {
+		l.h[a] = length[a] / float64(shape[a])
+		l.inv2[3-nd+a] = 1 / (l.h[a] * l.h[a])
+	}
+	l.ratio = slices.Repeat([]int{1}, nd)
+	l.lay = decomp.NewLayout(box, 1)
+	var err error
+	if l.faces, err = halo.NewPlan(c, topo, l.lay, halo.Options{Width: 1, Tag: tag}); err != nil {
+		return nil, err
+	}
+	if l.corners, err = halo.NewPlan(c, topo, l.lay, halo.Options{Width: 1, Phased: true, Tag: tag + 27}); err != nil {
+		return nil, err
+	}
+	hasNeighbour := make([][2]bool, nd)
+	for a := range nd {
+		for side := range 2 {
+			off := make([]int, nd)
+			off[a] = 2*side - 1
+			_, hasNeighbour[a][side] = topo.Neighbor(c.Rank(), off)
+		}
+	}
+	zero := make([][2]stencil.Face, nd)
+	for a := range nd {
+		for side := range 2 {
+			zero[a][side] = stencil.Face{Kind: faces[a][side].Kind}
+		}
+	}
+	l.bc = stencil.GhostFaces(l.lay, faces, hasNeighbour)
+	l.bc0 = stencil.GhostFaces(l.lay, zero, hasNeighbour)
+
+	n := l.lay.Len()
+	l.u, l.tmp = hugemem.Floats(n), hugemem.Floats(n)
+	l.b, l.bs, l.r = hugemem.Floats(n), hugemem.Floats(n), hugemem.Floats(n)
+	l.lay.ForRows(decomp.Box{Lo: make([]int, nd), Hi: l.lay.N}, func(start, n int) {
+		l.rows = append(l.rows, stencil.Span{Start: start, N: n})
+		p := 0
+		rem := start
+		for a := range nd {
+			p += rem/l.lay.Stride[a] - 1 + box.Lo[a]
+			rem %= l.lay.Stride[a]
+		}
+		l.parity = append(l.parity, p&1)
+	})
+	l.share = stencil.Shares(l.rows, tm.Size())
+	sy, sz := l.lay.Stride[nd-2], 0
+	if nd == 3 {
+		sz = l.lay.Stride[0]
+	}
+	for _, k := range []*stencil.Coeffs{&l.jac, &l.gs, &l.res} {
+		k.SY, k.SZ = sy, sz
+	}
+	l.kern = stencil.Active.Pick(nd)
+	return l, nil
+}
+
+// setOperator sets the weights of σ·u − β·∇²u.
+func (l *level) setOperator(op Operator) {
+	l.diag = op.Sigma + op.Beta*2*(l.inv2[0]+l.inv2[1]+l.inv2[2])
+	l.res.C0, l.res.CX, l.res.CY, l.res.CZ = l.diag, op.Beta*l.inv2[2], op.Beta*l.inv2[1], op.Beta*l.inv2[0]
+	l.gs.C0, l.gs.CX, l.gs.CY, l.gs.CZ = 0, l.res.CX/l.diag, l.res.CY/l.diag, l.res.CZ/l.diag
+}
+
+// weight sets the Jacobi kernel's weights for a sweep of weight omega:
+// u' = (1−ω)·u + ω·(the Gauss–Seidel update), with bs = b/diag.
+func (l *level) weight(omega float64) {
+	l.jac.C0, l.jac.CX, l.jac.CY, l.jac.CZ, l.jac.CF = 1-omega, omega*l.gs.CX, omega*l.gs.CY, omega*l.gs.CZ, omega
+}
+
+// cells is the number of cells of the global grid.
+func (l *level) cells() int {
+	n := 1
+	for _, s := range l.shape {
+		n *= s
+	}
+	return n
+}
+
+func (l *level) String() string { return decomp.FormatDims(l.shape) }
+
+// parallel runs f(w, rows) for every worker's share of the level's rows.
+func (l *level) parallel(f func(w int, rows []stencil.Span, parity []int)) {
+	l.tm.Run(func(w int) {
+		lo, hi := l.share[w], l.share[w+1]
+		f(w, l.rows[lo:hi], l.parity[lo:hi])
+	})
+}
+
+// exchange fills the face ghosts of x: neighbours' cells through the halo,
+// physical faces from bc.
+func (l *level) exchange(x []float64, bc []stencil.GhostFace) error {
+	if err := l.faces.Start(x); err != nil {
+		return err
+	}
+	if err := l.faces.Finish(x); err != nil {
+		return err
+	}
+	stencil.ApplyFaces(bc, x)
+	return nil
+}
+
+// exchangeCorners fills every ghost of x, edges and corners included (the
+// transfers read diagonal neighbours). The physical faces go first, so that
+// the phased exchange passes neighbours' boundary ghosts on, and again
+// after it, for the corners between a physical face and a neighbour.
+func (l *level) exchangeCorners(x []float64, bc []stencil.GhostFace) error {
+	stencil.ApplyFaces(bc, x)
+	if err := l.corners.Start(x); err != nil {
+		return err
+	}
+	if err := l.corners.Finish(x); err != nil {
+		return err
+	}
+	stencil.ApplyFaces(bc, x)
+	return nil
+}
+
+// scale sets bs = factor·b over the box.
+func (l *level) scale(factor float64) {
+	l.parallel(func(_ int, rows []stencil.Span, _ []int) {
+		for _, r := range rows {
+			b, bs := l.b[r.Start:r.Start+r.N], l.bs[r.Start:r.Start+r.N]
+			for j := range b {
+				bs[j] = factor * b[j]
+			}
+		}
+	})
+}
+
+// jacobi does one weighted Jacobi sweep on u per weight (bs must be b/diag).
+func (l *level) jacobi(weights []float64, bc []stencil.GhostFace) error {
+	for _, w := range weights {
+		l.weight(w)
+		if err := l.exchange(l.u, bc); err != nil {
+			return err
+		}
+		l.parallel(func(_ int, rows []stencil.Span, _ []int) {
+			var args stencil.Row
+			for _, r := range rows {
+				l.jac.At(&args, l.tmp, l.u, l.bs, r.Start, r.N)
+				l.kern(&l.jac, &args)
+			}
+		})
+		l.u, l.tmp = l.tmp, l.u
+	}
+	return nil
+}
+
+// gaussSeidel does sweeps red-black Gauss–Seidel sweeps on u in place (bs
+// must be b/diag): first the cells whose global indices sum to an even
+// number, then the odd ones, each colour after a fresh exchange. A cell's
+// neighbours all have the other colour, so every update is the same formula
+// of the same values however the grid is split.
+func (l *level) gaussSeidel(sweeps int, bc []stencil.GhostFace) error {
+	for range sweeps {
+		for colour := range 2 {
+			if err := l.exchange(l.u, bc); err != nil {
+				return err
+			}
+			l.parallel(func(_ int, rows []stencil.Span, parity []int) {
+				var args stencil.Row
+				for i, r := range rows {
+					l.gs.At(&args, l.u, l.u, l.bs, r.Start, r.N)
+					gsRow(&l.gs, &args, (colour+parity[i])&1)
+				}
+			})
+		}
+	}
+	return nil
+}
+
+// gsRow updates the cells first, first+2, … of a row in place:
+// u = cx·(w+e) + cy·(s+n) [+ cz·(l+u)] + f, each product rounded on its own.
+func gsRow(k *stencil.Coeffs, r *stencil.Row, first int) {
+	c, d, s, n, f := r.C, r.D, r.S, r.N, r.F
+	if r.L == nil {
+		for j := first; j < len(d); j += 2 {
+			d[j] = float64(k.CX*(c[j]+c[j+2])) + float64(k.CY*(s[j]+n[j])) + f[j]
+		}
+		return
+	}
+	lo, up := r.L, r.U
+	for j := first; j < len(d); j += 2 {
+		d[j] = float64(k.CX*(c[j]+c[j+2])) + float64(k.CY*(s[j]+n[j])) + float64(k.CZ*(lo[j]+up[j])) + f[j]
+	}
+}
+
+// residual sets r = b − A·u over the box (u's ghosts must be current) and
+// returns this rank's max |r| (NaN if any is NaN).
+func (l *level) residual() float64 {
+	maxes := make([]float64, l.tm.Size())
+	l.parallel(func(w int, rows []stencil.Span, _ []int) {
+		var args stencil.Row
+		m := 0.0
+		for _, r := range rows {
+			l.res.At(&args, l.r, l.u, l.b, r.Start, r.N)
+			residualRow(&l.res, &args)
+			for _, x := range args.D {
+				if x < 0 {
+					x = -x
+				}
+				if x > m || x != x {
+					m = x
+				}
+			}
+		}
+		maxes[w] = m
+	})
+	return maxOf(maxes)
+}
+
+// residualRow sets d = f − (c0·c − (cx·(w+e) + cy·(s+n) [+ cz·(l+u)])), the
+// residual of σu − β∇²u = f with c0 = diag and c_a = β/h_a².
+func residualRow(k *stencil.Coeffs, r *stencil.Row) {
+	c, d, s, n, f := r.C, r.D, r.S[:len(r.D)], r.N[:len(r.D)], r.F[:len(r.D)]
+	c = c[:len(d)+2]
+	if r.L == nil {
+		for j := range d {
+			d[j] = f[j] - (float64(k.C0*c[j+1]) - (float64(k.CX*(c[j]+c[j+2])) + float64(k.CY*(s[j]+n[j]))))
+		}
+		return
+	}
+	lo, up := r.L[:len(d)], r.U[:len(d)]
+	for j := range d {
+		d[j] = f[j] - (float64(k.C0*c[j+1]) - (float64(k.CX*(c[j]+c[j+2])) + float64(k.CY*(s[j]+n[j])) + float64(k.CZ*(lo[j]+up[j]))))
+	}
+}
+
+// maxOf is the largest of xs, NaN if any is NaN.
+func maxOf(xs []float64) float64 {
+	m := 0.0
+	for _, x := range xs {
+		if x > m || x != x {
+			m = x
+		}
+	}
+	return m
+}
+
+// zero clears x, ghosts included.
+func zero(x []float64) { clear(x) }
+
+// addTmp sets u += tmp over the box.
+func (l *level) addTmp() {
+	l.parallel(func(_ int, rows []stencil.Span, _ []int) {
+		for _, r := range rows {
+			u, t := l.u[r.Start:r.Start+r.N], l.tmp[r.Start:r.Start+r.N]
+			for j := range u {
+				u[j] += t[j]
+			}
+		}
+	})
+}
+
+// check is a level's consistency with its finer level f: the shapes are
+// related by f.ratio.
+func (l *level) check(f *level) error {
+	for a := range l.shape {
+		if f.shape[a] != l.shape[a]*f.ratio[a] {
+			return fmt.Errorf("multigrid: level %s is not level %s coarsened by %v", l, f, f.ratio)
+		}
+	}
+	return nil
+}

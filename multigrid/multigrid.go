@@ -1,0 +1,672 @@
+// Package multigrid solves σ·u − β·∇²u = b (Poisson: σ = 0; an implicit
+// heat step: σ = 1, β = θ·dt·α) on heat's cell-centred grids by geometric
+// multigrid: a hierarchy of global grids, each halved along the axes that
+// allow it, on the same decomposition, halo and comm as the fine grid;
+// weighted Jacobi or red-black Gauss–Seidel smoothing (stencil's kernels);
+// restriction by averaging children; linear or constant prolongation; V-cycles
+// and full multigrid. When ranks' boxes get too small, the coarse levels are
+// gathered onto rank 0, where a conjugate-gradient bottom solver finishes.
+//
+// Every operation is a fixed formula of a cell's neighbours at global
+// indices, the bottom solve runs on one rank in a fixed order, and every
+// decision uses max-norms: a solve gives the same bits on every split.
+package multigrid
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"heat/comm"
+	"heat/comm/local"
+	"heat/decomp"
+	"heat/internal/exactsum"
+	"heat/internal/team"
+	"heat/stencil"
+)
+
+// Operator is σ·u − β·∇²u, re-discretised on every level.
+type Operator struct{ Sigma, Beta float64 }
+
+// Smoother is the relaxation of a level.
+type Smoother int
+
+const (
+	// Chebyshev is Jacobi sweeps whose weights are the reciprocals of the
+	// roots of the Chebyshev polynomial of their count on the upper part of
+	// the spectrum of D⁻¹A (where a coarser grid cannot reach): the same
+	// kernel as weighted Jacobi, a far better smoother.
+	Chebyshev Smoother = iota
+	// Jacobi is weighted Jacobi with one weight (Options.Omega; by default
+	// 4/5 in 2D, 6/7 in 3D, the best single weight for the same range).
+	Jacobi
+	// RedBlack is red-black Gauss–Seidel.
+	RedBlack
+)
+
+// Smoothers are the smoothers' names, as configs give them.
+var Smoothers = []string{"chebyshev", "jacobi", "rbgs"}
+
+func (s Smoother) String() string { return Smoothers[s] }
+
+// Cycle is the shape of a multigrid cycle: how often each level's coarse
+// problem is visited before its post-smoothing.
+type Cycle int
+
+const (
+	// V visits each coarse level once.
+	V Cycle = iota
+	// W visits each coarse level twice: dearer, and far fewer cycles on
+	// cell-centred grids, whose V-cycles lose accuracy level by level.
+	W
+)
+
+// Cycles are the cycles' names, as configs give them.
+var Cycles = []string{"v", "w"}
+
+func (c Cycle) String() string { return Cycles[c] }
+
+func (c Cycle) gamma() int { return int(c) + 1 }
+
+// Options tune the cycles. The zero value is a V(2,2) cycle with
+// Chebyshev-weighted Jacobi, linear prolongation and every level the shape
+// allows.
+type Options struct {
+	Smoother  Smoother
+	Cycle     Cycle
+	Pre, Post int     // sweeps before and after the coarse correction; 0: 3 in 2D and 4 in 3D (Jacobi, Chebyshev), 2 (Gauss–Seidel)
+	Levels    int     // levels of the hierarchy, the fine grid included; 0: as many as the shape allows
+	Constant  bool    // piecewise-constant prolongation instead of linear
+	Omega     float64 // Jacobi weight; 0: 4/5 in 2D, 6/7 in 3D
+	// GatherBelow gathers the coarse levels onto rank 0 once a rank's box
+	// of the next level would have fewer cells than this along an axis;
+	// 0: 4.
+	GatherBelow int
+}
+
+// Problem is what every level discretises.
+type Problem struct {
+	Shape  []int // global cells per axis, C order
+	Length []float64
+	Faces  [][2]stencil.Face
+	Op     Operator
+}
+
+// MaxLevels bounds Options.Levels.
+const MaxLevels = 30
+
+// Hierarchy is the shapes of the levels of a grid, finest first: each level
+// halves the axes whose cells are the finest (within a factor 1.25) and can
+// be halved (an even count of at least 8), until none can; at most levels
+// entries (0: no limit).
+func Hierarchy(shape []int, length []float64, levels int) [][]int {
+	out := [][]int{slices.Clone(shape)}
+	for levels == 0 || len(out) < levels {
+		next, ok := coarser(out[len(out)-1], length)
+		if !ok {
+			break
+		}
+		out = append(out, next)
+	}
+	return out
+}
+
+// coarser is the next level's shape, and false when no axis can be halved.
+func coarser(shape []int, length []float64) ([]int, bool) {
+	hmin := math.Inf(1)
+	for a, n := range shape {
+		hmin = min(hmin, length[a]/float64(n))
+	}
+	next := slices.Clone(shape)
+	ok := false
+	for a, n := range shape {
+		if n%2 == 0 && n >= 8 && length[a]/float64(n) <= 1.25*hmin {
+			next[a] = n / 2
+			ok = true
+		}
+	}
+	return next, ok
+}
+
+// MG is one rank's part of a multigrid solver. Build it with New; write the
+// right-hand side into RHS and the first guess into Field, then call Cycle
+// (or FMG) until Residual is small enough.
+type MG struct {
+	c         comm.Comm
+	prob      Problem
+	opt       Options
+	pre, post []float64 // the Jacobi weights of the pre- and post-smoothing sweeps
+	levels    []*level  // the distributed levels, finest first
+	// Below the last distributed level the hierarchy goes on on rank 0:
+	// agg (rank 0 only) is a one-rank MG whose first level is a copy of
+	// levels[len-1], and gat moves that level's fields there and back.
+	// Both nil when no level is gathered (one rank).
+	agg      *MG
+	gat      *gatherer
+	gathered bool
+	singular bool // no Dirichlet face and σ = 0: u is fixed up to a constant
+	rhsDirty bool
+	stats    Stats
+}
+
+// Stats are a solver's counters.
+type Stats struct {
+	Cycles int
+	// Level[l] is the time spent in level l's own work (smoothing,
+	// residuals, transfers, and for the last, the bottom solve) on this
+	// rank; rank 0 includes the gathered levels.
+	Level []time.Duration
+	// Shapes[l] is level l's global shape; Gathered is the first level
+	// held by rank 0 alone (len(Shapes) if none).
+	Shapes   [][]int
+	Gathered int
+}
+
+// New builds rank c.Rank()'s part of the hierarchy of p on process grid
+// topo, with the workers of tm.
+func New(c comm.Comm, topo *decomp.Grid, p Problem, opt Options, tm *team.Team) (*MG, error) {
+	nd := len(p.Shape)
+	if opt.Levels < 0 || opt.Levels > MaxLevels {
+		return nil, fmt.Errorf("multigrid: %d levels outside 0..%d", opt.Levels, MaxLevels)
+	}
+	shapes := Hierarchy(p.Shape, p.Length, opt.Levels)
+	if opt.Levels > len(shapes) {
+		return nil, fmt.Errorf("multigrid: %s has at most %d levels (each halves the finest even axes of at least 8 cells), not %d",
+			decomp.FormatDims(p.Shape), len(shapes), opt.Levels)
+	}
+	sweeps := nd + 1 // Chebyshev and Jacobi: V(3,3) in 2D, V(4,4) in 3D
+	if opt.Smoother == RedBlack {
+		sweeps = 2
+	}
+	if opt.Pre == 0 {
+		opt.Pre = sweeps
+	}
+	if opt.Post == 0 {
+		opt.Post = sweeps
+	}
+	if opt.GatherBelow == 0 {
+		opt.GatherBelow = 4
+	}
+	m := &MG{c: c, prob: p, opt: opt, rhsDirty: true}
+	m.pre, m.post = weights(opt, nd, opt.Pre), weights(opt, nd, opt.Post)
+	m.singular = p.Op.Sigma == 0
+	for _, f := range p.Faces {
+		if f[0].Kind == stencil.Dirichlet || f[1].Kind == stencil.Dirichlet {
+			m.singular = false
+		}
+	}
+	boxes := make([]decomp.Box, c.Size())
+	for r := range boxes {
+		boxes[r] = topo.Box(r)
+	}
+	if err := m.build(topo, shapes, boxes, tm); err != nil {
+		return nil, err
+	}
+	m.SetOperator(p.Op)
+	m.stats.Shapes = shapes
+	m.stats.Level = make([]time.Duration, len(shapes))
+	return m, nil
+}
+
+// build lays out the distributed levels and, below them, rank 0's gathered
+// ones.
+func (m *MG) build(topo *decomp.Grid, shapes [][]int, boxes []decomp.Box, tm *team.Team) error {
+	c := m.c
+	for l, shape := range shapes {
+		if l > 0 {
+			ratio := make([]int, len(shape))
+			for a := range shape {
+				ratio[a] = shapes[l-1][a] / shape[a]
+			}
+			coarse := make([]decomp.Box, len(boxes))
+			smallest := math.MaxInt
+			for r, b := range boxes {
+				coarse[r] = coarsen(b, ratio)
+				smallest = min(smallest, slices.Min(coarse[r].Shape()))
+			}
+			if c.Size() > 1 && (l == len(shapes)-1 || smallest < m.opt.GatherBelow) {
+				return m.gatherFrom(l, shapes, boxes, tm)
+			}
+			m.levels[l-1].ratio = ratio
+			boxes = coarse
+		}
+		lv, err := newLevel(c, topo, shape, m.prob.Length, boxes[c.Rank()], m.prob.Faces, tm, 1000+64*l)
+		if err != nil {
+			return err
+		}
+		m.levels = append(m.levels, lv)
+	}
+	m.stats.Gathered = len(shapes)
+	return nil
+}
+
+// gatherFrom makes levels l… rank 0's: a one-rank MG over shapes[l-1:]
+// whose first level is a copy of the distributed level l-1.
+func (m *MG) gatherFrom(l int, shapes [][]int, boxes []decomp.Box, tm *team.Team) error {
+	m.gathered = true
+	m.stats.Gathered = l
+	last := m.levels[len(m.levels)-1]
+	whole := decomp.Box{Lo: make([]int, len(shapes[l-1])), Hi: slices.Clone(shapes[l-1])}
+	m.gat = newGatherer(m.c, last.lay, boxes, decomp.NewLayout(whole, 1))
+	if m.c.Rank() != 0 {
+		return nil
+	}
+	periodic := make([]bool, len(whole.Lo))
+	for a, f := range m.prob.Faces {
+		periodic[a] = f[0].Kind == stencil.Periodic
+	}
+	self := local.NewWorld(1).Comm(0)
+	sub := m.prob
+	sub.Shape = shapes[l-1]
+	topo, err := decomp.New(sub.Shape, 1, nil, periodic)
+	if err != nil {
+		return err
+	}
+	agg := &MG{c: self, prob: sub, opt: m.opt, pre: m.pre, post: m.post, singular: m.singular}
+	agg.stats.Level = make([]time.Duration, len(shapes)-l+1)
+	if err := agg.build(topo, shapes[l-1:], []decomp.Box{whole}, tm); err != nil {
+		return err
+	}
+	m.agg = agg
+	return nil
+}
+
+// SetOperator changes σ and β (an implicit step of another length).
+func (m *MG) SetOperator(op Operator) {
+	m.prob.Op = op
+	for _, l := range m.levels {
+		l.setOperator(op)
+	}
+	if m.agg != nil {
+		m.agg.SetOperator(op)
+	}
+	m.rhsDirty = true
+}
+
+// Layout is this rank's layout of the fine level (one ghost layer).
+func (m *MG) Layout() decomp.Layout { return m.levels[0].lay }
+
+// Field is this rank's fine-level iterate, ghosts included. It is a
+// different slice after each Cycle: ask again.
+func (m *MG) Field() []float64 { return m.levels[0].u }
+
+// RHS is this rank's fine-level right-hand side; call RHSChanged after
+// writing it.
+func (m *MG) RHS() []float64 { return m.levels[0].b }
+
+// RHSChanged says the right-hand side was written.
+func (m *MG) RHSChanged() { m.rhsDirty = true }
+
+// Singular reports whether the problem fixes u only up to a constant (no
+// Dirichlet face, σ = 0); the solver then keeps the mean of u at zero.
+func (m *MG) Singular() bool { return m.singular }
+
+// Stats are this rank's counters so far.
+func (m *MG) Stats() Stats {
+	st := m.stats
+	st.Level = slices.Clone(st.Level)
+	if m.agg != nil {
+		for i, d := range m.agg.stats.Level[1:] {
+			st.Level[st.Gathered+i] += d
+		}
+	}
+	return st
+}
+
+// smoothScale is the factor of b in the smoothers' updates.
+func (m *MG) smoothScale(l *level) float64 { return 1 / l.diag }
+
+// smooth does the pre- or post-smoothing sweeps on level l.
+func (m *MG) smooth(l *level, post bool, bc []stencil.GhostFace) error {
+	w := m.pre
+	if post {
+		w = m.post
+	}
+	if m.opt.Smoother == RedBlack {
+		return l.gaussSeidel(len(w), bc)
+	}
+	return l.jacobi(w, bc)
+}
+
+// weights are the Jacobi weights of n sweeps. D⁻¹A's eigenvalues lie in
+// [0, 2]; those of the modes a grid twice as coarse cannot represent in
+// [1/2, 2] in 2D and [1/3, 2] in 3D, where a single weight 2/(a+b) (4/5,
+// 6/7) damps best. Chebyshev: the weights 1/x_k for the roots x_k of the
+// degree-n Chebyshev polynomial mapped onto [a, 2], which minimise the
+// largest amplification there (1/T_n((2+a)/(2−a))), the largest weight
+// last, so that no intermediate iterate grows much. Its a reaches below
+// the coarse grid's share of the spectrum (0.3 in 2D, 0.2 in 3D, measured
+// best for V-cycles): the cell-centred coarse correction leaves the
+// modes there only partly corrected.
+func weights(opt Options, nd, n int) []float64 {
+	a, b := 0.5, 2.0
+	cheb := 0.3
+	if nd == 3 {
+		a, cheb = 1.0/3, 0.2
+	}
+
+	w := make([]float64, n)
+	for k := range w {
+		switch opt.Smoother {
+		case Chebyshev:
+			x := (b+cheb)/2 + (b-cheb)/2*math.Cos(math.Pi*float64(2*k+1)/float64(2*n))
+			w[k] = 1 / x
+		default:
+			w[k] = opt.Omega
+			if w[k] == 0 {
+				w[k] = 2 / (a + b)
+			}
+		}
+	}
+	return w
+}
+
+// Residual is the global max-norm of b − A·u on the fine level.
+func (m *MG) Residual() (float64, error) {
+	f := m.levels[0]
+	if err := f.exchange(f.u, f.bc); err != nil {
+		return 0, err
+	}
+	return m.globalMax(f.residual())
+}
+
+// RHSNorm is the global max-norm of the residual of u = 0: b with the
+// boundary values lifted into it, what the relative residual divides by.
+func (m *MG) RHSNorm() (float64, error) {
+	f := m.levels[0]
+	u := f.u
+	f.u = f.tmp
+	zero(f.u)
+	err := f.exchange(f.u, f.bc)
+	local := f.residual()
+	f.u = u
+	if err != nil {
+		return 0, err
+	}
+	return m.globalMax(local)
+}
+
+func (m *MG) globalMax(x float64) (float64, error) {
+	out := []float64{0}
+	if err := m.c.Allreduce(comm.Max, []float64{x}, out); err != nil {
+		return 0, err
+	}
+	return out[0], nil
+}
+
+// Cycle does one V-cycle on the fine level, keeps the mean of a singular
+// problem's u at zero, and returns the global max-norm of the residual.
+func (m *MG) Cycle() (float64, error) {
+	if err := m.prepare(); err != nil {
+		return 0, err
+	}
+	if err := m.vcycle(0, true); err != nil {
+		return 0, err
+	}
+	m.stats.Cycles++
+	return m.finishCycle()
+}
+
+// FMG does one full-multigrid cycle from b (u's first guess is ignored):
+// the problem restricted to every level, solved on the coarsest, and each
+// solution interpolated to the next finer level and improved by one
+// V-cycle there. It returns the residual as Cycle does.
+func (m *MG) FMG() (float64, error) {
+	if err := m.prepare(); err != nil {
+		return 0, err
+	}
+	if err := m.fmg(0); err != nil {
+		return 0, err
+	}
+	m.stats.Cycles++
+	return m.finishCycle()
+}
+
+func (m *MG) prepare() error {
+	if m.rhsDirty {
+		f := m.levels[0]
+		f.scale(m.smoothScale(f))
+		m.rhsDirty = false
+	}
+	return nil
+}
+
+func (m *MG) finishCycle() (float64, error) {
+	if m.singular {
+		if err := m.removeMean(); err != nil {
+			return 0, err
+		}
+	}
+	return m.Residual()
+}
+
+// removeMean subtracts the exact mean of u (exactsum: the same bits on
+// every split).
+func (m *MG) removeMean() error {
+	f := m.levels[0]
+	var acc exactsum.Acc
+	for _, r := range f.rows {
+		acc.AddSlice(f.u[r.Start : r.Start+r.N])
+	}
+	sum, err := exactsum.Sum(m.c, &acc)
+	if err != nil {
+		return err
+	}
+	mean := sum / float64(f.cells())
+	for _, r := range f.rows {
+		u := f.u[r.Start : r.Start+r.N]
+		for j := range u {
+			u[j] -= mean
+		}
+	}
+	return nil
+}
+
+// Compatible checks that a singular problem's right-hand side sums to zero
+// (relative to the sum of its magnitudes), without which it has no
+// solution: the exact sums, so every split decides alike.
+func (m *MG) Compatible() error {
+	if !m.singular {
+		return nil
+	}
+	f := m.levels[0]
+	var sum, abs exactsum.Acc
+	for _, r := range f.rows {
+		for _, x := range f.b[r.Start : r.Start+r.N] {
+			sum.Add(x)
+			abs.Add(math.Abs(x))
+		}
+	}
+	s, err := exactsum.Sum(m.c, &sum)
+	if err != nil {
+		return err
+	}
+	a, err := exactsum.Sum(m.c, &abs)
+	if err != nil {
+		return err
+	}
+	if math.Abs(s) > 1e-10*a {
+		return &IncompatibleError{Mean: s / float64(f.cells()), Relative: math.Abs(s) / a}
+	}
+	return nil
+}
+
+// IncompatibleError is a singular problem whose source does not integrate
+// to zero.
+type IncompatibleError struct {
+	Mean     float64 // the mean of the right-hand side
+	Relative float64 // |Σ b| / Σ |b|
+}
+
+func (e *IncompatibleError) Error() string {
+	return fmt.Sprintf("with no Dirichlet face u is fixed only up to a constant, and then the source must integrate to zero; its mean is %.6g (|Σf|/Σ|f| = %.3g)", e.Mean, e.Relative)
+}
+
+// bcOf is level i's boundary condition in a cycle whose top is level top:
+// the problem's values there, homogeneous on the error equations below.
+func bcOf(l *level, top bool) []stencil.GhostFace {
+	if top {
+		return l.bc
+	}
+	return l.bc0
+}
+
+// vcycle does one V-cycle on level i; top says it is the problem's own
+// level (boundary values) rather than an error equation (homogeneous).
+func (m *MG) vcycle(i int, top bool) error {
+	l := m.levels[i]
+	bc := bcOf(l, top)
+	if m.bottom(i) {
+		t0 := time.Now()
+		err := l.bottomSolve(bc, m.singular)
+		m.stats.Level[i] += time.Since(t0)
+		return err
+	}
+	t0 := time.Now()
+	if err := m.smooth(l, false, bc); err != nil {
+		return err
+	}
+	if err := l.exchange(l.u, bc); err != nil {
+		return err
+	}
+	l.residual()
+	m.stats.Level[i] += time.Since(t0)
+	if err := m.correct(i); err != nil {
+		return err
+	}
+	t1 := time.Now()
+	l.addTmp()
+	err := m.smooth(l, true, bc)
+	m.stats.Level[i] += time.Since(t1)
+	return err
+}
+
+// bottom reports whether level i is the coarsest of the whole hierarchy.
+func (m *MG) bottom(i int) bool { return i == len(m.levels)-1 && !m.gathered }
+
+// correct sets level i's tmp to the coarse-grid correction of its residual
+// r: restricted, solved by a V-cycle on the next level (zero first guess),
+// and interpolated back.
+func (m *MG) correct(i int) error {
+	l := m.levels[i]
+	if i == len(m.levels)-1 {
+		return m.throughRank0(func(a *MG) error {
+			if err := m.gat.gather(l.r, aField(a, func(x *level) []float64 { return x.r })); err != nil {
+				return err
+			}
+			if a == nil {
+				return nil
+			}
+			return a.correct(0)
+		}, func(a *MG) error {
+			return m.gat.scatter(aField(a, func(x *level) []float64 { return x.tmp }), l.tmp)
+		})
+	}
+	c := m.levels[i+1]
+	t0 := time.Now()
+	if err := l.corners.Start(l.r); err != nil {
+		return err
+	}
+	if err := l.corners.Finish(l.r); err != nil {
+		return err
+	}
+	restrict(l, c, l.r, m.smoothScale(c))
+	zero(c.u)
+	m.stats.Level[i] += time.Since(t0)
+	for range m.opt.Cycle.gamma() {
+		if err := m.vcycle(i+1, false); err != nil {
+			return err
+		}
+	}
+	t1 := time.Now()
+	if err := c.exchangeCorners(c.u, c.bc0); err != nil {
+		return err
+	}
+	prolong(l, c, c.u, l.tmp, !m.opt.Constant)
+	m.stats.Level[i] += time.Since(t1)
+	return nil
+}
+
+// throughRank0 runs down on every rank (rank 0 passes its gathered MG,
+// the others nil), then up likewise: the two halves of a step that
+// crosses from the distributed levels to rank 0's.
+func (m *MG) throughRank0(down, up func(a *MG) error) error {
+	if err := down(m.agg); err != nil {
+		return err
+	}
+	return up(m.agg)
+}
+
+// fmg solves level i's own problem (its b, boundary values) by full
+// multigrid: restrict b, solve the coarser problem the same way,
+// interpolate its solution, and do one V-cycle.
+func (m *MG) fmg(i int) error {
+	l := m.levels[i]
+	if m.bottom(i) {
+		zero(l.u)
+		t0 := time.Now()
+		err := l.bottomSolve(l.bc, m.singular)
+		m.stats.Level[i] += time.Since(t0)
+		return err
+	}
+	if i == len(m.levels)-1 {
+		err := m.throughRank0(func(a *MG) error {
+			if err := m.gat.gather(l.b, aField(a, func(x *level) []float64 { return x.b })); err != nil {
+				return err
+			}
+			if a == nil {
+				return nil
+			}
+			return a.fmgBelow(0)
+		}, func(a *MG) error {
+			return m.gat.scatter(aField(a, func(x *level) []float64 { return x.tmp }), l.u)
+		})
+		if err != nil {
+			return err
+		}
+	} else {
+		if err := m.fmgBelow(i); err != nil {
+			return err
+		}
+		l.u, l.tmp = l.tmp, l.u
+	}
+	return m.vcycle(i, true)
+}
+
+// aField is a field of a's first level, nil without a.
+func aField(a *MG, f func(*level) []float64) []float64 {
+	if a == nil {
+		return nil
+	}
+	return f(a.levels[0])
+}
+
+// fmgBelow restricts level i's b to level i+1, solves that level's problem
+// by full multigrid, and interpolates its solution into level i's tmp.
+func (m *MG) fmgBelow(i int) error {
+	l, c := m.levels[i], m.levels[i+1]
+	t0 := time.Now()
+	if err := l.corners.Start(l.b); err != nil {
+		return err
+	}
+	if err := l.corners.Finish(l.b); err != nil {
+		return err
+	}
+	restrict(l, c, l.b, m.smoothScale(c))
+	m.stats.Level[i] += time.Since(t0)
+	if err := m.fmg(i + 1); err != nil {
+		return err
+	}
+	t1 := time.Now()
+	if err := c.exchangeCorners(c.u, c.bc); err != nil {
+		return err
+	}
+	prolong(l, c, c.u, l.tmp, !m.opt.Constant)
+	m.stats.Level[i] += time.Since(t1)
+	return nil
+}
+
+// ErrNotConverged is returned by Solve when the cycle cap is reached.
+var ErrNotConverged = errors.New("multigrid: not converged")

@@ -1,0 +1,270 @@
+package multigrid
+
+import (
+	"fmt"
+
+	"heat/comm"
+	"heat/decomp"
+	"heat/stencil"
+)
+
+// Restriction and prolongation between a fine level f and the next coarser
+// level c. Coarse cell I of an axis that f halves has the fine children 2I
+// and 2I+1; a coarse box is [⌈lo/2⌉, ⌈hi/2⌉) of the fine box [lo, hi)
+// (coarsen), so a rank's coarse cells' children lie in its fine box or in
+// its first ghost layer, and its fine cells' coarse parents and their
+// neighbours in its coarse box or in the coarse ghost layer: one ghost layer
+// serves both directions. Every value is a fixed formula of global indices,
+// so the transfers give the same bits however the grid is split.
+
+// coarsen is the coarse box of fine box b under ratio.
+func coarsen(b decomp.Box, ratio []int) decomp.Box {
+	c := decomp.Box{Lo: make([]int, len(b.Lo)), Hi: make([]int, len(b.Hi))}
+	for a, r := range ratio {
+		c.Lo[a], c.Hi[a] = (b.Lo[a]+r-1)/r, (b.Hi[a]+r-1)/r
+	}
+	return c
+}
+
+// localCoords are the local coordinates of the cell at flat index i of lay.
+func localCoords(lay decomp.Layout, i int, out []int) {
+	for a := range lay.N {
+		out[a] = i/lay.Stride[a] - lay.Ghost
+		i %= lay.Stride[a]
+	}
+}
+
+// restrict sets c's b to the average of the children of each coarse cell in
+// src (a field of f, whose ghosts must be current), and c's bs to
+// scale·b. The children are summed in pairs along x, then y, then z.
+func restrict(f, c *level, src []float64, scale float64) {
+	nd := len(f.shape)
+	rx, ry, rz := f.ratio[nd-1], f.ratio[nd-2], 1
+	sy, sz := f.lay.Stride[nd-2], 0
+	if nd == 3 {
+		rz, sz = f.ratio[0], f.lay.Stride[0]
+	}
+	w := 1 / float64(rx*ry*rz)
+	c.parallel(func(_ int, rows []stencil.Span, _ []int) {
+		lc := make([]int, nd)
+		fc := make([]int, nd)
+		for _, r := range rows {
+			localCoords(c.lay, r.Start, lc)
+			for a := range nd {
+				fc[a] = (c.lay.Box.Lo[a]+lc[a])*f.ratio[a] - f.lay.Box.Lo[a]
+			}
+			base := f.lay.Index(fc...)
+			b, bs := c.b[r.Start:r.Start+r.N], c.bs[r.Start:r.Start+r.N]
+			for j := range b {
+				i := base + rx*j
+				v := pairY(src, i, rx, ry, sy)
+				if rz == 2 {
+					v += pairY(src, i+sz, rx, ry, sy)
+				}
+				v *= w
+				b[j], bs[j] = v, scale*v
+			}
+		}
+	})
+}
+
+// pairY is the sum of the children of one coarse cell in one fine plane.
+func pairY(src []float64, i, rx, ry, sy int) float64 {
+	v := pairX(src, i, rx)
+	if ry == 2 {
+		v += pairX(src, i+sy, rx)
+	}
+	return v
+}
+
+// pairX is the sum of the children of one coarse cell in one fine row.
+func pairX(src []float64, i, rx int) float64 {
+	if rx == 2 {
+		return src[i] + src[i+1]
+	}
+	return src[i]
+}
+
+// axisWeights are, for fine global index g along an axis of ratio r, the
+// coarse parent's and its nearer neighbour's local coordinates in the
+// coarse box starting at lo, and whether the fine cell interpolates between
+// them (linear, r = 2) or copies the parent.
+func axisWeights(g, r, lo int, linear bool) (p, q int, mix bool) {
+	if r == 1 {
+		return g - lo, g - lo, false
+	}
+	p = g/2 - lo
+	q = p + 1
+	if g%2 == 0 {
+		q = p - 1
+	}
+	return p, q, linear
+}
+
+// Interpolation weights: 3/4 from the parent, 1/4 from its nearer
+// neighbour, along each halved axis (tensor-product linear interpolation
+// for cell-centred grids).
+const (
+	near = 0.75
+	far  = 0.25
+)
+
+// prolong sets dst (a field of f) to the interpolation of src (a field of
+// c, whose ghosts, corners included, must be current) at every cell of f's
+// box: linear, or piecewise constant.
+func prolong(f, c *level, src, dst []float64, linear bool) {
+	nd := len(f.shape)
+	rx := f.ratio[nd-1]
+	csy, csz := c.lay.Stride[nd-2], 0
+	if nd == 3 {
+		csz = c.lay.Stride[0]
+	}
+	flo, clo := f.lay.Box.Lo, c.lay.Box.Lo
+	f.parallel(func(_ int, rows []stencil.Span, _ []int) {
+		lc := make([]int, nd)
+		// The coarse column of each fine cell along x, and its neighbour.
+		var px, qx []int
+		for _, r := range rows {
+			localCoords(f.lay, r.Start, lc)
+			py, qy, my := axisWeights(flo[nd-2]+lc[nd-2], f.ratio[nd-2], clo[nd-2], linear)
+			pz, qz, mz := 0, 0, false
+			if nd == 3 {
+				pz, qz, mz = axisWeights(flo[0]+lc[0], f.ratio[0], clo[0], linear)
+			}
+			// Flat indices in c of the coarse rows read, at x = −1 (the ghost).
+			at := func(y, z int) int { return (y+1)*csy + (z+1)*csz }
+			rpp, rpq, rqp, rqq := at(py, pz), at(qy, pz), at(py, qz), at(qy, qz)
+			px, qx = px[:0], qx[:0]
+			mx := false
+			for j := range r.N {
+				p, q, m := axisWeights(flo[nd-1]+lc[nd-1]+j, rx, clo[nd-1], linear)
+				px, qx, mx = append(px, p+1), append(qx, q+1), m
+			}
+			d := dst[r.Start : r.Start+r.N]
+			for j := range d {
+				p, q := px[j], qx[j]
+				v := interpX(src, rpp+p, rpp+q, mx)
+				if my {
+					v = near*v + far*interpX(src, rpq+p, rpq+q, mx)
+				}
+				if mz {
+					w := interpX(src, rqp+p, rqp+q, mx)
+					if my {
+						w = near*w + far*interpX(src, rqq+p, rqq+q, mx)
+					}
+					v = near*v + far*w
+				}
+				d[j] = v
+			}
+		}
+	})
+}
+
+// interpX is the value along x at a fine cell from its coarse parent p and
+// neighbour q: interpolated, or the parent's.
+func interpX(src []float64, p, q int, mix bool) float64 {
+	if mix {
+		return near*src[p] + far*src[q]
+	}
+	return src[p]
+}
+
+// gatherer moves a distributed level's interior to a copy of it on rank 0
+// and back: the edge between the distributed hierarchy and the part
+// gathered onto one rank.
+type gatherer struct {
+	c     comm.Comm
+	lay   decomp.Layout // this rank's layout of the distributed level
+	boxes []decomp.Box  // every rank's box (global coordinates)
+	whole decomp.Layout // rank 0's layout of the whole grid (local = global coordinates)
+	bufs  [][]float64   // rank 0: one buffer per rank; others: bufs[0]
+	reqs  []comm.Request
+}
+
+// Tags of the gather and scatter messages (the levels' plans use 1000 on).
+const (
+	tagGather  = 990
+	tagScatter = 991
+)
+
+func newGatherer(c comm.Comm, lay decomp.Layout, boxes []decomp.Box, whole decomp.Layout) *gatherer {
+	g := &gatherer{c: c, lay: lay, boxes: boxes, whole: whole}
+	if c.Rank() == 0 {
+		for _, b := range boxes {
+			g.bufs = append(g.bufs, make([]float64, b.Size()))
+		}
+	} else {
+		g.bufs = [][]float64{make([]float64, lay.Box.Size())}
+	}
+	return g
+}
+
+// interior is the box of lay in its local coordinates.
+func interior(lay decomp.Layout) decomp.Box {
+	return decomp.Box{Lo: make([]int, len(lay.N)), Hi: lay.N}
+}
+
+func pack(lay decomp.Layout, b decomp.Box, src, buf []float64) {
+	k := 0
+	lay.ForRows(b, func(start, n int) { k += copy(buf[k:], src[start:start+n]) })
+}
+
+func unpack(lay decomp.Layout, b decomp.Box, buf, dst []float64) {
+	k := 0
+	lay.ForRows(b, func(start, n int) { k += copy(dst[start:start+n], buf[k:]) })
+}
+
+// gather copies every rank's src (interior) into dst (rank 0's whole grid).
+func (g *gatherer) gather(src, dst []float64) error {
+	if g.c.Rank() != 0 {
+		pack(g.lay, interior(g.lay), src, g.bufs[0])
+		r, err := g.c.Isend(g.bufs[0], 0, tagGather)
+		if err != nil {
+			return err
+		}
+		return g.c.Waitall([]comm.Request{r})
+	}
+	g.reqs = g.reqs[:0]
+	for r := 1; r < len(g.boxes); r++ {
+		q, err := g.c.Irecv(g.bufs[r], r, tagGather)
+		if err != nil {
+			return err
+		}
+		g.reqs = append(g.reqs, q)
+	}
+	pack(g.lay, interior(g.lay), src, g.bufs[0])
+	if err := g.c.Waitall(g.reqs); err != nil {
+		return fmt.Errorf("multigrid: gathering a coarse level: %w", err)
+	}
+	for r, b := range g.boxes {
+		unpack(g.whole, b, g.bufs[r], dst)
+	}
+	return nil
+}
+
+// scatter copies rank 0's src (whole grid) into every rank's dst (interior).
+func (g *gatherer) scatter(src, dst []float64) error {
+	if g.c.Rank() != 0 {
+		r, err := g.c.Irecv(g.bufs[0], 0, tagScatter)
+		if err != nil {
+			return err
+		}
+		if err := g.c.Waitall([]comm.Request{r}); err != nil {
+			return fmt.Errorf("multigrid: receiving a coarse correction: %w", err)
+		}
+		unpack(g.lay, interior(g.lay), g.bufs[0], dst)
+		return nil
+	}
+	g.reqs = g.reqs[:0]
+	for r := 1; r < len(g.boxes); r++ {
+		pack(g.whole, g.boxes[r], src, g.bufs[r])
+		q, err := g.c.Isend(g.bufs[r], r, tagScatter)
+		if err != nil {
+			return err
+		}
+		g.reqs = append(g.reqs, q)
+	}
+	pack(g.whole, g.boxes[0], src, g.bufs[0])
+	unpack(g.lay, interior(g.lay), g.bufs[0], dst)
+	return g.c.Waitall(g.reqs)
+}
