@@ -285,6 +285,23 @@ func residualRow(k *stencil.Coeffs, r *stencil.Row) {
 	}
 }
 
+// laplacianRow sets d = (cx·(w+e) + cy·(s+n) [+ cz·(l+u)]) − c0·c: ∇²u with
+// c_a = 1/h_a² and c0 = Σ 2/h_a².
+func laplacianRow(k *stencil.Coeffs, r *stencil.Row) {
+	c, d, s, n := r.C, r.D, r.S[:len(r.D)], r.N[:len(r.D)]
+	c = c[:len(d)+2]
+	if r.L == nil {
+		for j := range d {
+			d[j] = (float64(k.CX*(c[j]+c[j+2])) + float64(k.CY*(s[j]+n[j]))) - float64(k.C0*c[j+1])
+		}
+		return
+	}
+	lo, up := r.L[:len(d)], r.U[:len(d)]
+	for j := range d {
+		d[j] = (float64(k.CX*(c[j]+c[j+2])) + float64(k.CY*(s[j]+n[j])) + float64(k.CZ*(lo[j]+up[j]))) - float64(k.C0*c[j+1])
+	}
+}
+
 // maxOf is the largest of xs, NaN if any is NaN.
 func maxOf(xs []float64) float64 {
 	m := 0.0

@@ -670,3 +670,41 @@ func (m *MG) fmgBelow(i int) error {
 
 // ErrNotConverged is returned by Solve when the cycle cap is reached.
 var ErrNotConverged = errors.New("multigrid: not converged")
+
+// StepRHS sets the fine level's right-hand side to the known part of an
+// implicit time step, b = u + c·∇²u + scale·src (src may be nil), from the
+// current u with the problem's boundary values. Crank–Nicolson has c =
+// (1−θ)·dt·α; backward Euler c = 0, and then ∇²u is not evaluated.
+func (m *MG) StepRHS(c float64, src []float64, scale float64) error {
+	f := m.levels[0]
+	if c != 0 {
+		if err := f.exchange(f.u, f.bc); err != nil {
+			return err
+		}
+	}
+	lap := f.res
+	lap.C0, lap.CX, lap.CY, lap.CZ = 2*(f.inv2[0]+f.inv2[1]+f.inv2[2]), f.inv2[2], f.inv2[1], f.inv2[0]
+	f.parallel(func(_ int, rows []stencil.Span, _ []int) {
+		var args stencil.Row
+		for _, r := range rows {
+			u, b := f.u[r.Start:r.Start+r.N], f.b[r.Start:r.Start+r.N]
+			if c == 0 {
+				copy(b, u)
+			} else {
+				lap.At(&args, f.b, f.u, nil, r.Start, r.N)
+				laplacianRow(&lap, &args)
+				for j := range b {
+					b[j] = u[j] + c*b[j]
+				}
+			}
+			if src != nil {
+				s := src[r.Start : r.Start+r.N]
+				for j := range b {
+					b[j] += scale * s[j]
+				}
+			}
+		}
+	})
+	m.rhsDirty = true
+	return nil
+}

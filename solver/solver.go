@@ -19,6 +19,7 @@ import (
 	"heat/halo"
 	"heat/internal/hugemem"
 	"heat/internal/team"
+	"heat/multigrid"
 	"heat/stencil"
 )
 
@@ -57,6 +58,7 @@ type Solver struct {
 	plan  *halo.Plan
 	team  *team.Team
 	k     stencil.Coeffs
+	base  stencil.Coeffs // k of a full step (k changes for a shortened last step)
 	kern  stencil.Kernel
 	u, v  []float64           // current and next field, ghosts included
 	f     []float64           // source term (times dt for heat), nil if none
@@ -80,6 +82,12 @@ type Solver struct {
 	gatherRecv           [][]float64
 	work                 func(int) // s.doWork, bound once
 	resid                []float64 // per-worker max |Δu| of the last checked step
+
+	mg      *multigrid.MG // multigrid (Poisson) or the implicit steps' solver
+	ref     float64       // Poisson by multigrid: ‖b‖∞ with the boundary values lifted
+	history []float64     // relative residual after each multigrid cycle (Poisson) or each step's last (heat)
+	cycles  int           // multigrid cycles done
+	stepDT  float64       // the step the multigrid operator is set up for
 
 	step      int
 	simTime   float64
@@ -145,11 +153,14 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	}
 	s.k.CF = 1 // the source is scaled to the update already
 	s.kern = stencil.Active.Pick(nd)
+	s.base = s.k
 
-	s.u = hugemem.Floats(s.lay.Len())
-	s.v = hugemem.Floats(s.lay.Len())
-	s.fill(s.u, spec.Initial, 1, false)
-	if spec.Source != nil {
+	if !spec.usesMG() {
+		s.u = hugemem.Floats(s.lay.Len())
+		s.v = hugemem.Floats(s.lay.Len())
+		s.fill(s.u, spec.Initial, 1, false)
+	}
+	if spec.Source != nil && spec.Equation == Heat {
 		s.f = hugemem.Floats(s.lay.Len())
 		s.fill(s.f, spec.Source, sourceScale, spec.Ghost > 1)
 	}
@@ -170,6 +181,16 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	cores := min(runtime.NumCPU(), runtime.GOMAXPROCS(0))
 	s.team = team.New(spec.Threads, spec.Threads*comm.RanksHere(c) <= cores)
 	s.resid = make([]float64, spec.Threads)
+	if spec.usesMG() {
+		if err := s.newMultigrid(sourceScale); err != nil {
+			s.Close()
+			return nil, err
+		}
+	} else if spec.Source != nil && spec.Equation == Poisson {
+		// Jacobi's source term, scaled to the update.
+		s.f = hugemem.Floats(s.lay.Len())
+		s.fill(s.f, spec.Source, sourceScale, spec.Ghost > 1)
+	}
 	return s, nil
 }
 
@@ -404,7 +425,7 @@ func (s *Solver) advance(check bool) error {
 	s.u, s.v = s.v, s.u
 	s.step++
 	if s.spec.Equation == Heat {
-		s.simTime = float64(s.step) * s.spec.DT
+		s.simTime = s.spec.timeAt(s.step)
 	}
 	return nil
 }
@@ -420,11 +441,23 @@ func (s *Solver) Run(ctx context.Context) error { return s.RunTo(ctx, s.spec.Ste
 // fall does not depend on target, so pausing never changes the result.
 func (s *Solver) RunTo(ctx context.Context, target int) error {
 	target = min(target, s.spec.Steps)
+	if s.mg != nil {
+		return s.runMG(ctx, target)
+	}
 	for s.step < target && !s.converged {
 		// Checks fall on every CheckEvery-th step and the last; a block of
 		// temporal steps ends at the next check, target or end.
 		nextCheck := min((s.step/s.spec.CheckEvery+1)*s.spec.CheckEvery, s.spec.Steps)
 		m := min(s.spec.Ghost, nextCheck-s.step, target-s.step)
+		if s.spec.Equation == Heat && s.spec.TEnd > 0 {
+			// The last step, shortened to end at TEnd, runs on its own.
+			if s.step == s.spec.Steps-1 {
+				m = 1
+				s.shorten(s.spec.LastDT())
+			} else {
+				m = min(m, s.spec.Steps-1-s.step)
+			}
+		}
 		check := s.step+m == nextCheck
 		var err error
 		if s.spec.Ghost == 1 {
@@ -481,7 +514,7 @@ func (s *Solver) Restore(step int, residual float64, converged bool) {
 	s.residual = residual
 	s.converged = converged
 	if s.spec.Equation == Heat {
-		s.simTime = float64(step) * s.spec.DT
+		s.simTime = s.spec.timeAt(step)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"heat/multigrid"
 	"heat/stencil"
 )
 
@@ -51,10 +52,21 @@ type Spec struct {
 
 	Equation Equation
 	Alpha    float64 // diffusivity (heat)
-	DT       float64 // time step (heat), within the stability limit
+	DT       float64 // time step (heat); within the stability limit when explicit
+	Scheme   Scheme  // heat: explicit, backward Euler or Crank–Nicolson
+	// TEnd, when > 0, is the time a heat run ends at: its last step (step
+	// Steps) is shortened to TEnd − (Steps−1)·DT.
+	TEnd float64
 
-	Steps      int     // heat: steps; poisson: iteration cap
-	Tolerance  float64 // poisson: stop once max|Δu| < Tolerance at a check
+	// Multigrid solves Poisson by multigrid cycles instead of weighted
+	// Jacobi sweeps; implicit heat steps always use it.
+	Multigrid bool
+	MG        multigrid.Options
+	FMG       bool // poisson: the first cycle is full multigrid
+	MaxCycles int  // implicit heat: cycles per step before failing (0: 50)
+
+	Steps      int     // heat: steps; poisson: iteration (cycle) cap
+	Tolerance  float64 // Jacobi: stop once max|Δu| < Tolerance at a check; multigrid: relative residual ‖b−Au‖∞/‖b‖∞
 	CheckEvery int     // steps between residual checks (>= 1)
 
 	Faces   [][2]Face // per axis: low and high face
@@ -119,11 +131,74 @@ func (s *Spec) check() error {
 		if s.Alpha <= 0 {
 			return fmt.Errorf("solver: diffusivity %g must be positive", s.Alpha)
 		}
-		if lim := StableDT(s.Alpha, s.Spacing()); !(s.DT > 0 && s.DT <= lim) {
+		if lim := StableDT(s.Alpha, s.Spacing()); s.Scheme == Explicit && !(s.DT > 0 && s.DT <= lim) {
 			return fmt.Errorf("solver: time step %g outside (0, %g], the stability limit", s.DT, lim)
 		}
+		if !(s.DT > 0) {
+			return fmt.Errorf("solver: time step %g must be positive", s.DT)
+		}
+		if s.TEnd > 0 && s.Steps > 0 && !(s.LastDT() > 0 && s.LastDT() <= s.DT*(1+1e-9)) {
+			return fmt.Errorf("solver: %d steps of %g do not end at t = %g", s.Steps, s.DT, s.TEnd)
+		}
+	}
+	if s.usesMG() && s.Ghost != 1 {
+		return fmt.Errorf("solver: multigrid needs one ghost layer, not %d (deeper ghosts are temporal blocking of explicit steps)", s.Ghost)
 	}
 	return nil
+}
+
+// Scheme is how a heat step advances in time.
+type Scheme int
+
+const (
+	// Explicit is forward Euler (FTCS), stable for dt up to StableDT.
+	Explicit Scheme = iota
+	// BackwardEuler solves (I − dt·α∇²)uⁿ⁺¹ = uⁿ + dt·f: first order, stable
+	// for any dt.
+	BackwardEuler
+	// CrankNicolson solves (I − ½dt·α∇²)uⁿ⁺¹ = (I + ½dt·α∇²)uⁿ + dt·f:
+	// second order, stable for any dt.
+	CrankNicolson
+)
+
+// Schemes are the schemes' names, as configs give them.
+var Schemes = []string{"explicit", "backward-euler", "crank-nicolson"}
+
+func (s Scheme) String() string { return Schemes[s] }
+
+// theta is the implicit weight θ of the scheme.
+func (s Scheme) theta() float64 {
+	if s == CrankNicolson {
+		return 0.5
+	}
+	return 1
+}
+
+// usesMG reports whether the run is solved by multigrid.
+func (s *Spec) usesMG() bool {
+	return (s.Equation == Poisson && s.Multigrid) || (s.Equation == Heat && s.Scheme != Explicit)
+}
+
+// StepsTo is the number of steps of dt that reach t, the last one
+// shortened (a step within 1e-9·dt of t counts as reaching it).
+func StepsTo(t, dt float64) int {
+	return int(math.Ceil(t/dt - 1e-9))
+}
+
+// LastDT is the length of step Steps: shortened to end at TEnd, or DT.
+func (s *Spec) LastDT() float64 {
+	if s.TEnd > 0 {
+		return s.TEnd - float64(s.Steps-1)*s.DT
+	}
+	return s.DT
+}
+
+// timeAt is the simulated time after step n.
+func (s *Spec) timeAt(n int) float64 {
+	if s.TEnd > 0 && n >= s.Steps {
+		return s.TEnd
+	}
+	return float64(n) * s.DT
 }
 
 func (s *Spec) periodic() []bool {

@@ -66,7 +66,7 @@ func (s *Solver) block(m int, check bool) error {
 	s.u, s.v = s.v, s.u
 	s.step += m
 	if s.spec.Equation == Heat {
-		s.simTime = float64(s.step) * s.spec.DT
+		s.simTime = s.spec.timeAt(s.step)
 	}
 	return nil
 }

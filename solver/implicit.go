@@ -1,0 +1,208 @@
+package solver
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"heat/comm"
+	"heat/multigrid"
+)
+
+// The multigrid paths: Poisson by multigrid cycles (one cycle a step), and
+// implicit heat steps (each a multigrid solve of σ = 1, β = θ·dt·α).
+
+// DefaultMaxCycles caps the cycles of one implicit step.
+const DefaultMaxCycles = 50
+
+// newMultigrid builds the solver's multigrid on its decomposition; its fine
+// level holds the field. For Poisson, b = −f (∇²u = f is −∇²u = −f).
+func (s *Solver) newMultigrid(sourceScale float64) error {
+	op := multigrid.Operator{Sigma: 0, Beta: 1}
+	if s.spec.Equation == Heat {
+		op = multigrid.Operator{Sigma: 1, Beta: s.spec.Scheme.theta() * s.spec.DT * s.spec.Alpha}
+		s.stepDT = s.spec.DT
+	}
+	p := multigrid.Problem{Shape: s.spec.Shape, Length: s.spec.Length, Faces: s.spec.Faces, Op: op}
+	mg, err := multigrid.New(s.c, s.grid, p, s.spec.MG, s.team)
+	if err != nil {
+		return err
+	}
+	s.mg = mg
+	s.u = mg.Field()
+	s.fill(s.u, s.spec.Initial, 1, false)
+	if s.spec.Equation == Heat {
+		return nil
+	}
+	if s.spec.Source != nil {
+		s.fill(mg.RHS(), s.spec.Source, -1, false)
+	}
+	mg.RHSChanged()
+	if err := mg.Compatible(); err != nil {
+		return err
+	}
+	s.ref, err = mg.RHSNorm()
+	return err
+}
+
+// runMG advances by multigrid until step target, convergence (Poisson) or
+// ctx cancellation. Every step ends in one Allreduce of the stop request.
+func (s *Solver) runMG(ctx context.Context, target int) error {
+	for s.step < target && !s.converged {
+		t0 := time.Now()
+		var err error
+		if s.spec.Equation == Poisson {
+			err = s.cycle()
+		} else {
+			err = s.implicitStep()
+		}
+		s.stats.Compute += time.Since(t0)
+		if err != nil {
+			return err
+		}
+		s.step++
+		if s.spec.Equation == Heat {
+			s.simTime = s.spec.timeAt(s.step)
+		}
+		if math.IsNaN(s.residual) || math.IsInf(s.residual, 0) {
+			return fmt.Errorf("step %d: the solution is no longer finite (relative residual %v)", s.step, s.residual)
+		}
+		stop := 0.0
+		if ctx.Err() != nil {
+			stop = 1
+		}
+		out := []float64{0}
+		t1 := time.Now()
+		if err := s.c.Allreduce(comm.Max, []float64{stop}, out); err != nil {
+			return err
+		}
+		s.stats.Reduce += time.Since(t1)
+		s.stats.Checks++
+		if s.spec.OnCheck != nil {
+			s.spec.OnCheck(s.step, s.residual)
+		}
+		if out[0] != 0 {
+			return ErrStopped
+		}
+	}
+	return nil
+}
+
+// cycle does one Poisson multigrid cycle (the first full multigrid when
+// FMG is set) and records its relative residual.
+func (s *Solver) cycle() error {
+	var res float64
+	var err error
+	if s.spec.FMG && s.step == 0 {
+		res, err = s.mg.FMG()
+	} else {
+		res, err = s.mg.Cycle()
+	}
+	if err != nil {
+		return err
+	}
+	s.u = s.mg.Field()
+	s.cycles++
+	s.residual = relative(res, s.ref)
+	s.history = append(s.history, s.residual)
+	s.converged = s.residual < s.spec.Tolerance
+	return nil
+}
+
+// relative is res/ref, 0 when both are (nothing to solve).
+func relative(res, ref float64) float64 {
+	if ref == 0 && res == 0 {
+		return 0
+	}
+	return res / ref
+}
+
+// implicitStep advances u by one backward-Euler or Crank–Nicolson step:
+// b = uⁿ + (1−θ)·dt·α∇²uⁿ + dt·f, then cycles from uⁿ until the relative
+// residual is below the tolerance.
+func (s *Solver) implicitStep() error {
+	dt := s.spec.DT
+	if s.step == s.spec.Steps-1 {
+		dt = s.spec.LastDT()
+	}
+	theta := s.spec.Scheme.theta()
+	if dt != s.stepDT {
+		s.mg.SetOperator(multigrid.Operator{Sigma: 1, Beta: theta * dt * s.spec.Alpha})
+		s.stepDT = dt
+	}
+	if err := s.mg.StepRHS((1-theta)*dt*s.spec.Alpha, s.f, dt/s.spec.DT); err != nil {
+		return err
+	}
+	ref, err := s.mg.RHSNorm()
+	if err != nil {
+		return err
+	}
+	limit := s.spec.MaxCycles
+	if limit == 0 {
+		limit = DefaultMaxCycles
+	}
+	for n := 1; ; n++ {
+		res, err := s.mg.Cycle()
+		if err != nil {
+			return err
+		}
+		s.cycles++
+		s.residual = relative(res, ref)
+		if s.residual < s.spec.Tolerance || math.IsNaN(s.residual) {
+			break
+		}
+		if n == limit {
+			return fmt.Errorf("step %d: multigrid did not reach the relative residual %g in %d cycles (%.3g)", s.step+1, s.spec.Tolerance, limit, s.residual)
+		}
+	}
+	s.u = s.mg.Field()
+	s.history = append(s.history, s.residual)
+	return nil
+}
+
+// shorten sets the explicit kernel's weights for one step of dt instead of
+// DT (the source, prescaled by DT, weighted by dt/DT).
+func (s *Solver) shorten(dt float64) {
+	r := dt / s.spec.DT
+	s.k = s.base
+	if dt == s.spec.DT {
+		return
+	}
+	s.k.CX, s.k.CY, s.k.CZ = s.base.CX*r, s.base.CY*r, s.base.CZ*r
+	s.k.C0 = 1 - 2*(s.k.CX+s.k.CY+s.k.CZ)
+	s.k.CF = r
+}
+
+// SolverInfo describes how the run was solved, for the report.
+type SolverInfo struct {
+	Kind     string // "explicit", "jacobi", "multigrid"
+	Scheme   string // heat: the time scheme
+	Smoother string // multigrid
+	Cycle    string // multigrid: "v", "w", "fmg" (then V-cycles)
+	Cycles   int    // multigrid cycles done
+	// History is the relative residual after each cycle (Poisson) or
+	// after each implicit step's last cycle (heat).
+	History []float64
+	MG      multigrid.Stats
+}
+
+// Info describes the solver of this run.
+func (s *Solver) Info() SolverInfo {
+	in := SolverInfo{Kind: "explicit", Scheme: s.spec.Scheme.String()}
+	if s.spec.Equation == Poisson {
+		in.Kind, in.Scheme = "jacobi", ""
+	}
+	if s.mg != nil {
+		in.Kind = "multigrid"
+		in.Smoother = s.spec.MG.Smoother.String()
+		in.Cycle = s.spec.MG.Cycle.String()
+		if s.spec.FMG {
+			in.Cycle = "fmg"
+		}
+		in.Cycles = s.cycles
+		in.History = s.history
+		in.MG = s.mg.Stats()
+	}
+	return in
+}

@@ -1,0 +1,136 @@
+package solver
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"heat/comm"
+	"heat/comm/local"
+	"heat/multigrid"
+)
+
+// sineDecay is a heat run of a sine mode on zero Dirichlet faces to t_end,
+// and its exact decay exp(−α·π²·Σk²·t).
+func sineDecay(shape []int, scheme Scheme, dt, tEnd float64) (Spec, func(x []float64) float64) {
+	s := heatSpec(shape)
+	nd := len(shape)
+	s.Scheme, s.DT, s.TEnd = scheme, dt, tEnd
+	s.Steps = StepsTo(tEnd, dt)
+	s.Tolerance = 1e-10
+	s.Initial = Sine([]int{1, 1, 1}[:nd], s.Length, 1, 0)
+	rate := s.Alpha * math.Pi * math.Pi * float64(nd)
+	return s, func(x []float64) float64 {
+		p := math.Exp(-rate * tEnd)
+		for _, xa := range x {
+			p *= math.Sin(math.Pi * xa)
+		}
+		return p
+	}
+}
+
+// maxErr is max |field − exact| over the cell centres.
+func maxErr(s Spec, field []float64, exact func([]float64) float64) float64 {
+	e := 0.0
+	cellCentres(s.Shape, s.Length, func(i int, x []float64) { e = max(e, math.Abs(field[i]-exact(x))) })
+	return e
+}
+
+// Against the exact decay of a sine mode, with h fine enough that the time
+// error dominates: halving dt halves backward Euler's error (first order)
+// and quarters Crank–Nicolson's (second order). The steps are far beyond
+// the explicit limit, and the last step is shortened to land on t_end.
+func TestImplicitSchemesOrderInTime(t *testing.T) {
+	shape := []int{128, 128}
+	for _, c := range []struct {
+		scheme Scheme
+		ratio  float64
+	}{{BackwardEuler, 2}, {CrankNicolson, 4}} {
+		var errs []float64
+		for _, dt := range []float64{0.02, 0.01, 0.005} {
+			s, exact := sineDecay(shape, c.scheme, dt, 0.1)
+			require.Greater(t, dt, 100*StableDT(s.Alpha, s.Spacing()))
+			out := run(t, 2, s)
+			errs = append(errs, maxErr(s, out.field, exact))
+		}
+		for i := 1; i < len(errs); i++ {
+			r := errs[i-1] / errs[i]
+			t.Logf("%v: error %.3e → %.3e, ratio %.2f", c.scheme, errs[i-1], errs[i], r)
+			require.InDelta(t, c.ratio, r, 0.35*c.ratio/2, "%v", c.scheme)
+		}
+	}
+}
+
+// t_end with a step that does not divide it: the last step is shortened,
+// and the run ends exactly at t_end (explicit and implicit alike).
+func TestTEndShortensLastStep(t *testing.T) {
+	for _, scheme := range []Scheme{Explicit, CrankNicolson} {
+		s, exact := sineDecay([]int{32, 32}, scheme, 0, 0.01)
+		s.DT = 0.9 * StableDT(s.Alpha, s.Spacing())
+		if scheme != Explicit {
+			s.DT = 0.0007
+		}
+		s.Steps = StepsTo(s.TEnd, s.DT)
+		require.NotEqual(t, float64(s.Steps)*s.DT, s.TEnd)
+		var simTime float64
+		err := local.Run(1, func(c comm.Comm) error {
+			sv, err := New(c, s)
+			if err != nil {
+				return err
+			}
+			defer sv.Close()
+			if err := sv.Run(context.Background()); err != nil {
+				return err
+			}
+			simTime = sv.SimTime()
+			f, err := sv.Gather()
+			require.Less(t, maxErr(s, f, exact), 2e-3)
+			return err
+		})
+		require.NoError(t, err)
+		require.Equal(t, s.TEnd, simTime, "%v", scheme)
+	}
+}
+
+// Implicit steps and Poisson by multigrid give the same bits on every rank
+// count, process grid and thread count; each split also stops on the same
+// cycle.
+func TestMultigridRunsBitForBit(t *testing.T) {
+	for _, shape := range [][]int{{40, 36}, {12, 16, 20}} {
+		nd := len(shape)
+		for _, kind := range []string{"poisson", "backward-euler", "crank-nicolson"} {
+			s := heatSpec(shape)
+			s.Faces[0] = [2]Face{{Kind: Dirichlet, Value: 1}, {Kind: Neumann}}
+			s.Faces[nd-1] = [2]Face{{Kind: Periodic}, {Kind: Periodic}}
+			s.Initial = Random(shape, 3, 1, 0)
+			s.Source = Gaussian([]float64{0.3, 0.6, 0.5}[:nd], 0.2, 2, 0)
+			s.Tolerance = 1e-9
+			switch kind {
+			case "poisson":
+				s.Equation, s.Multigrid, s.Steps = Poisson, true, 40
+				s.MG.Smoother = multigrid.RedBlack
+			case "backward-euler":
+				s.Scheme, s.DT, s.Steps = BackwardEuler, 0.01, 4
+			default:
+				s.Scheme, s.DT, s.TEnd = CrankNicolson, 0.01, 0.035
+				s.Steps = StepsTo(s.TEnd, s.DT)
+			}
+			var want outcome
+			for i, sp := range []struct{ ranks, threads int }{{1, 1}, {2, 2}, {3, 1}, {4, 3}, {6, 1}} {
+				s.Threads = sp.threads
+				out := run(t, sp.ranks, s)
+				if i == 0 {
+					want = out
+					continue
+				}
+				where := fmt.Sprintf("%v %s %+v", shape, kind, sp)
+				require.Equal(t, fingerprint(want.field), fingerprint(out.field), where)
+				require.Equal(t, want.steps, out.steps, where)
+				require.Equal(t, math.Float64bits(want.residual), math.Float64bits(out.residual), where)
+			}
+		}
+	}
+}
