@@ -69,22 +69,17 @@ func (l *level) bottomSolve(bc []stencil.GhostFace, singular bool) error {
 	return nil
 }
 
-// apply sets q = A·p over the box (p's ghosts must be current).
+// apply sets q = A·p = σ·p − β∇²p over the box (p's ghosts must be
+// current).
 func (l *level) apply(p, q []float64) {
 	var args stencil.Row
 	k := &l.res
 	for _, rw := range l.rows {
 		k.At(&args, q, p, nil, rw.Start, rw.N)
-		c, d, s, n := args.C, args.D, args.S, args.N
-		if args.L == nil {
-			for j := range d {
-				d[j] = float64(k.C0*c[j+1]) - (float64(k.CX*(c[j]+c[j+2])) + float64(k.CY*(s[j]+n[j])))
-			}
-			continue
-		}
-		lo, up := args.L, args.U
+		laplacianRow(k, &args)
+		c, d := args.C[1:], args.D
 		for j := range d {
-			d[j] = float64(k.C0*c[j+1]) - (float64(k.CX*(c[j]+c[j+2])) + float64(k.CY*(s[j]+n[j])) + float64(k.CZ*(lo[j]+up[j])))
+			d[j] = float64(k.C0*c[j]) - d[j]
 		}
 	}
 }

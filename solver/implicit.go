@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"heat/comm"
+	"heat/decomp"
 	"heat/multigrid"
 )
 
@@ -49,7 +50,7 @@ func (s *Solver) newMultigrid(sourceScale float64) error {
 // runMG advances by multigrid until step target, convergence (Poisson) or
 // ctx cancellation. Every step ends in one Allreduce of the stop request.
 func (s *Solver) runMG(ctx context.Context, target int) error {
-	for s.step < target && !s.converged {
+	for s.step < target && !s.converged && !s.stalled {
 		t0 := time.Now()
 		var err error
 		if s.spec.Equation == Poisson {
@@ -107,7 +108,20 @@ func (s *Solver) cycle() error {
 	s.residual = relative(res, s.ref)
 	s.history = append(s.history, s.residual)
 	s.converged = s.residual < s.spec.Tolerance
+	s.stalled = !s.converged && stalled(s.history)
 	return nil
+}
+
+// stalled reports whether the last of a residual history is no better than
+// 0.9× the best of the three before it: the cycles have reached the
+// rounding floor of the grid (the smoother's last rounding of u, a few ulps,
+// times the operator's 4/h²), and more would change nothing.
+func stalled(history []float64) bool {
+	n := len(history)
+	if n < 4 {
+		return false
+	}
+	return history[n-1] > 0.9*min(history[n-4], history[n-3], history[n-2])
 }
 
 // relative is res/ref, 0 when both are (nothing to solve).
@@ -142,6 +156,7 @@ func (s *Solver) implicitStep() error {
 	if limit == 0 {
 		limit = DefaultMaxCycles
 	}
+	var hist []float64
 	for n := 1; ; n++ {
 		res, err := s.mg.Cycle()
 		if err != nil {
@@ -149,7 +164,10 @@ func (s *Solver) implicitStep() error {
 		}
 		s.cycles++
 		s.residual = relative(res, ref)
-		if s.residual < s.spec.Tolerance || math.IsNaN(s.residual) {
+		hist = append(hist, s.residual)
+		// A step whose cycles stall above the tolerance has reached the
+		// rounding floor: it is as solved as double precision allows.
+		if s.residual < s.spec.Tolerance || math.IsNaN(s.residual) || stalled(hist) {
 			break
 		}
 		if n == limit {
@@ -206,3 +224,26 @@ func (s *Solver) Info() SolverInfo {
 	}
 	return in
 }
+
+// MaxError is the global max |u − p| over the cells (p at the cell
+// centres), a collective: every rank gets the same value.
+func (s *Solver) MaxError(p Profile) (float64, error) {
+	exact := make([]float64, s.lay.Len())
+	s.fill(exact, p, 1, false)
+	e := 0.0
+	nd := len(s.lay.N)
+	s.lay.ForRows(boxOf(nd, s.lay.N), func(start, n int) {
+		for j := start; j < start+n; j++ {
+			d := math.Abs(s.u[j] - exact[j])
+			if d > e || d != d {
+				e = d
+			}
+		}
+	})
+	out := []float64{0}
+	err := s.c.Allreduce(comm.Max, []float64{e}, out)
+	return out[0], err
+}
+
+// boxOf is the box [0, n) in local coordinates.
+func boxOf(nd int, n []int) decomp.Box { return decomp.Box{Lo: make([]int, nd), Hi: n} }

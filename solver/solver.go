@@ -88,6 +88,7 @@ type Solver struct {
 	history []float64     // relative residual after each multigrid cycle (Poisson) or each step's last (heat)
 	cycles  int           // multigrid cycles done
 	stepDT  float64       // the step the multigrid operator is set up for
+	stalled bool          // Poisson by multigrid: the residual stopped falling above the tolerance
 
 	step      int
 	simTime   float64
@@ -518,8 +519,13 @@ func (s *Solver) Restore(step int, residual float64, converged bool) {
 	}
 }
 
-// Done reports whether the run is over: all steps done, or converged.
-func (s *Solver) Done() bool { return s.step >= s.spec.Steps || s.converged }
+// Done reports whether the run is over: all steps done, converged, or (a
+// multigrid solve) stalled at the rounding floor.
+func (s *Solver) Done() bool { return s.step >= s.spec.Steps || s.converged || s.stalled }
+
+// Stalled reports whether multigrid cycles stopped reducing the residual
+// above the tolerance (see stalled).
+func (s *Solver) Stalled() bool { return s.stalled }
 
 // Step is the number of steps (iterations) done.
 func (s *Solver) Step() int { return s.step }

@@ -90,6 +90,7 @@ func TestDiagnosticsConservationAndResidual(t *testing.T) {
 
 	out = t.TempDir()
 	code, _, stderr = heat(t, "run", "-q", "-c", "../../configs/poisson-2d.toml", "--set", "grid.shape=[32,32]", "--steps", "3000",
+		"--set", "equation.solver=jacobi", "--set", "run.tolerance=1e-8",
 		"--set", "run.check_every=100", "--set", "output.diagnostics_every=100", "--set", "output.formats=[]", "--out", out)
 	require.Equal(t, 0, code, stderr)
 	res := csvtest.Floats(t, csvtest.Read(t, filepath.Join(out, "diagnostics.csv")), "residual")[1:] // row 0 is before any check
@@ -97,6 +98,24 @@ func TestDiagnosticsConservationAndResidual(t *testing.T) {
 	for i := 1; i < len(res); i++ {
 		require.Less(t, res[i], res[i-1], "residual falls: %v", res)
 	}
+
+	// Multigrid: a row per cycle, the relative residual falling at least
+	// tenfold each cycle, down to the tolerance.
+	out = t.TempDir()
+	code, _, stderr = heat(t, "run", "-q", "-c", "../../configs/poisson-2d.toml", "--set", "grid.shape=[64,64]", "--ranks", "2",
+		"--set", "output.diagnostics_every=1", "--set", "output.formats=[]", "--out", out)
+	require.Equal(t, 0, code, stderr)
+	res = csvtest.Floats(t, csvtest.Read(t, filepath.Join(out, "diagnostics.csv")), "residual")[1:]
+	require.Greater(t, len(res), 5)
+	for i := 1; i < len(res); i++ {
+		require.Less(t, res[i], res[i-1]/10, "residual falls: %v", res)
+	}
+	require.Less(t, res[len(res)-1], 1e-10)
+	rep := readReport(t, filepath.Join(out, "report.json"))
+	require.Equal(t, "multigrid", rep.Solver.Kind)
+	require.Len(t, rep.Solver.ResidualHistory, len(res))
+	require.Less(t, float64(*rep.Solver.ConvergenceFactor), 0.15)
+	require.Less(t, float64(*rep.Solver.DiscretisationError), 1e-3)
 }
 
 // heat render draws a checkpoint (a plane of a 3D one) without running.

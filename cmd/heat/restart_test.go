@@ -20,8 +20,14 @@ type problem struct {
 var restartProblems = []problem{
 	{"heat-2d", []string{"grid.shape=[37,29]", "initial.kind=random", "boundary.y_lo.value=1", "boundary.x_lo.kind=neumann"}},
 	{"heat-3d", []string{"grid.shape=[9,11,10]", "initial.kind=random", "boundary.kind=periodic"}},
-	{"poisson-2d", []string{"grid.shape=[31,23]", "equation.kind=poisson", "run.tolerance=1e-14", "source.kind=constant", "source.value=-1"}},
-	{"poisson-3d", []string{"grid.shape=[8,9,7]", "equation.kind=poisson", "run.tolerance=1e-14", "source.kind=gaussian", "source.radius=0.2", "source.value=5", "boundary.z_hi.value=1"}},
+	{"poisson-2d", []string{"grid.shape=[31,23]", "equation.kind=poisson", "equation.solver=jacobi", "run.tolerance=1e-14", "source.kind=constant", "source.value=-1"}},
+	{"poisson-3d", []string{"grid.shape=[8,9,7]", "equation.kind=poisson", "equation.solver=jacobi", "run.tolerance=1e-14", "source.kind=gaussian", "source.radius=0.2", "source.value=5", "boundary.z_hi.value=1"}},
+	// Multigrid cycles slowed down (two levels, one Jacobi sweep each way) so
+	// that 20 of them do not converge.
+	{"poisson-multigrid", []string{"grid.shape=[32,24]", "equation.kind=poisson", "run.tolerance=1e-14", "source.kind=gaussian", "source.radius=0.2", "source.value=5",
+		"boundary.x_hi.kind=neumann", "multigrid.levels=2", "multigrid.smoother=jacobi", "multigrid.pre=1", "multigrid.post=1"}},
+	{"crank-nicolson-3d", []string{"grid.shape=[8,12,16]", "equation.scheme=crank-nicolson", "equation.dt=0.002", "initial.kind=random",
+		"boundary.x_lo.kind=periodic", "boundary.x_hi.kind=periodic", "boundary.z_lo.value=1"}},
 }
 
 func args(p problem, extra ...string) []string {

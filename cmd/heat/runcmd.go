@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -21,6 +22,7 @@ import (
 	"heat/decomp"
 	"heat/io/config"
 	"heat/io/report"
+	"heat/multigrid"
 	"heat/solver"
 )
 
@@ -202,6 +204,10 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 		spec.OnCheck = j.prog.check
 	}
 	s, err := solver.New(c, spec)
+	var ie *multigrid.IncompatibleError
+	if errors.As(err, &ie) {
+		return usagef("source: %v; give the source a zero mean, or make a face dirichlet", ie)
+	}
 	if err != nil {
 		return err
 	}
@@ -284,6 +290,15 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 	if err != nil {
 		return err
 	}
+	var discErr *report.Float
+	if p := exactOf(j.cfg, s.SimTime()); p != nil {
+		e, err := s.MaxError(p)
+		if err != nil {
+			return err
+		}
+		f := report.Float(e)
+		discErr = &f
+	}
 	st := s.Stats()
 	lay := s.Layout()
 	host, _ := os.Hostname()
@@ -320,6 +335,7 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 			rep.MUpdatesPS = float64(cells) * float64(s.Step()-from) / compute / 1e6
 		}
 		rep.Field = field
+		rep.Solver = solverReport(s, c.Size(), discErr)
 		rep.PerRank = make([]report.Rank, len(parts))
 		hosts := make([]report.Host, len(parts))
 		for r, p := range parts {
@@ -398,9 +414,55 @@ func printSummary(w io.Writer, cfg *config.Config, rep *report.Report, path stri
 		fmt.Fprintf(w, ", t = %.6g", rep.SimTime)
 	}
 	fmt.Fprintf(w, " in %.3f s (%.1f Mupdates/s)\n", rep.WallS, rep.MUpdatesPS)
+	if sv := rep.Solver; sv != nil && sv.Kind == "multigrid" {
+		fmt.Fprintf(w, "multigrid: %s-cycles, %s smoother, %d levels: %d cycles", strings.ToUpper(sv.Cycle), sv.Smoother, len(sv.Levels), sv.Cycles)
+		if sv.ConvergenceFactor != nil {
+			fmt.Fprintf(w, ", %.3f per cycle", float64(*sv.ConvergenceFactor))
+		}
+		if sv.CyclesPerStep > 0 {
+			fmt.Fprintf(w, ", %.1f per step", sv.CyclesPerStep)
+		}
+		if sv.Stalled {
+			fmt.Fprintf(w, "; stalled at the rounding floor above run.tolerance %g", cfg.Run.Tolerance)
+		}
+		fmt.Fprintln(w)
+	}
+	if sv := rep.Solver; sv != nil && sv.DiscretisationError != nil {
+		fmt.Fprintf(w, "error against the exact solution: max %.3e\n", float64(*sv.DiscretisationError))
+	}
 	fmt.Fprintf(w, "field: min %.6g max %.6g mean %.6g l2 %.6g\n", rep.Field.Min, rep.Field.Max, rep.Field.Mean, rep.Field.L2)
 	if rep.Field.SHA256 != "" {
 		fmt.Fprintf(w, "sha256 %s\n", rep.Field.SHA256)
 	}
 	fmt.Fprintf(w, "report: %s\n", path)
+}
+
+// solverReport is the report's account of how s solved the run on ranks
+// ranks.
+func solverReport(s *solver.Solver, ranks int, discErr *report.Float) *report.Solver {
+	in := s.Info()
+	r := &report.Solver{Kind: in.Kind, Scheme: in.Scheme, Smoother: in.Smoother, Cycle: in.Cycle,
+		Cycles: in.Cycles, Stalled: s.Stalled(), DiscretisationError: discErr}
+	for _, h := range in.History {
+		r.ResidualHistory = append(r.ResidualHistory, report.Float(h))
+	}
+	if in.Kind != "multigrid" {
+		return r
+	}
+	for l, shape := range in.MG.Shapes {
+		lv := report.Level{Shape: shape, Ranks: ranks, TimeS: in.MG.Level[l].Seconds()}
+		if l >= in.MG.Gathered {
+			lv.Ranks = 1
+		}
+		r.Levels = append(r.Levels, lv)
+	}
+	if in.Scheme == "" {
+		if n := len(in.History); n >= 2 {
+			f := report.Float(math.Pow(in.History[n-1]/in.History[0], 1/float64(n-1)))
+			r.ConvergenceFactor = &f
+		}
+	} else if s.Step() > 0 {
+		r.CyclesPerStep = float64(in.Cycles) / float64(s.Step())
+	}
+	return r
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"math"
 	"runtime"
+	"slices"
 
 	"heat/io/config"
+	"heat/multigrid"
 	"heat/solver"
 )
 
@@ -28,6 +31,20 @@ func specOf(cfg *config.Config) solver.Spec {
 	if cfg.Equation.Kind == "poisson" {
 		s.Equation = solver.Poisson
 	}
+	s.Scheme = solver.Scheme(slices.Index(solver.Schemes, cfg.Equation.Scheme))
+	s.TEnd = cfg.Run.TEnd
+	s.Multigrid = cfg.Equation.Solver == "multigrid"
+	mg := cfg.Multigrid
+	s.MG = multigrid.Options{
+		Smoother: multigrid.Smoother(slices.Index(multigrid.Smoothers, mg.Smoother)),
+		Pre:      mg.Pre, Post: mg.Post, Levels: mg.Levels,
+		Constant: mg.Interpolation == "constant",
+	}
+	if mg.Cycle == "w" {
+		s.MG.Cycle = multigrid.W
+	}
+	s.FMG = mg.Cycle == "fmg"
+	s.MaxCycles = mg.MaxCycles
 	for a := range nd {
 		for side := range 2 {
 			kind, value := cfg.FaceKind(a, side)
@@ -70,4 +87,38 @@ func profileOf(cfg *config.Config, p config.Profile) solver.Profile {
 		return solver.Random(cfg.Grid.Shape, p.Seed, p.Value, p.Background)
 	}
 	return nil // "none"
+}
+
+// exactOf is the problem's exact solution at time t where one is known, else
+// nil: a sine mode on zero Dirichlet faces, as the source of a Poisson
+// problem (u = −f/(π²Σ(m_a/L_a)²)) or as the initial field of a heat run
+// without a source (decaying as exp(−α·π²Σ(m_a/L_a)²·t)).
+func exactOf(cfg *config.Config, t float64) solver.Profile {
+	nd := cfg.NDim()
+	for a := range nd {
+		for side := range 2 {
+			if kind, value := cfg.FaceKind(a, side); kind != config.Dirichlet || value != 0 {
+				return nil
+			}
+		}
+	}
+	p := cfg.Initial
+	if cfg.Equation.Kind == config.Poisson {
+		p = cfg.Source
+	} else if cfg.Source.Kind != "none" {
+		return nil
+	}
+	if p.Kind != "sine" || p.Background != 0 {
+		return nil
+	}
+	k2 := 0.0
+	for a, m := range p.Mode {
+		k := float64(m) * math.Pi / cfg.Grid.Length[a]
+		k2 += k * k
+	}
+	scale := -1 / k2
+	if cfg.Equation.Kind == config.Heat {
+		scale = math.Exp(-cfg.Equation.Alpha * k2 * t)
+	}
+	return solver.Sine(p.Mode, cfg.Grid.Length, scale*p.Value, 0)
 }

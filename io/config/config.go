@@ -62,10 +62,12 @@ func Default() *Config {
 	return &Config{
 		Grid: Grid{Shape: []int{256, 256}, Ghost: 1},
 		Equation: Equation{
-			Kind:  Heat,
-			Alpha: 1.0,
+			Kind:   Heat,
+			Solver: "multigrid",
+			Scheme: "explicit",
+			Alpha:  1.0,
 		},
-		Run:      Run{Steps: 1000, Tolerance: 1e-6, CheckEvery: 10},
+		Run:      Run{Steps: 1000, CheckEvery: 10},
 		Boundary: Boundary{Kind: Dirichlet},
 		Initial:  Profile{Kind: "hotspot", Value: 1, Radius: 0.1, Seed: 1},
 		Source:   Profile{Kind: "none"},
@@ -73,6 +75,7 @@ func Default() *Config {
 		Output: Output{Dir: "heat-out", Fingerprint: true, Formats: []string{"png"}, Slice: "z=mid", Cmap: "viridis",
 			Range: []float64{}, ImageSize: 1024, DiagnosticsEvery: 10},
 		Checkpoint: Checkpoint{Keep: 2, Level: 1, Chunk: []int{}},
+		Multigrid:  Multigrid{Smoother: "chebyshev", Cycle: "v", Interpolation: "linear", MaxCycles: 50},
 	}
 }
 
@@ -167,8 +170,19 @@ func (c *Config) TimeStep() float64 {
 	if c.Equation.Kind == Poisson {
 		return 0
 	}
-	if c.Equation.DT > 0 {
+	if c.Equation.DT > 0 || c.Implicit() {
 		return c.Equation.DT
 	}
 	return 0.9 * StableDT(c)
+}
+
+// Implicit reports whether heat steps are implicit (solved by multigrid).
+func (c *Config) Implicit() bool {
+	return c.Equation.Kind == Heat && c.Equation.Scheme != "explicit"
+}
+
+// UsesMultigrid reports whether the run is solved by multigrid: Poisson
+// with solver "multigrid", and implicit heat steps.
+func (c *Config) UsesMultigrid() bool {
+	return c.Implicit() || (c.Equation.Kind == Poisson && c.Equation.Solver == "multigrid")
 }

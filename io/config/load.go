@@ -104,6 +104,13 @@ func (s *sources) set(key, source string) {
 	s.by[key] = origin{source, s.n}
 }
 
+// exact is the origin of key itself (not of a table above it), and whether
+// any layer set it.
+func (s *sources) exact(key string) (origin, bool) {
+	o, ok := s.by[key]
+	return o, ok
+}
+
 // of is the source of key; else of the latest key below it (a per-face
 // table set through boundary.z_lo.kind); else of its nearest parent table
 // set as a whole (boundary.x_lo = {kind = "neumann"}); "" if no layer set

@@ -12,6 +12,7 @@ type Config struct {
 	Parallel   Parallel   `toml:"parallel" json:"parallel"`
 	Output     Output     `toml:"output" json:"output"`
 	Checkpoint Checkpoint `toml:"checkpoint" json:"checkpoint"`
+	Multigrid  Multigrid  `toml:"multigrid" json:"multigrid"`
 }
 
 // Grid is the global mesh: cell counts and physical extent per axis, C order
@@ -24,15 +25,29 @@ type Grid struct {
 
 // Equation selects what is solved.
 type Equation struct {
-	Kind  string  `toml:"kind" json:"kind"`   // "heat" (explicit FTCS) or "poisson" (Jacobi for ∇²u = f)
-	Alpha float64 `toml:"alpha" json:"alpha"` // diffusivity (heat)
-	DT    float64 `toml:"dt" json:"dt"`       // time step (heat); 0 picks 0.9 × the stability limit
+	Kind   string  `toml:"kind" json:"kind"`     // "heat" (∂u/∂t = α∇²u + f) or "poisson" (∇²u = f)
+	Solver string  `toml:"solver" json:"solver"` // poisson: "multigrid" or "jacobi" (weighted Jacobi sweeps)
+	Scheme string  `toml:"scheme" json:"scheme"` // heat: "explicit", "backward-euler" or "crank-nicolson"
+	Alpha  float64 `toml:"alpha" json:"alpha"`   // diffusivity (heat)
+	DT     float64 `toml:"dt" json:"dt"`         // time step (heat); explicit: 0 picks 0.9 × the stability limit
+}
+
+// Multigrid tunes the multigrid solver (Poisson, implicit heat steps).
+type Multigrid struct {
+	Smoother      string `toml:"smoother" json:"smoother"`           // "chebyshev", "jacobi" or "rbgs"
+	Cycle         string `toml:"cycle" json:"cycle"`                 // "v", "w", or "fmg" (one full multigrid cycle, then V-cycles)
+	Pre           int    `toml:"pre" json:"pre"`                     // smoothing sweeps before the coarse correction; 0: the smoother's default
+	Post          int    `toml:"post" json:"post"`                   // … and after it
+	Levels        int    `toml:"levels" json:"levels"`               // levels, the fine grid included; 0: as many as the grid allows
+	Interpolation string `toml:"interpolation" json:"interpolation"` // prolongation: "linear" or "constant"
+	MaxCycles     int    `toml:"max_cycles" json:"max_cycles"`       // implicit heat: cycles per step before the run fails
 }
 
 // Run is how long to run and how often to check.
 type Run struct {
-	Steps      int     `toml:"steps" json:"steps"`             // heat: time steps; poisson: iteration cap
-	Tolerance  float64 `toml:"tolerance" json:"tolerance"`     // poisson: stop when max|Δu| < tolerance
+	Steps      int     `toml:"steps" json:"steps"`             // heat: time steps; poisson: iteration (multigrid: cycle) cap
+	TEnd       float64 `toml:"t_end" json:"t_end"`             // heat: the time to stop at (sets steps; the last step shortened); 0: none
+	Tolerance  float64 `toml:"tolerance" json:"tolerance"`     // multigrid: relative residual ‖f−Au‖∞/‖f‖∞ to stop at; jacobi: max|Δu|; 0: 1e-10 and 1e-6
 	CheckEvery int     `toml:"check_every" json:"check_every"` // steps between residual checks / progress
 }
 

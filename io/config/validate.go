@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"heat/decomp"
+	"heat/multigrid"
 )
 
 // Limits of the accepted values.
@@ -23,6 +24,11 @@ const (
 // Allowed kinds, in the order messages list them.
 var (
 	equationKinds = []string{Heat, Poisson}
+	solverKinds   = []string{"multigrid", "jacobi"}
+	schemeKinds   = []string{"explicit", "backward-euler", "crank-nicolson"}
+	smootherKinds = []string{"chebyshev", "jacobi", "rbgs"}
+	cycleKinds    = []string{"v", "w", "fmg"}
+	interpKinds   = []string{"linear", "constant"}
 	boundaryKinds = []string{Dirichlet, Neumann, Periodic}
 	initialKinds  = []string{"constant", "hotspot", "gaussian", "sine", "random"}
 	sourceKinds   = []string{"none", "constant", "hotspot", "gaussian", "sine", "random"}
@@ -47,7 +53,7 @@ func (k *checker) bad(key, format string, args ...any) *Error {
 func finish(c *Config, src *sources) error {
 	k := &checker{c: c, src: src}
 	for _, step := range []func() *Error{
-		k.grid, k.equation, k.run, k.boundary,
+		k.grid, k.equation, k.run, k.multigrid, k.boundary,
 		func() *Error { return k.profile("initial", &c.Initial, initialKinds) },
 		func() *Error { return k.profile("source", &c.Source, sourceKinds) },
 		k.parallel, k.output, k.checkpoint, k.decomposition,
@@ -95,8 +101,27 @@ func (k *checker) equation() *Error {
 	if !(e.Alpha > 0) || math.IsInf(e.Alpha, 0) {
 		return k.bad("equation.alpha", "must be positive and finite (got %s)", formatFloat(e.Alpha))
 	}
+	if !slices.Contains(solverKinds, e.Solver) {
+		return k.bad("equation.solver", "must be %s (got %q)", oneOf(solverKinds), e.Solver)
+	}
+	if !slices.Contains(schemeKinds, e.Scheme) {
+		return k.bad("equation.scheme", "must be %s (got %q)", oneOf(schemeKinds), e.Scheme)
+	}
 	if !(e.DT >= 0) || math.IsInf(e.DT, 0) {
 		return k.bad("equation.dt", "must be >= 0 and finite; 0 picks 0.9× the stability limit (got %s)", formatFloat(e.DT))
+	}
+	if e.Kind == Poisson && e.Scheme != "explicit" && k.src.of("equation.scheme") != BuiltinSource {
+		return k.bad("equation.scheme", "is a heat time scheme; a poisson problem has none (got %q)", e.Scheme)
+	}
+	if e.Kind == Heat && e.Solver == "jacobi" && e.Scheme != "explicit" {
+		return k.bad("equation.solver", "\"jacobi\" solves poisson problems only; %s heat steps are solved by multigrid", e.Scheme)
+	}
+	if k.c.Implicit() {
+		if e.DT == 0 {
+			return k.bad("equation.dt", "%s steps need a time step: an implicit scheme is stable for any dt, so none is picked (the explicit limit here is %s)",
+				e.Scheme, formatLimit(StableDT(k.c)))
+		}
+		return nil
 	}
 	if e.Kind == Heat {
 		if limit := StableDT(k.c); e.DT > limit {
@@ -115,8 +140,77 @@ func (k *checker) run() *Error {
 	if !(r.Tolerance >= 0) || math.IsInf(r.Tolerance, 0) {
 		return k.bad("run.tolerance", "must be >= 0 and finite (got %s)", formatFloat(r.Tolerance))
 	}
+	if k.c.UsesMultigrid() && r.Tolerance != 0 && r.Tolerance < 1e-14 {
+		return k.bad("run.tolerance", "%s is below what double precision can reach: the relative residual of a multigrid solve stalls near 1e-14", formatFloat(r.Tolerance))
+	}
+	if r.Tolerance == 0 {
+		// Multigrid: the relative residual; Jacobi: max|Δu| of a sweep.
+		r.Tolerance = 1e-6
+		if k.c.UsesMultigrid() {
+			r.Tolerance = 1e-10
+		}
+	}
+	if !(r.TEnd >= 0) || math.IsInf(r.TEnd, 0) {
+		return k.bad("run.t_end", "must be >= 0 and finite (got %s)", formatFloat(r.TEnd))
+	}
+	if r.TEnd > 0 {
+		if k.c.Equation.Kind != Heat {
+			return k.bad("run.t_end", "stops a heat run at a final time; a poisson problem has none (got %s)", formatFloat(r.TEnd))
+		}
+		// Both say when to stop: the later layer wins (--steps over a
+		// file's t_end), one layer may not give both.
+		te, _ := k.src.exact("run.t_end")
+		if st, ok := k.src.exact("run.steps"); ok && st.source != BuiltinSource {
+			if st.source == te.source {
+				return k.bad("run.t_end", "and run.steps both say when to stop; give one (got t_end = %s, steps = %d)", formatFloat(r.TEnd), r.Steps)
+			}
+			if st.seq > te.seq {
+				r.TEnd = 0
+			}
+		}
+	}
+	if r.TEnd > 0 {
+		r.Steps = int(math.Ceil(r.TEnd/k.c.TimeStep() - 1e-9))
+	}
 	if r.CheckEvery < 1 {
 		return k.bad("run.check_every", "must be >= 1 (got %d)", r.CheckEvery)
+	}
+	return nil
+}
+
+func (k *checker) multigrid() *Error {
+	m := &k.c.Multigrid
+	if !slices.Contains(smootherKinds, m.Smoother) {
+		return k.bad("multigrid.smoother", "must be %s (got %q)", oneOf(smootherKinds), m.Smoother)
+	}
+	if !slices.Contains(cycleKinds, m.Cycle) {
+		return k.bad("multigrid.cycle", "must be %s (got %q)", oneOf(cycleKinds), m.Cycle)
+	}
+	if !slices.Contains(interpKinds, m.Interpolation) {
+		return k.bad("multigrid.interpolation", "must be %s (got %q)", oneOf(interpKinds), m.Interpolation)
+	}
+	for _, s := range []struct {
+		key string
+		n   int
+	}{{"multigrid.pre", m.Pre}, {"multigrid.post", m.Post}} {
+		if s.n < 0 || s.n > 32 {
+			return k.bad(s.key, "must be between 0 (the smoother's default) and 32 sweeps (got %d)", s.n)
+		}
+	}
+	if m.MaxCycles < 1 {
+		return k.bad("multigrid.max_cycles", "must be >= 1 (got %d)", m.MaxCycles)
+	}
+	if m.Levels < 0 {
+		return k.bad("multigrid.levels", "must be >= 0; 0 takes as many as the grid allows (got %d)", m.Levels)
+	}
+	if k.c.UsesMultigrid() {
+		if k.c.Grid.Ghost != 1 {
+			return k.bad("grid.ghost", "must be 1 with multigrid (deeper ghosts are temporal blocking of explicit steps; got %d)", k.c.Grid.Ghost)
+		}
+		if most := len(multigrid.Hierarchy(k.c.Grid.Shape, k.c.Grid.Length, 0)); m.Levels > most {
+			return k.bad("multigrid.levels", "%s has at most %d levels: each halves the finest axes whose cell count is even and at least 8 (got %d)",
+				decomp.FormatDims(k.c.Grid.Shape), most, m.Levels)
+		}
 	}
 	return nil
 }

@@ -34,6 +34,7 @@ type Report struct {
 	WallS       float64      `json:"wall_s"`    // time stepping, setup and final gather excluded
 	MUpdatesPS  float64      `json:"mupdates_per_s"`
 	Field       Field        `json:"field"`
+	Solver      *Solver      `json:"solver,omitempty"` // how the run was solved
 	PerRank     []Rank       `json:"per_rank"`
 	Checkpoints []Checkpoint `json:"checkpoints"`
 	Restart     *Restart     `json:"restart,omitempty"` // the checkpoint the run continued from
@@ -81,6 +82,50 @@ type Field struct {
 	Max    float64 `json:"max"`
 	Mean   float64 `json:"mean"`
 	L2     float64 `json:"l2"` // sqrt(Σ u²) over all cells
+}
+
+// Solver is how the run was solved: explicit steps, Jacobi sweeps, or
+// multigrid (Poisson, implicit heat steps).
+type Solver struct {
+	Kind     string `json:"kind"`             // "explicit", "jacobi" or "multigrid"
+	Scheme   string `json:"scheme,omitempty"` // heat: "explicit", "backward-euler", "crank-nicolson"
+	Smoother string `json:"smoother,omitempty"`
+	Cycle    string `json:"cycle,omitempty"`  // "v", "w", "fmg" (one FMG cycle, then V-cycles)
+	Cycles   int    `json:"cycles,omitempty"` // multigrid cycles done (all steps together for heat)
+	// ConvergenceFactor is the geometric mean of the residual reduction
+	// per cycle (Poisson; null when undefined); CyclesPerStep the mean
+	// cycles of an implicit step.
+	ConvergenceFactor *Float  `json:"convergence_factor,omitempty"`
+	CyclesPerStep     float64 `json:"cycles_per_step,omitempty"`
+	// ResidualHistory is the relative residual ‖f−Au‖∞/‖f‖∞ after each
+	// cycle (Poisson) or after each implicit step's last cycle (heat).
+	ResidualHistory []Float `json:"residual_history,omitempty"`
+	// Stalled says the cycles stopped reducing the residual above
+	// run.tolerance: the rounding floor of the grid was reached.
+	Stalled bool    `json:"stalled,omitempty"`
+	Levels  []Level `json:"levels,omitempty"`
+	// DiscretisationError is max |u − u_exact| over the cells, where the
+	// problem's exact solution is known (sine modes on zero Dirichlet faces).
+	DiscretisationError *Float `json:"discretisation_error,omitempty"`
+}
+
+// Level is one level of the multigrid hierarchy.
+type Level struct {
+	Shape []int   `json:"shape"`
+	Ranks int     `json:"ranks"`  // ranks holding it: all, or 1 once gathered
+	TimeS float64 `json:"time_s"` // rank 0's time in the level's own work
+}
+
+// Float is a float64 that is null in JSON when not finite.
+type Float float64
+
+// MarshalJSON writes f, or null for NaN and ±Inf.
+func (f Float) MarshalJSON() ([]byte, error) {
+	x := float64(f)
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(x)
 }
 
 // Rank is one rank's share of the work and its timings.
