@@ -231,9 +231,9 @@ func TestManufacturedSolutionsSecondOrder(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, nd := range []int{2, 3} {
-			sizes := []int{32, 64, 128}
+			sizes := []int{16, 32, 64}
 			if nd == 3 {
-				sizes = []int{16, 32, 64}
+				sizes = []int{8, 16, 32}
 			}
 			var errs []float64
 			for _, n := range sizes {
@@ -259,7 +259,7 @@ func TestManufacturedSolutionsSecondOrder(t *testing.T) {
 // and odd shapes (an odd axis is not halved: its hierarchy stops early and
 // the bottom solver takes a larger grid), Dirichlet and periodic.
 func TestConvergenceFactorPerVCycle(t *testing.T) {
-	shapes := [][]int{{64, 64}, {96, 80}, {128, 256}, {75, 100}, {32, 32, 32}, {24, 40, 32}, {20, 15, 16}}
+	shapes := [][]int{{64, 64}, {96, 80}, {64, 128}, {75, 100}, {32, 32, 32}, {24, 40, 32}, {20, 15, 16}}
 	for _, shape := range shapes {
 		for _, kind := range []stencil.BC{stencil.Dirichlet, stencil.Periodic} {
 			for _, sm := range []Smoother{Chebyshev, RedBlack} {
@@ -312,7 +312,7 @@ func TestBitForBitAcrossSplits(t *testing.T) {
 			s.faces[0] = [2]stencil.Face{{Kind: stencil.Dirichlet, Value: 0.5}, {Kind: stencil.Neumann}}
 			s.faces[nd-1] = [2]stencil.Face{{Kind: stencil.Periodic}, {Kind: stencil.Periodic}}
 			s.rhs = func(x []float64) float64 { return math.Exp(x[0]) * math.Cos(2*math.Pi*x[nd-1]) }
-			s.tol = 1e-9
+			s.tol = 1e-6
 			v.edit(&s)
 			var want, out outcome
 			for i, sp := range splits {
@@ -334,7 +334,7 @@ func TestBitForBitAcrossSplits(t *testing.T) {
 // One FMG cycle reaches the discretisation error (within a factor 2 of
 // the converged solution's), in 2D and 3D.
 func TestFMGReachesDiscretisationError(t *testing.T) {
-	for _, shape := range [][]int{{256, 256}, {64, 64, 64}} {
+	for _, shape := range [][]int{{128, 128}, {32, 32, 32}} {
 		s, exact := sineProblem(shape, 1, stencil.Dirichlet)
 		s.tol = 1e-12
 		conv := solve(t, s)

@@ -20,7 +20,7 @@ func sineDecay(shape []int, scheme Scheme, dt, tEnd float64) (Spec, func(x []flo
 	nd := len(shape)
 	s.Scheme, s.DT, s.TEnd = scheme, dt, tEnd
 	s.Steps = StepsTo(tEnd, dt)
-	s.Tolerance = 1e-10
+	s.Tolerance = 1e-9
 	s.Initial = Sine([]int{1, 1, 1}[:nd], s.Length, 1, 0)
 	rate := s.Alpha * math.Pi * math.Pi * float64(nd)
 	return s, func(x []float64) float64 {
