@@ -2,6 +2,7 @@ package solver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -41,6 +42,10 @@ func (s *Solver) newMultigrid(sourceScale float64) error {
 	}
 	mg.RHSChanged()
 	if err := mg.Compatible(); err != nil {
+		var ie *multigrid.IncompatibleError
+		if errors.As(err, &ie) {
+			ie.Mean = -ie.Mean // of f, not of b = −f
+		}
 		return err
 	}
 	s.ref, err = mg.RHSNorm()

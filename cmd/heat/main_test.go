@@ -105,6 +105,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 	}
 	typo := write("typo.toml", "[grid]\nshpe = [10, 10]\n")
 	wrongType := write("type.toml", "[grid]\nshape = \"big\"\n")
+	both := write("both.toml", "[run]\nsteps = 10\nt_end = 0.1\n")
 	cases := []struct {
 		args []string
 		want []string
@@ -118,6 +119,17 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{[]string{"run", "--set", "equation.dt=0.01"}, []string{"equation.dt", "stability limit"}},
 		{[]string{"run", "--threads", "-1"}, []string{"parallel.threads", "-1"}},
 		{[]string{"run", "--set", "nope.key=1"}, []string{"nope.key"}},
+		{[]string{"run", "--set", "equation.scheme=leapfrog"}, []string{"equation.scheme", "leapfrog", "crank-nicolson"}},
+		{[]string{"run", "--set", "equation.kind=poisson", "--set", "equation.solver=sor"}, []string{"equation.solver", "sor", "multigrid"}},
+		{[]string{"run", "--set", "equation.scheme=crank-nicolson"}, []string{"equation.dt", "crank-nicolson"}},
+		{[]string{"run", "--set", "multigrid.smoother=ilu"}, []string{"multigrid.smoother", "ilu"}},
+		{[]string{"run", "--set", "equation.kind=poisson", "--set", "multigrid.levels=12"}, []string{"multigrid.levels", "12", "at most 8 levels"}},
+		{[]string{"run", "--set", "equation.kind=poisson", "--set", "run.tolerance=1e-17"}, []string{"run.tolerance", "1e-17"}},
+		{[]string{"run", "--set", "equation.kind=poisson", "--set", "run.t_end=1"}, []string{"run.t_end", "poisson"}},
+		{[]string{"run", "--set", "equation.kind=poisson", "--set", "grid.ghost=2"}, []string{"grid.ghost", "multigrid"}},
+		{[]string{"run", "-c", both}, []string{"both.toml", "run.t_end", "run.steps"}},
+		{[]string{"run", "--set", "equation.kind=poisson", "--set", "boundary.kind=periodic", "--set", "source.kind=constant", "--set", "source.value=1"},
+			[]string{"source", "integrate to zero", "mean is 1"}},
 		{[]string{"run", "--bogus"}, []string{"bogus"}},
 		{[]string{"frobnicate"}, []string{"frobnicate"}},
 	}

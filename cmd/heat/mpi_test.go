@@ -95,6 +95,12 @@ func TestMPIBitForBit(t *testing.T) {
 		{"2d-poisson", []string{"-c", "../../configs/poisson-2d.toml", "--set", "grid.shape=[40,40]", "--steps", "400", "--set", "run.check_every=25"}},
 		{"3d-poisson", []string{"-c", "../../configs/poisson-2d.toml", "--set", "grid.shape=[12,14,10]", "--set", "grid.length=[1,1,1]",
 			"--set", "source.mode=[1,1,1]", "--steps", "300", "--set", "run.check_every=20"}},
+		{"2d-poisson-jacobi", []string{"-c", "../../configs/poisson-2d.toml", "--set", "grid.shape=[40,40]", "--set", "equation.solver=jacobi",
+			"--set", "run.tolerance=1e-8", "--steps", "400", "--set", "run.check_every=25"}},
+		{"3d-poisson-fmg-rbgs", []string{"-c", "../../configs/poisson-3d.toml", "--set", "grid.shape=[16,24,32]", "--set", "multigrid.cycle=fmg",
+			"--set", "multigrid.smoother=rbgs"}},
+		{"3d-crank-nicolson", []string{"-c", "../../configs/implicit-heat-2d.toml", "--set", "grid.shape=[16,16,24]", "--set", "initial.mode=[1,1,1]",
+			"--set", "run.t_end=0.0035", "--set", "boundary.x_lo.value=1"}},
 		{"3d-heat-blocked", []string{"--set", "grid.shape=[16,14,12]", "--steps", "21", "--set", "grid.ghost=3", "--set", "initial.kind=\"random\""}},
 	}
 	splits := []struct {
