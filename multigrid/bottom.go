@@ -30,7 +30,7 @@ func (l *level) bottomSolve(bc []stencil.GhostFace, singular bool) error {
 	if err := l.exchange(l.u, bc); err != nil {
 		return err
 	}
-	l.residual()
+	l.residual(false)
 	r := l.r
 	if singular {
 		l.subtractMean(r)
@@ -69,17 +69,23 @@ func (l *level) bottomSolve(bc []stencil.GhostFace, singular bool) error {
 	return nil
 }
 
-// apply sets q = A·p = σ·p − β∇²p over the box (p's ghosts must be
-// current).
+// apply sets q = A·p = diag·p − Σ c_a·(neighbours) over the box (p's
+// ghosts must be current).
 func (l *level) apply(p, q []float64) {
 	var args stencil.Row
 	k := &l.res
 	for _, rw := range l.rows {
 		k.At(&args, q, p, nil, rw.Start, rw.N)
-		laplacianRow(k, &args)
-		c, d := args.C[1:], args.D
+		c, d, s, n := args.C, args.D, args.S, args.N
+		if args.L == nil {
+			for j := range d {
+				d[j] = float64(k.C0*c[j+1]) - (float64(k.CX*(c[j]+c[j+2])) + float64(k.CY*(s[j]+n[j])))
+			}
+			continue
+		}
+		lo, up := args.L, args.U
 		for j := range d {
-			d[j] = float64(k.C0*c[j]) - d[j]
+			d[j] = float64(k.C0*c[j+1]) - (float64(k.CX*(c[j]+c[j+2])) + float64(k.CY*(s[j]+n[j])) + float64(k.CZ*(lo[j]+up[j])))
 		}
 	}
 }

@@ -2,6 +2,7 @@ package multigrid
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"heat/comm"
@@ -25,7 +26,7 @@ type level struct {
 	ratio []int
 
 	u, tmp []float64 // iterate, and the Jacobi / prolongation buffer
-	b, bs  []float64 // right-hand side, and b scaled for the smoother kernel
+	b      []float64 // right-hand side
 	r      []float64 // residual
 
 	faces, corners *halo.Plan // face exchange (5/7-point), and one that fills corners (transfers)
@@ -45,10 +46,23 @@ type level struct {
 	diag float64        // σ + β·Σ 2/h²
 	jac  stencil.Coeffs // weighted Jacobi: c0 = 1−ω, c_a = ω·β/(h_a²·diag)
 	gs   stencil.Coeffs // Gauss–Seidel: c_a = β/(h_a²·diag)
-	res  stencil.Coeffs // residual: c0 = σ, c_a = β/h_a²
+	res  stencil.Coeffs // residual: c0 = diag, c_a = β/h_a²
 	kern stencil.Kernel
 
-	cg *cg // the bottom solver's vectors, on the coarsest level
+	cg    *cg         // the bottom solver's vectors, on the coarsest level
+	bufs  [][]float64 // per worker: scratch rows (prolongation)
+	maxes []float64   // per worker: max |r| of the last residual
+}
+
+// rowBuf is worker w's scratch of n values.
+func (l *level) rowBuf(w, n int) []float64 {
+	if l.bufs == nil {
+		l.bufs = make([][]float64, l.tm.Size())
+	}
+	if len(l.bufs[w]) < n {
+		l.bufs[w] = make([]float64, n)
+	}
+	return l.bufs[w][:n]
 }
 
 // newLevel lays out box of a global grid of the given shape on c's ranks
@@ -90,7 +104,7 @@ func newLevel(c comm.Comm, topo *decomp.Grid, shape []int, length []float64, box
 
 	n := l.lay.Len()
 	l.u, l.tmp = hugemem.Floats(n), hugemem.Floats(n)
-	l.b, l.bs, l.r = hugemem.Floats(n), hugemem.Floats(n), hugemem.Floats(n)
+	l.b, l.r = hugemem.Floats(n), hugemem.Floats(n)
 	l.lay.ForRows(decomp.Box{Lo: make([]int, nd), Hi: l.lay.N}, func(start, n int) {
 		l.rows = append(l.rows, stencil.Span{Start: start, N: n})
 		p := 0
@@ -116,14 +130,15 @@ func newLevel(c comm.Comm, topo *decomp.Grid, shape []int, length []float64, box
 // setOperator sets the weights of σ·u − β·∇²u.
 func (l *level) setOperator(op Operator) {
 	l.diag = op.Sigma + op.Beta*2*(l.inv2[0]+l.inv2[1]+l.inv2[2])
-	l.res.C0, l.res.CX, l.res.CY, l.res.CZ = op.Sigma, op.Beta*l.inv2[2], op.Beta*l.inv2[1], op.Beta*l.inv2[0]
-	l.gs.C0, l.gs.CX, l.gs.CY, l.gs.CZ = 0, l.res.CX/l.diag, l.res.CY/l.diag, l.res.CZ/l.diag
+	l.res.C0, l.res.CX, l.res.CY, l.res.CZ = l.diag, op.Beta*l.inv2[2], op.Beta*l.inv2[1], op.Beta*l.inv2[0]
+	l.gs.C0, l.gs.CX, l.gs.CY, l.gs.CZ, l.gs.CF = 0, l.res.CX/l.diag, l.res.CY/l.diag, l.res.CZ/l.diag, 1/l.diag
 }
 
 // weight sets the Jacobi kernel's weights for a sweep of weight omega:
-// u' = (1−ω)·u + ω·(the Gauss–Seidel update), with bs = b/diag.
+// u' = (1−ω)·u + ω·(the Gauss–Seidel update): c_a = ω·β/(h_a²·diag),
+// c0 = 1 − ω, cf = ω/diag (the kernel reads b itself).
 func (l *level) weight(omega float64) {
-	l.jac.C0, l.jac.CX, l.jac.CY, l.jac.CZ, l.jac.CF = 1-omega, omega*l.gs.CX, omega*l.gs.CY, omega*l.gs.CZ, omega
+	l.jac.C0, l.jac.CX, l.jac.CY, l.jac.CZ, l.jac.CF = 1-omega, omega*l.gs.CX, omega*l.gs.CY, omega*l.gs.CZ, omega/l.diag
 }
 
 // cells is the number of cells of the global grid.
@@ -174,19 +189,7 @@ func (l *level) exchangeCorners(x []float64, bc []stencil.GhostFace) error {
 	return nil
 }
 
-// scale sets bs = factor·b over the box.
-func (l *level) scale(factor float64) {
-	l.parallel(func(_ int, rows []stencil.Span, _ []int) {
-		for _, r := range rows {
-			b, bs := l.b[r.Start:r.Start+r.N], l.bs[r.Start:r.Start+r.N]
-			for j := range b {
-				bs[j] = factor * b[j]
-			}
-		}
-	})
-}
-
-// jacobi does one weighted Jacobi sweep on u per weight (bs must be b/diag).
+// jacobi does one weighted Jacobi sweep on u per weight.
 func (l *level) jacobi(weights []float64, bc []stencil.GhostFace) error {
 	for _, w := range weights {
 		l.weight(w)
@@ -196,7 +199,7 @@ func (l *level) jacobi(weights []float64, bc []stencil.GhostFace) error {
 		l.parallel(func(_ int, rows []stencil.Span, _ []int) {
 			var args stencil.Row
 			for _, r := range rows {
-				l.jac.At(&args, l.tmp, l.u, l.bs, r.Start, r.N)
+				l.jac.At(&args, l.tmp, l.u, l.b, r.Start, r.N)
 				l.kern(&l.jac, &args)
 			}
 		})
@@ -205,8 +208,7 @@ func (l *level) jacobi(weights []float64, bc []stencil.GhostFace) error {
 	return nil
 }
 
-// gaussSeidel does sweeps red-black Gauss–Seidel sweeps on u in place (bs
-// must be b/diag): first the cells whose global indices sum to an even
+// gaussSeidel does sweeps red-black Gauss–Seidel sweeps on u in place: first the cells whose global indices sum to an even
 // number, then the odd ones, each colour after a fresh exchange. A cell's
 // neighbours all have the other colour, so every update is the same formula
 // of the same values however the grid is split.
@@ -219,7 +221,7 @@ func (l *level) gaussSeidel(sweeps int, bc []stencil.GhostFace) error {
 			l.parallel(func(_ int, rows []stencil.Span, parity []int) {
 				var args stencil.Row
 				for i, r := range rows {
-					l.gs.At(&args, l.u, l.u, l.bs, r.Start, r.N)
+					l.gs.At(&args, l.u, l.u, l.b, r.Start, r.N)
 					gsRow(&l.gs, &args, (colour+parity[i])&1)
 				}
 			})
@@ -229,65 +231,58 @@ func (l *level) gaussSeidel(sweeps int, bc []stencil.GhostFace) error {
 }
 
 // gsRow updates the cells first, first+2, … of a row in place:
-// u = cx·(w+e) + cy·(s+n) [+ cz·(l+u)] + f, each product rounded on its own.
+// u = cx·(w+e) + cy·(s+n) [+ cz·(l+u)] + cf·f, each product rounded on its own.
 func gsRow(k *stencil.Coeffs, r *stencil.Row, first int) {
 	c, d, s, n, f := r.C, r.D, r.S, r.N, r.F
 	if r.L == nil {
 		for j := first; j < len(d); j += 2 {
-			d[j] = float64(k.CX*(c[j]+c[j+2])) + float64(k.CY*(s[j]+n[j])) + f[j]
+			d[j] = float64(k.CX*(c[j]+c[j+2])) + float64(k.CY*(s[j]+n[j])) + float64(k.CF*f[j])
 		}
 		return
 	}
 	lo, up := r.L, r.U
 	for j := first; j < len(d); j += 2 {
-		d[j] = float64(k.CX*(c[j]+c[j+2])) + float64(k.CY*(s[j]+n[j])) + float64(k.CZ*(lo[j]+up[j])) + f[j]
+		d[j] = float64(k.CX*(c[j]+c[j+2])) + float64(k.CY*(s[j]+n[j])) + float64(k.CZ*(lo[j]+up[j])) + float64(k.CF*f[j])
 	}
 }
 
-// residual sets r = b − A·u over the box (u's ghosts must be current) and
-// returns this rank's max |r| (NaN if any is NaN).
-func (l *level) residual() float64 {
-	maxes := make([]float64, l.tm.Size())
+// residual sets r = b − A·u over the box (u's ghosts must be current); with
+// norm it returns this rank's max |r| (NaN if any is NaN), else 0.
+func (l *level) residual(norm bool) float64 {
+	if l.maxes == nil {
+		l.maxes = make([]float64, l.tm.Size())
+	}
 	l.parallel(func(w int, rows []stencil.Span, _ []int) {
 		var args stencil.Row
 		m := 0.0
 		for _, r := range rows {
 			l.res.At(&args, l.r, l.u, l.b, r.Start, r.N)
 			residualRow(&l.res, &args)
-			for _, x := range args.D {
-				if x < 0 {
-					x = -x
-				}
-				if x > m || x != x {
-					m = x
-				}
+			if norm {
+				m = maxAbs(m, args.D)
 			}
 		}
-		maxes[w] = m
+		l.maxes[w] = m
 	})
-	return maxOf(maxes)
+	return maxOf(l.maxes)
 }
 
-// residualRow sets d = (f − c0·c) + (cx·((w−c)+(e−c)) + cy·((s−c)+(n−c))
-// [+ cz·((l−c)+(u−c))]), the residual of σu − β∇²u = f with c0 = σ and
-// c_a = β/h_a². The differences of neighbouring values are exact or nearly
-// so, which keeps the rounding error of a smooth field's residual near
-// eps·|∇²u| instead of eps·|u|/h² (the form diag·u − Σ neighbours loses
-// six digits to cancellation on a 2048² grid).
+// residualRow sets d = f − (c0·c − (cx·(w+e) + cy·(s+n) [+ cz·(l+u)])), the
+// residual of σu − β∇²u = f with c0 = diag = σ + β·Σ2/h_a² and c_a = β/h_a².
+// (A form over differences of neighbours, (w−c)+(e−c), rounds less but
+// measured no lower floor: the iterate's own last ulps set it.)
 func residualRow(k *stencil.Coeffs, r *stencil.Row) {
 	c, d, s, n, f := r.C, r.D, r.S[:len(r.D)], r.N[:len(r.D)], r.F[:len(r.D)]
 	c = c[:len(d)+2]
 	if r.L == nil {
 		for j := range d {
-			m := c[j+1]
-			d[j] = (f[j] - float64(k.C0*m)) + (float64(k.CX*((c[j]-m)+(c[j+2]-m))) + float64(k.CY*((s[j]-m)+(n[j]-m))))
+			d[j] = f[j] - (float64(k.C0*c[j+1]) - (float64(k.CX*(c[j]+c[j+2])) + float64(k.CY*(s[j]+n[j]))))
 		}
 		return
 	}
 	lo, up := r.L[:len(d)], r.U[:len(d)]
 	for j := range d {
-		m := c[j+1]
-		d[j] = (f[j] - float64(k.C0*m)) + (float64(k.CX*((c[j]-m)+(c[j+2]-m))) + float64(k.CY*((s[j]-m)+(n[j]-m))) + float64(k.CZ*((lo[j]-m)+(up[j]-m))))
+		d[j] = f[j] - (float64(k.C0*c[j+1]) - (float64(k.CX*(c[j]+c[j+2])) + float64(k.CY*(s[j]+n[j])) + float64(k.CZ*(lo[j]+up[j]))))
 	}
 }
 
@@ -308,6 +303,22 @@ func laplacianRow(k *stencil.Coeffs, r *stencil.Row) {
 		m := c[j+1]
 		d[j] = float64(k.CX*((c[j]-m)+(c[j+2]-m))) + float64(k.CY*((s[j]-m)+(n[j]-m))) + float64(k.CZ*((lo[j]-m)+(up[j]-m)))
 	}
+}
+
+// maxAbs is the larger of m and max |x| over xs; NaN if any is NaN.
+func maxAbs(m float64, xs []float64) float64 {
+	nan := false
+	for _, x := range xs {
+		a := math.Abs(x)
+		if a > m {
+			m = a
+		}
+		nan = nan || x != x
+	}
+	if nan {
+		return math.NaN()
+	}
+	return m
 }
 
 // maxOf is the largest of xs, NaN if any is NaN.

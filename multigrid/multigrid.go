@@ -146,6 +146,7 @@ type MG struct {
 	agg      *MG
 	gat      *gatherer
 	gathered bool
+	isCopy   bool // rank 0's MG of the gathered levels: its first level copies a distributed one
 	singular bool // no Dirichlet face and σ = 0: u is fixed up to a constant
 	rhsDirty bool
 	stats    Stats
@@ -264,7 +265,7 @@ func (m *MG) gatherFrom(l int, shapes [][]int, boxes []decomp.Box, tm *team.Team
 	if err != nil {
 		return err
 	}
-	agg := &MG{c: self, prob: sub, opt: m.opt, pre: m.pre, post: m.post, singular: m.singular}
+	agg := &MG{c: self, prob: sub, opt: m.opt, pre: m.pre, post: m.post, singular: m.singular, isCopy: true}
 	agg.stats.Level = make([]time.Duration, len(shapes)-l+1)
 	if err := agg.build(topo, shapes[l-1:], []decomp.Box{whole}, tm); err != nil {
 		return err
@@ -314,9 +315,6 @@ func (m *MG) Stats() Stats {
 	}
 	return st
 }
-
-// smoothScale is the factor of b in the smoothers' updates.
-func (m *MG) smoothScale(l *level) float64 { return 1 / l.diag }
 
 // smooth does the pre- or post-smoothing sweeps on level l.
 func (m *MG) smooth(l *level, post bool, bc []stencil.GhostFace) error {
@@ -369,7 +367,7 @@ func (m *MG) Residual() (float64, error) {
 	if err := f.exchange(f.u, f.bc); err != nil {
 		return 0, err
 	}
-	return m.globalMax(f.residual())
+	return m.globalMax(f.residual(true))
 }
 
 // RHSNorm is the global max-norm of the residual of u = 0: b with the
@@ -380,7 +378,7 @@ func (m *MG) RHSNorm() (float64, error) {
 	f.u = f.tmp
 	zero(f.u)
 	err := f.exchange(f.u, f.bc)
-	local := f.residual()
+	local := f.residual(true)
 	f.u = u
 	if err != nil {
 		return 0, err
@@ -425,11 +423,7 @@ func (m *MG) FMG() (float64, error) {
 }
 
 func (m *MG) prepare() error {
-	if m.rhsDirty {
-		f := m.levels[0]
-		f.scale(m.smoothScale(f))
-		m.rhsDirty = false
-	}
+	m.rhsDirty = false
 	return nil
 }
 
@@ -531,13 +525,15 @@ func (m *MG) vcycle(i int, top bool) error {
 	if err := l.exchange(l.u, bc); err != nil {
 		return err
 	}
-	l.residual()
+	l.residual(false)
 	m.stats.Level[i] += time.Since(t0)
 	if err := m.correct(i); err != nil {
 		return err
 	}
 	t1 := time.Now()
-	l.addTmp()
+	if i == len(m.levels)-1 {
+		l.addTmp() // the correction came from rank 0 into tmp
+	}
 	err := m.smooth(l, true, bc)
 	m.stats.Level[i] += time.Since(t1)
 	return err
@@ -572,7 +568,7 @@ func (m *MG) correct(i int) error {
 	if err := l.corners.Finish(l.r); err != nil {
 		return err
 	}
-	restrict(l, c, l.r, m.smoothScale(c))
+	restrict(l, c, l.r)
 	zero(c.u)
 	m.stats.Level[i] += time.Since(t0)
 	for range m.opt.Cycle.gamma() {
@@ -584,7 +580,13 @@ func (m *MG) correct(i int) error {
 	if err := c.exchangeCorners(c.u, c.bc0); err != nil {
 		return err
 	}
-	prolong(l, c, c.u, l.tmp, !m.opt.Constant)
+	// Level i adds the correction at once; a gathered copy (rank 0's first
+	// level) leaves it in tmp, to be sent back and added there.
+	if m.gat == nil && i == 0 && m.c.Size() == 1 && m.isCopy {
+		prolong(l, c, c.u, l.tmp, !m.opt.Constant, false)
+	} else {
+		prolong(l, c, c.u, l.u, !m.opt.Constant, true)
+	}
 	m.stats.Level[i] += time.Since(t1)
 	return nil
 }
@@ -654,7 +656,7 @@ func (m *MG) fmgBelow(i int) error {
 	if err := l.corners.Finish(l.b); err != nil {
 		return err
 	}
-	restrict(l, c, l.b, m.smoothScale(c))
+	restrict(l, c, l.b)
 	m.stats.Level[i] += time.Since(t0)
 	if err := m.fmg(i + 1); err != nil {
 		return err
@@ -663,7 +665,7 @@ func (m *MG) fmgBelow(i int) error {
 	if err := c.exchangeCorners(c.u, c.bc); err != nil {
 		return err
 	}
-	prolong(l, c, c.u, l.tmp, !m.opt.Constant)
+	prolong(l, c, c.u, l.tmp, !m.opt.Constant, false)
 	m.stats.Level[i] += time.Since(t1)
 	return nil
 }

@@ -35,9 +35,8 @@ func localCoords(lay decomp.Layout, i int, out []int) {
 }
 
 // restrict sets c's b to the average of the children of each coarse cell in
-// src (a field of f, whose ghosts must be current), and c's bs to
-// scale·b. The children are summed in pairs along x, then y, then z.
-func restrict(f, c *level, src []float64, scale float64) {
+// src (a field of f, whose ghosts must be current). The children are summed in pairs along x, then y, then z.
+func restrict(f, c *level, src []float64) {
 	nd := len(f.shape)
 	rx, ry, rz := f.ratio[nd-1], f.ratio[nd-2], 1
 	sy, sz := f.lay.Stride[nd-2], 0
@@ -54,7 +53,7 @@ func restrict(f, c *level, src []float64, scale float64) {
 				fc[a] = (c.lay.Box.Lo[a]+lc[a])*f.ratio[a] - f.lay.Box.Lo[a]
 			}
 			base := f.lay.Index(fc...)
-			b, bs := c.b[r.Start:r.Start+r.N], c.bs[r.Start:r.Start+r.N]
+			b := c.b[r.Start : r.Start+r.N]
 			for j := range b {
 				i := base + rx*j
 				v := pairY(src, i, rx, ry, sy)
@@ -62,7 +61,7 @@ func restrict(f, c *level, src []float64, scale float64) {
 					v += pairY(src, i+sz, rx, ry, sy)
 				}
 				v *= w
-				b[j], bs[j] = v, scale*v
+				b[j] = v
 			}
 		}
 	})
@@ -111,8 +110,11 @@ const (
 
 // prolong sets dst (a field of f) to the interpolation of src (a field of
 // c, whose ghosts, corners included, must be current) at every cell of f's
-// box: linear, or piecewise constant.
-func prolong(f, c *level, src, dst []float64, linear bool) {
+// box — or, with add, adds it to dst: linear, or piecewise constant. Each
+// coarse row read is first interpolated along x to the fine row, then the
+// rows are combined along y, then z: near·(near·A + far·B) + far·(near·C +
+// far·D), the same operations for every cell however the grid is split.
+func prolong(f, c *level, src, dst []float64, linear, add bool) {
 	nd := len(f.shape)
 	rx := f.ratio[nd-1]
 	csy, csz := c.lay.Stride[nd-2], 0
@@ -120,10 +122,12 @@ func prolong(f, c *level, src, dst []float64, linear bool) {
 		csz = c.lay.Stride[0]
 	}
 	flo, clo := f.lay.Box.Lo, c.lay.Box.Lo
-	f.parallel(func(_ int, rows []stencil.Span, _ []int) {
+	n := f.lay.N[nd-1]
+	f.parallel(func(w int, rows []stencil.Span, _ []int) {
 		lc := make([]int, nd)
-		// The coarse column of each fine cell along x, and its neighbour.
-		var px, qx []int
+		buf := f.rowBuf(w, 4*n)
+		a, b, cc, d := buf[:n], buf[n:2*n], buf[2*n:3*n], buf[3*n:]
+		gx := flo[nd-1]
 		for _, r := range rows {
 			localCoords(f.lay, r.Start, lc)
 			py, qy, my := axisWeights(flo[nd-2]+lc[nd-2], f.ratio[nd-2], clo[nd-2], linear)
@@ -132,41 +136,74 @@ func prolong(f, c *level, src, dst []float64, linear bool) {
 				pz, qz, mz = axisWeights(flo[0]+lc[0], f.ratio[0], clo[0], linear)
 			}
 			// Flat indices in c of the coarse rows read, at x = −1 (the ghost).
-			at := func(y, z int) int { return (y+1)*csy + (z+1)*csz }
-			rpp, rpq, rqp, rqq := at(py, pz), at(qy, pz), at(py, qz), at(qy, qz)
-			px, qx = px[:0], qx[:0]
-			mx := false
-			for j := range r.N {
-				p, q, m := axisWeights(flo[nd-1]+lc[nd-1]+j, rx, clo[nd-1], linear)
-				px, qx, mx = append(px, p+1), append(qx, q+1), m
+			at := func(y, z int) []float64 {
+				i := (y+1)*csy + (z+1)*csz
+				return src[i : i+c.lay.Padded[nd-1]]
 			}
-			d := dst[r.Start : r.Start+r.N]
-			for j := range d {
-				p, q := px[j], qx[j]
-				v := interpX(src, rpp+p, rpp+q, mx)
+			interpRow(a, at(py, pz), gx, clo[nd-1], rx, linear)
+			if my {
+				interpRow(b, at(qy, pz), gx, clo[nd-1], rx, linear)
+				combine(a, a, b)
+			}
+			if mz {
+				interpRow(cc, at(py, qz), gx, clo[nd-1], rx, linear)
 				if my {
-					v = near*v + far*interpX(src, rpq+p, rpq+q, mx)
+					interpRow(d, at(qy, qz), gx, clo[nd-1], rx, linear)
+					combine(cc, cc, d)
 				}
-				if mz {
-					w := interpX(src, rqp+p, rqp+q, mx)
-					if my {
-						w = near*w + far*interpX(src, rqq+p, rqq+q, mx)
-					}
-					v = near*v + far*w
+				combine(a, a, cc)
+			}
+			out := dst[r.Start : r.Start+r.N]
+			if add {
+				for j := range out {
+					out[j] += a[j]
 				}
-				d[j] = v
+			} else {
+				copy(out, a)
 			}
 		}
 	})
 }
 
-// interpX is the value along x at a fine cell from its coarse parent p and
-// neighbour q: interpolated, or the parent's.
-func interpX(src []float64, p, q int, mix bool) float64 {
-	if mix {
-		return near*src[p] + far*src[q]
+// combine sets d = near·a + far·b.
+func combine(d, a, b []float64) {
+	b = b[:len(a)]
+	d = d[:len(a)]
+	for j := range a {
+		d[j] = near*a[j] + far*b[j]
 	}
-	return src[p]
+}
+
+// interpRow sets dst, the fine cells from global x index g0 on, from src,
+// a coarse row starting at its ghost cell x = −1 of a box starting at clo:
+// near·parent + far·(its nearer neighbour) when r = 2 and linear, else the
+// parent.
+func interpRow(dst, src []float64, g0, clo, r int, linear bool) {
+	if r == 1 {
+		copy(dst, src[g0-clo+1:])
+		return
+	}
+	p := g0/2 - clo + 1
+	j := 0
+	if !linear {
+		for ; j < len(dst); j++ {
+			dst[j] = src[(g0+j)/2-clo+1]
+		}
+		return
+	}
+	if g0%2 == 1 {
+		dst[0] = near*src[p] + far*src[p+1]
+		p++
+		j = 1
+	}
+	for ; j+1 < len(dst); j += 2 {
+		dst[j] = near*src[p] + far*src[p-1]
+		dst[j+1] = near*src[p] + far*src[p+1]
+		p++
+	}
+	if j < len(dst) {
+		dst[j] = near*src[p] + far*src[p-1]
+	}
 }
 
 // gatherer moves a distributed level's interior to a copy of it on rank 0

@@ -22,6 +22,7 @@ import (
 	"heat/comm/mpi"
 	"heat/decomp"
 	"heat/io/config"
+	"heat/multigrid"
 )
 
 const benchUsage = `Usage:
@@ -29,6 +30,7 @@ const benchUsage = `Usage:
   heat bench strong   [flags]   strong scaling: one problem, more cores
   heat bench weak     [flags]   weak scaling: the problem grows with the cores
   heat bench pingpong [flags]   the transport's latency α and bandwidth 1/β
+  heat bench multigrid [flags]  Poisson solves in work units (explicit steps), against Jacobi
 
 Run 'heat bench STUDY --help' for a study's flags.
 `
@@ -39,7 +41,7 @@ Run 'heat bench STUDY --help' for a study's flags.
 func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, benchUsage)
-		return usagef("bench: say which study: kernel, strong, weak or pingpong")
+		return usagef("bench: say which study: kernel, strong, weak, pingpong or multigrid")
 	}
 	switch args[0] {
 	case "kernel":
@@ -48,12 +50,14 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return benchStudy(ctx, benchmarks.Kind(args[0]), args[1:], stdout, stderr)
 	case "pingpong":
 		return benchPingPong(args[1:], stdout, stderr)
+	case "multigrid":
+		return benchMultigrid(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, benchUsage)
 		return nil
 	}
 	fmt.Fprint(stderr, benchUsage)
-	return usagef("bench: unknown study %q (known: kernel, strong, weak, pingpong)", args[0])
+	return usagef("bench: unknown study %q (known: kernel, strong, weak, pingpong, multigrid)", args[0])
 }
 
 func benchKernel(args []string, stdout, stderr io.Writer) error {
@@ -97,6 +101,47 @@ func benchKernel(args []string, stdout, stderr io.Writer) error {
 	_, err := benchmarks.Roofline(stdout, benchmarks.RooflineOptions{
 		Dims: *dims, Sizes: *sizes, Threads: *threads, Ghosts: *ghosts,
 		Target: time.Duration(*seconds * float64(time.Second)), CopyMiB: *copyMiB,
+	})
+	return err
+}
+
+func benchMultigrid(args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("heat bench multigrid", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dims := fs.Int("dims", 2, "2 or 3")
+	sizes := fs.IntSlice("sizes", nil, "cells per axis (default 256,1024,2048 in 2D; 64,128,256 in 3D)")
+	ranks := fs.IntSlice("ranks", []int{1, 2}, "in-process ranks")
+	threads := fs.Int("threads", 1, "worker threads per rank")
+	tol := fs.Float64("tolerance", 1e-10, "relative residual to stop at")
+	smoother := fs.String("smoother", "chebyshev", "chebyshev, jacobi or rbgs")
+	cycle := fs.String("cycle", "v", "v or w")
+	jacobi := fs.Int("jacobi-max", 256, "largest size also solved by weighted Jacobi (0: none)")
+	implicit := fs.Bool("implicit", true, "also time Crank–Nicolson against explicit steps to the same time and accuracy (smallest size)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: heat bench multigrid [flags]\n\nSolves −∇²u = f (u = Π sin(πx), zero Dirichlet faces) from a zero guess by multigrid for each\nsize × ranks and prints the time in work units (1 WU = one explicit heat step of the same grid\non the same ranks and threads, timed just before), cycles, convergence factor, the coarse\nlevels' share of the time, one FMG cycle's cost and error, and the time of weighted Jacobi.\n\n%s", fs.FlagUsages())
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *dims != 2 && *dims != 3 {
+		return usagef("bench multigrid: --dims must be 2 or 3 (got %d)", *dims)
+	}
+	if len(*sizes) == 0 {
+		*sizes = map[int][]int{2: {256, 1024, 2048}, 3: {64, 128, 256}}[*dims]
+	}
+	sm := slices.Index(multigrid.Smoothers, *smoother)
+	cy := slices.Index(multigrid.Cycles, *cycle)
+	if sm < 0 || cy < 0 {
+		return usagef("bench multigrid: --smoother must be %s and --cycle %s", strings.Join(multigrid.Smoothers, ", "), strings.Join(multigrid.Cycles, ", "))
+	}
+	for _, x := range append(slices.Clone(*sizes), append(*ranks, *threads)...) {
+		if x < 1 {
+			return usagef("bench multigrid: --sizes, --ranks and --threads must be positive (got %d)", x)
+		}
+	}
+	_, err := benchmarks.MultigridStudy(stdout, benchmarks.MGOptions{
+		Dims: *dims, Sizes: *sizes, Ranks: *ranks, Threads: *threads, Tolerance: *tol,
+		MG: multigrid.Options{Smoother: multigrid.Smoother(sm), Cycle: multigrid.Cycle(cy)}, JacobiMax: *jacobi, Implicit: *implicit,
 	})
 	return err
 }

@@ -1,0 +1,301 @@
+package benchmarks
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"time"
+
+	"heat/comm"
+	"heat/comm/local"
+	"heat/multigrid"
+	"heat/solver"
+)
+
+// The multigrid study measures solves in work units, as HPGMG does: 1 WU is
+// one explicit heat step of the same grid on the same ranks and threads,
+// timed in the same process just before, so the figure does not drift with
+// the machine.
+
+// MGOptions choose the multigrid study's points.
+type MGOptions struct {
+	Dims      int
+	Sizes     []int // cells per axis
+	Ranks     []int // in-process ranks
+	Threads   int   // per rank
+	Tolerance float64
+	MG        multigrid.Options
+	// JacobiMax is the largest size also solved by weighted Jacobi sweeps
+	// (their count grows with n²), 0 for none.
+	JacobiMax int
+	// Implicit also times a Crank–Nicolson run to a final time against
+	// the explicit run at the same accuracy, at the smallest size.
+	Implicit bool
+}
+
+// MGPoint is one multigrid measurement.
+type MGPoint struct {
+	Dims, N, Ranks, Threads int
+	StepS                   float64 // one explicit step: 1 WU
+	SetupS                  float64 // solver.New: the hierarchy, and the problem's fields evaluated
+	SolveS                  float64 // zero guess to the tolerance
+	Cycles                  int
+	Factor                  float64 // geometric mean residual reduction per cycle
+	Residual                float64 // relative residual reached
+	Stalled                 bool
+	Error                   float64 // max error against the exact solution
+	CoarseShare             float64 // of rank 0's level time, the levels below the finest
+	Gathered                int     // levels held by rank 0 alone
+	FMGS                    float64 // one FMG cycle
+	FMGError                float64
+	JacobiS                 float64 // weighted Jacobi to max|Δu| < 3e-3·h⁴ (0: not run)
+	JacobiSweeps            int
+	JacobiError             float64
+}
+
+// WU is the solve's cost in work units; SetupWU the solver's setup's;
+// FMGWU one FMG cycle's.
+func (p MGPoint) WU() float64      { return p.SolveS / p.StepS }
+func (p MGPoint) SetupWU() float64 { return p.SetupS / p.StepS }
+func (p MGPoint) FMGWU() float64   { return p.FMGS / p.StepS }
+
+// poissonSpec is −∇²u = 2π²·… with u = Π sin(π x_a) on zero Dirichlet faces
+// (the example problem), and its exact solution.
+func poissonSpec(dims, n, threads int) (solver.Spec, solver.Profile) {
+	shape := slices.Repeat([]int{n}, dims)
+	length := slices.Repeat([]float64{1}, dims)
+	mode := slices.Repeat([]int{1}, dims)
+	k2 := float64(dims) * math.Pi * math.Pi
+	s := solver.Spec{Shape: shape, Length: length, Ghost: 1, Equation: solver.Poisson, Multigrid: true,
+		Faces: make([][2]solver.Face, dims), Initial: solver.Constant(0), Source: solver.Sine(mode, length, -k2, 0),
+		Threads: threads, CheckEvery: 1, Steps: 100}
+	return s, solver.Sine(mode, length, 1, 0)
+}
+
+// runRanks runs f on ranks in-process ranks and returns rank 0's error.
+func runRanks(ranks int, f func(c comm.Comm) error) error { return local.Run(ranks, f) }
+
+// timeExplicit is the best of three timings of an explicit heat step of
+// spec's grid (steps of them each).
+func timeExplicit(spec solver.Spec, ranks, steps int) (float64, error) {
+	h := spec
+	h.Equation, h.Multigrid, h.Source = solver.Heat, false, nil
+	h.Initial = solver.Random(h.Shape, 1, 1, 0)
+	h.Alpha = 1
+	h.DT = 0.5 * solver.StableDT(1, h.Spacing())
+	h.Steps, h.CheckEvery = 1<<40, 1<<40
+	best := math.Inf(1)
+	err := runRanks(ranks, func(c comm.Comm) error {
+		s, err := solver.New(c, h)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		if err := s.RunTo(context.Background(), 2); err != nil { // warm up
+			return err
+		}
+		for range 3 {
+			if err := c.Barrier(); err != nil {
+				return err
+			}
+			t0 := time.Now()
+			if err := s.RunTo(context.Background(), s.Step()+steps); err != nil {
+				return err
+			}
+			if err := c.Barrier(); err != nil {
+				return err
+			}
+			if c.Rank() == 0 {
+				best = min(best, time.Since(t0).Seconds()/float64(steps))
+			}
+		}
+		return nil
+	})
+	return best, err
+}
+
+// solveRun is one solve's outcome on rank 0.
+type solveRun struct {
+	setup, wall float64 // solver.New (hierarchy and problem), then Run
+	info        solver.SolverInfo
+	steps       int
+	stalled     bool
+	residual    float64
+	err         float64 // max error against the exact solution
+}
+
+// solveOnce runs spec from a fresh solver and returns rank 0's view.
+func solveOnce(spec solver.Spec, ranks int, exact solver.Profile) (out solveRun, err error) {
+	err = runRanks(ranks, func(c comm.Comm) error {
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		s, err := solver.New(c, spec)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		t1 := time.Now()
+		if err := s.Run(context.Background()); err != nil {
+			return err
+		}
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		t2 := time.Now()
+		e := 0.0
+		if exact != nil {
+			if e, err = s.MaxError(exact); err != nil {
+				return err
+			}
+		}
+		if c.Rank() == 0 {
+			out = solveRun{setup: t1.Sub(t0).Seconds(), wall: t2.Sub(t1).Seconds(), info: s.Info(), steps: s.Step(),
+				stalled: s.Stalled(), residual: s.Residual(), err: e}
+		}
+		return nil
+	})
+	return
+}
+
+// MultigridStudy measures every point and writes a table to w.
+func MultigridStudy(w io.Writer, o MGOptions) ([]MGPoint, error) {
+	var pts []MGPoint
+	fmt.Fprintf(w, "multigrid: %dD Poisson, −∇²u = f with u = Π sin(πx), zero Dirichlet faces, zero first guess, tolerance %g; %s smoother, %s-cycles; kernel %s\n",
+		o.Dims, o.Tolerance, o.MG.Smoother, o.MG.Cycle, solver.KernelName())
+	fmt.Fprintf(w, "WU = one explicit heat step of the same grid on the same ranks and threads, timed in this process\n\n")
+	fmt.Fprintf(w, "%6s %5s %7s %9s %9s %6s %7s %9s %7s %8s %7s %7s %8s %9s %8s\n",
+		"n", "ranks", "threads", "step_ms", "solve_ms", "cycles", "factor", "residual", "WU", "setupWU", "coarse", "FMG_WU", "FMG/err", "err", "jacobi×")
+	for _, n := range o.Sizes {
+		for _, ranks := range o.Ranks {
+			spec, exact := poissonSpec(o.Dims, n, o.Threads)
+			spec.Tolerance, spec.MG = o.Tolerance, o.MG
+			p := MGPoint{Dims: o.Dims, N: n, Ranks: ranks, Threads: o.Threads}
+			cells := math.Pow(float64(n), float64(o.Dims))
+			stepReps := max(3, int(2e7/cells))
+			var err error
+			if p.StepS, err = timeExplicit(spec, ranks, stepReps); err != nil {
+				return pts, err
+			}
+			// The solve: best of three fresh solves.
+			p.SolveS = math.Inf(1)
+			for range 3 {
+				r, err := solveOnce(spec, ranks, exact)
+				if err != nil {
+					return pts, err
+				}
+				if r.wall < p.SolveS {
+					p.SolveS, p.SetupS, p.Cycles, p.Stalled, p.Residual, p.Error = r.wall, r.setup, r.steps, r.stalled, r.residual, r.err
+					h := r.info.History
+					if len(h) >= 2 {
+						p.Factor = math.Pow(h[len(h)-1]/h[0], 1/float64(len(h)-1))
+					}
+					total, fine := 0.0, r.info.MG.Level[0].Seconds()
+					for _, d := range r.info.MG.Level {
+						total += d.Seconds()
+					}
+					p.CoarseShare = 1 - fine/total
+					p.Gathered = len(r.info.MG.Shapes) - r.info.MG.Gathered
+				}
+			}
+			fmg := spec
+			fmg.FMG, fmg.Steps, fmg.Tolerance = true, 1, 0
+			p.FMGS = math.Inf(1)
+			for range 3 {
+				r, err := solveOnce(fmg, ranks, exact)
+				if err != nil {
+					return pts, err
+				}
+				if r.wall < p.FMGS {
+					p.FMGS, p.FMGError = r.wall, r.err
+				}
+			}
+			jac := ""
+			if n <= o.JacobiMax && ranks == o.Ranks[0] {
+				j := spec
+				// Jacobi's error is about max|Δu|/(1−ρ), 1−ρ ≈ 4h², and the
+				// discretisation error about h²: stopping at 3e-3·h⁴ leaves an
+				// iteration error near a thousandth of it.
+				h := 1 / float64(n)
+				j.Multigrid, j.Tolerance, j.Steps, j.CheckEvery = false, 3e-3*h*h*h*h, 1<<30, 100
+				r, err := solveOnce(j, ranks, exact)
+				if err != nil {
+					return pts, err
+				}
+				p.JacobiS, p.JacobiSweeps, p.JacobiError = r.wall, r.steps, r.err
+				jac = fmt.Sprintf("%.0f", r.wall/p.SolveS)
+			}
+			stall := ""
+			if p.Stalled {
+				stall = "*"
+			}
+			fmt.Fprintf(w, "%6d %5d %7d %9.3f %9.2f %6d %7.3f %8.2e%1s %7.1f %8.1f %6.1f%% %7.1f %8.2f %9.2e %8s\n",
+				n, ranks, o.Threads, 1e3*p.StepS, 1e3*p.SolveS, p.Cycles, p.Factor, p.Residual, stall, p.WU(), p.SetupWU(), 100*p.CoarseShare,
+				p.FMGWU(), p.FMGError/p.Error, p.Error, jac)
+			pts = append(pts, p)
+		}
+	}
+	fmt.Fprintf(w, "\nWU: the solve from a zero guess; setupWU: solver.New (the hierarchy, the source evaluated); coarse: the levels below the finest, of rank 0's time;\nFMG/err: one FMG cycle's error against the exact solution over the converged solve's; * stalled at the rounding floor above the tolerance\n")
+	for _, p := range pts {
+		if p.JacobiS > 0 {
+			fmt.Fprintf(w, "\njacobi at n=%d: %d sweeps in %.2f s (error %.2e) against multigrid's %d cycles in %.4f s (error %.2e): %.0f× faster\n",
+				p.N, p.JacobiSweeps, p.JacobiS, p.JacobiError, p.Cycles, p.SolveS, p.Error, p.JacobiS/p.SolveS)
+		}
+	}
+	if o.Implicit {
+		if err := implicitStudy(w, o); err != nil {
+			return pts, err
+		}
+	}
+	return pts, nil
+}
+
+// implicitStudy times Crank–Nicolson against explicit steps on the decay of
+// a sine mode to t = 0.05 at the smallest size: the explicit run's error
+// against the exact decay (almost all of it the space error both share),
+// then the largest dt (halving from 0.01) whose Crank–Nicolson run is
+// within 5% of that error.
+func implicitStudy(w io.Writer, o MGOptions) error {
+	n, ranks := o.Sizes[0], o.Ranks[0]
+	const tEnd = 0.05
+	base, _ := poissonSpec(o.Dims, n, o.Threads)
+	spec := base
+	spec.Equation, spec.Multigrid, spec.Source = solver.Heat, false, nil
+	spec.Alpha = 1
+	mode := slices.Repeat([]int{1}, o.Dims)
+	spec.Initial = solver.Sine(mode, spec.Length, 1, 0)
+	exact := solver.Sine(mode, spec.Length, math.Exp(-float64(o.Dims)*math.Pi*math.Pi*tEnd), 0)
+	spec.TEnd, spec.CheckEvery = tEnd, 1000
+	spec.DT = 0.9 * solver.StableDT(1, spec.Spacing())
+	spec.Steps = solver.StepsTo(tEnd, spec.DT)
+	ex, err := solveOnce(spec, ranks, exact)
+	if err != nil {
+		return err
+	}
+	expS, expSteps, expErr := ex.wall, ex.steps, ex.err
+	cn := spec
+	cn.Scheme, cn.MG, cn.Tolerance, cn.CheckEvery = solver.CrankNicolson, o.MG, 1e-10, 1
+	var cnS, cnErr, dt float64
+	var cnSteps, cycles int
+	for dt = 0.01; dt > spec.DT; dt /= 2 {
+		cn.DT = dt
+		cn.Steps = solver.StepsTo(tEnd, dt)
+		r, err := solveOnce(cn, ranks, exact)
+		if err != nil {
+			return err
+		}
+		cnS, cnErr, cnSteps, cycles = r.wall, r.err, r.steps, r.info.Cycles
+		if r.err <= 1.05*expErr {
+			break
+		}
+	}
+	fmt.Fprintf(w, "\nheat to t = %g, %dD n=%d, sine mode: explicit %d steps (dt %.3g) in %.3f s, error %.3e; crank-nicolson %d steps (dt %.3g, %d cycles) in %.3f s, error %.3e: %.1f× faster\n",
+		tEnd, o.Dims, n, expSteps, spec.DT, expS, expErr, cnSteps, dt, cycles, cnS, cnErr, expS/cnS)
+	return nil
+}
