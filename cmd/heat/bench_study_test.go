@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -121,7 +122,7 @@ func TestBenchUsageErrors(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"bench"}, "bench: say which study: kernel, strong, weak or pingpong"},
+		{[]string{"bench"}, "bench: say which study: kernel, strong, weak, pingpong or multigrid"},
 		{[]string{"bench", "medium"}, `bench: unknown study "medium"`},
 		{[]string{"bench", "strong", "--reps", "0"}, "repetitions must be at least 1, got 0"},
 		{[]string{"bench", "weak", "--ranks", "0"}, "--ranks and --threads must be positive (got 0 and 1)"},
@@ -203,4 +204,29 @@ func TestBenchPingPongPrintsAlphaBeta(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(stdout), &nr))
 	require.Len(t, nr.Samples, 2)
 	require.Equal(t, 1024, nr.Samples[1].Bytes)
+}
+
+// heat bench multigrid solves to the tolerance at every point, prints its
+// cost in work units, and compares with Jacobi and with explicit steps.
+func TestBenchMultigrid(t *testing.T) {
+	code, stdout, stderr := heat(t, "bench", "multigrid", "--sizes", "32", "--ranks", "1,2", "--jacobi-max", "32")
+	require.Equal(t, 0, code, stderr)
+	var rows [][]string
+	for _, line := range strings.Split(stdout, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 14 && f[0] == "32" {
+			rows = append(rows, f)
+		}
+	}
+	require.Len(t, rows, 2, stdout)
+	for _, f := range rows {
+		res, err := strconv.ParseFloat(strings.TrimSuffix(f[7], "*"), 64)
+		require.NoError(t, err)
+		require.Less(t, res, 1e-10, "converged: %v", f)
+		wu, err := strconv.ParseFloat(f[8], 64)
+		require.NoError(t, err)
+		require.Greater(t, wu, 1.0, "a solve costs more than one explicit step: %v", f)
+	}
+	require.Contains(t, stdout, "jacobi at n=32")
+	require.Contains(t, stdout, "crank-nicolson")
 }
