@@ -403,3 +403,29 @@ func TestTooManyLevelsRefused(t *testing.T) {
 	})
 	require.ErrorContains(t, err, "at most 5 levels")
 }
+
+// Every kernel set of the build (generic, and the SIMD sets the CPU runs)
+// gives a solve the same bits.
+func TestSameBitsWithEveryKernelSet(t *testing.T) {
+	sets := stencil.Available()
+	if len(sets) == 1 {
+		t.Skipf("only the %s set in this build", sets[0].Name)
+	}
+	for _, shape := range [][]int{{40, 52}, {16, 12, 20}} {
+		s, _ := sineProblem(shape, 1, stencil.Dirichlet)
+		s.faces[0][1] = stencil.Face{Kind: stencil.Neumann}
+		s.tol, s.ranks, s.threads = 1e-9, 2, 2
+		var want outcome
+		for i, ks := range sets {
+			restore := stencil.Use(ks)
+			out := solve(t, s)
+			restore()
+			if i == 0 {
+				want = out
+				continue
+			}
+			require.Equal(t, want.sha(), out.sha(), "%v: %s vs %s", shape, ks.Name, sets[0].Name)
+			require.Equal(t, len(want.history), len(out.history))
+		}
+	}
+}
