@@ -54,11 +54,9 @@ type level struct {
 	maxes []float64   // per worker: max |r| of the last residual
 }
 
-// rowBuf is worker w's scratch of n values.
+// rowBuf is worker w's scratch of n values (each worker touches only its
+// own).
 func (l *level) rowBuf(w, n int) []float64 {
-	if l.bufs == nil {
-		l.bufs = make([][]float64, l.tm.Size())
-	}
 	if len(l.bufs[w]) < n {
 		l.bufs[w] = make([]float64, n)
 	}
@@ -116,6 +114,8 @@ func newLevel(c comm.Comm, topo *decomp.Grid, shape []int, length []float64, box
 		l.parity = append(l.parity, p&1)
 	})
 	l.share = stencil.Shares(l.rows, tm.Size())
+	l.bufs = make([][]float64, tm.Size())
+	l.maxes = make([]float64, tm.Size())
 	sy, sz := l.lay.Stride[nd-2], 0
 	if nd == 3 {
 		sz = l.lay.Stride[0]
@@ -249,9 +249,6 @@ func gsRow(k *stencil.Coeffs, r *stencil.Row, first int) {
 // residual sets r = b − A·u over the box (u's ghosts must be current); with
 // norm it returns this rank's max |r| (NaN if any is NaN), else 0.
 func (l *level) residual(norm bool) float64 {
-	if l.maxes == nil {
-		l.maxes = make([]float64, l.tm.Size())
-	}
 	l.parallel(func(w int, rows []stencil.Span, _ []int) {
 		var args stencil.Row
 		m := 0.0
