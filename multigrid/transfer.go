@@ -2,6 +2,7 @@ package multigrid
 
 import (
 	"fmt"
+	"time"
 
 	"heat/comm"
 	"heat/decomp"
@@ -286,7 +287,7 @@ func (g *gatherer) scatter(src, dst []float64) error {
 		if err != nil {
 			return err
 		}
-		if err := g.c.Waitall([]comm.Request{r}); err != nil {
+		if err := idleWait(g.c, r); err != nil {
 			return fmt.Errorf("multigrid: receiving a coarse correction: %w", err)
 		}
 		unpack(g.lay, interior(g.lay), g.bufs[0], dst)
@@ -304,4 +305,33 @@ func (g *gatherer) scatter(src, dst []float64) error {
 	pack(g.whole, g.boxes[0], src, g.bufs[0])
 	unpack(g.lay, interior(g.lay), g.bufs[0], dst)
 	return g.c.Waitall(g.reqs)
+}
+
+// Waiting for rank 0's coarse correction without keeping a core busy while
+// rank 0 works. In-process ranks block in Waitall, which parks the
+// goroutine (and returns when another rank fails). An MPI rank polls for a
+// short solve, then sleeps between polls: MPI_Waitall spins under Open MPI.
+// (Should rank 0 fail meanwhile, heat's watchdog ends the job with
+// MPI_Abort.)
+const (
+	idleSpin   = 100 * time.Microsecond
+	idleNapMax = time.Millisecond
+)
+
+// idleWait completes q: it polls q for idleSpin, then sleeps between polls,
+// doubling the nap from 5 µs up to idleNapMax.
+func idleWait(c comm.Comm, q comm.Request) error {
+	if comm.RanksHere(c) > 1 {
+		return c.Waitall([]comm.Request{q})
+	}
+	start := time.Now()
+	nap := 5 * time.Microsecond
+	for !q.Done() {
+		if time.Since(start) < idleSpin {
+			continue
+		}
+		time.Sleep(nap)
+		nap = min(2*nap, idleNapMax)
+	}
+	return c.Waitall([]comm.Request{q})
 }
