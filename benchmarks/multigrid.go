@@ -33,6 +33,12 @@ type MGOptions struct {
 	// Implicit also times a Crank–Nicolson run to a final time against
 	// the explicit run at the same accuracy, at the smallest size.
 	Implicit bool
+	// PredictMax > 1 prints the α–β model of a cycle at the largest size on
+	// 1, 2, 4, … PredictMax ranks, fitted to the one-rank measurement, for
+	// the in-process transport (measured by ping-pong) and for Target when
+	// it is set.
+	PredictMax int
+	Target     *Network
 }
 
 // MGPoint is one multigrid measurement.
@@ -248,12 +254,97 @@ func MultigridStudy(w io.Writer, o MGOptions) ([]MGPoint, error) {
 				p.N, p.JacobiSweeps, p.JacobiS, p.JacobiError, p.Cycles, p.SolveS, p.Error, p.JacobiS/p.SolveS)
 		}
 	}
+	if o.PredictMax > 1 {
+		if err := predictMG(w, o, pts); err != nil {
+			return pts, err
+		}
+	}
 	if o.Implicit {
 		if err := implicitStudy(w, o); err != nil {
 			return pts, err
 		}
 	}
 	return pts, nil
+}
+
+// predictMG fits the multigrid model to the largest size's one-rank point
+// (t_cell from its explicit step, the passes a visit costs from its cycle)
+// and prints its cycles up to o.PredictMax ranks.
+func predictMG(w io.Writer, o MGOptions, pts []MGPoint) error {
+	var base *MGPoint
+	for i := range pts {
+		if pts[i].Ranks == 1 && (base == nil || pts[i].N > base.N) {
+			base = &pts[i]
+		}
+	}
+	if base == nil || base.Cycles == 0 {
+		return nil
+	}
+	shape := slices.Repeat([]int{base.N}, o.Dims)
+	shapes := multigrid.Hierarchy(shape, slices.Repeat([]float64{1}, o.Dims), o.MG.Levels)
+	cells := 1
+	for _, n := range shape {
+		cells *= n
+	}
+	sweeps := o.MG.Pre + o.MG.Post
+	if sweeps == 0 {
+		sweeps = 2 * (o.Dims + 1)
+		if o.MG.Smoother == multigrid.RedBlack {
+			sweeps = 2 * 2 * 2 // two colours, an exchange each
+		}
+	}
+	gather := o.MG.GatherBelow
+	if gather == 0 {
+		gather = 32
+	}
+	gatherCells := o.MG.GatherCells
+	if gatherCells == 0 {
+		gatherCells = 1 << 14
+	}
+	m := MGModel{TCell: base.StepS / float64(cells), Exchanges: sweeps + 3, Gamma: o.MG.Cycle.Gamma(), GatherBelow: gather, GatherCells: gatherCells}
+	// The solve's last cycle includes the final residual; divide evenly.
+	if err := m.FitPasses(shapes, base.SolveS/float64(base.Cycles)); err != nil {
+		return err
+	}
+	var ranks []int
+	for r := 1; r <= o.PredictMax; r *= 2 {
+		ranks = append(ranks, r)
+	}
+	nets := []struct {
+		name string
+		net  Network
+	}{}
+	var measured Network
+	err := local.Run(2, func(c comm.Comm) error {
+		_, net, err := MeasureNetwork(c, PingPongSizes(), 50*time.Millisecond)
+		if c.Rank() == 0 {
+			measured = net
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	nets = append(nets, struct {
+		name string
+		net  Network
+	}{"in-process ranks (measured)", measured})
+	if o.Target != nil {
+		nets = append(nets, struct {
+			name string
+			net  Network
+		}{"target network", *o.Target})
+	}
+	fmt.Fprintf(w, "\nmodel of one %s-cycle at n=%d (t_cell %.3g ns from the explicit step, %.1f passes a level visit fitted to the one-rank cycle, %d exchanges a visit, gathering below %d cells a side and %d in all):\n",
+		o.MG.Cycle, base.N, 1e9*m.TCell, m.Passes, m.Exchanges, m.GatherBelow, m.GatherCells)
+	for _, n := range nets {
+		m.Network = n.net
+		fmt.Fprintf(w, "%s: %v\n", n.name, n.net)
+		if err := WriteMGPredictions(w, m, shapes, ranks); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // implicitStudy times Crank–Nicolson against explicit steps on the decay of

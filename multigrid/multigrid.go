@@ -68,7 +68,9 @@ var Cycles = []string{"v", "w"}
 
 func (c Cycle) String() string { return Cycles[c] }
 
-func (c Cycle) gamma() int { return int(c) + 1 }
+// Gamma is how many times a cycle visits each coarse level per visit of
+// the level above: 1 (V), 2 (W).
+func (c Cycle) Gamma() int { return int(c) + 1 }
 
 // Options tune the cycles. The zero value is a V(2,2) cycle with
 // Chebyshev-weighted Jacobi, linear prolongation and every level the shape
@@ -83,8 +85,13 @@ type Options struct {
 	// GatherBelow gathers the coarse levels onto rank 0 once a rank's box
 	// of the next level would have fewer cells than this along an axis;
 	// 0: 32 (below that the levels' halo exchanges cost more than rank 0
-	// doing them alone: 2D 1024² on 2 ranks, 142 ms with 4, 106 with 32).
+	// doing them alone: 2D 1024² on 2 ranks, 142 ms with 4, 106 with 32) —
+	// but only a level of at most GatherCells cells (0: 16384, 128² or
+	// 25³), which one rank does in the time of a few exchanges: on many
+	// ranks small boxes come early, and a large level on one rank would
+	// hold every other rank up (benchmarks.MGModel).
 	GatherBelow int
+	GatherCells int
 }
 
 // Problem is what every level discretises.
@@ -192,6 +199,9 @@ func New(c comm.Comm, topo *decomp.Grid, p Problem, opt Options, tm *team.Team) 
 	if opt.GatherBelow == 0 {
 		opt.GatherBelow = 32
 	}
+	if opt.GatherCells == 0 {
+		opt.GatherCells = 1 << 14
+	}
 	m := &MG{c: c, prob: p, opt: opt, rhsDirty: true}
 	m.pre, m.post = weights(opt, nd, opt.Pre), weights(opt, nd, opt.Post)
 	m.singular = p.Op.Sigma == 0
@@ -208,7 +218,7 @@ func New(c comm.Comm, topo *decomp.Grid, p Problem, opt Options, tm *team.Team) 
 		return nil, err
 	}
 	m.SetOperator(p.Op)
-	m.setGamma(opt.Cycle.gamma())
+	m.setGamma(opt.Cycle.Gamma())
 	m.stats.Shapes = shapes
 	m.stats.Level = make([]time.Duration, len(shapes))
 	return m, nil
@@ -230,7 +240,11 @@ func (m *MG) build(topo *decomp.Grid, shapes [][]int, boxes []decomp.Box, tm *te
 				coarse[r] = coarsen(b, ratio)
 				smallest = min(smallest, slices.Min(coarse[r].Shape()))
 			}
-			if c.Size() > 1 && (l == len(shapes)-1 || smallest < m.opt.GatherBelow) {
+			cells := 1
+			for _, n := range shape {
+				cells *= n
+			}
+			if c.Size() > 1 && (l == len(shapes)-1 || (smallest < m.opt.GatherBelow && cells <= m.opt.GatherCells)) {
 				return m.gatherFrom(l, shapes, boxes, tm)
 			}
 			m.levels[l-1].ratio = ratio
@@ -431,7 +445,7 @@ func (m *MG) FMG() (float64, error) {
 	// dearer for the same error).
 	m.setGamma(1)
 	err := m.fmg(0)
-	m.setGamma(m.opt.Cycle.gamma())
+	m.setGamma(m.opt.Cycle.Gamma())
 	if err != nil {
 		return 0, err
 	}

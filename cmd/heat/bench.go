@@ -117,6 +117,9 @@ func benchMultigrid(args []string, stdout, stderr io.Writer) error {
 	cycle := fs.String("cycle", "w", "w or v")
 	jacobi := fs.Int("jacobi-max", 256, "largest size also solved by weighted Jacobi (0: none)")
 	implicit := fs.Bool("implicit", true, "also time Crank–Nicolson against explicit steps to the same time and accuracy (smallest size)")
+	predictMax := fs.Int("predict-max", 1024, "print the α–β model of a cycle at the largest size up to this many ranks (0: none)")
+	alpha := fs.Duration("alpha", 0, "also predict for a target network of latency α (e.g. 1.5us)")
+	bandwidth := fs.Float64("bandwidth", 0, "… and bandwidth in `GB/s`")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: heat bench multigrid [flags]\n\nSolves −∇²u = f (u = Π sin(πx), zero Dirichlet faces) from a zero guess by multigrid for each\nsize × ranks and prints the time in work units (1 WU = one explicit heat step of the same grid\non the same ranks and threads, timed just before), cycles, convergence factor, the coarse\nlevels' share of the time, one FMG cycle's cost and error, and the time of weighted Jacobi.\n\n%s", fs.FlagUsages())
 	}
@@ -139,9 +142,17 @@ func benchMultigrid(args []string, stdout, stderr io.Writer) error {
 			return usagef("bench multigrid: --sizes, --ranks and --threads must be positive (got %d)", x)
 		}
 	}
+	var target *benchmarks.Network
+	if fs.Changed("alpha") || fs.Changed("bandwidth") {
+		if *alpha < 0 || *bandwidth <= 0 {
+			return usagef("bench multigrid: a target network needs --alpha >= 0 and --bandwidth > 0 (got %v, %g)", *alpha, *bandwidth)
+		}
+		target = &benchmarks.Network{Alpha: alpha.Seconds(), Beta: 1 / (*bandwidth * 1e9)}
+	}
 	_, err := benchmarks.MultigridStudy(stdout, benchmarks.MGOptions{
 		Dims: *dims, Sizes: *sizes, Ranks: *ranks, Threads: *threads, Tolerance: *tol,
 		MG: multigrid.Options{Smoother: multigrid.Smoother(sm), Cycle: multigrid.Cycle(cy)}, JacobiMax: *jacobi, Implicit: *implicit,
+		PredictMax: *predictMax, Target: target,
 	})
 	return err
 }

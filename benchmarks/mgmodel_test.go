@@ -1,0 +1,59 @@
+package benchmarks
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"heat/multigrid"
+)
+
+// The multigrid model: one rank pays only compute (every level's cells ×
+// visits); with a free network the fine level scales as the box shrinks;
+// with latency the coarse levels' share grows with the ranks; W-cycles
+// visit level l 2^l times; the gather edge appears once there are ranks to
+// gather from.
+func TestMGModel(t *testing.T) {
+	shapes := multigrid.Hierarchy([]int{1024, 1024}, []float64{1, 1}, 0)
+	m := MGModel{TCell: 1e-9, Passes: 10, Exchanges: 9, Gamma: 1, GatherBelow: 32, GatherCells: 1 << 14}
+	one, err := m.Predict(shapes, 1)
+	require.NoError(t, err)
+	want := 0.0
+	for _, s := range shapes {
+		want += 10 * float64(s[0]*s[1]) * 1e-9
+	}
+	require.InDelta(t, want, one.CycleS, 1e-15)
+	for _, lv := range one.Levels {
+		require.Zero(t, lv.HaloS)
+		require.Zero(t, lv.GatherS)
+	}
+
+	free, err := m.Predict(shapes, 16)
+	require.NoError(t, err)
+	require.InDelta(t, one.Levels[0].ComputeS/16, free.Levels[0].ComputeS, 1e-15)
+
+	m.Network = Network{Alpha: 2e-6, Beta: 1e-10}
+	var last float64
+	for _, p := range []int{2, 16, 256} {
+		pr, err := m.Predict(shapes, p)
+		require.NoError(t, err)
+		require.Greater(t, pr.CoarseShare, last, "coarse share grows with the ranks")
+		last = pr.CoarseShare
+		edge := 0.0
+		for _, lv := range pr.Levels {
+			edge += lv.GatherS
+		}
+		require.Greater(t, edge, 0.0, "%d ranks gather", p)
+	}
+
+	m.Gamma = 2
+	w, err := m.Predict(shapes, 1)
+	require.NoError(t, err)
+	for l, lv := range w.Levels {
+		require.Equal(t, 1<<l, lv.Visits)
+	}
+	require.NoError(t, m.FitPasses(shapes, 0.02))
+	fit, err := m.Predict(shapes, 1)
+	require.NoError(t, err)
+	require.InDelta(t, 0.02, fit.CycleS, 1e-12)
+}
