@@ -105,6 +105,11 @@ type Problem struct {
 // MaxLevels bounds Options.Levels.
 const MaxLevels = 30
 
+// MaxBottomCells bounds the coarsest level, which conjugate gradients
+// solve on one rank every cycle: 65536 cells (256²) take ~50 ms; a grid that
+// cannot be coarsened further (odd counts) would be solved by CG alone.
+const MaxBottomCells = 1 << 16
+
 // Hierarchy is the shapes of the levels of a grid, finest first: each level
 // halves the axes whose cells are the finest (within a factor 1.25) and can
 // be halved (an even count of at least 8), until none can; at most levels
@@ -185,6 +190,14 @@ func New(c comm.Comm, topo *decomp.Grid, p Problem, opt Options, tm *team.Team) 
 	if opt.Levels > len(shapes) {
 		return nil, fmt.Errorf("multigrid: %s has at most %d levels (each halves the finest even axes of at least 8 cells), not %d",
 			decomp.FormatDims(p.Shape), len(shapes), opt.Levels)
+	}
+	bottom := 1
+	for _, n := range shapes[len(shapes)-1] {
+		bottom *= n
+	}
+	if bottom > MaxBottomCells {
+		return nil, fmt.Errorf("multigrid: %s coarsens only to %s, %d cells for the one-rank bottom solve (at most %d): use counts divisible by a power of two",
+			decomp.FormatDims(p.Shape), decomp.FormatDims(shapes[len(shapes)-1]), bottom, MaxBottomCells)
 	}
 	sweeps := nd + 1 // Chebyshev and Jacobi: V(3,3) in 2D, V(4,4) in 3D
 	if opt.Smoother == RedBlack {

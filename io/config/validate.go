@@ -207,6 +207,12 @@ func (k *checker) multigrid() *Error {
 		if k.c.Grid.Ghost != 1 {
 			return k.bad("grid.ghost", "must be 1 with multigrid (deeper ghosts are temporal blocking of explicit steps; got %d)", k.c.Grid.Ghost)
 		}
+		levels := multigrid.Hierarchy(k.c.Grid.Shape, k.c.Grid.Length, m.Levels)
+		bottom := levels[len(levels)-1]
+		if cells, _ := product(bottom); cells > multigrid.MaxBottomCells {
+			return k.bad("grid.shape", "%s coarsens only to %s (an axis is odd, or multigrid.levels stops it), and conjugate gradients on one rank would solve those %d cells every cycle; give every axis a count divisible by a power of two, or use equation.solver = \"jacobi\"",
+				decomp.FormatDims(k.c.Grid.Shape), decomp.FormatDims(bottom), cells)
+		}
 		if most := len(multigrid.Hierarchy(k.c.Grid.Shape, k.c.Grid.Length, 0)); m.Levels > most {
 			return k.bad("multigrid.levels", "%s has at most %d levels: each halves the finest axes whose cell count is even and at least 8 (got %d)",
 				decomp.FormatDims(k.c.Grid.Shape), most, m.Levels)
