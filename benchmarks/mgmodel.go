@@ -6,11 +6,12 @@ import (
 	"slices"
 
 	"heat/decomp"
+	"heat/multigrid"
 )
 
 // MGModel is the α–β model of one multigrid cycle on P ranks, level by
-// level, as heat's multigrid runs it: level l is visited Gamma^l times a
-// cycle; a visit of a distributed level costs Passes sweeps over the
+// level, as heat's multigrid runs it: level l is visited Cycle.Visits(l)
+// times a cycle (V 1, W 2^l, F l+1); a visit of a distributed level costs Passes sweeps over the
 // busiest rank's box (t_cell each) and Exchanges face exchanges of its
 // box (α + 8·A_face·β a face); once a box of the next level would have
 // fewer than GatherBelow cells along an axis and the level has at most
@@ -23,7 +24,7 @@ type MGModel struct {
 	TCell       float64 // seconds per cell and pass on one rank (an explicit step's)
 	Passes      float64 // cell passes a level visit costs (fitted to a measured cycle)
 	Exchanges   int     // face exchanges a visit of a distributed level makes
-	Gamma       int     // 1: V-cycles, 2: W-cycles
+	Cycle       multigrid.Cycle
 	GatherBelow int     // multigrid.Options' gathering rule
 	GatherCells int
 }
@@ -61,10 +62,9 @@ func (m MGModel) Predict(shapes [][]int, ranks int) (MGPrediction, error) {
 	}
 	p := MGPrediction{Ranks: ranks}
 	gathered := ranks == 1
-	visits := 1
 	for l, shape := range shapes {
+		visits := m.Cycle.Visits(l)
 		if l > 0 {
-			visits *= m.Gamma
 			smallest := 1 << 62
 			for r := range boxes {
 				smallest = min(smallest, slices.Min(coarseBox(boxes[r], shapes[0], shape).Shape()))

@@ -15,7 +15,7 @@ import (
 // gather from.
 func TestMGModel(t *testing.T) {
 	shapes := multigrid.Hierarchy([]int{1024, 1024}, []float64{1, 1}, 0)
-	m := MGModel{TCell: 1e-9, Passes: 10, Exchanges: 9, Gamma: 1, GatherBelow: 32, GatherCells: 1 << 14}
+	m := MGModel{TCell: 1e-9, Passes: 10, Exchanges: 9, Cycle: multigrid.V, GatherBelow: 32, GatherCells: 1 << 14}
 	one, err := m.Predict(shapes, 1)
 	require.NoError(t, err)
 	want := 0.0
@@ -46,11 +46,15 @@ func TestMGModel(t *testing.T) {
 		require.Greater(t, edge, 0.0, "%d ranks gather", p)
 	}
 
-	m.Gamma = 2
+	m.Cycle = multigrid.W
 	w, err := m.Predict(shapes, 1)
 	require.NoError(t, err)
-	for l, lv := range w.Levels {
-		require.Equal(t, 1<<l, lv.Visits)
+	m.Cycle = multigrid.F
+	f, err := m.Predict(shapes, 1)
+	require.NoError(t, err)
+	for l := range w.Levels {
+		require.Equal(t, 1<<l, w.Levels[l].Visits)
+		require.Equal(t, l+1, f.Levels[l].Visits)
 	}
 	require.NoError(t, m.FitPasses(shapes, 0.02))
 	fit, err := m.Predict(shapes, 1)

@@ -301,7 +301,7 @@ func predictMG(w io.Writer, o MGOptions, pts []MGPoint) error {
 	if gatherCells == 0 {
 		gatherCells = 1 << 14
 	}
-	m := MGModel{TCell: base.StepS / float64(cells), Exchanges: sweeps + 3, Gamma: o.MG.Cycle.Gamma(), GatherBelow: gather, GatherCells: gatherCells}
+	m := MGModel{TCell: base.StepS / float64(cells), Exchanges: sweeps + 3, Cycle: o.MG.Cycle, GatherBelow: gather, GatherCells: gatherCells}
 	// The solve's last cycle includes the final residual; divide evenly.
 	if err := m.FitPasses(shapes, base.SolveS/float64(base.Cycles)); err != nil {
 		return err
@@ -401,7 +401,7 @@ func implicitStudy(w io.Writer, o MGOptions) error {
 	}
 	fmt.Fprintf(w, "\nheat to t = %g, %dD n=%d, a sine mode; error in time (against the discrete mode's exact decay) and in all (against the PDE's):\n", tEnd, o.Dims, n)
 	fmt.Fprintf(w, "  explicit:       %6d steps of %.3g in %.3f s, error in time %.2e, in all %.2e\n", ex.steps, spec.DT, ex.wall, ex.err, exTotal.err)
-	fmt.Fprintf(w, "  crank-nicolson: %6d steps of %.3g (%d W-cycles, %.1f a step) in %.3f s, error in time %.2e, in all %.2e\n",
+	fmt.Fprintf(w, "  crank-nicolson: %6d steps of %.3g (%d cycles, %.1f a step) in %.3f s, error in time %.2e, in all %.2e\n",
 		r.steps, cn.DT, r.info.Cycles, float64(r.info.Cycles)/float64(r.steps), r.wall, r.err, total.err)
 	fmt.Fprintf(w, "  as accurate in time, crank-nicolson takes %.2f of the explicit run's wall time (%.1f× faster)\n", r.wall/ex.wall, ex.wall/r.wall)
 	return nil

@@ -58,19 +58,42 @@ type Cycle int
 const (
 	// V visits each coarse level once.
 	V Cycle = iota
-	// W visits each coarse level twice: dearer, and far fewer cycles on
-	// cell-centred grids, whose V-cycles lose accuracy level by level.
+	// W visits each coarse level twice, each visit a W-cycle: dearer, and
+	// far fewer cycles on cell-centred grids, whose V-cycles lose accuracy
+	// level by level; level l is visited 2^l times.
 	W
+	// F visits each coarse level twice, an F-cycle then a V-cycle: about
+	// W's convergence, and level l is visited only l+1 times, which keeps
+	// the latency-bound coarse levels cheap on many ranks.
+	F
 )
 
 // Cycles are the cycles' names, as configs give them.
-var Cycles = []string{"v", "w"}
+var Cycles = []string{"v", "w", "f"}
 
 func (c Cycle) String() string { return Cycles[c] }
 
-// Gamma is how many times a cycle visits each coarse level per visit of
-// the level above: 1 (V), 2 (W).
-func (c Cycle) Gamma() int { return int(c) + 1 }
+// visits are the cycles a cycle of kind c runs on the next coarser level.
+func (c Cycle) visits() []Cycle {
+	switch c {
+	case W:
+		return []Cycle{W, W}
+	case F:
+		return []Cycle{F, V}
+	}
+	return []Cycle{V}
+}
+
+// Visits is how many times one cycle of kind c on level 0 visits level l.
+func (c Cycle) Visits(l int) int {
+	switch c {
+	case W:
+		return 1 << l
+	case F:
+		return l + 1
+	}
+	return 1
+}
 
 // Options tune the cycles. The zero value is a V(2,2) cycle with
 // Chebyshev-weighted Jacobi, linear prolongation and every level the shape
@@ -160,7 +183,6 @@ type MG struct {
 	gat      *gatherer
 	gathered bool
 	isCopy   bool // rank 0's MG of the gathered levels: its first level copies a distributed one
-	gamma    int  // coarse visits per cycle: 1 (V), 2 (W); FMG's cycles are V-cycles
 	singular bool // no Dirichlet face and σ = 0: u is fixed up to a constant
 	rhsDirty bool
 	stats    Stats
@@ -231,7 +253,6 @@ func New(c comm.Comm, topo *decomp.Grid, p Problem, opt Options, tm *team.Team) 
 		return nil, err
 	}
 	m.SetOperator(p.Op)
-	m.setGamma(opt.Cycle.Gamma())
 	m.stats.Shapes = shapes
 	m.stats.Level = make([]time.Duration, len(shapes))
 	return m, nil
@@ -302,14 +323,6 @@ func (m *MG) gatherFrom(l int, shapes [][]int, boxes []decomp.Box, tm *team.Team
 	}
 	m.agg = agg
 	return nil
-}
-
-// setGamma sets the coarse visits per cycle, of the gathered levels too.
-func (m *MG) setGamma(g int) {
-	m.gamma = g
-	if m.agg != nil {
-		m.agg.setGamma(g)
-	}
 }
 
 // SetOperator changes σ and β (an implicit step of another length).
@@ -438,7 +451,7 @@ func (m *MG) Cycle() (float64, error) {
 	if err := m.prepare(); err != nil {
 		return 0, err
 	}
-	if err := m.vcycle(0, true); err != nil {
+	if err := m.vcycle(0, true, m.opt.Cycle); err != nil {
 		return 0, err
 	}
 	m.stats.Cycles++
@@ -456,10 +469,7 @@ func (m *MG) FMG() (float64, error) {
 	// Full multigrid improves each level's interpolated solution by one
 	// V-cycle, whatever the cycles after it (a W-cycle there measured 30%
 	// dearer for the same error).
-	m.setGamma(1)
-	err := m.fmg(0)
-	m.setGamma(m.opt.Cycle.Gamma())
-	if err != nil {
+	if err := m.fmg(0); err != nil {
 		return 0, err
 	}
 	m.stats.Cycles++
@@ -551,9 +561,9 @@ func bcOf(l *level, top bool) []stencil.GhostFace {
 	return l.bc0
 }
 
-// vcycle does one V-cycle on level i; top says it is the problem's own
-// level (boundary values) rather than an error equation (homogeneous).
-func (m *MG) vcycle(i int, top bool) error {
+// vcycle does one cycle of kind on level i; top says it is the problem's
+// own level (boundary values) rather than an error equation (homogeneous).
+func (m *MG) vcycle(i int, top bool, kind Cycle) error {
 	l := m.levels[i]
 	bc := bcOf(l, top)
 	if m.bottom(i) {
@@ -571,7 +581,7 @@ func (m *MG) vcycle(i int, top bool) error {
 	}
 	l.residual(false)
 	m.stats.Level[i] += time.Since(t0)
-	if err := m.correct(i); err != nil {
+	if err := m.correct(i, kind); err != nil {
 		return err
 	}
 	t1 := time.Now()
@@ -586,10 +596,10 @@ func (m *MG) vcycle(i int, top bool) error {
 // bottom reports whether level i is the coarsest of the whole hierarchy.
 func (m *MG) bottom(i int) bool { return i == len(m.levels)-1 && !m.gathered }
 
-// correct sets level i's tmp to the coarse-grid correction of its residual
-// r: restricted, solved by a V-cycle on the next level (zero first guess),
-// and interpolated back.
-func (m *MG) correct(i int) error {
+// correct adds to level i's u (a gathered copy: sets its tmp to) the
+// coarse-grid correction of its residual r: restricted, solved by the
+// cycles kind runs on the next level (zero first guess), interpolated back.
+func (m *MG) correct(i int, kind Cycle) error {
 	l := m.levels[i]
 	if i == len(m.levels)-1 {
 		return m.throughRank0(func(a *MG) error {
@@ -599,7 +609,7 @@ func (m *MG) correct(i int) error {
 			if a == nil {
 				return nil
 			}
-			return a.correct(0)
+			return a.correct(0, kind)
 		}, func(a *MG) error {
 			return m.gat.scatter(aField(a, func(x *level) []float64 { return x.tmp }), l.tmp)
 		})
@@ -615,8 +625,8 @@ func (m *MG) correct(i int) error {
 	restrict(l, c, l.r)
 	zero(c.u)
 	m.stats.Level[i] += time.Since(t0)
-	for range m.gamma {
-		if err := m.vcycle(i+1, false); err != nil {
+	for _, k := range kind.visits() {
+		if err := m.vcycle(i+1, false, k); err != nil {
 			return err
 		}
 	}
@@ -678,7 +688,7 @@ func (m *MG) fmg(i int) error {
 		}
 		l.u, l.tmp = l.tmp, l.u
 	}
-	return m.vcycle(i, true)
+	return m.vcycle(i, true, V) // full multigrid improves each level by one V-cycle
 }
 
 // aField is a field of a's first level, nil without a.

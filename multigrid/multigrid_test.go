@@ -301,6 +301,7 @@ func TestBitForBitAcrossSplits(t *testing.T) {
 		{"chebyshev V, default gathering", func(s *setup) {}},
 		{"rbgs V", func(s *setup) { s.opt.Smoother, s.opt.GatherBelow = RedBlack, 2 }},
 		{"jacobi W", func(s *setup) { s.opt.Smoother, s.opt.Cycle, s.opt.GatherBelow = Jacobi, W, 2 }},
+		{"chebyshev F", func(s *setup) { s.opt.Cycle, s.opt.GatherBelow = F, 2 }},
 		{"FMG constant", func(s *setup) { s.fmg, s.opt.Constant, s.opt.GatherBelow = true, true, 2 }},
 		{"helmholtz", func(s *setup) { s.op, s.opt.GatherBelow = Operator{Sigma: 1, Beta: 0.003}, 2 }},
 	}

@@ -114,7 +114,7 @@ func benchMultigrid(args []string, stdout, stderr io.Writer) error {
 	threads := fs.Int("threads", 1, "worker threads per rank")
 	tol := fs.Float64("tolerance", 1e-10, "relative residual to stop at")
 	smoother := fs.String("smoother", "chebyshev", "chebyshev, jacobi or rbgs")
-	cycle := fs.String("cycle", "w", "w or v")
+	cycle := fs.String("cycle", "f", "f, w or v")
 	jacobi := fs.Int("jacobi-max", 256, "largest size also solved by weighted Jacobi (0: none)")
 	implicit := fs.Bool("implicit", true, "also time Crank–Nicolson against explicit steps to the same time and accuracy (smallest size)")
 	predictMax := fs.Int("predict-max", 1024, "print the α–β model of a cycle at the largest size up to this many ranks (0: none)")

@@ -40,8 +40,11 @@ func specOf(cfg *config.Config) solver.Spec {
 		Pre:      mg.Pre, Post: mg.Post, Levels: mg.Levels,
 		Constant: mg.Interpolation == "constant",
 	}
-	if mg.Cycle == "w" {
+	switch mg.Cycle {
+	case "w":
 		s.MG.Cycle = multigrid.W
+	case "f":
+		s.MG.Cycle = multigrid.F
 	}
 	s.FMG = mg.Cycle == "fmg"
 	s.MaxCycles = mg.MaxCycles

@@ -75,7 +75,7 @@ func Default() *Config {
 		Output: Output{Dir: "heat-out", Fingerprint: true, Formats: []string{"png"}, Slice: "z=mid", Cmap: "viridis",
 			Range: []float64{}, ImageSize: 1024, DiagnosticsEvery: 10},
 		Checkpoint: Checkpoint{Keep: 2, Level: 1, Chunk: []int{}},
-		Multigrid:  Multigrid{Smoother: "chebyshev", Cycle: "w", Interpolation: "linear", MaxCycles: 50},
+		Multigrid:  Multigrid{Smoother: "chebyshev", Cycle: "f", Interpolation: "linear", MaxCycles: 50},
 	}
 }
 

@@ -35,7 +35,7 @@ type Equation struct {
 // Multigrid tunes the multigrid solver (Poisson, implicit heat steps).
 type Multigrid struct {
 	Smoother      string `toml:"smoother" json:"smoother"`           // "chebyshev", "jacobi" or "rbgs"
-	Cycle         string `toml:"cycle" json:"cycle"`                 // "v", "w", or "fmg" (one full multigrid cycle, then V-cycles)
+	Cycle         string `toml:"cycle" json:"cycle"`                 // "f", "w", "v", or "fmg" (one full multigrid cycle, then V-cycles)
 	Pre           int    `toml:"pre" json:"pre"`                     // smoothing sweeps before the coarse correction; 0: the smoother's default
 	Post          int    `toml:"post" json:"post"`                   // … and after it
 	Levels        int    `toml:"levels" json:"levels"`               // levels, the fine grid included; 0: as many as the grid allows

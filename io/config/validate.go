@@ -27,7 +27,7 @@ var (
 	solverKinds   = []string{"multigrid", "jacobi"}
 	schemeKinds   = []string{"explicit", "backward-euler", "crank-nicolson"}
 	smootherKinds = []string{"chebyshev", "jacobi", "rbgs"}
-	cycleKinds    = []string{"v", "w", "fmg"}
+	cycleKinds    = []string{"f", "w", "v", "fmg"}
 	interpKinds   = []string{"linear", "constant"}
 	boundaryKinds = []string{Dirichlet, Neumann, Periodic}
 	initialKinds  = []string{"constant", "hotspot", "gaussian", "sine", "random"}
