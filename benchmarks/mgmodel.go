@@ -25,7 +25,7 @@ type MGModel struct {
 	Passes      float64 // cell passes a level visit costs (fitted to a measured cycle)
 	Exchanges   int     // face exchanges a visit of a distributed level makes
 	Cycle       multigrid.Cycle
-	GatherBelow int     // multigrid.Options' gathering rule
+	GatherBelow int // multigrid.Options' gathering rule
 	GatherCells int
 }
 
