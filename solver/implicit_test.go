@@ -134,3 +134,19 @@ func TestMultigridRunsBitForBit(t *testing.T) {
 		}
 	}
 }
+
+// An explicit run to t_end in temporal blocks of 3 steps gives the bits of
+// one step at a time: the shortened last step runs on its own in both.
+func TestTEndWithTemporalBlocking(t *testing.T) {
+	s, _ := sineDecay([]int{24, 30}, Explicit, 0, 0.004)
+	s.DT = 0.9 * StableDT(s.Alpha, s.Spacing())
+	s.Steps = StepsTo(s.TEnd, s.DT)
+	s.Initial = Random(s.Shape, 2, 1, 0)
+	want := run(t, 1, s)
+	for _, ranks := range []int{1, 3} {
+		s.Ghost = 3
+		got := run(t, ranks, s)
+		require.Equal(t, fingerprint(want.field), fingerprint(got.field), "ghost 3 on %d ranks", ranks)
+		require.Equal(t, want.steps, got.steps)
+	}
+}
