@@ -80,9 +80,6 @@ func poissonSpec(dims, n, threads int) (solver.Spec, solver.Profile) {
 	return s, solver.Sine(mode, length, 1, 0)
 }
 
-// runRanks runs f on ranks in-process ranks and returns rank 0's error.
-func runRanks(ranks int, f func(c comm.Comm) error) error { return local.Run(ranks, f) }
-
 // timeExplicit is the best of three timings of an explicit heat step of
 // spec's grid (steps of them each).
 func timeExplicit(spec solver.Spec, ranks, steps int) (float64, error) {
@@ -93,7 +90,7 @@ func timeExplicit(spec solver.Spec, ranks, steps int) (float64, error) {
 	h.DT = 0.5 * solver.StableDT(1, h.Spacing())
 	h.Steps, h.CheckEvery = 1<<40, 1<<40
 	best := math.Inf(1)
-	err := runRanks(ranks, func(c comm.Comm) error {
+	err := local.Run(ranks, func(c comm.Comm) error {
 		s, err := solver.New(c, h)
 		if err != nil {
 			return err
@@ -134,7 +131,7 @@ type solveRun struct {
 
 // solveOnce runs spec from a fresh solver and returns rank 0's view.
 func solveOnce(spec solver.Spec, ranks int, exact solver.Profile) (out solveRun, err error) {
-	err = runRanks(ranks, func(c comm.Comm) error {
+	err = local.Run(ranks, func(c comm.Comm) error {
 		if err := c.Barrier(); err != nil {
 			return err
 		}

@@ -31,7 +31,6 @@ func BenchmarkCycle(b *testing.B) {
 					for i := range rhs {
 						rhs[i] = 1
 					}
-					m.RHSChanged()
 					for b.Loop() {
 						if _, err := m.Cycle(); err != nil {
 							b.Fatal(err)

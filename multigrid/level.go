@@ -1,7 +1,6 @@
 package multigrid
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
@@ -329,9 +328,6 @@ func maxOf(xs []float64) float64 {
 	return m
 }
 
-// zero clears x, ghosts included.
-func zero(x []float64) { clear(x) }
-
 // addTmp sets u += tmp over the box.
 func (l *level) addTmp() {
 	l.parallel(func(_ int, rows []stencil.Span, _ []int) {
@@ -342,15 +338,4 @@ func (l *level) addTmp() {
 			}
 		}
 	})
-}
-
-// check is a level's consistency with its finer level f: the shapes are
-// related by f.ratio.
-func (l *level) check(f *level) error {
-	for a := range l.shape {
-		if f.shape[a] != l.shape[a]*f.ratio[a] {
-			return fmt.Errorf("multigrid: level %s is not level %s coarsened by %v", l, f, f.ratio)
-		}
-	}
-	return nil
 }

@@ -184,7 +184,6 @@ type MG struct {
 	gathered bool
 	isCopy   bool // rank 0's MG of the gathered levels: its first level copies a distributed one
 	singular bool // no Dirichlet face and σ = 0: u is fixed up to a constant
-	rhsDirty bool
 	stats    Stats
 }
 
@@ -237,7 +236,7 @@ func New(c comm.Comm, topo *decomp.Grid, p Problem, opt Options, tm *team.Team) 
 	if opt.GatherCells == 0 {
 		opt.GatherCells = 1 << 14
 	}
-	m := &MG{c: c, prob: p, opt: opt, rhsDirty: true}
+	m := &MG{c: c, prob: p, opt: opt}
 	m.pre, m.post = weights(opt, nd, opt.Pre), weights(opt, nd, opt.Post)
 	m.singular = p.Op.Sigma == 0
 	for _, f := range p.Faces {
@@ -334,7 +333,6 @@ func (m *MG) SetOperator(op Operator) {
 	if m.agg != nil {
 		m.agg.SetOperator(op)
 	}
-	m.rhsDirty = true
 }
 
 // Layout is this rank's layout of the fine level (one ghost layer).
@@ -344,16 +342,9 @@ func (m *MG) Layout() decomp.Layout { return m.levels[0].lay }
 // different slice after each Cycle: ask again.
 func (m *MG) Field() []float64 { return m.levels[0].u }
 
-// RHS is this rank's fine-level right-hand side; call RHSChanged after
-// writing it.
+// RHS is this rank's fine-level right-hand side, to be written before a
+// cycle.
 func (m *MG) RHS() []float64 { return m.levels[0].b }
-
-// RHSChanged says the right-hand side was written.
-func (m *MG) RHSChanged() { m.rhsDirty = true }
-
-// Singular reports whether the problem fixes u only up to a constant (no
-// Dirichlet face, σ = 0); the solver then keeps the mean of u at zero.
-func (m *MG) Singular() bool { return m.singular }
 
 // Stats are this rank's counters so far.
 func (m *MG) Stats() Stats {
@@ -427,7 +418,7 @@ func (m *MG) RHSNorm() (float64, error) {
 	f := m.levels[0]
 	u := f.u
 	f.u = f.tmp
-	zero(f.u)
+	clear(f.u)
 	err := f.exchange(f.u, f.bc)
 	local := f.residual(true)
 	f.u = u
@@ -448,9 +439,6 @@ func (m *MG) globalMax(x float64) (float64, error) {
 // Cycle does one V-cycle on the fine level, keeps the mean of a singular
 // problem's u at zero, and returns the global max-norm of the residual.
 func (m *MG) Cycle() (float64, error) {
-	if err := m.prepare(); err != nil {
-		return 0, err
-	}
 	if err := m.vcycle(0, true, m.opt.Cycle); err != nil {
 		return 0, err
 	}
@@ -463,9 +451,6 @@ func (m *MG) Cycle() (float64, error) {
 // solution interpolated to the next finer level and improved by one
 // V-cycle there. It returns the residual as Cycle does.
 func (m *MG) FMG() (float64, error) {
-	if err := m.prepare(); err != nil {
-		return 0, err
-	}
 	// Full multigrid improves each level's interpolated solution by one
 	// V-cycle, whatever the cycles after it (a W-cycle there measured 30%
 	// dearer for the same error).
@@ -474,11 +459,6 @@ func (m *MG) FMG() (float64, error) {
 	}
 	m.stats.Cycles++
 	return m.finishCycle()
-}
-
-func (m *MG) prepare() error {
-	m.rhsDirty = false
-	return nil
 }
 
 func (m *MG) finishCycle() (float64, error) {
@@ -585,7 +565,7 @@ func (m *MG) vcycle(i int, top bool, kind Cycle) error {
 		return err
 	}
 	t1 := time.Now()
-	if i == len(m.levels)-1 {
+	if m.gathered && i == len(m.levels)-1 {
 		l.addTmp() // the correction came from rank 0 into tmp
 	}
 	err := m.smooth(l, true, bc)
@@ -602,17 +582,21 @@ func (m *MG) bottom(i int) bool { return i == len(m.levels)-1 && !m.gathered }
 func (m *MG) correct(i int, kind Cycle) error {
 	l := m.levels[i]
 	if i == len(m.levels)-1 {
-		return m.throughRank0(func(a *MG) error {
-			if err := m.gat.gather(l.r, aField(a, func(x *level) []float64 { return x.r })); err != nil {
+		// Through rank 0: the residual gathered into its copy of this
+		// level, the correction computed there and sent back into tmp.
+		var r, tmp []float64
+		if m.agg != nil {
+			r, tmp = m.agg.levels[0].r, m.agg.levels[0].tmp
+		}
+		if err := m.gat.gather(l.r, r); err != nil {
+			return err
+		}
+		if m.agg != nil {
+			if err := m.agg.correct(0, kind); err != nil {
 				return err
 			}
-			if a == nil {
-				return nil
-			}
-			return a.correct(0, kind)
-		}, func(a *MG) error {
-			return m.gat.scatter(aField(a, func(x *level) []float64 { return x.tmp }), l.tmp)
-		})
+		}
+		return m.gat.scatter(tmp, l.tmp)
 	}
 	c := m.levels[i+1]
 	t0 := time.Now()
@@ -623,7 +607,7 @@ func (m *MG) correct(i int, kind Cycle) error {
 		return err
 	}
 	restrict(l, c, l.r)
-	zero(c.u)
+	clear(c.u)
 	m.stats.Level[i] += time.Since(t0)
 	for _, k := range kind.visits() {
 		if err := m.vcycle(i+1, false, k); err != nil {
@@ -634,9 +618,9 @@ func (m *MG) correct(i int, kind Cycle) error {
 	if err := c.exchangeCorners(c.u, c.bc0); err != nil {
 		return err
 	}
-	// Level i adds the correction at once; a gathered copy (rank 0's first
-	// level) leaves it in tmp, to be sent back and added there.
-	if m.gat == nil && i == 0 && m.c.Size() == 1 && m.isCopy {
+	// Level i adds the correction at once; rank 0's copy of a distributed
+	// level leaves it in tmp, to be sent back and added there.
+	if m.isCopy && i == 0 {
 		prolong(l, c, c.u, l.tmp, !m.opt.Constant, false)
 	} else {
 		prolong(l, c, c.u, l.u, !m.opt.Constant, true)
@@ -645,41 +629,34 @@ func (m *MG) correct(i int, kind Cycle) error {
 	return nil
 }
 
-// throughRank0 runs down on every rank (rank 0 passes its gathered MG,
-// the others nil), then up likewise: the two halves of a step that
-// crosses from the distributed levels to rank 0's.
-func (m *MG) throughRank0(down, up func(a *MG) error) error {
-	if err := down(m.agg); err != nil {
-		return err
-	}
-	return up(m.agg)
-}
-
 // fmg solves level i's own problem (its b, boundary values) by full
 // multigrid: restrict b, solve the coarser problem the same way,
 // interpolate its solution, and do one V-cycle.
 func (m *MG) fmg(i int) error {
 	l := m.levels[i]
 	if m.bottom(i) {
-		zero(l.u)
+		clear(l.u)
 		t0 := time.Now()
 		err := l.bottomSolve(l.bc, m.singular)
 		m.stats.Level[i] += time.Since(t0)
 		return err
 	}
 	if i == len(m.levels)-1 {
-		err := m.throughRank0(func(a *MG) error {
-			if err := m.gat.gather(l.b, aField(a, func(x *level) []float64 { return x.b })); err != nil {
+		// Through rank 0, as in correct: b there, the interpolated
+		// solution back into u.
+		var b, tmp []float64
+		if m.agg != nil {
+			b, tmp = m.agg.levels[0].b, m.agg.levels[0].tmp
+		}
+		if err := m.gat.gather(l.b, b); err != nil {
+			return err
+		}
+		if m.agg != nil {
+			if err := m.agg.fmgBelow(0); err != nil {
 				return err
 			}
-			if a == nil {
-				return nil
-			}
-			return a.fmgBelow(0)
-		}, func(a *MG) error {
-			return m.gat.scatter(aField(a, func(x *level) []float64 { return x.tmp }), l.u)
-		})
-		if err != nil {
+		}
+		if err := m.gat.scatter(tmp, l.u); err != nil {
 			return err
 		}
 	} else {
@@ -689,14 +666,6 @@ func (m *MG) fmg(i int) error {
 		l.u, l.tmp = l.tmp, l.u
 	}
 	return m.vcycle(i, true, V) // full multigrid improves each level by one V-cycle
-}
-
-// aField is a field of a's first level, nil without a.
-func aField(a *MG, f func(*level) []float64) []float64 {
-	if a == nil {
-		return nil
-	}
-	return f(a.levels[0])
 }
 
 // fmgBelow restricts level i's b to level i+1, solves that level's problem
@@ -761,6 +730,5 @@ func (m *MG) StepRHS(c float64, src []float64, scale float64) error {
 			}
 		}
 	})
-	m.rhsDirty = true
 	return nil
 }

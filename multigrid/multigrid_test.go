@@ -121,7 +121,6 @@ func solve(t testing.TB, s setup) outcome {
 				b[start+j] = s.rhs(x)
 			}
 		})
-		m.RHSChanged()
 		if err := m.Compatible(); err != nil {
 			return err
 		}
@@ -382,7 +381,6 @@ func TestIncompatibleSourceRefused(t *testing.T) {
 						b[r.Start+j] = 1 + float64(nd)
 					}
 				}
-				m.RHSChanged()
 				return m.Compatible()
 			})
 		}()

@@ -20,7 +20,7 @@ const DefaultMaxCycles = 50
 
 // newMultigrid builds the solver's multigrid on its decomposition; its fine
 // level holds the field. For Poisson, b = −f (∇²u = f is −∇²u = −f).
-func (s *Solver) newMultigrid(sourceScale float64) error {
+func (s *Solver) newMultigrid() error {
 	op := multigrid.Operator{Sigma: 0, Beta: 1}
 	if s.spec.Equation == Heat {
 		op = multigrid.Operator{Sigma: 1, Beta: s.spec.Scheme.theta() * s.spec.DT * s.spec.Alpha}
@@ -40,7 +40,6 @@ func (s *Solver) newMultigrid(sourceScale float64) error {
 	if s.spec.Source != nil {
 		s.fill(mg.RHS(), s.spec.Source, -1, false)
 	}
-	mg.RHSChanged()
 	if err := mg.Compatible(); err != nil {
 		var ie *multigrid.IncompatibleError
 		if errors.As(err, &ie) {

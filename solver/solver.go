@@ -161,7 +161,9 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 		s.v = hugemem.Floats(s.lay.Len())
 		s.fill(s.u, spec.Initial, 1, false)
 	}
-	if spec.Source != nil && spec.Equation == Heat {
+	if spec.Source != nil && !(spec.Equation == Poisson && spec.usesMG()) {
+		// The source scaled to the update (multigrid Poisson puts it
+		// into the right-hand side instead).
 		s.f = hugemem.Floats(s.lay.Len())
 		s.fill(s.f, spec.Source, sourceScale, spec.Ghost > 1)
 	}
@@ -183,14 +185,10 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	s.team = team.New(spec.Threads, spec.Threads*comm.RanksHere(c) <= cores)
 	s.resid = make([]float64, spec.Threads)
 	if spec.usesMG() {
-		if err := s.newMultigrid(sourceScale); err != nil {
+		if err := s.newMultigrid(); err != nil {
 			s.Close()
 			return nil, err
 		}
-	} else if spec.Source != nil && spec.Equation == Poisson {
-		// Jacobi's source term, scaled to the update.
-		s.f = hugemem.Floats(s.lay.Len())
-		s.fill(s.f, spec.Source, sourceScale, spec.Ghost > 1)
 	}
 	return s, nil
 }
