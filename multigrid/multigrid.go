@@ -22,6 +22,7 @@ import (
 	"heat/comm"
 	"heat/comm/local"
 	"heat/decomp"
+	"heat/halo"
 	"heat/internal/exactsum"
 	"heat/internal/team"
 	"heat/stencil"
@@ -356,6 +357,24 @@ func (m *MG) Stats() Stats {
 		}
 	}
 	return st
+}
+
+// HaloStats are this rank's halo exchanges on every level so far (the
+// gather and scatter through rank 0 not included).
+func (m *MG) HaloStats() halo.Stats {
+	var s halo.Stats
+	add := func(p *halo.Plan) {
+		ps := p.Stats()
+		s.Exchanges += ps.Exchanges
+		s.Messages += ps.Messages
+		s.Bytes += ps.Bytes
+		s.Wait += ps.Wait
+	}
+	for _, l := range m.levels {
+		add(l.faces)
+		add(l.corners)
+	}
+	return s
 }
 
 // smooth does the pre- or post-smoothing sweeps on level l.

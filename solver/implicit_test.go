@@ -127,6 +127,7 @@ func TestMultigridRunsBitForBit(t *testing.T) {
 					continue
 				}
 				where := fmt.Sprintf("%v %s %+v", shape, kind, sp)
+				require.Positive(t, out.messages, "%s: the multigrid's halo messages are counted", where)
 				require.Equal(t, fingerprint(want.field), fingerprint(out.field), where)
 				require.Equal(t, want.steps, out.steps, where)
 				require.Equal(t, math.Float64bits(want.residual), math.Float64bits(out.residual), where)

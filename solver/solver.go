@@ -550,6 +550,9 @@ func (s *Solver) Field() []float64 { return s.u }
 func (s *Solver) Stats() Stats {
 	st := s.stats
 	hs := s.plan.Stats()
+	if s.mg != nil {
+		hs = s.mg.HaloStats()
+	}
 	st.HaloWait, st.Messages, st.Bytes = hs.Wait, hs.Messages, hs.Bytes
 	return st
 }
