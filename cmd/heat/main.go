@@ -107,6 +107,7 @@ Usage:
   heat bench strong|weak [-c FILE] [--set k=v]... [--steps N] [--ranks 1,2,4] [--threads 1,2]
            [--reps 3] [--transport local|mpi] [--launcher T] [--out DIR]
   heat bench pingpong [--sizes ...] [--json]
+  heat bench multigrid [--dims 2] [--sizes 256,1024,2048] [--ranks 1,2] [--cycle f|w|v]
   heat version
 
 Run 'heat run --help' for the flags of run.
