@@ -45,7 +45,8 @@ type MGOptions struct {
 type MGPoint struct {
 	Dims, N, Ranks, Threads int
 	StepS                   float64 // one explicit step: 1 WU
-	SetupS                  float64 // solver.New: the hierarchy, and the problem's fields evaluated
+	SetupS                  float64 // the multigrid's setup: its levels, plans and fields, and ‖b‖
+	FieldsS                 float64 // the rest of solver.New: the problem's fields evaluated at the cell centres
 	SolveS                  float64 // zero guess to the tolerance
 	Cycles                  int
 	Factor                  float64 // geometric mean residual reduction per cycle
@@ -61,11 +62,12 @@ type MGPoint struct {
 	JacobiError             float64
 }
 
-// WU is the solve's cost in work units; SetupWU the solver's setup's;
-// FMGWU one FMG cycle's.
-func (p MGPoint) WU() float64      { return p.SolveS / p.StepS }
-func (p MGPoint) SetupWU() float64 { return p.SetupS / p.StepS }
-func (p MGPoint) FMGWU() float64   { return p.FMGS / p.StepS }
+// WU is the solve's cost in work units; SetupWU the multigrid's setup's,
+// FieldsWU the problem's evaluation's; FMGWU one FMG cycle's.
+func (p MGPoint) WU() float64       { return p.SolveS / p.StepS }
+func (p MGPoint) SetupWU() float64  { return p.SetupS / p.StepS }
+func (p MGPoint) FieldsWU() float64 { return p.FieldsS / p.StepS }
+func (p MGPoint) FMGWU() float64    { return p.FMGS / p.StepS }
 
 // poissonSpec is −∇²u = 2π²·… with u = Π sin(π x_a) on zero Dirichlet faces
 // (the example problem), and its exact solution.
@@ -173,8 +175,8 @@ func MultigridStudy(w io.Writer, o MGOptions) ([]MGPoint, error) {
 	fmt.Fprintf(w, "multigrid: %dD Poisson, −∇²u = f with u = Π sin(πx), zero Dirichlet faces, zero first guess, tolerance %g; %s smoother, %s-cycles; kernel %s\n",
 		o.Dims, o.Tolerance, o.MG.Smoother, o.MG.Cycle, solver.KernelName())
 	fmt.Fprintf(w, "WU = one explicit heat step of the same grid on the same ranks and threads, timed in this process\n\n")
-	fmt.Fprintf(w, "%6s %5s %7s %9s %9s %6s %7s %9s %7s %8s %7s %7s %8s %9s %8s\n",
-		"n", "ranks", "threads", "step_ms", "solve_ms", "cycles", "factor", "residual", "WU", "setupWU", "coarse", "FMG_WU", "FMG/err", "err", "jacobi×")
+	fmt.Fprintf(w, "%6s %5s %7s %9s %9s %6s %7s %9s %7s %8s %8s %8s %7s %7s %8s %9s %8s\n",
+		"n", "ranks", "threads", "step_ms", "solve_ms", "cycles", "factor", "residual", "WU", "setupWU", "totalWU", "fieldsWU", "coarse", "FMG_WU", "FMG/err", "err", "jacobi×")
 	for _, n := range o.Sizes {
 		for _, ranks := range o.Ranks {
 			spec, exact := poissonSpec(o.Dims, n, o.Threads)
@@ -194,7 +196,9 @@ func MultigridStudy(w io.Writer, o MGOptions) ([]MGPoint, error) {
 					return pts, err
 				}
 				if r.wall < p.SolveS {
-					p.SolveS, p.SetupS, p.Cycles, p.Stalled, p.Residual, p.Error = r.wall, r.setup, r.steps, r.stalled, r.residual, r.err
+					p.SolveS, p.Cycles, p.Stalled, p.Residual, p.Error = r.wall, r.steps, r.stalled, r.residual, r.err
+					p.SetupS = r.info.MG.Setup.Seconds()
+					p.FieldsS = r.setup - p.SetupS
 					h := r.info.History
 					if len(h) >= 2 {
 						p.Factor = math.Pow(h[len(h)-1]/h[0], 1/float64(len(h)-1))
@@ -238,18 +242,21 @@ func MultigridStudy(w io.Writer, o MGOptions) ([]MGPoint, error) {
 			if p.Stalled {
 				stall = "*"
 			}
-			fmt.Fprintf(w, "%6d %5d %7d %9.3f %9.2f %6d %7.3f %8.2e%1s %7.1f %8.1f %6.1f%% %7.1f %8.2f %9.2e %8s\n",
-				n, ranks, o.Threads, 1e3*p.StepS, 1e3*p.SolveS, p.Cycles, p.Factor, p.Residual, stall, p.WU(), p.SetupWU(), 100*p.CoarseShare,
+			fmt.Fprintf(w, "%6d %5d %7d %9.3f %9.2f %6d %7.3f %8.2e%1s %7.1f %8.1f %8.1f %8.1f %6.1f%% %7.1f %8.2f %9.2e %8s\n",
+				n, ranks, o.Threads, 1e3*p.StepS, 1e3*p.SolveS, p.Cycles, p.Factor, p.Residual, stall, p.WU(), p.SetupWU(), p.WU()+p.SetupWU(), p.FieldsWU(), 100*p.CoarseShare,
 				p.FMGWU(), p.FMGError/p.Error, p.Error, jac)
 			pts = append(pts, p)
 		}
 	}
-	fmt.Fprintf(w, "\nWU: the solve from a zero guess; setupWU: solver.New (the hierarchy, the source evaluated); coarse: the levels below the finest, of rank 0's time;\nFMG/err: one FMG cycle's error against the exact solution over the converged solve's; * stalled at the rounding floor above the tolerance\n")
+	fmt.Fprintf(w, "\nWU: the solve from a zero guess; setupWU: the multigrid's setup (levels, plans, fields allocated; ‖b‖); totalWU: both;\nfieldsWU: the rest of solver.New, the problem's source evaluated at every cell (sin per cell, one thread); coarse: the levels below the finest, of rank 0's time;\nFMG/err: one FMG cycle's error against the exact solution over the converged solve's; * stalled at the rounding floor above the tolerance\n")
 	for _, p := range pts {
 		if p.JacobiS > 0 {
 			fmt.Fprintf(w, "\njacobi at n=%d: %d sweeps in %.2f s (error %.2e) against multigrid's %d cycles in %.4f s (error %.2e): %.0f× faster\n",
 				p.N, p.JacobiSweeps, p.JacobiS, p.JacobiError, p.Cycles, p.SolveS, p.Error, p.JacobiS/p.SolveS)
 		}
+	}
+	if _, err := AssembledStudy(w, o.Dims, o.Sizes); err != nil {
+		return pts, err
 	}
 	if o.PredictMax > 1 {
 		if err := predictMG(w, o, pts); err != nil {
@@ -283,12 +290,16 @@ func predictMG(w io.Writer, o MGOptions, pts []MGPoint) error {
 	for _, n := range shape {
 		cells *= n
 	}
-	sweeps := o.MG.Pre + o.MG.Post
-	if sweeps == 0 {
-		sweeps = 2 * (o.Dims + 1)
-		if o.MG.Smoother == multigrid.RedBlack {
-			sweeps = 2 * 2 * 2 // two colours, an exchange each
-		}
+	pre, post := multigrid.DefaultSweeps(o.Dims, o.MG.Smoother)
+	if o.MG.Pre > 0 {
+		pre = o.MG.Pre
+	}
+	if o.MG.Post > 0 {
+		post = o.MG.Post
+	}
+	sweeps := pre + post
+	if o.MG.Smoother == multigrid.RedBlack {
+		sweeps *= 2 // two colours, an exchange each
 	}
 	gather := o.MG.GatherBelow
 	if gather == 0 {

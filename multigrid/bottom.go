@@ -30,8 +30,8 @@ func (l *level) bottomSolve(bc []stencil.GhostFace, singular bool) error {
 	if err := l.exchange(l.u, bc); err != nil {
 		return err
 	}
-	l.residual(false)
-	r := l.r
+	l.residual()
+	r := l.tmp
 	if singular {
 		l.subtractMean(r)
 	}

@@ -126,9 +126,20 @@ func prolong(f, c *level, src, dst []float64, linear, add bool) {
 	n := f.lay.N[nd-1]
 	f.parallel(func(w int, rows []stencil.Span, _ []int) {
 		lc := make([]int, nd)
-		buf := f.rowBuf(w, 4*n)
-		a, b, cc, d := buf[:n], buf[n:2*n], buf[2*n:3*n], buf[3*n:]
+		buf := f.rowBuf(w, (2+len(rowCache{}.key))*n)
+		a, cc := buf[:n], buf[n:2*n]
+		cache := newRowCache(buf[2*n:], n)
 		gx := flo[nd-1]
+		// x is coarse row (y, z) interpolated along x, each coarse row once
+		// for the two to four fine rows that read it.
+		x := func(y, z int) []float64 {
+			i := (y+1)*csy + (z+1)*csz // flat index in c of the row's x = −1 ghost
+			out, hit := cache.get(i)
+			if !hit {
+				interpRow(out, src[i:i+c.lay.Padded[nd-1]], gx, clo[nd-1], rx, linear)
+			}
+			return out
+		}
 		for _, r := range rows {
 			localCoords(f.lay, r.Start, lc)
 			py, qy, my := axisWeights(flo[nd-2]+lc[nd-2], f.ratio[nd-2], clo[nd-2], linear)
@@ -136,34 +147,61 @@ func prolong(f, c *level, src, dst []float64, linear, add bool) {
 			if nd == 3 {
 				pz, qz, mz = axisWeights(flo[0]+lc[0], f.ratio[0], clo[0], linear)
 			}
-			// Flat indices in c of the coarse rows read, at x = −1 (the ghost).
-			at := func(y, z int) []float64 {
-				i := (y+1)*csy + (z+1)*csz
-				return src[i : i+c.lay.Padded[nd-1]]
-			}
-			interpRow(a, at(py, pz), gx, clo[nd-1], rx, linear)
+			out := dst[r.Start : r.Start+r.N]
+			v := x(py, pz)
 			if my {
-				interpRow(b, at(qy, pz), gx, clo[nd-1], rx, linear)
-				combine(a, a, b)
+				combine(a, v, x(qy, pz))
+				v = a
 			}
 			if mz {
-				interpRow(cc, at(py, qz), gx, clo[nd-1], rx, linear)
+				u := x(py, qz)
 				if my {
-					interpRow(d, at(qy, qz), gx, clo[nd-1], rx, linear)
-					combine(cc, cc, d)
+					combine(cc, u, x(qy, qz))
+					u = cc
 				}
-				combine(a, a, cc)
+				combine(a, v, u)
+				v = a
 			}
-			out := dst[r.Start : r.Start+r.N]
 			if add {
 				for j := range out {
-					out[j] += a[j]
+					out[j] += v[j]
 				}
 			} else {
-				copy(out, a)
+				copy(out, v)
 			}
 		}
 	})
+}
+
+// rowCache holds the last few coarse rows interpolated along x, by the
+// flat index of the coarse row: in 2D a fine row reads 2 of 3 coarse rows
+// its neighbour also read, in 3D 4 of 6.
+type rowCache struct {
+	key  [8]int
+	rows [8][]float64
+	next int // the slot to replace next
+}
+
+func newRowCache(buf []float64, n int) *rowCache {
+	rc := &rowCache{}
+	for k := range rc.rows {
+		rc.key[k] = -1
+		rc.rows[k] = buf[k*n : (k+1)*n]
+	}
+	return rc
+}
+
+// get is the row stored under key i, or the slot to fill for it (hit false).
+func (rc *rowCache) get(i int) (row []float64, hit bool) {
+	for k, key := range rc.key {
+		if key == i {
+			return rc.rows[k], true
+		}
+	}
+	k := rc.next
+	rc.next = (k + 1) % len(rc.key)
+	rc.key[k] = i
+	return rc.rows[k], false
 }
 
 // combine sets d = near·a + far·b.
