@@ -14,11 +14,12 @@ import (
 // times a cycle (V 1, W 2^l, F l+1); a visit of a distributed level costs Passes sweeps over the
 // busiest rank's box (t_cell each) and Exchanges face exchanges of its
 // box (α + 8·A_face·β a face); once a box of the next level would have
-// fewer than GatherBelow cells along an axis and the level has at most
-// GatherCells cells, that level and all below run
-// on rank 0 alone (no exchanges), reached by a gather and a scatter of the
-// last distributed level through rank 0 (P−1 messages each way, one after
-// the other at the root).
+// fewer than GatherBelow cells along an axis, the ranks hand their boxes on,
+// as multigrid does: if the level has at most GatherCells cells (or is the
+// last), all to rank 0, which runs the rest alone (P−1 messages each way,
+// one after the other at the root), else to one rank of each group of
+// neighbours (pairs along every split axis: up to 2^d−1 messages at each
+// receiver), which go on with their boxes merged and may hand on again.
 type MGModel struct {
 	Network
 	TCell       float64 // seconds per cell and pass on one rank (an explicit step's)
@@ -56,62 +57,64 @@ func (m MGModel) Predict(shapes [][]int, ranks int) (MGPrediction, error) {
 		return MGPrediction{}, err
 	}
 	g := &decomp.Grid{Shape: shapes[0], Dims: dims, Periodic: make([]bool, len(dims))}
-	boxes := make([]decomp.Box, ranks)
+	boxes := make([]decomp.Box, ranks) // the current ranks' boxes of the level before
 	for r := range boxes {
 		boxes[r] = g.Box(r)
 	}
 	p := MGPrediction{Ranks: ranks}
-	gathered := ranks == 1
 	for l, shape := range shapes {
-		visits := m.Cycle.Visits(l)
-		if l > 0 {
-			smallest := 1 << 62
-			for r := range boxes {
-				smallest = min(smallest, slices.Min(coarseBox(boxes[r], shapes[0], shape).Shape()))
-			}
-			cells := 1
-			for _, n := range shape {
-				cells *= n
-			}
-			if !gathered && (l == len(shapes)-1 || (smallest < m.GatherBelow && cells <= m.GatherCells)) {
-				// The edge: the last distributed level sends its box to rank 0
-				// and gets its correction back, once a visit of it.
-				last := &p.Levels[l-1]
-				bytes := float64(bytesPerCell * last.MaxBox)
-				last.GatherS = float64(last.Visits) * 2 * float64(ranks-1) * (m.Alpha + bytes*m.Beta)
-				gathered = true
-			}
-		}
-		lv := MGLevel{Shape: shape, Visits: visits, Ranks: ranks}
 		cells := 1
 		for _, n := range shape {
 			cells *= n
 		}
-		if gathered {
-			lv.Ranks, lv.BoxCells, lv.MaxBox = 1, cells, cells
-		} else {
-			for r := range boxes {
-				b := coarseBox(boxes[r], shapes[0], shape)
-				lv.MaxBox = max(lv.MaxBox, b.Size())
-				if lv.MaxBox == b.Size() {
-					lv.BoxCells = b.Size()
-					// Faces of the busiest box: one message per neighbour.
-					halo := 0.0
-					for a, n := range b.Shape() {
-						neighbours := 0
-						if dims[a] > 1 {
-							neighbours = 2
-							if dims[a] == 2 {
-								neighbours = 1
-							}
-						}
-						halo += float64(neighbours) * (m.Alpha + float64(bytesPerCell*b.Size()/n)*m.Beta)
-					}
-					lv.HaloS = float64(visits*m.Exchanges) * halo
+		if l > 0 {
+			for len(boxes) > 1 {
+				smallest := 1 << 62
+				for _, b := range boxes {
+					smallest = min(smallest, slices.Min(coarseBox(b, shapes[l-1], shape).Shape()))
 				}
+				if l < len(shapes)-1 && smallest >= m.GatherBelow {
+					break
+				}
+				// The edge: the last level of these ranks hands its boxes on
+				// and gets its correction back, once a visit of it.
+				last := &p.Levels[l-1]
+				whole := l == len(shapes)-1 || cells <= m.GatherCells
+				var unions []decomp.Box
+				var senders int
+				dims, unions, senders = mergeBoxes(dims, boxes, whole)
+				bytes := 0.0
+				for _, b := range boxes {
+					bytes = max(bytes, float64(bytesPerCell*b.Size()))
+				}
+				last.GatherS += float64(last.Visits) * 2 * float64(senders) * (m.Alpha + bytes*m.Beta)
+				boxes = unions
+			}
+			for r, b := range boxes {
+				boxes[r] = coarseBox(b, shapes[l-1], shape)
 			}
 		}
-		lv.ComputeS = float64(visits) * m.Passes * float64(lv.BoxCells) * m.TCell
+		lv := MGLevel{Shape: shape, Visits: m.Cycle.Visits(l), Ranks: len(boxes)}
+		for _, b := range boxes {
+			if b.Size() <= lv.MaxBox {
+				continue
+			}
+			lv.MaxBox, lv.BoxCells = b.Size(), b.Size()
+			// Faces of the busiest box: one message per neighbour.
+			halo := 0.0
+			for a, n := range b.Shape() {
+				neighbours := 0
+				if dims[a] > 1 {
+					neighbours = 2
+					if dims[a] == 2 {
+						neighbours = 1
+					}
+				}
+				halo += float64(neighbours) * (m.Alpha + float64(bytesPerCell*b.Size()/n)*m.Beta)
+			}
+			lv.HaloS = float64(lv.Visits*m.Exchanges) * halo
+		}
+		lv.ComputeS = float64(lv.Visits) * m.Passes * float64(lv.BoxCells) * m.TCell
 		p.Levels = append(p.Levels, lv)
 	}
 	fine := 0.0
@@ -126,9 +129,44 @@ func (m MGModel) Predict(shapes [][]int, ranks int) (MGPrediction, error) {
 	return p, nil
 }
 
-// coarseBox is fine box b on the level of shape: [⌈lo/q⌉, ⌈hi/q⌉) per
-// axis, q the axis' coarsening from fine (a power of two; halving
-// repeatedly rounds the same way).
+// mergeBoxes is multigrid's hand-on of boxes on process grid dims (C
+// order of ranks): all onto one rank (whole), or each group of neighbours
+// (pairs along every axis) onto one, their boxes merged; senders is the
+// most messages one receiver takes.
+func mergeBoxes(dims []int, boxes []decomp.Box, whole bool) (merged []int, unions []decomp.Box, senders int) {
+	merged = make([]int, len(dims))
+	for a, d := range dims {
+		merged[a] = (d + 1) / 2
+		if whole {
+			merged[a] = 1
+		}
+	}
+	from := &decomp.Grid{Dims: dims}
+	to := &decomp.Grid{Dims: merged}
+	unions = make([]decomp.Box, to.Size())
+	count := make([]int, to.Size())
+	for r, b := range boxes {
+		co := from.Coords(r)
+		for a := range co {
+			co[a] /= 2
+			if whole {
+				co[a] = 0
+			}
+		}
+		k := to.RankOf(co)
+		if count[k] == 0 {
+			unions[k] = decomp.Box{Lo: slices.Clone(b.Lo), Hi: slices.Clone(b.Hi)}
+		}
+		for a := range b.Lo {
+			unions[k].Lo[a], unions[k].Hi[a] = min(unions[k].Lo[a], b.Lo[a]), max(unions[k].Hi[a], b.Hi[a])
+		}
+		count[k]++
+	}
+	return merged, unions, slices.Max(count) - 1
+}
+
+// coarseBox is box b of the level of shape fine on the level of shape:
+// [⌈lo/q⌉, ⌈hi/q⌉) per axis, q the axis' coarsening (1 or 2).
 func coarseBox(b decomp.Box, fine, shape []int) decomp.Box {
 	c := decomp.Box{Lo: make([]int, len(b.Lo)), Hi: make([]int, len(b.Hi))}
 	for a := range shape {

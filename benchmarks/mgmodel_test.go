@@ -1,11 +1,17 @@
 package benchmarks
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"heat/comm"
+	"heat/comm/local"
+	"heat/decomp"
+	"heat/internal/team"
 	"heat/multigrid"
+	"heat/stencil"
 )
 
 // The multigrid model: one rank pays only compute (every level's cells ×
@@ -60,4 +66,53 @@ func TestMGModel(t *testing.T) {
 	fit, err := m.Predict(shapes, 1)
 	require.NoError(t, err)
 	require.InDelta(t, 0.02, fit.CycleS, 1e-12)
+}
+
+// The model hands boxes on as multigrid does: its ranks per level are
+// those the solver's own hierarchy reports, agglomeration stages included,
+// on square, uneven and 3D process grids.
+func TestMGModelAgglomeratesAsTheSolver(t *testing.T) {
+	for _, c := range []struct {
+		shape       []int
+		ranks       int
+		gatherCells int
+	}{{[]int{256, 256}, 16, 256}, {[]int{256, 256}, 12, 256}, {[]int{256, 256}, 16, 0}, {[]int{64, 64, 64}, 8, 64}} {
+		length := make([]float64, len(c.shape))
+		for a := range length {
+			length[a] = 1
+		}
+		shapes := multigrid.Hierarchy(c.shape, length, 0)
+		opt := multigrid.Options{GatherCells: c.gatherCells}
+		m := MGModel{TCell: 1e-9, Passes: 10, Exchanges: 7, GatherBelow: 32, GatherCells: c.gatherCells}
+		if m.GatherCells == 0 {
+			m.GatherCells = 1 << 14
+		}
+		pr, err := m.Predict(shapes, c.ranks)
+		require.NoError(t, err)
+		var model []int
+		for _, lv := range pr.Levels {
+			model = append(model, lv.Ranks)
+		}
+		dims, err := decomp.AutoDims(c.shape, c.ranks, nil)
+		require.NoError(t, err)
+		var solver []int
+		require.NoError(t, local.Run(c.ranks, func(cm comm.Comm) error {
+			topo, err := decomp.New(c.shape, c.ranks, dims, nil)
+			if err != nil {
+				return err
+			}
+			faces := make([][2]stencil.Face, len(c.shape))
+			mg, err := multigrid.New(cm, topo, multigrid.Problem{Shape: c.shape, Length: length, Faces: faces, Op: multigrid.Operator{Beta: 1}}, opt, team.New(1, false))
+			if err != nil {
+				return err
+			}
+			if cm.Rank() == 0 {
+				solver = mg.Stats().Ranks
+			}
+			return nil
+		}))
+		t.Logf("%v on %d ranks (%v), GatherCells %d: levels on %v ranks", c.shape, c.ranks, dims, c.gatherCells, solver)
+		require.Equal(t, solver, model, "%v on %d ranks", c.shape, c.ranks)
+		require.Less(t, slices.Min(solver), c.ranks)
+	}
 }

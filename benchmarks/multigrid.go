@@ -208,7 +208,12 @@ func MultigridStudy(w io.Writer, o MGOptions) ([]MGPoint, error) {
 						total += d.Seconds()
 					}
 					p.CoarseShare = 1 - fine/total
-					p.Gathered = len(r.info.MG.Shapes) - r.info.MG.Gathered
+					p.Gathered = 0
+					for _, n := range r.info.MG.Ranks {
+						if n == 1 && ranks > 1 {
+							p.Gathered++
+						}
+					}
 				}
 			}
 			fmg := spec

@@ -5,7 +5,9 @@
 // weighted Jacobi or red-black Gauss–Seidel smoothing (stencil's kernels);
 // restriction by averaging children; linear or constant prolongation; V-cycles
 // and full multigrid. When ranks' boxes get too small, the coarse levels are
-// gathered onto rank 0, where a conjugate-gradient bottom solver finishes.
+// agglomerated onto fewer ranks (neighbours' boxes merged, 2^d onto one)
+// and finally gathered onto rank 0, where a conjugate-gradient bottom
+// solver finishes.
 //
 // Every operation is a fixed formula of a cell's neighbours at global
 // indices, the bottom solve runs on one rank in a fixed order, and every
@@ -191,15 +193,16 @@ type MG struct {
 	prob      Problem
 	opt       Options
 	pre, post []float64 // the Jacobi weights of the pre- and post-smoothing sweeps
-	levels    []*level  // the distributed levels, finest first
-	// Below the last distributed level the hierarchy goes on on rank 0:
-	// agg (rank 0 only) is a one-rank MG whose first level is a copy of
-	// levels[len-1], and gat moves that level's fields there and back.
-	// Both nil when no level is gathered (one rank).
+	levels    []*level  // the levels this MG's ranks share, finest first
+	// Below the last of them the hierarchy goes on on fewer ranks: agg
+	// (on the ranks that receive) is an MG on their own world whose first
+	// level is a copy of levels[len-1] on merged boxes, and gat moves that
+	// level's fields there and back. Both nil when no level is handed on.
 	agg      *MG
 	gat      *gatherer
 	gathered bool
-	isCopy   bool // rank 0's MG of the gathered levels: its first level copies a distributed one
+	isCopy   bool // an agg: its first level copies the last level of the MG above
+	first    int  // the global index of levels[0] in the whole hierarchy
 	singular bool // no Dirichlet face and σ = 0: u is fixed up to a constant
 	stats    Stats
 }
@@ -209,12 +212,13 @@ type Stats struct {
 	Cycles int
 	// Level[l] is the time spent in level l's own work (smoothing,
 	// residuals, transfers, and for the last, the bottom solve) on this
-	// rank; rank 0 includes the gathered levels.
+	// rank, the agglomerated levels it took part in included.
 	Level []time.Duration
-	// Shapes[l] is level l's global shape; Gathered is the first level
-	// held by rank 0 alone (len(Shapes) if none).
-	Shapes   [][]int
-	Gathered int
+	// Shapes[l] is level l's global shape, and Ranks[l] the ranks holding
+	// it, as far as this rank took part (0 below where it handed its box
+	// on; rank 0 takes part in every level).
+	Shapes [][]int
+	Ranks  []int
 	// Setup is the time New took on this rank, and RHSNorm after it: the
 	// levels laid out, their exchange plans built, their fields allocated.
 	Setup time.Duration
@@ -266,20 +270,21 @@ func New(c comm.Comm, topo *decomp.Grid, p Problem, opt Options, tm *team.Team) 
 	for r := range boxes {
 		boxes[r] = topo.Box(r)
 	}
+	m.stats.Level = make([]time.Duration, len(shapes))
 	if err := m.build(topo, shapes, boxes, tm); err != nil {
 		return nil, err
 	}
 	m.SetOperator(p.Op)
 	m.stats.Shapes = shapes
-	m.stats.Level = make([]time.Duration, len(shapes))
 	m.stats.Setup = time.Since(t0)
 	return m, nil
 }
 
-// build lays out the distributed levels and, below them, rank 0's gathered
-// ones.
+// build lays out the levels on this MG's ranks and, below them, hands the
+// rest of the hierarchy on to fewer ranks.
 func (m *MG) build(topo *decomp.Grid, shapes [][]int, boxes []decomp.Box, tm *team.Team) error {
 	c := m.c
+	m.stats.Ranks = make([]int, len(shapes))
 	for l, shape := range shapes {
 		if l > 0 {
 			ratio := make([]int, len(shape))
@@ -296,47 +301,97 @@ func (m *MG) build(topo *decomp.Grid, shapes [][]int, boxes []decomp.Box, tm *te
 			for _, n := range shape {
 				cells *= n
 			}
-			if c.Size() > 1 && (l == len(shapes)-1 || (smallest < m.opt.GatherBelow && cells <= m.opt.GatherCells)) {
-				return m.gatherFrom(l, shapes, boxes, tm)
+			if c.Size() > 1 && (l == len(shapes)-1 || smallest < m.opt.GatherBelow) {
+				return m.handOn(l, shapes, boxes, topo, tm, l == len(shapes)-1 || cells <= m.opt.GatherCells)
 			}
 			m.levels[l-1].ratio = ratio
 			boxes = coarse
 		}
-		lv, err := newLevel(c, topo, shape, m.prob.Length, boxes[c.Rank()], m.prob.Faces, tm, 1000+64*l)
+		// Plans of different levels use different tags; a level and its
+		// agglomerated copy share theirs, which is safe: every rank posts
+		// the copy's messages after the original's, and messages between
+		// two ranks under one tag match in order.
+		lv, err := newLevel(c, topo, shape, m.prob.Length, boxes[c.Rank()], m.prob.Faces, tm, 1000+64*(m.first+l))
 		if err != nil {
 			return err
 		}
 		m.levels = append(m.levels, lv)
+		m.stats.Ranks[l] = c.Size()
 	}
-	m.stats.Gathered = len(shapes)
 	return nil
 }
 
-// gatherFrom makes levels l… rank 0's: a one-rank MG over shapes[l-1:]
-// whose first level is a copy of the distributed level l-1.
-func (m *MG) gatherFrom(l int, shapes [][]int, boxes []decomp.Box, tm *team.Team) error {
+// handOn makes levels l−1… the business of fewer ranks: all of rank 0's
+// (whole), or, agglomerating, each group of up to 2^d neighbouring ranks'
+// (pairs along every axis the process grid splits) that of the group's
+// first rank, which holds their boxes merged. The receivers run an MG over
+// shapes[l-1:] on a world of their own, whose first level copies the level
+// l−1 of these ranks; it may hand on again.
+func (m *MG) handOn(l int, shapes [][]int, boxes []decomp.Box, topo *decomp.Grid, tm *team.Team, whole bool) error {
 	m.gathered = true
-	m.stats.Gathered = l
+	dims := slices.Clone(topo.Dims)
+	for a := range dims {
+		dims[a] = (dims[a] + 1) / 2
+		if whole {
+			dims[a] = 1
+		}
+	}
+	merged := &decomp.Grid{Shape: slices.Clone(shapes[l-1]), Dims: dims, Periodic: slices.Clone(topo.Periodic)}
+	group := func(r int) int {
+		co := topo.Coords(r)
+		for a := range co {
+			co[a] /= 2
+			if whole {
+				co[a] = 0
+			}
+		}
+		return merged.RankOf(co)
+	}
+	// Each group's first rank (in rank order) receives; its box is the
+	// union of the group's (a box: the boxes form a tensor product).
+	leaders := make([]int, merged.Size())
+	unions := make([]decomp.Box, merged.Size())
+	for g := range leaders {
+		leaders[g] = -1
+	}
+	for r, b := range boxes {
+		g := group(r)
+		if leaders[g] < 0 {
+			leaders[g], unions[g] = r, decomp.Box{Lo: slices.Clone(b.Lo), Hi: slices.Clone(b.Hi)}
+			continue
+		}
+		for a := range b.Lo {
+			unions[g].Lo[a], unions[g].Hi[a] = min(unions[g].Lo[a], b.Lo[a]), max(unions[g].Hi[a], b.Hi[a])
+		}
+	}
+	me := m.c.Rank()
+	g := group(me)
+	var members []int
+	var memberBoxes []decomp.Box
+	if leaders[g] == me {
+		for r, b := range boxes {
+			if group(r) == g {
+				members, memberBoxes = append(members, r), append(memberBoxes, b)
+			}
+		}
+	}
 	last := m.levels[len(m.levels)-1]
-	whole := decomp.Box{Lo: make([]int, len(shapes[l-1])), Hi: slices.Clone(shapes[l-1])}
-	m.gat = newGatherer(m.c, last.lay, boxes, decomp.NewLayout(whole, 1))
-	if m.c.Rank() != 0 {
+	m.gat = newGatherer(m.c, last.lay, leaders[g], members, memberBoxes, decomp.NewLayout(unions[g], 1))
+	if leaders[g] != me {
 		return nil
 	}
-	periodic := make([]bool, len(whole.Lo))
-	for a, f := range m.prob.Faces {
-		periodic[a] = f[0].Kind == stencil.Periodic
+	var sub comm.Comm = local.NewWorld(1).Comm(0)
+	if len(leaders) > 1 {
+		var err error
+		if sub, err = comm.Subset(m.c, leaders); err != nil {
+			return err
+		}
 	}
-	self := local.NewWorld(1).Comm(0)
-	sub := m.prob
-	sub.Shape = shapes[l-1]
-	topo, err := decomp.New(sub.Shape, 1, nil, periodic)
-	if err != nil {
-		return err
-	}
-	agg := &MG{c: self, prob: sub, opt: m.opt, pre: m.pre, post: m.post, singular: m.singular, isCopy: true}
+	prob := m.prob
+	prob.Shape = shapes[l-1]
+	agg := &MG{c: sub, prob: prob, opt: m.opt, pre: m.pre, post: m.post, singular: m.singular, isCopy: true, first: m.first + l - 1}
 	agg.stats.Level = make([]time.Duration, len(shapes)-l+1)
-	if err := agg.build(topo, shapes[l-1:], []decomp.Box{whole}, tm); err != nil {
+	if err := agg.build(merged, shapes[l-1:], unions, tm); err != nil {
 		return err
 	}
 	m.agg = agg
@@ -369,28 +424,37 @@ func (m *MG) RHS() []float64 { return m.levels[0].b }
 func (m *MG) Stats() Stats {
 	st := m.stats
 	st.Level = slices.Clone(st.Level)
+	st.Ranks = slices.Clone(st.Ranks)
 	if m.agg != nil {
-		for i, d := range m.agg.stats.Level[1:] {
-			st.Level[st.Gathered+i] += d
+		sub := m.agg.Stats()
+		off := m.agg.first - m.first
+		for i, d := range sub.Level {
+			st.Level[off+i] += d
+		}
+		for i, r := range sub.Ranks[1:] { // its first level is a copy of one here
+			st.Ranks[off+1+i] = r
 		}
 	}
 	return st
 }
 
-// HaloStats are this rank's halo exchanges on every level so far (the
-// gather and scatter through rank 0 not included).
+// HaloStats are this rank's halo exchanges on every level so far, the
+// agglomerated levels it took part in included (the moves between them
+// not).
 func (m *MG) HaloStats() halo.Stats {
 	var s halo.Stats
-	add := func(p *halo.Plan) {
-		ps := p.Stats()
+	add := func(ps halo.Stats) {
 		s.Exchanges += ps.Exchanges
 		s.Messages += ps.Messages
 		s.Bytes += ps.Bytes
 		s.Wait += ps.Wait
 	}
 	for _, l := range m.levels {
-		add(l.faces)
-		add(l.corners)
+		add(l.faces.Stats())
+		add(l.corners.Stats())
+	}
+	if m.agg != nil {
+		add(m.agg.HaloStats())
 	}
 	return s
 }
@@ -616,8 +680,9 @@ func (m *MG) bottom(i int) bool { return i == len(m.levels)-1 && !m.gathered }
 func (m *MG) correct(i int, kind Cycle) error {
 	l := m.levels[i]
 	if i == len(m.levels)-1 {
-		// Through rank 0: the residual gathered into its copy of this
-		// level, the correction computed there and sent back into tmp.
+		// Through the ranks below: the residual handed to their copy of
+		// this level, the correction computed there and handed back into
+		// tmp.
 		var tmp []float64
 		if m.agg != nil {
 			tmp = m.agg.levels[0].tmp
@@ -652,8 +717,8 @@ func (m *MG) correct(i int, kind Cycle) error {
 	if err := c.exchangeCorners(c.u, c.bc0); err != nil {
 		return err
 	}
-	// Level i adds the correction at once; rank 0's copy of a distributed
-	// level leaves it in tmp, to be sent back and added there.
+	// Level i adds the correction at once; a copy of a level of the ranks
+	// above leaves it in tmp, to be handed back and added there.
 	if m.isCopy && i == 0 {
 		prolong(l, c, c.u, l.tmp, !m.opt.Constant, false)
 	} else {
@@ -675,9 +740,20 @@ func (m *MG) fmg(i int) error {
 		m.stats.Level[i] += time.Since(t0)
 		return err
 	}
+	if err := m.fmgBelow(i); err != nil {
+		return err
+	}
+	l.u, l.tmp = l.tmp, l.u
+	return m.vcycle(i, true, V) // full multigrid improves each level by one V-cycle
+}
+
+// fmgBelow sets level i's tmp to the next coarser level's problem, solved
+// by full multigrid and interpolated: its b restricted from level i's, or,
+// below the last level of these ranks, level i's b handed to the ranks
+// below and the interpolated solution handed back.
+func (m *MG) fmgBelow(i int) error {
+	l := m.levels[i]
 	if i == len(m.levels)-1 {
-		// Through rank 0, as in correct: b there, the interpolated
-		// solution back into u.
 		var b, tmp []float64
 		if m.agg != nil {
 			b, tmp = m.agg.levels[0].b, m.agg.levels[0].tmp
@@ -690,22 +766,9 @@ func (m *MG) fmg(i int) error {
 				return err
 			}
 		}
-		if err := m.gat.scatter(tmp, l.u); err != nil {
-			return err
-		}
-	} else {
-		if err := m.fmgBelow(i); err != nil {
-			return err
-		}
-		l.u, l.tmp = l.tmp, l.u
+		return m.gat.scatter(tmp, l.tmp)
 	}
-	return m.vcycle(i, true, V) // full multigrid improves each level by one V-cycle
-}
-
-// fmgBelow restricts level i's b to level i+1, solves that level's problem
-// by full multigrid, and interpolates its solution into level i's tmp.
-func (m *MG) fmgBelow(i int) error {
-	l, c := m.levels[i], m.levels[i+1]
+	c := m.levels[i+1]
 	t0 := time.Now()
 	if err := l.corners.Start(l.b); err != nil {
 		return err

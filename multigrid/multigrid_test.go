@@ -286,18 +286,23 @@ func TestBitForBitAcrossSplits(t *testing.T) {
 		ranks, threads int
 		dims           []int
 	}
-	splits2 := []split{{1, 1, nil}, {2, 2, nil}, {3, 1, nil}, {4, 3, []int{4, 1}}, {6, 2, []int{2, 3}}, {8, 1, []int{2, 4}}, {3, 3, []int{1, 3}}}
-	splits3 := []split{{1, 1, nil}, {2, 3, nil}, {3, 1, []int{1, 3, 1}}, {4, 2, []int{2, 1, 2}}, {6, 1, nil}, {8, 2, []int{2, 2, 2}}}
+	splits2 := []split{{1, 1, nil}, {2, 2, nil}, {3, 1, nil}, {4, 3, []int{4, 1}}, {6, 2, []int{2, 3}}, {8, 1, []int{2, 4}}, {3, 3, []int{1, 3}}, {8, 2, []int{8, 1}}}
+	splits3 := []split{{1, 1, nil}, {2, 3, nil}, {3, 1, []int{1, 3, 1}}, {4, 2, []int{2, 1, 2}}, {6, 1, nil}, {8, 2, []int{2, 2, 2}}, {4, 1, []int{1, 4, 1}}}
 	type variant struct {
 		name string
 		edit func(s *setup)
 	}
 	// Most variants keep the coarse levels distributed down to boxes of 2
 	// cells (GatherBelow 2), so that the restriction and prolongation
-	// between ranks' boxes are exercised; one gathers at the default.
+	// between ranks' boxes are exercised; one gathers at the default; two
+	// agglomerate, neighbours' boxes merged stage by stage: one level
+	// after another (GatherBelow 6), or the fine level itself onto ever
+	// fewer ranks (GatherBelow 1000).
 	variants := []variant{
 		{"chebyshev V", func(s *setup) { s.opt.GatherBelow = 2 }},
 		{"chebyshev V, default gathering", func(s *setup) {}},
+		{"chebyshev F, agglomerated level by level", func(s *setup) { s.opt.Cycle, s.opt.GatherBelow, s.opt.GatherCells = F, 6, 16 }},
+		{"FMG, fine level agglomerated", func(s *setup) { s.fmg, s.opt.GatherBelow, s.opt.GatherCells = true, 1000, 16 }},
 		{"rbgs V", func(s *setup) { s.opt.Smoother, s.opt.GatherBelow = RedBlack, 2 }},
 		{"jacobi W", func(s *setup) { s.opt.Smoother, s.opt.Cycle, s.opt.GatherBelow = Jacobi, W, 2 }},
 		{"chebyshev F", func(s *setup) { s.opt.Cycle, s.opt.GatherBelow = F, 2 }},
@@ -330,7 +335,7 @@ func TestBitForBitAcrossSplits(t *testing.T) {
 				require.Equal(t, len(want.history), len(out.history), where)
 				require.Equal(t, want.sha(), out.sha(), where)
 			}
-			t.Logf("%v %s: %d cycles; on %d ranks, levels %d of %d gathered onto rank 0", shape, v.name, len(want.history), s.ranks, len(out.stats.Shapes)-out.stats.Gathered, len(out.stats.Shapes))
+			t.Logf("%v %s: %d cycles; on %v ranks, the levels %v on %v ranks", shape, v.name, len(want.history), s.dims, out.stats.Shapes, out.stats.Ranks)
 		}
 	}
 }

@@ -245,27 +245,33 @@ func interpRow(dst, src []float64, g0, clo, r int, linear bool) {
 	}
 }
 
-// gatherer moves a distributed level's interior to a copy of it on rank 0
-// and back: the edge between the distributed hierarchy and the part
-// gathered onto one rank.
+// gatherer moves a level's interior from each rank of a group to the
+// group's leader, which holds the group's boxes merged, and back: the edge
+// between the levels of some ranks and those agglomerated onto fewer.
 type gatherer struct {
-	c     comm.Comm
-	lay   decomp.Layout // this rank's layout of the distributed level
-	boxes []decomp.Box  // every rank's box (global coordinates)
-	whole decomp.Layout // rank 0's layout of the whole grid (local = global coordinates)
-	bufs  [][]float64   // rank 0: one buffer per rank; others: bufs[0]
-	reqs  []comm.Request
+	c      comm.Comm
+	lay    decomp.Layout // this rank's layout of the level
+	leader int           // the rank this one hands its box to (itself, if the leader)
+	// On the leader: the group's ranks (itself included), their boxes in
+	// global coordinates, and its layout of their union.
+	members []int
+	boxes   []decomp.Box
+	dest    decomp.Layout
+	bufs    [][]float64 // the leader: one buffer per member; others: bufs[0]
+	reqs    []comm.Request
 }
 
 // Tags of the gather and scatter messages (the levels' plans use 1000 on).
+// A rank hands its box on at most once, so no two hand-ons share a pair of
+// ranks.
 const (
 	tagGather  = 990
 	tagScatter = 991
 )
 
-func newGatherer(c comm.Comm, lay decomp.Layout, boxes []decomp.Box, whole decomp.Layout) *gatherer {
-	g := &gatherer{c: c, lay: lay, boxes: boxes, whole: whole}
-	if c.Rank() == 0 {
+func newGatherer(c comm.Comm, lay decomp.Layout, leader int, members []int, boxes []decomp.Box, dest decomp.Layout) *gatherer {
+	g := &gatherer{c: c, lay: lay, leader: leader, members: members, boxes: boxes, dest: dest}
+	if c.Rank() == leader {
 		for _, b := range boxes {
 			g.bufs = append(g.bufs, make([]float64, b.Size()))
 		}
@@ -280,6 +286,15 @@ func interior(lay decomp.Layout) decomp.Box {
 	return decomp.Box{Lo: make([]int, len(lay.N)), Hi: lay.N}
 }
 
+// within is global box b in the local coordinates of lay.
+func within(lay decomp.Layout, b decomp.Box) decomp.Box {
+	out := decomp.Box{Lo: make([]int, len(b.Lo)), Hi: make([]int, len(b.Hi))}
+	for a := range b.Lo {
+		out.Lo[a], out.Hi[a] = b.Lo[a]-lay.Box.Lo[a], b.Hi[a]-lay.Box.Lo[a]
+	}
+	return out
+}
+
 func pack(lay decomp.Layout, b decomp.Box, src, buf []float64) {
 	k := 0
 	lay.ForRows(b, func(start, n int) { k += copy(buf[k:], src[start:start+n]) })
@@ -290,38 +305,41 @@ func unpack(lay decomp.Layout, b decomp.Box, buf, dst []float64) {
 	lay.ForRows(b, func(start, n int) { k += copy(dst[start:start+n], buf[k:]) })
 }
 
-// gather copies every rank's src (interior) into dst (rank 0's whole grid).
+// gather copies the group's src (interiors) into the leader's dst.
 func (g *gatherer) gather(src, dst []float64) error {
-	if g.c.Rank() != 0 {
+	if g.c.Rank() != g.leader {
 		pack(g.lay, interior(g.lay), src, g.bufs[0])
-		r, err := g.c.Isend(g.bufs[0], 0, tagGather)
+		r, err := g.c.Isend(g.bufs[0], g.leader, tagGather)
 		if err != nil {
 			return err
 		}
 		return g.c.Waitall([]comm.Request{r})
 	}
 	g.reqs = g.reqs[:0]
-	for r := 1; r < len(g.boxes); r++ {
-		q, err := g.c.Irecv(g.bufs[r], r, tagGather)
+	for k, r := range g.members {
+		if r == g.leader {
+			pack(g.lay, interior(g.lay), src, g.bufs[k])
+			continue
+		}
+		q, err := g.c.Irecv(g.bufs[k], r, tagGather)
 		if err != nil {
 			return err
 		}
 		g.reqs = append(g.reqs, q)
 	}
-	pack(g.lay, interior(g.lay), src, g.bufs[0])
 	if err := g.c.Waitall(g.reqs); err != nil {
-		return fmt.Errorf("multigrid: gathering a coarse level: %w", err)
+		return fmt.Errorf("multigrid: agglomerating a coarse level: %w", err)
 	}
-	for r, b := range g.boxes {
-		unpack(g.whole, b, g.bufs[r], dst)
+	for k, b := range g.boxes {
+		unpack(g.dest, within(g.dest, b), g.bufs[k], dst)
 	}
 	return nil
 }
 
-// scatter copies rank 0's src (whole grid) into every rank's dst (interior).
+// scatter copies the leader's src back into the group's dst (interiors).
 func (g *gatherer) scatter(src, dst []float64) error {
-	if g.c.Rank() != 0 {
-		r, err := g.c.Irecv(g.bufs[0], 0, tagScatter)
+	if g.c.Rank() != g.leader {
+		r, err := g.c.Irecv(g.bufs[0], g.leader, tagScatter)
 		if err != nil {
 			return err
 		}
@@ -332,21 +350,23 @@ func (g *gatherer) scatter(src, dst []float64) error {
 		return nil
 	}
 	g.reqs = g.reqs[:0]
-	for r := 1; r < len(g.boxes); r++ {
-		pack(g.whole, g.boxes[r], src, g.bufs[r])
-		q, err := g.c.Isend(g.bufs[r], r, tagScatter)
+	for k, r := range g.members {
+		pack(g.dest, within(g.dest, g.boxes[k]), src, g.bufs[k])
+		if r == g.leader {
+			unpack(g.lay, interior(g.lay), g.bufs[k], dst)
+			continue
+		}
+		q, err := g.c.Isend(g.bufs[k], r, tagScatter)
 		if err != nil {
 			return err
 		}
 		g.reqs = append(g.reqs, q)
 	}
-	pack(g.whole, g.boxes[0], src, g.bufs[0])
-	unpack(g.lay, interior(g.lay), g.bufs[0], dst)
 	return g.c.Waitall(g.reqs)
 }
 
-// Waiting for rank 0's coarse correction without keeping a core busy while
-// rank 0 works. In-process ranks block in Waitall, which parks the
+// Waiting for the coarse correction without keeping a core busy while the
+// ranks below work. In-process ranks block in Waitall, which parks the
 // goroutine (and returns when another rank fails). An MPI rank polls for a
 // short solve, then sleeps between polls: MPI_Waitall spins under Open MPI.
 // (Should rank 0 fail meanwhile, heat's watchdog ends the job with

@@ -125,6 +125,8 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{[]string{"run", "--set", "multigrid.smoother=ilu"}, []string{"multigrid.smoother", "ilu"}},
 		{[]string{"run", "--set", "equation.kind=poisson", "--set", "multigrid.levels=12"}, []string{"multigrid.levels", "12", "at most 8 levels"}},
 		{[]string{"run", "--set", "equation.kind=poisson", "--set", "run.tolerance=1e-17"}, []string{"run.tolerance", "1e-17"}},
+		{[]string{"run", "--set", "equation.kind=poisson", "--set", "multigrid.agglomerate_below=-2"}, []string{"multigrid.agglomerate_below", "-2"}},
+		{[]string{"run", "--set", "equation.kind=poisson", "--set", "multigrid.gather_cells=-1"}, []string{"multigrid.gather_cells", "-1"}},
 		{[]string{"run", "--set", "equation.kind=poisson", "--set", "grid.shape=[1023,1023]"}, []string{"grid.shape", "1023x1023", "power of two"}},
 		{[]string{"run", "--set", "equation.kind=poisson", "--set", "run.t_end=1"}, []string{"run.t_end", "poisson"}},
 		{[]string{"run", "--set", "equation.kind=poisson", "--set", "grid.ghost=2"}, []string{"grid.ghost", "multigrid"}},

@@ -99,6 +99,9 @@ func TestMPIBitForBit(t *testing.T) {
 			"--set", "run.tolerance=1e-8", "--steps", "400", "--set", "run.check_every=25"}},
 		{"3d-poisson-fmg-rbgs", []string{"-c", "../../configs/poisson-3d.toml", "--set", "grid.shape=[16,24,32]", "--set", "multigrid.cycle=fmg",
 			"--set", "multigrid.smoother=rbgs"}},
+		// Coarse levels agglomerated stage by stage onto fewer ranks.
+		{"2d-poisson-agglomerated", []string{"-c", "../../configs/poisson-2d.toml", "--set", "grid.shape=[64,96]",
+			"--set", "multigrid.agglomerate_below=16", "--set", "multigrid.gather_cells=32"}},
 		{"3d-crank-nicolson", []string{"-c", "../../configs/implicit-heat-2d.toml", "--set", "grid.shape=[16,16,24]", "--set", "initial.mode=[1,1,1]",
 			"--set", "run.t_end=0.0035", "--set", "boundary.x_lo.value=1"}},
 		{"3d-heat-blocked", []string{"--set", "grid.shape=[16,14,12]", "--steps", "21", "--set", "grid.ghost=3", "--set", "initial.kind=\"random\""}},

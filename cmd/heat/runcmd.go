@@ -450,10 +450,7 @@ func solverReport(s *solver.Solver, ranks int, discErr *report.Float) *report.So
 		return r
 	}
 	for l, shape := range in.MG.Shapes {
-		lv := report.Level{Shape: shape, Ranks: ranks, TimeS: in.MG.Level[l].Seconds()}
-		if l >= in.MG.Gathered {
-			lv.Ranks = 1
-		}
+		lv := report.Level{Shape: shape, Ranks: in.MG.Ranks[l], TimeS: in.MG.Level[l].Seconds()}
 		r.Levels = append(r.Levels, lv)
 	}
 	if in.Scheme == "" {

@@ -38,7 +38,8 @@ func specOf(cfg *config.Config) solver.Spec {
 	s.MG = multigrid.Options{
 		Smoother: multigrid.Smoother(slices.Index(multigrid.Smoothers, mg.Smoother)),
 		Pre:      mg.Pre, Post: mg.Post, Levels: mg.Levels,
-		Constant: mg.Interpolation == "constant",
+		Constant:    mg.Interpolation == "constant",
+		GatherBelow: mg.AgglomerateBelow, GatherCells: mg.GatherCells,
 	}
 	switch mg.Cycle {
 	case "w":

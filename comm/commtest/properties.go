@@ -205,3 +205,21 @@ func SendBufferReuse(c comm.Comm, sizes []int) error {
 	}
 	return nil
 }
+
+// Property is one named check of a transport.
+type Property struct {
+	Name  string
+	Check func(comm.Comm) error
+}
+
+// PointToPoint are the point-to-point properties, with messages of the
+// given sizes where a property takes sizes.
+func PointToPoint(sizes []int) []Property {
+	return []Property{
+		{"Ring", func(c comm.Comm) error { return Ring(c, 20, 7) }},
+		{"SelfSend", func(c comm.Comm) error { return SelfSend(c, sizes) }},
+		{"TagsMatchOutOfOrder", TagsMatchOutOfOrder},
+		{"FIFOSameTag", func(c comm.Comm) error { return FIFOSameTag(c, sizes) }},
+		{"SendBufferReuse", func(c comm.Comm) error { return SendBufferReuse(c, sizes) }},
+	}
+}

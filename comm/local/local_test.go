@@ -61,20 +61,10 @@ func TestRankAndSize(t *testing.T) {
 // The point-to-point properties every transport must have (comm/commtest),
 // on one to five ranks.
 func TestSharedProperties(t *testing.T) {
-	sizes := []int{0, 1, 5, 1 << 12}
-	for _, p := range []struct {
-		name string
-		prop func(comm.Comm) error
-	}{
-		{"Ring", func(c comm.Comm) error { return commtest.Ring(c, 20, 7) }},
-		{"SelfSend", func(c comm.Comm) error { return commtest.SelfSend(c, sizes) }},
-		{"TagsMatchOutOfOrder", commtest.TagsMatchOutOfOrder},
-		{"FIFOSameTag", func(c comm.Comm) error { return commtest.FIFOSameTag(c, sizes) }},
-		{"SendBufferReuse", func(c comm.Comm) error { return commtest.SendBufferReuse(c, sizes) }},
-	} {
+	for _, p := range commtest.PointToPoint([]int{0, 1, 5, 1 << 12}) {
 		for _, n := range []int{1, 2, 3, 5} {
-			t.Run(fmt.Sprintf("%s/ranks=%d", p.name, n), func(t *testing.T) {
-				require.NoError(t, Run(n, p.prop))
+			t.Run(fmt.Sprintf("%s/ranks=%d", p.Name, n), func(t *testing.T) {
+				require.NoError(t, Run(n, p.Check))
 			})
 		}
 	}

@@ -41,6 +41,12 @@ type Multigrid struct {
 	Levels        int    `toml:"levels" json:"levels"`               // levels, the fine grid included; 0: as many as the grid allows
 	Interpolation string `toml:"interpolation" json:"interpolation"` // prolongation: "linear" or "constant"
 	MaxCycles     int    `toml:"max_cycles" json:"max_cycles"`       // implicit heat: cycles per step before the run fails
+	// AgglomerateBelow: once a rank's box of the next level would have
+	// fewer cells along an axis, the ranks hand their boxes on; GatherCells:
+	// a level of at most this many cells goes to rank 0 whole, a larger one
+	// to one rank of each group of neighbours. 0: 32 and 16384.
+	AgglomerateBelow int `toml:"agglomerate_below" json:"agglomerate_below"`
+	GatherCells      int `toml:"gather_cells" json:"gather_cells"`
 }
 
 // Run is how long to run and how often to check.

@@ -200,6 +200,12 @@ func (k *checker) multigrid() *Error {
 	if m.MaxCycles < 1 {
 		return k.bad("multigrid.max_cycles", "must be >= 1 (got %d)", m.MaxCycles)
 	}
+	if m.AgglomerateBelow < 0 {
+		return k.bad("multigrid.agglomerate_below", "must be >= 0 cells a side; 0 takes 32 (got %d)", m.AgglomerateBelow)
+	}
+	if m.GatherCells < 0 {
+		return k.bad("multigrid.gather_cells", "must be >= 0 cells; 0 takes 16384 (got %d)", m.GatherCells)
+	}
 	if m.Levels < 0 {
 		return k.bad("multigrid.levels", "must be >= 0; 0 takes as many as the grid allows (got %d)", m.Levels)
 	}
