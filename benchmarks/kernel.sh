@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The kernel against ../shared/refbench, side by side in one run:
 #  1. 2D one sweep per step, N = 256, 2048, 8192, 1 and 2 threads: heat
-#     (SIMD build) vs the C kernel, alternating, best of each;
+#     (default build; HEAT_KERNEL=avx2 forces that path) vs the C kernel,
+#     alternating, best of each;
 #  2. temporal blocking on 2D 8192² and 3D 512³ against the one-sweep
 #     ceiling from refbench's STREAM copy (GB/s ÷ 16 B);
 #  3. halo cost: 2 ranks × 1 thread vs 1 rank × 2 threads on 4096².
@@ -13,9 +14,9 @@ ref=${REFBENCH:-../shared/refbench}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$ref/build.sh" "$tmp/ref" >/dev/null
-GOEXPERIMENT=simd CGO_ENABLED=0 go build -o "$tmp/heat" ./cmd/heat
+CGO_ENABLED=0 go build -o "$tmp/heat" ./cmd/heat
 h="$tmp/heat"
-echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, flags: $(grep -m1 flags /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|fma)$' | xargs); $(go version | cut -d' ' -f3), GOAMD64=$(go env GOAMD64), GOEXPERIMENT=simd"
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, flags: $(grep -m1 flags /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|fma)$' | xargs); $(go version | cut -d' ' -f3), GOAMD64=$(go env GOAMD64), heat kernel: ${HEAT_KERNEL:-auto}"
 best() { printf '%s\n' "$@" | sort -g | tail -1; }
 csteps() { case $1 in 256) echo 20000;; 2048) echo 300;; *) echo 20;; esac; }
 hk() { "$h" bench kernel --copy-mib 64 --seconds "${SEC:-1}" "$@" | awk '$1 ~ /^[23]$/ {print $6}'; }

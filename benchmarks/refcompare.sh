@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs heat and ../shared/refbench's C kernel side by side, alternating, on
-# one 2D grid, and prints each run's Mupdates/s and the median ratios.
-#   benchmarks/refcompare.sh [N] [steps] [reps]
+# one 2D grid (DIMS=3: 3D, N³), and prints each run's Mupdates/s and the
+# median ratios. HEAT_KERNEL=generic|avx2|avx512 forces heat's kernel set.
+#   [DIMS=3] [THREADS=T] benchmarks/refcompare.sh [N] [steps] [reps]
 # Prints: C (1 rank x T threads), heat 1 rank x T threads, heat T ranks x 1
 # thread, for T = number of cores (at most 2 on the CI machine kind).
 set -euo pipefail
@@ -10,6 +11,9 @@ n=${1:-4096}
 steps=${2:-200}
 reps=${3:-5}
 t=${THREADS:-$(nproc)}
+dims=${DIMS:-2}
+shape="$n,$n"
+[ "$dims" = 3 ] && shape="$n,$n,$n" 
 ref=${REFBENCH:-../shared/refbench}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -17,13 +21,14 @@ trap 'rm -rf "$tmp"' EXIT
 CGO_ENABLED=0 go build -o "$tmp/heat" ./cmd/heat
 mups() { sed -n 's/.*"mupdates_per_s": \([0-9.e+]*\).*/\1/p' "$1/report.json"; }
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, $(go version | cut -d' ' -f3), GOAMD64=$(go env GOAMD64)"
-echo "grid ${n}x${n}, ${steps} steps, threads ${t}"
+echo "cpu flags: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|fma)$' | xargs), heat kernel: ${HEAT_KERNEL:-auto}"
+echo "grid ${shape//,/x}, ${steps} steps, threads ${t}"
 printf '%-4s %10s %14s %14s\n' rep C heat_1x$t heat_${t}x1
 cs=() h1=() h2=()
 for r in $(seq "$reps"); do
-	c=$(OMP_NUM_THREADS=$t OMP_PROC_BIND=close OMP_PLACES=cores "$tmp/ref/jacobi" "$n" 0 "$steps" | sed -n 's/.* mups=\([0-9.]*\).*/\1/p')
-	"$tmp/heat" run --set "grid.shape=[$n,$n]" --steps "$steps" --ranks 1 --threads "$t" --out "$tmp/a" -q --set output.fingerprint=false
-	"$tmp/heat" run --set "grid.shape=[$n,$n]" --steps "$steps" --ranks "$t" --threads 1 --out "$tmp/b" -q --set output.fingerprint=false
+	c=$(OMP_NUM_THREADS=$t OMP_PROC_BIND=close OMP_PLACES=cores "$tmp/ref/jacobi" "$n" 0 "$steps" "$dims" | sed -n 's/.* mups=\([0-9.]*\).*/\1/p')
+	"$tmp/heat" run --set "grid.shape=[$shape]" --steps "$steps" --ranks 1 --threads "$t" --out "$tmp/a" -q --set output.fingerprint=false
+	"$tmp/heat" run --set "grid.shape=[$shape]" --steps "$steps" --ranks "$t" --threads 1 --out "$tmp/b" -q --set output.fingerprint=false
 	a=$(mups "$tmp/a") b=$(mups "$tmp/b")
 	printf '%-4s %10.1f %14.1f %14.1f\n' "$r" "$c" "$a" "$b"
 	cs+=("$c") h1+=("$a") h2+=("$b")

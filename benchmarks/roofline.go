@@ -47,6 +47,22 @@ type Point struct {
 	MUpdates                float64 // million cell updates per second
 	GBs                     float64 // effective: 16 bytes (one read, one write) per update
 	Ceiling                 float64 // one-sweep ceiling: copy GB/s ÷ 16 B, in Mupdates/s
+	// InCache is the same kernel's one-sweep rate on a grid that fits in
+	// the core's cache (2D 256², 3D 64³), same threads: near 1 the step is
+	// compute-bound, well below it memory-bound.
+	InCache float64
+}
+
+// CacheFraction is the point's speed over its kernel's in-cache rate.
+func (p Point) CacheFraction() float64 { return p.MUpdates / p.InCache }
+
+// inCacheN is the size per axis whose two fields fit in a core's L2
+// (256² is 1 MiB, 64³ 4 MiB over two cores' L2 here).
+func inCacheN(dims int) int {
+	if dims == 3 {
+		return 64
+	}
+	return 256
 }
 
 // Fraction is the point's speed over the one-sweep memory ceiling; temporal
@@ -123,7 +139,16 @@ func Roofline(w io.Writer, o RooflineOptions) ([]Point, error) {
 		ceiling[t] = bw * 1e3 / 16
 		fmt.Fprintf(w, "copy bandwidth, %d thread(s): %.1f GB/s → one-sweep ceiling %.0f Mupdates/s\n", t, bw, ceiling[t])
 	}
-	fmt.Fprintf(w, "%-5s %-6s %-8s %-6s %-8s %12s %10s %9s\n", "dims", "n", "threads", "ghost", "kernel", "Mupdates/s", "eff GB/s", "ceiling")
+	inCache := map[int]float64{}
+	for _, t := range o.Threads {
+		p, err := MeasureKernel(o.Dims, inCacheN(o.Dims), t, 1, o.Target)
+		if err != nil {
+			return nil, fmt.Errorf("dims=%d in-cache n=%d threads=%d: %w", o.Dims, inCacheN(o.Dims), t, err)
+		}
+		inCache[t] = p.MUpdates
+		fmt.Fprintf(w, "in cache (n=%d), %d thread(s), kernel %s: %.0f Mupdates/s\n", p.N, t, p.Kernel, p.MUpdates)
+	}
+	fmt.Fprintf(w, "%-5s %-6s %-8s %-6s %-8s %12s %10s %9s %9s\n", "dims", "n", "threads", "ghost", "kernel", "Mupdates/s", "eff GB/s", "ceiling", "in-cache")
 	var out []Point
 	for _, n := range o.Sizes {
 		for _, t := range o.Threads {
@@ -132,11 +157,12 @@ func Roofline(w io.Writer, o RooflineOptions) ([]Point, error) {
 				if err != nil {
 					return out, fmt.Errorf("dims=%d n=%d threads=%d ghost=%d: %w", o.Dims, n, t, g, err)
 				}
-				p.Ceiling = ceiling[t]
+				p.Ceiling, p.InCache = ceiling[t], inCache[t]
 				out = append(out, p)
-				fmt.Fprintf(w, "%-5d %-6d %-8d %-6d %-8s %12.0f %10.1f %8.2f×\n", p.Dims, p.N, p.Threads, p.Ghost, p.Kernel, p.MUpdates, p.GBs, p.Fraction())
+				fmt.Fprintf(w, "%-5d %-6d %-8d %-6d %-8s %12.0f %10.1f %8.2f× %8.2f×\n", p.Dims, p.N, p.Threads, p.Ghost, p.Kernel, p.MUpdates, p.GBs, p.Fraction(), p.CacheFraction())
 			}
 		}
 	}
+	fmt.Fprintf(w, "ceiling: over the one-sweep memory ceiling (temporal blocking passes 1); in-cache: over the same kernel's rate in cache (near 1: compute-bound)\n")
 	return out, nil
 }

@@ -1,7 +1,6 @@
 package multigrid
 
 import (
-	"math"
 	"slices"
 
 	"heat/comm"
@@ -49,11 +48,12 @@ type level struct {
 	jac  stencil.Coeffs // weighted Jacobi: c0 = 1−ω, c_a = ω·β/(h_a²·diag)
 	gs   stencil.Coeffs // Gauss–Seidel: c_a = β/(h_a²·diag)
 	res  stencil.Coeffs // residual: c0 = diag, c_a = β/h_a²
-	kern stencil.Kernel
+	kern stencil.Kernel // the Jacobi sweep's row kernel
+	resk stencil.Kernel // the residual's
 
 	cg    *cg         // the bottom solver's vectors, on the coarsest level
 	bufs  [][]float64 // per worker: scratch rows (prolongation)
-	maxes []uint64    // per worker: max |r| of the last residual norm, as maxAbs keeps it
+	maxes []float64   // per worker: max |r| of the last residual norm
 }
 
 // rowBuf is worker w's scratch of n values (each worker touches only its
@@ -117,7 +117,7 @@ func newLevel(c comm.Comm, topo *decomp.Grid, shape []int, length []float64, box
 	})
 	l.share = stencil.Shares(l.rows, tm.Size())
 	l.bufs = make([][]float64, tm.Size())
-	l.maxes = make([]uint64, tm.Size())
+	l.maxes = make([]float64, tm.Size())
 	sy, sz := l.lay.Stride[nd-2], 0
 	if nd == 3 {
 		sz = l.lay.Stride[0]
@@ -126,6 +126,7 @@ func newLevel(c comm.Comm, topo *decomp.Grid, shape []int, length []float64, box
 		k.SY, k.SZ = sy, sz
 	}
 	l.kern = stencil.Active.Pick(nd)
+	l.resk = stencil.Active.Residual(nd)
 	return l, nil
 }
 
@@ -254,68 +255,33 @@ func (l *level) residual() {
 		var args stencil.Row
 		for _, r := range rows {
 			l.res.At(&args, l.tmp, l.u, l.b, r.Start, r.N)
-			residualRow(&l.res, &args)
+			l.resk(&l.res, &args)
 		}
 	})
 }
 
 // residualNorm is this rank's max |b − A·u| over the box for the field u
-// (its ghosts current), NaN if any is NaN; nothing is stored.
+// (its ghosts current), NaN if any is NaN. Each row's residual goes to the
+// worker's scratch row, in cache, and nothing is stored.
 func (l *level) residualNorm(u []float64) float64 {
+	n := l.lay.N[len(l.lay.N)-1]
 	l.parallel(func(w int, rows []stencil.Span, _ []int) {
 		var args stencil.Row
-		var m uint64
+		buf := l.rowBuf(w, n)
+		m := 0.0
 		for _, r := range rows {
-			l.res.At(&args, u, u, l.b, r.Start, r.N) // D unused
-			m = max(m, residualNormRow(&l.res, &args))
+			l.res.At(&args, u, u, l.b, r.Start, r.N)
+			args.D = buf[:r.N]
+			l.resk(&l.res, &args)
+			m = max(m, stencil.MaxAbs(args.D)) // max keeps a NaN
 		}
 		l.maxes[w] = m
 	})
-	return absFloat(slices.Max(l.maxes))
-}
-
-// residualRow sets d = f − (c0·c − (cx·(w+e) + cy·(s+n) [+ cz·(l+u)])), the
-// residual of σu − β∇²u = f with c0 = diag = σ + β·Σ2/h_a² and c_a = β/h_a².
-// (A form over differences of neighbours, (w−c)+(e−c), rounds less but
-// measured no lower floor: the iterate's own last ulps set it.)
-func residualRow(k *stencil.Coeffs, r *stencil.Row) {
-	c, d, s, n, f := r.C, r.D, r.S[:len(r.D)], r.N[:len(r.D)], r.F[:len(r.D)]
-	c = c[:len(d)+2]
-	if r.L == nil {
-		for j := range d {
-			d[j] = f[j] - (float64(k.C0*c[j+1]) - (float64(k.CX*(c[j]+c[j+2])) + float64(k.CY*(s[j]+n[j]))))
-		}
-		return
-	}
-	lo, up := r.L[:len(d)], r.U[:len(d)]
-	for j := range d {
-		d[j] = f[j] - (float64(k.C0*c[j+1]) - (float64(k.CX*(c[j]+c[j+2])) + float64(k.CY*(s[j]+n[j])) + float64(k.CZ*(lo[j]+up[j]))))
-	}
-}
-
-// residualNormRow is max |residualRow's d| over the row, as maxAbs keeps it
-// (r.D is not used).
-func residualNormRow(k *stencil.Coeffs, r *stencil.Row) uint64 {
-	s := r.S
-	c, n, f := r.C[:len(s)+2], r.N[:len(s)], r.F[:len(s)]
-	var m uint64
-	if r.L == nil {
-		for j := range s {
-			v := f[j] - (float64(k.C0*c[j+1]) - (float64(k.CX*(c[j]+c[j+2])) + float64(k.CY*(s[j]+n[j]))))
-			m = max(m, absBits(v))
-		}
-		return m
-	}
-	lo, up := r.L[:len(s)], r.U[:len(s)]
-	for j := range s {
-		v := f[j] - (float64(k.C0*c[j+1]) - (float64(k.CX*(c[j]+c[j+2])) + float64(k.CY*(s[j]+n[j])) + float64(k.CZ*(lo[j]+up[j]))))
-		m = max(m, absBits(v))
-	}
-	return m
+	return slices.Max(l.maxes) // a NaN too
 }
 
 // laplacianRow sets d = cx·((w−c)+(e−c)) + cy·((s−c)+(n−c)) [+ cz·((l−c)+(u−c))]:
-// ∇²u with c_a = 1/h_a², in residualRow's form.
+// ∇²u with c_a = 1/h_a², each axis' term over differences from the centre.
 func laplacianRow(k *stencil.Coeffs, r *stencil.Row) {
 	c, d, s, n := r.C, r.D, r.S[:len(r.D)], r.N[:len(r.D)]
 	c = c[:len(d)+2]
@@ -332,16 +298,6 @@ func laplacianRow(k *stencil.Coeffs, r *stencil.Row) {
 		d[j] = float64(k.CX*((c[j]-m)+(c[j+2]-m))) + float64(k.CY*((s[j]-m)+(n[j]-m))) + float64(k.CZ*((lo[j]-m)+(up[j]-m)))
 	}
 }
-
-// Max-norms are taken over the bits of |x|: for non-negative floats the
-// order of the bit patterns as integers is the order of the values, and
-// every NaN lies above +Inf, so one integer max (a branch-free instruction,
-// 10× the speed of a float max that must also propagate NaN) finds the
-// largest magnitude or a NaN.
-func absBits(x float64) uint64 { return math.Float64bits(x) &^ (1 << 63) }
-
-// absFloat is the value absBits encoded.
-func absFloat(b uint64) float64 { return math.Float64frombits(b) }
 
 // addTmp sets u += tmp over the box (the correction rank 0 sent).
 func (l *level) addTmp() {

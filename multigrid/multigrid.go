@@ -201,10 +201,14 @@ type MG struct {
 	agg      *MG
 	gat      *gatherer
 	gathered bool
-	isCopy   bool // an agg: its first level copies the last level of the MG above
-	first    int  // the global index of levels[0] in the whole hierarchy
-	singular bool // no Dirichlet face and σ = 0: u is fixed up to a constant
-	stats    Stats
+	// solvedBelow: the hierarchy is one level, which the ranks below (rank
+	// 0) solve whole, as one rank would: the bottom solver needs the whole
+	// level in one place.
+	solvedBelow bool
+	isCopy      bool // an agg: its first level copies the last level of the MG above
+	first       int  // the global index of levels[0] in the whole hierarchy
+	singular    bool // no Dirichlet face and σ = 0: u is fixed up to a constant
+	stats       Stats
 }
 
 // Stats are a solver's counters.
@@ -317,6 +321,10 @@ func (m *MG) build(topo *decomp.Grid, shapes [][]int, boxes []decomp.Box, tm *te
 		}
 		m.levels = append(m.levels, lv)
 		m.stats.Ranks[l] = c.Size()
+	}
+	if c.Size() > 1 && len(shapes) == 1 {
+		m.solvedBelow = true
+		return m.handOn(1, shapes, boxes, topo, tm, true)
 	}
 	return nil
 }
@@ -650,6 +658,9 @@ func (m *MG) vcycle(i int, top bool, kind Cycle) error {
 		m.stats.Level[i] += time.Since(t0)
 		return err
 	}
+	if m.solvedBelow {
+		return m.solveBelow(top)
+	}
 	t0 := time.Now()
 	if err := m.smooth(l, false, bc); err != nil {
 		return err
@@ -669,6 +680,28 @@ func (m *MG) vcycle(i int, top bool, kind Cycle) error {
 	err := m.smooth(l, true, bc)
 	m.stats.Level[i] += time.Since(t1)
 	return err
+}
+
+// solveBelow hands the one level of a hierarchy that has no other to rank
+// 0 (its u and b), which solves it whole, and takes the solution back.
+func (m *MG) solveBelow(top bool) error {
+	l := m.levels[0]
+	var u, b []float64
+	if m.agg != nil {
+		u, b = m.agg.levels[0].u, m.agg.levels[0].b
+	}
+	if err := m.gat.gather(l.u, u); err != nil {
+		return err
+	}
+	if err := m.gat.gather(l.b, b); err != nil {
+		return err
+	}
+	if m.agg != nil {
+		if err := m.agg.vcycle(0, top, V); err != nil {
+			return err
+		}
+	}
+	return m.gat.scatter(u, l.u)
 }
 
 // bottom reports whether level i is the coarsest of the whole hierarchy.
@@ -733,12 +766,9 @@ func (m *MG) correct(i int, kind Cycle) error {
 // interpolate its solution, and do one V-cycle.
 func (m *MG) fmg(i int) error {
 	l := m.levels[i]
-	if m.bottom(i) {
+	if m.bottom(i) || m.solvedBelow {
 		clear(l.u)
-		t0 := time.Now()
-		err := l.bottomSolve(l.bc, m.singular)
-		m.stats.Level[i] += time.Since(t0)
-		return err
+		return m.vcycle(i, true, V) // the bottom solve
 	}
 	if err := m.fmgBelow(i); err != nil {
 		return err

@@ -309,7 +309,8 @@ func TestBitForBitAcrossSplits(t *testing.T) {
 		{"FMG constant", func(s *setup) { s.fmg, s.opt.Constant, s.opt.GatherBelow = true, true, 2 }},
 		{"helmholtz", func(s *setup) { s.op, s.opt.GatherBelow = Operator{Sigma: 1, Beta: 0.003}, 2 }},
 	}
-	for _, shape := range [][]int{{48, 66}, {16, 18, 24}} {
+	// 23×45 cannot be coarsened: its one level is solved by CG on rank 0.
+	for _, shape := range [][]int{{48, 66}, {16, 18, 24}, {23, 45}} {
 		nd := len(shape)
 		splits := splits2
 		if nd == 3 {

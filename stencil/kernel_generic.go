@@ -66,3 +66,20 @@ func heat3DGeneric(k *Coeffs, r *Row) {
 		west, mid = mid, east
 	}
 }
+
+func residual2DGeneric(k *Coeffs, r *Row) {
+	d := r.D
+	c, s, n, f := r.C[:len(d)+2], r.S[:len(d)], r.N[:len(d)], r.F[:len(d)]
+	for j := range d {
+		d[j] = f[j] - (float64(k.C0*c[j+1]) - (float64(k.CX*(c[j]+c[j+2])) + float64(k.CY*(s[j]+n[j]))))
+	}
+}
+
+func residual3DGeneric(k *Coeffs, r *Row) {
+	d := r.D
+	c, s, n, f := r.C[:len(d)+2], r.S[:len(d)], r.N[:len(d)], r.F[:len(d)]
+	lo, up := r.L[:len(d)], r.U[:len(d)]
+	for j := range d {
+		d[j] = f[j] - (float64(k.C0*c[j+1]) - (float64(k.CX*(c[j]+c[j+2])) + float64(k.CY*(s[j]+n[j])) + float64(k.CZ*(lo[j]+up[j]))))
+	}
+}

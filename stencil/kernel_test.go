@@ -9,6 +9,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// refResidual is the residual's reference formula of kernel.go, cell by
+// cell.
+func refResidual(k *Coeffs, r *Row) {
+	for j := range r.D {
+		w, m, e := r.C[j], r.C[j+1], r.C[j+2]
+		inner := float64(k.CX*(w+e)) + float64(k.CY*(r.S[j]+r.N[j]))
+		if r.L != nil {
+			inner += float64(k.CZ * (r.L[j] + r.U[j]))
+		}
+		r.D[j] = r.F[j] - (float64(k.C0*m) - inner)
+	}
+}
+
 // refRow is the reference loop of kernel.go written out cell by cell: each
 // product rounded on its own (the float64 conversions forbid fusing), the
 // terms summed left to right.
@@ -93,8 +106,9 @@ type kernelCase struct {
 }
 
 // newKernelCase draws random weights (heat-like, or Jacobi-like with
-// c0 = 1 − ω) and guarded random operands for a row of n cells.
-func newKernelCase(rng *rand.Rand, jacobi bool, nd, n int, source bool) *kernelCase {
+// c0 = 1 − ω) and guarded random operands for a row of n cells, each
+// starting off cells into its allocation (off < 0: a random offset each).
+func newKernelCase(rng *rand.Rand, jacobi bool, nd, n int, source bool, off int) *kernelCase {
 	kc := &kernelCase{nd: nd}
 	h := []float64{0.5 + rng.Float64(), 0.5 + rng.Float64(), 0.5 + rng.Float64()}
 	kc.k.CX, kc.k.CY = 0.1*rng.Float64()/(h[0]*h[0]), 0.1*rng.Float64()/(h[1]*h[1])
@@ -110,7 +124,11 @@ func newKernelCase(rng *rand.Rand, jacobi bool, nd, n int, source bool) *kernelC
 	// Each operand starts at its own offset, so vectors straddle cache
 	// lines differently.
 	op := func(m int) guarded {
-		g := newGuarded(m, 1+rng.IntN(8), operandGuard, func() float64 { return value(rng) })
+		lo := 1 + off
+		if off < 0 {
+			lo = 1 + rng.IntN(8)
+		}
+		g := newGuarded(m, lo, operandGuard, func() float64 { return value(rng) })
 		kc.operands = append(kc.operands, g)
 		return g
 	}
@@ -136,9 +154,10 @@ func (kc *kernelCase) args(d []float64) *Row {
 	return r
 }
 
-// run applies rk to a fresh guarded destination prefilled with poison.
-func (kc *kernelCase) run(rng *rand.Rand, n int, rk Kernel) guarded {
-	d := newGuarded(n, 1+rng.IntN(8), destGuard, func() float64 { return poison })
+// run applies rk to a fresh guarded destination prefilled with poison,
+// starting off cells into its allocation.
+func (kc *kernelCase) run(n, off int, rk Kernel) guarded {
+	d := newGuarded(n, 1+off, destGuard, func() float64 { return poison })
 	rk(&kc.k, kc.args(d.view()))
 	return d
 }
@@ -157,44 +176,78 @@ func (kc *kernelCase) String() string {
 
 // Every kernel set of this build and CPU computes, for every row length
 // from 1 to 41 (five 8-wide vectors and one cell: every tail length after
-// 0 to 5 whole vectors of either width), exactly the bits of the generic
-// kernel, which computes exactly the bits of the reference loop. No kernel
-// writes outside its row or into its operands.
+// 0 to 5 whole vectors of either width) and every alignment of the row
+// (0 to 7 cells into its allocation, the destination on its own), exactly
+// the bits of the generic kernel, which computes exactly the bits of the
+// reference loop, for the update (heat-like and Jacobi-like weights, with
+// and without a source) and the residual, in 2D and 3D. No kernel writes
+// outside its row (NaN guard cells around every row) or into its operands.
 func TestKernelsMatchReferenceBitForBit(t *testing.T) {
 	sets := Available()
 	require.Equal(t, "generic", sets[0].Name)
 	require.Equal(t, Active.Name, sets[len(sets)-1].Name, "New uses the fastest set")
 	for _, ks := range sets {
-		t.Logf("kernel set %q", ks.Name)
+		t.Logf("kernel set %q: tested", ks.Name)
 	}
+	for _, name := range missingSets() {
+		t.Logf("kernel set %q: skipped, this CPU or build lacks it", name)
+	}
+	type kind struct {
+		name        string
+		jacobi, res bool
+		source      bool
+	}
+	kinds := []kind{{"heat", false, false, false}, {"heat+source", false, false, true}, {"jacobi", true, false, true}, {"residual", false, true, true}}
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, jacobi := range []bool{false, true} {
+	for _, kd := range kinds {
 		for _, nd := range []int{2, 3} {
-			for _, source := range []bool{false, true} {
-				for n := 1; n <= 5*8+1; n++ {
-					for range 3 {
-						kc := newKernelCase(rng, jacobi, nd, n, source)
-						before := make([][]uint64, len(kc.operands))
-						for i, g := range kc.operands {
-							before[i] = g.bits()
+			for n := 1; n <= 5*8+1; n++ {
+				for off := range 8 {
+					kc := newKernelCase(rng, kd.jacobi, nd, n, kd.source, off)
+					before := make([][]uint64, len(kc.operands))
+					for i, g := range kc.operands {
+						before[i] = g.bits()
+					}
+					pick := func(ks Set) Kernel {
+						if kd.res {
+							return ks.Residual(nd)
 						}
-						ref := make([]float64, n)
+						return ks.Pick(nd)
+					}
+					ref := make([]float64, n)
+					if kd.res {
+						refResidual(&kc.k, kc.args(ref))
+					} else {
 						refRow(&kc.k, kc.args(ref))
-						gen := kc.run(rng, n, Generic.Pick(nd))
-						require.Equal(t, bitsOf(ref), bitsOf(gen.view()), "generic vs reference loop, %v n=%d", kc, n)
-						for _, ks := range sets {
-							d := kc.run(rng, n, ks.Pick(nd))
-							require.Equal(t, bitsOf(gen.view()), bitsOf(d.view()), "%s vs generic, %v n=%d", ks.Name, kc, n)
-							require.NoError(t, d.guardsIntact(), "%s, %v n=%d", ks.Name, kc, n)
-							for i, g := range kc.operands {
-								require.Equal(t, before[i], g.bits(), "%s changed operand %d, %v n=%d", ks.Name, i, kc, n)
-							}
+					}
+					gen := kc.run(n, (off+3)%8, pick(Generic))
+					require.Equal(t, bitsOf(ref), bitsOf(gen.view()), "generic vs reference loop, %s %v n=%d", kd.name, kc, n)
+					for _, ks := range sets {
+						d := kc.run(n, (off+3)%8, pick(ks))
+						where := fmt.Sprintf("%s %s, %v n=%d offset %d", ks.Name, kd.name, kc, n, off)
+						require.Equal(t, bitsOf(gen.view()), bitsOf(d.view()), "vs generic: %s", where)
+						require.NoError(t, d.guardsIntact(), where)
+						for i, g := range kc.operands {
+							require.Equal(t, before[i], g.bits(), "changed operand %d: %s", i, where)
 						}
 					}
 				}
 			}
 		}
 	}
+}
+
+// missingSets are the vector sets heat has that this build and CPU cannot
+// run.
+func missingSets() []string {
+	var out []string
+	for _, name := range []string{"avx2", "avx512"} {
+		if Select(name) != nil {
+			out = append(out, name)
+		}
+	}
+	_ = Select("")
+	return out
 }
 
 // BenchmarkKernel times one row update alone, operands in L1 (n=256) or L2
@@ -205,7 +258,7 @@ func BenchmarkKernel(b *testing.B) {
 	for _, nd := range []int{2, 3} {
 		for _, source := range []bool{false, true} {
 			for _, n := range []int{256, 4096} {
-				kc := newKernelCase(rng, false, nd, n, source)
+				kc := newKernelCase(rng, false, nd, n, source, 0)
 				d := make([]float64, n)
 				r := kc.args(d)
 				for _, ks := range Available() {
@@ -217,6 +270,52 @@ func BenchmarkKernel(b *testing.B) {
 						}
 						b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mupdates/s")
 					})
+				}
+			}
+		}
+	}
+}
+
+// The max-norms of every set agree with the reference (the largest |x| or
+// |a − b|, NaN if any is NaN) at every length 1..41 and alignment 0..7,
+// with infinities, signed zeros and NaNs placed anywhere, and read nothing
+// outside their rows (a NaN guard read would turn the result into NaN).
+func TestMaxNormsMatchReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	special := []float64{math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0, math.NaN(), 1e300, -1e-300}
+	ref := func(a, b []float64) float64 {
+		m := 0.0
+		for j := range a {
+			d := a[j]
+			if b != nil {
+				d -= b[j]
+			}
+			if d != d {
+				return math.NaN()
+			}
+			m = max(m, math.Abs(d))
+		}
+		return m
+	}
+	same := func(want, got float64) bool {
+		return (math.IsNaN(want) && math.IsNaN(got)) || want == got
+	}
+	for n := 1; n <= 41; n++ {
+		for off := range 8 {
+			for trial := range 4 {
+				a := newGuarded(n, 1+off, operandGuard, func() float64 { return value(rng) })
+				b := newGuarded(n, 1+(off+5)%8, operandGuard, func() float64 { return value(rng) })
+				if trial > 0 {
+					a.view()[rng.IntN(n)] = special[rng.IntN(len(special))]
+					b.view()[rng.IntN(n)] = special[rng.IntN(len(special))]
+				}
+				wantDiff, want := ref(a.view(), b.view()), ref(a.view(), nil)
+				for _, ks := range Available() {
+					restore := Use(ks)
+					gotDiff, got := MaxAbsDiff(a.view(), b.view()), MaxAbs(a.view())
+					restore()
+					require.True(t, same(wantDiff, gotDiff), "%s MaxAbsDiff n=%d offset %d: %v, want %v", ks.Name, n, off, gotDiff, wantDiff)
+					require.True(t, same(want, got), "%s MaxAbs n=%d offset %d: %v, want %v", ks.Name, n, off, got, want)
 				}
 			}
 		}

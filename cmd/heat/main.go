@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"heat/stencil"
 )
 
 func main() {
@@ -118,6 +120,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return usagef("no command given")
+	}
+	// HEAT_KERNEL forces a kernel set (generic, avx2, avx512; auto: the
+	// fastest), to measure the path this CPU would not pick.
+	if err := stencil.Select(os.Getenv("HEAT_KERNEL")); err != nil {
+		return usagef("HEAT_KERNEL: %v", err)
 	}
 	switch args[0] {
 	case "run":

@@ -14,6 +14,7 @@ import (
 
 	"heat/configs"
 	"heat/io/report"
+	"heat/stencil"
 )
 
 // heat runs the command line in-process and returns its exit code and output.
@@ -164,4 +165,30 @@ func TestInterruptExits130(t *testing.T) {
 	require.ErrorContains(t, err, "SIGINT")
 	r := readReport(t, filepath.Join(out, "report.json"))
 	require.Less(t, r.Steps, 300)
+}
+
+// HEAT_KERNEL forces a kernel set, which the report names, and every set
+// gives the default problem's bits; a set this CPU lacks, or no set at all,
+// exits 2 naming the variable, the value and the sets there are.
+func TestHeatKernelForcesASet(t *testing.T) {
+	var sums []string
+	for _, ks := range stencil.Available() {
+		t.Setenv("HEAT_KERNEL", ks.Name)
+		out := t.TempDir()
+		code, _, stderr := heat(t, "run", "-q", "--steps", "20", "--out", out, "--set", "output.formats=[]")
+		require.Equal(t, 0, code, stderr)
+		r := readReport(t, filepath.Join(out, "report.json"))
+		require.Equal(t, ks.Name, r.Build.Kernel)
+		sums = append(sums, r.Field.SHA256)
+	}
+	for _, s := range sums {
+		require.Equal(t, sums[0], s)
+	}
+	t.Setenv("HEAT_KERNEL", "sse9")
+	code, _, stderr := heat(t, "run", "-q", "--steps", "1", "--out", t.TempDir())
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "HEAT_KERNEL")
+	require.Contains(t, stderr, `"sse9"`)
+	require.Contains(t, stderr, "generic")
+	require.NoError(t, stencil.Select(""))
 }

@@ -1,0 +1,324 @@
+// Package asmgen generates stencil's amd64 assembly kernels with avo: the
+// AVX2 (4 cells a vector) and AVX-512 (8) variants of every row kernel come
+// from one generator, so they cannot drift apart. stencil's tests compare
+// the committed kernel_amd64.s and its Go declarations with what Stencil
+// returns, and rewrite them with -update (`go generate ./stencil`).
+//
+// Every kernel evaluates its generic twin's operations in the same order,
+// each multiply and add rounded on its own (VMULPD, VADDPD, VSUBPD; never a
+// fused multiply-add), so each lane computes the generic kernel's bits.
+package asmgen
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mmcloughlin/avo/attr"
+	"github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/pass"
+	"github.com/mmcloughlin/avo/printer"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// isa is one vector instruction set: its register kind and width.
+type isa struct {
+	name  string // in the kernels' names: AVX2, AVX512
+	lanes int    // float64 cells a vector
+	reg   func(*build.Context) reg.VecVirtual
+}
+
+var isas = []isa{
+	{"AVX2", 4, func(c *build.Context) reg.VecVirtual { return c.YMM() }},
+	{"AVX512", 8, func(c *build.Context) reg.VecVirtual { return c.ZMM() }},
+}
+
+// kernel is one row kernel: the update (heat step, Jacobi sweep) or the
+// residual, in 2D or 3D, with or without a source.
+type kernel struct {
+	residual bool
+	dims     int
+	source   bool
+}
+
+func (k kernel) name(i isa) string {
+	op := "heat"
+	if k.residual {
+		op = "residual"
+	}
+	src := ""
+	if k.source && !k.residual {
+		src = "Src"
+	}
+	return fmt.Sprintf("%s%dD%s%s", op, k.dims, src, i.name)
+}
+
+// operands are the row pointers the kernel reads, after d and c.
+func (k kernel) operands() []string {
+	ops := []string{"s", "n"}
+	if k.dims == 3 {
+		ops = append(ops, "l", "u")
+	}
+	if k.source || k.residual {
+		ops = append(ops, "f")
+	}
+	return ops
+}
+
+// weights are the coefficient arguments.
+func (k kernel) weights() []string {
+	w := []string{"c0", "cx", "cy"}
+	if k.dims == 3 {
+		w = append(w, "cz")
+	}
+	if k.source && !k.residual {
+		w = append(w, "cf")
+	}
+	return w
+}
+
+func (k kernel) signature() string {
+	return fmt.Sprintf("func(d, c, %s *float64, cells int, %s float64)", strings.Join(k.operands(), ", "), strings.Join(k.weights(), ", "))
+}
+
+func (k kernel) doc(i isa) []string {
+	var formula string
+	z := ""
+	if k.dims == 3 {
+		z = " + cz·(l[j] + u[j])"
+	}
+	if k.residual {
+		formula = fmt.Sprintf("d[j] = f[j] − (c0·c[j+1] − (cx·(c[j] + c[j+2]) + cy·(s[j] + n[j])%s))", z)
+	} else {
+		src := ""
+		if k.source {
+			src = " + cf·f[j]"
+		}
+		formula = fmt.Sprintf("d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j])%s%s", z, src)
+	}
+	return []string{
+		fmt.Sprintf("%s sets, for j in [0, cells), %d cells a vector (%s;", k.name(i), i.lanes, i.name),
+		fmt.Sprintf("cells a multiple of %d, c one cell before the row):", i.lanes),
+		"",
+		"\t" + formula,
+		"",
+		"summed left to right, each product rounded on its own.",
+	}
+}
+
+// kernels are every kernel stencil uses.
+func kernels() []kernel {
+	var ks []kernel
+	for _, dims := range []int{2, 3} {
+		ks = append(ks, kernel{dims: dims}, kernel{dims: dims, source: true}, kernel{residual: true, dims: dims})
+	}
+	return ks
+}
+
+// emit writes one kernel: a loop over whole vectors, the index in bytes.
+func emit(c *build.Context, k kernel, i isa) {
+	c.Function(k.name(i))
+	c.Attributes(attr.NOSPLIT)
+	c.Pragma("noescape")
+	c.Doc(k.doc(i)...)
+	c.SignatureExpr(k.signature())
+
+	ptr := func(name string) operand.Mem {
+		return operand.Mem{Base: c.Load(c.Param(name), c.GP64())}
+	}
+	d, src := ptr("d"), ptr("c")
+	ops := map[string]operand.Mem{}
+	for _, o := range k.operands() {
+		ops[o] = ptr(o)
+	}
+	cells := c.Load(c.Param("cells"), c.GP64())
+	// The weights are broadcast straight from the arguments: a legacy-SSE
+	// load (MOVSD) between vector code costs a state transition, which
+	// measured ~230 ns a call (a 256-cell row ran at a quarter speed).
+	w := map[string]reg.VecVirtual{}
+	for _, name := range k.weights() {
+		b, err := c.Param(name).Resolve()
+		if err != nil {
+			panic(err) // the signature above declares every weight
+		}
+		v := i.reg(c)
+		c.VBROADCASTSD(b.Addr, v)
+		w[name] = v
+	}
+	// idx runs over the row in bytes, to end = 8·cells.
+	idx, end := c.GP64(), c.GP64()
+	c.XORQ(idx, idx)
+	c.MOVQ(cells, end)
+	c.SHLQ(operand.U8(3), end)
+	at := func(m operand.Mem, disp int) operand.Mem {
+		m.Index, m.Scale, m.Disp = idx, 1, disp
+		return m
+	}
+	// Two vectors an iteration while two remain, then one: the two
+	// bodies' loads and arithmetic overlap (measured faster than one a
+	// pass on rows in L2).
+	step := 8 * i.lanes
+	two, one, done := k.name(i)+"_two", k.name(i)+"_one", k.name(i)+"_done"
+	last := c.GP64()
+	c.MOVQ(end, last)
+	c.SUBQ(operand.U32(2*step), last)
+	c.Label(two)
+	c.CMPQ(idx, last)
+	c.JG(operand.LabelRef(one))
+	body(c, k, i, w, d, src, ops, at, 0)
+	body(c, k, i, w, d, src, ops, at, step)
+	c.ADDQ(operand.U32(2*step), idx)
+	c.JMP(operand.LabelRef(two))
+	c.Label(one)
+	c.CMPQ(idx, end)
+	c.JAE(operand.LabelRef(done))
+	body(c, k, i, w, d, src, ops, at, 0)
+	c.ADDQ(operand.U32(step), idx)
+	c.JMP(operand.LabelRef(one))
+	c.Label(done)
+	c.VZEROUPPER()
+	c.RET()
+}
+
+// body computes one vector of cells at byte offset off from the index.
+func body(c *build.Context, k kernel, i isa, w map[string]reg.VecVirtual, d, src operand.Mem, ops map[string]operand.Mem,
+	at func(operand.Mem, int) operand.Mem, off int) {
+	// addAxis adds wt·(a + b) into acc, t its scratch.
+	addAxis := func(acc, t reg.VecVirtual, a, b operand.Mem, wt string) {
+		c.VMOVUPD(a, t)
+		c.VADDPD(b, t, t)
+		c.VMULPD(t, w[wt], t)
+		c.VADDPD(t, acc, acc)
+	}
+	// x = cx·(w + e)
+	x := i.reg(c)
+	c.VMOVUPD(at(src, off), x)
+	c.VADDPD(at(src, off+16), x, x)
+	c.VMULPD(x, w["cx"], x)
+	acc, y := i.reg(c), i.reg(c)
+	if k.residual {
+		// The residual's inner sum first: x + cy·(s + n) [+ cz·(l + u)];
+		// then acc = c0·m − x and d = f − acc.
+		addAxis(x, y, at(ops["s"], off), at(ops["n"], off), "cy")
+		if k.dims == 3 {
+			addAxis(x, y, at(ops["l"], off), at(ops["u"], off), "cz")
+		}
+		c.VMOVUPD(at(src, off+8), acc)
+		c.VMULPD(acc, w["c0"], acc)
+		c.VSUBPD(x, acc, acc)
+		c.VMOVUPD(at(ops["f"], off), x)
+		c.VSUBPD(acc, x, x)
+		c.VMOVUPD(x, at(d, off))
+		return
+	}
+	// acc = c0·m + x, then + cy·(s + n) [+ cz·(l + u)] [+ cf·f].
+	c.VMOVUPD(at(src, off+8), acc)
+	c.VMULPD(acc, w["c0"], acc)
+	c.VADDPD(x, acc, acc)
+	addAxis(acc, y, at(ops["s"], off), at(ops["n"], off), "cy")
+	if k.dims == 3 {
+		addAxis(acc, y, at(ops["l"], off), at(ops["u"], off), "cz")
+	}
+	if k.source {
+		c.VMULPD(at(ops["f"], off), w["cf"], y)
+		c.VADDPD(y, acc, acc)
+	}
+	c.VMOVUPD(acc, at(d, off))
+}
+
+// emitMax writes the max-norm kernel of i: the lanes of the largest
+// |a[j] − b[j]| (diff) or |a[j]| as bit patterns, for j in [0, cells), into
+// out[0:lanes]. With the sign bit cleared, the bit patterns of doubles order
+// as their values and every NaN lies above +Inf, so an integer max finds the
+// largest magnitude or a NaN (stencil's generic maxAbsBits does the same).
+func emitMax(c *build.Context, i isa, diff bool) {
+	name, sig := "maxAbs"+i.name, "func(a *float64, cells int, out *uint64)"
+	what := "|a[j]|"
+	if diff {
+		name, sig, what = "maxAbsDiff"+i.name, "func(a, b *float64, cells int, out *uint64)", "|a[j] − b[j]|"
+	}
+	c.Function(name)
+	c.Attributes(attr.NOSPLIT)
+	c.Pragma("noescape")
+	c.Doc(fmt.Sprintf("%s stores into out[0:%d] the bits of the largest %s (sign", name, i.lanes, what),
+		fmt.Sprintf("bit cleared) over each lane's cells, for j in [0, cells), cells a multiple of %d.", i.lanes))
+	c.SignatureExpr(sig)
+	a := operand.Mem{Base: c.Load(c.Param("a"), c.GP64())}
+	var b operand.Mem
+	if diff {
+		b = operand.Mem{Base: c.Load(c.Param("b"), c.GP64())}
+	}
+	end := c.Load(c.Param("cells"), c.GP64())
+	out := operand.Mem{Base: c.Load(c.Param("out"), c.GP64())}
+	idx := c.GP64()
+	c.XORQ(idx, idx)
+	c.SHLQ(operand.U8(3), end)
+	m := i.reg(c)
+	if i.lanes == 8 {
+		c.VPXORQ(m, m, m)
+	} else {
+		c.VPXOR(m, m, m)
+	}
+	loop, done := name+"_loop", name+"_done"
+	c.Label(loop)
+	c.CMPQ(idx, end)
+	c.JAE(operand.LabelRef(done))
+	t := i.reg(c)
+	c.VMOVUPD(operand.Mem{Base: a.Base, Index: idx, Scale: 1}, t)
+	if diff {
+		c.VSUBPD(operand.Mem{Base: b.Base, Index: idx, Scale: 1}, t, t)
+	}
+	c.VPSLLQ(operand.U8(1), t, t)
+	c.VPSRLQ(operand.U8(1), t, t)
+	if i.lanes == 8 {
+		c.VPMAXUQ(t, m, m)
+	} else {
+		// No 64-bit integer max in AVX2; the patterns, sign cleared, are
+		// non-negative as signed integers too.
+		gt := i.reg(c)
+		c.VPCMPGTQ(m, t, gt)
+		c.VBLENDVPD(gt, t, m, m)
+	}
+	c.ADDQ(operand.U32(8*i.lanes), idx)
+	c.JMP(operand.LabelRef(loop))
+	c.Label(done)
+	if i.lanes == 8 {
+		c.VMOVDQU64(m, out)
+	} else {
+		c.VMOVDQU(m, out)
+	}
+	c.VZEROUPPER()
+	c.RET()
+}
+
+// Stencil is the assembly of stencil's kernels and the Go declarations of
+// them.
+func Stencil() (asm, stubs []byte, err error) {
+	c := build.NewContext()
+	c.ConstraintExpr("amd64,!purego")
+	for _, k := range kernels() {
+		for _, i := range isas {
+			emit(c, k, i)
+		}
+	}
+	for _, diff := range []bool{true, false} {
+		for _, i := range isas {
+			emitMax(c, i, diff)
+		}
+	}
+	f, err := c.Result()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := pass.Compile.Execute(f); err != nil {
+		return nil, nil, err
+	}
+	cfg := printer.Config{Name: "internal/asmgen (go generate ./stencil)", Pkg: "stencil"}
+	if asm, err = printer.NewGoAsm(cfg).Print(f); err != nil {
+		return nil, nil, err
+	}
+	if stubs, err = printer.NewStubs(cfg).Print(f); err != nil {
+		return nil, nil, err
+	}
+	return asm, stubs, nil
+}

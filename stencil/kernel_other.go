@@ -1,0 +1,7 @@
+//go:build !amd64 || purego
+
+package stencil
+
+// vectorSets are none: this architecture (or a purego build) runs the
+// generic kernels.
+func vectorSets() []Set { return nil }
