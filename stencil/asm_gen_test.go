@@ -2,7 +2,6 @@ package stencil
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"testing"
 
@@ -11,10 +10,8 @@ import (
 	"heat/internal/asmgen"
 )
 
-var update = flag.Bool("update", false, "rewrite kernel_amd64.s and kernel_amd64_decl.go from internal/asmgen")
-
 // The committed assembly and its Go declarations are what internal/asmgen
-// generates now: `go generate ./stencil` rewrites them (go test -update).
+// generates now: `go generate ./stencil` rewrites them.
 func TestAssemblyGenerated(t *testing.T) {
 	asm, decl, err := asmgen.Stencil()
 	require.NoError(t, err)
@@ -22,10 +19,6 @@ func TestAssemblyGenerated(t *testing.T) {
 		name string
 		want []byte
 	}{{"kernel_amd64.s", asm}, {"kernel_amd64_decl.go", decl}} {
-		if *update {
-			require.NoError(t, os.WriteFile(f.name, f.want, 0o644))
-			continue
-		}
 		got, err := os.ReadFile(f.name)
 		require.NoError(t, err)
 		require.True(t, bytes.Equal(f.want, got), "%s differs from internal/asmgen's output: run go generate ./stencil", f.name)

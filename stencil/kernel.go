@@ -65,6 +65,8 @@ type Set struct {
 	// The max-norms, as absBits of the largest magnitude.
 	maxAbsDiff func(a, b []float64) uint64
 	maxAbs     func(x []float64) uint64
+	// The update with non-temporal stores (nil: the update itself).
+	stream2D, stream3D Kernel
 }
 
 // Generic is the portable set, always built.
@@ -119,6 +121,21 @@ func (ks Set) Pick(nd int) Kernel {
 		return ks.heat2D
 	}
 	return ks.heat3D
+}
+
+// Stream is the update kernel of a set that stores past the caches
+// (non-temporal stores, where the set has them): for grids far larger than
+// the caches, whose rows are read again only on the next step. Same bits
+// as Pick's.
+func (ks Set) Stream(nd int) Kernel {
+	k := ks.stream3D
+	if nd == 2 {
+		k = ks.stream2D
+	}
+	if k == nil {
+		return ks.Pick(nd)
+	}
+	return k
 }
 
 // Residual is the residual kernel of a 2D or 3D grid from a set.

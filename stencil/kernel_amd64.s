@@ -424,6 +424,282 @@ residual2DAVX512_done:
 	VZEROUPPER
 	RET
 
+// func heat2DNTAVX2(d *float64, c *float64, s *float64, n *float64, cells int, c0 float64, cx float64, cy float64)
+// Requires: AVX
+TEXT ·heat2DNTAVX2(SB), NOSPLIT, $0-64
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         cells+32(FP), SI
+	VBROADCASTSD c0+40(FP), Y0
+	VBROADCASTSD cx+48(FP), Y1
+	VBROADCASTSD cy+56(FP), Y2
+	XORQ         DI, DI
+	SHLQ         $0x03, SI
+	MOVQ         SI, R8
+	SUBQ         $0x00000040, R8
+
+heat2DNTAVX2_two:
+	CMPQ     DI, R8
+	JG       heat2DNTAVX2_one
+	VMOVUPD  (CX)(DI*1), Y3
+	VADDPD   16(CX)(DI*1), Y3, Y3
+	VMULPD   Y3, Y1, Y3
+	VMOVUPD  8(CX)(DI*1), Y4
+	VMULPD   Y4, Y0, Y4
+	VADDPD   Y3, Y4, Y4
+	VMOVUPD  (DX)(DI*1), Y3
+	VADDPD   (BX)(DI*1), Y3, Y3
+	VMULPD   Y3, Y2, Y3
+	VADDPD   Y3, Y4, Y4
+	VMOVNTPD Y4, (AX)(DI*1)
+	VMOVUPD  32(CX)(DI*1), Y3
+	VADDPD   48(CX)(DI*1), Y3, Y3
+	VMULPD   Y3, Y1, Y3
+	VMOVUPD  40(CX)(DI*1), Y4
+	VMULPD   Y4, Y0, Y4
+	VADDPD   Y3, Y4, Y4
+	VMOVUPD  32(DX)(DI*1), Y3
+	VADDPD   32(BX)(DI*1), Y3, Y3
+	VMULPD   Y3, Y2, Y3
+	VADDPD   Y3, Y4, Y4
+	VMOVNTPD Y4, 32(AX)(DI*1)
+	ADDQ     $0x00000040, DI
+	JMP      heat2DNTAVX2_two
+
+heat2DNTAVX2_one:
+	CMPQ     DI, SI
+	JAE      heat2DNTAVX2_done
+	VMOVUPD  (CX)(DI*1), Y3
+	VADDPD   16(CX)(DI*1), Y3, Y3
+	VMULPD   Y3, Y1, Y3
+	VMOVUPD  8(CX)(DI*1), Y4
+	VMULPD   Y4, Y0, Y4
+	VADDPD   Y3, Y4, Y4
+	VMOVUPD  (DX)(DI*1), Y3
+	VADDPD   (BX)(DI*1), Y3, Y3
+	VMULPD   Y3, Y2, Y3
+	VADDPD   Y3, Y4, Y4
+	VMOVNTPD Y4, (AX)(DI*1)
+	ADDQ     $0x00000020, DI
+	JMP      heat2DNTAVX2_one
+
+heat2DNTAVX2_done:
+	VZEROUPPER
+	RET
+
+// func heat2DNTAVX512(d *float64, c *float64, s *float64, n *float64, cells int, c0 float64, cx float64, cy float64)
+// Requires: AVX, AVX512F
+TEXT ·heat2DNTAVX512(SB), NOSPLIT, $0-64
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         cells+32(FP), SI
+	VBROADCASTSD c0+40(FP), Z0
+	VBROADCASTSD cx+48(FP), Z1
+	VBROADCASTSD cy+56(FP), Z2
+	XORQ         DI, DI
+	SHLQ         $0x03, SI
+	MOVQ         SI, R8
+	SUBQ         $0x00000080, R8
+
+heat2DNTAVX512_two:
+	CMPQ     DI, R8
+	JG       heat2DNTAVX512_one
+	VMOVUPD  (CX)(DI*1), Z3
+	VADDPD   16(CX)(DI*1), Z3, Z3
+	VMULPD   Z3, Z1, Z3
+	VMOVUPD  8(CX)(DI*1), Z4
+	VMULPD   Z4, Z0, Z4
+	VADDPD   Z3, Z4, Z4
+	VMOVUPD  (DX)(DI*1), Z3
+	VADDPD   (BX)(DI*1), Z3, Z3
+	VMULPD   Z3, Z2, Z3
+	VADDPD   Z3, Z4, Z4
+	VMOVNTPD Z4, (AX)(DI*1)
+	VMOVUPD  64(CX)(DI*1), Z3
+	VADDPD   80(CX)(DI*1), Z3, Z3
+	VMULPD   Z3, Z1, Z3
+	VMOVUPD  72(CX)(DI*1), Z4
+	VMULPD   Z4, Z0, Z4
+	VADDPD   Z3, Z4, Z4
+	VMOVUPD  64(DX)(DI*1), Z3
+	VADDPD   64(BX)(DI*1), Z3, Z3
+	VMULPD   Z3, Z2, Z3
+	VADDPD   Z3, Z4, Z4
+	VMOVNTPD Z4, 64(AX)(DI*1)
+	ADDQ     $0x00000080, DI
+	JMP      heat2DNTAVX512_two
+
+heat2DNTAVX512_one:
+	CMPQ     DI, SI
+	JAE      heat2DNTAVX512_done
+	VMOVUPD  (CX)(DI*1), Z3
+	VADDPD   16(CX)(DI*1), Z3, Z3
+	VMULPD   Z3, Z1, Z3
+	VMOVUPD  8(CX)(DI*1), Z4
+	VMULPD   Z4, Z0, Z4
+	VADDPD   Z3, Z4, Z4
+	VMOVUPD  (DX)(DI*1), Z3
+	VADDPD   (BX)(DI*1), Z3, Z3
+	VMULPD   Z3, Z2, Z3
+	VADDPD   Z3, Z4, Z4
+	VMOVNTPD Z4, (AX)(DI*1)
+	ADDQ     $0x00000040, DI
+	JMP      heat2DNTAVX512_one
+
+heat2DNTAVX512_done:
+	VZEROUPPER
+	RET
+
+// func heat2DSrcNTAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, c0 float64, cx float64, cy float64, cf float64)
+// Requires: AVX
+TEXT ·heat2DSrcNTAVX2(SB), NOSPLIT, $0-80
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         f+32(FP), SI
+	MOVQ         cells+40(FP), DI
+	VBROADCASTSD c0+48(FP), Y0
+	VBROADCASTSD cx+56(FP), Y1
+	VBROADCASTSD cy+64(FP), Y2
+	VBROADCASTSD cf+72(FP), Y3
+	XORQ         R8, R8
+	SHLQ         $0x03, DI
+	MOVQ         DI, R9
+	SUBQ         $0x00000040, R9
+
+heat2DSrcNTAVX2_two:
+	CMPQ     R8, R9
+	JG       heat2DSrcNTAVX2_one
+	VMOVUPD  (CX)(R8*1), Y4
+	VADDPD   16(CX)(R8*1), Y4, Y4
+	VMULPD   Y4, Y1, Y4
+	VMOVUPD  8(CX)(R8*1), Y5
+	VMULPD   Y5, Y0, Y5
+	VADDPD   Y4, Y5, Y5
+	VMOVUPD  (DX)(R8*1), Y4
+	VADDPD   (BX)(R8*1), Y4, Y4
+	VMULPD   Y4, Y2, Y4
+	VADDPD   Y4, Y5, Y5
+	VMULPD   (SI)(R8*1), Y3, Y4
+	VADDPD   Y4, Y5, Y5
+	VMOVNTPD Y5, (AX)(R8*1)
+	VMOVUPD  32(CX)(R8*1), Y4
+	VADDPD   48(CX)(R8*1), Y4, Y4
+	VMULPD   Y4, Y1, Y4
+	VMOVUPD  40(CX)(R8*1), Y5
+	VMULPD   Y5, Y0, Y5
+	VADDPD   Y4, Y5, Y5
+	VMOVUPD  32(DX)(R8*1), Y4
+	VADDPD   32(BX)(R8*1), Y4, Y4
+	VMULPD   Y4, Y2, Y4
+	VADDPD   Y4, Y5, Y5
+	VMULPD   32(SI)(R8*1), Y3, Y4
+	VADDPD   Y4, Y5, Y5
+	VMOVNTPD Y5, 32(AX)(R8*1)
+	ADDQ     $0x00000040, R8
+	JMP      heat2DSrcNTAVX2_two
+
+heat2DSrcNTAVX2_one:
+	CMPQ     R8, DI
+	JAE      heat2DSrcNTAVX2_done
+	VMOVUPD  (CX)(R8*1), Y4
+	VADDPD   16(CX)(R8*1), Y4, Y4
+	VMULPD   Y4, Y1, Y4
+	VMOVUPD  8(CX)(R8*1), Y5
+	VMULPD   Y5, Y0, Y5
+	VADDPD   Y4, Y5, Y5
+	VMOVUPD  (DX)(R8*1), Y4
+	VADDPD   (BX)(R8*1), Y4, Y4
+	VMULPD   Y4, Y2, Y4
+	VADDPD   Y4, Y5, Y5
+	VMULPD   (SI)(R8*1), Y3, Y4
+	VADDPD   Y4, Y5, Y5
+	VMOVNTPD Y5, (AX)(R8*1)
+	ADDQ     $0x00000020, R8
+	JMP      heat2DSrcNTAVX2_one
+
+heat2DSrcNTAVX2_done:
+	VZEROUPPER
+	RET
+
+// func heat2DSrcNTAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, c0 float64, cx float64, cy float64, cf float64)
+// Requires: AVX, AVX512F
+TEXT ·heat2DSrcNTAVX512(SB), NOSPLIT, $0-80
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         f+32(FP), SI
+	MOVQ         cells+40(FP), DI
+	VBROADCASTSD c0+48(FP), Z0
+	VBROADCASTSD cx+56(FP), Z1
+	VBROADCASTSD cy+64(FP), Z2
+	VBROADCASTSD cf+72(FP), Z3
+	XORQ         R8, R8
+	SHLQ         $0x03, DI
+	MOVQ         DI, R9
+	SUBQ         $0x00000080, R9
+
+heat2DSrcNTAVX512_two:
+	CMPQ     R8, R9
+	JG       heat2DSrcNTAVX512_one
+	VMOVUPD  (CX)(R8*1), Z4
+	VADDPD   16(CX)(R8*1), Z4, Z4
+	VMULPD   Z4, Z1, Z4
+	VMOVUPD  8(CX)(R8*1), Z5
+	VMULPD   Z5, Z0, Z5
+	VADDPD   Z4, Z5, Z5
+	VMOVUPD  (DX)(R8*1), Z4
+	VADDPD   (BX)(R8*1), Z4, Z4
+	VMULPD   Z4, Z2, Z4
+	VADDPD   Z4, Z5, Z5
+	VMULPD   (SI)(R8*1), Z3, Z4
+	VADDPD   Z4, Z5, Z5
+	VMOVNTPD Z5, (AX)(R8*1)
+	VMOVUPD  64(CX)(R8*1), Z4
+	VADDPD   80(CX)(R8*1), Z4, Z4
+	VMULPD   Z4, Z1, Z4
+	VMOVUPD  72(CX)(R8*1), Z5
+	VMULPD   Z5, Z0, Z5
+	VADDPD   Z4, Z5, Z5
+	VMOVUPD  64(DX)(R8*1), Z4
+	VADDPD   64(BX)(R8*1), Z4, Z4
+	VMULPD   Z4, Z2, Z4
+	VADDPD   Z4, Z5, Z5
+	VMULPD   64(SI)(R8*1), Z3, Z4
+	VADDPD   Z4, Z5, Z5
+	VMOVNTPD Z5, 64(AX)(R8*1)
+	ADDQ     $0x00000080, R8
+	JMP      heat2DSrcNTAVX512_two
+
+heat2DSrcNTAVX512_one:
+	CMPQ     R8, DI
+	JAE      heat2DSrcNTAVX512_done
+	VMOVUPD  (CX)(R8*1), Z4
+	VADDPD   16(CX)(R8*1), Z4, Z4
+	VMULPD   Z4, Z1, Z4
+	VMOVUPD  8(CX)(R8*1), Z5
+	VMULPD   Z5, Z0, Z5
+	VADDPD   Z4, Z5, Z5
+	VMOVUPD  (DX)(R8*1), Z4
+	VADDPD   (BX)(R8*1), Z4, Z4
+	VMULPD   Z4, Z2, Z4
+	VADDPD   Z4, Z5, Z5
+	VMULPD   (SI)(R8*1), Z3, Z4
+	VADDPD   Z4, Z5, Z5
+	VMOVNTPD Z5, (AX)(R8*1)
+	ADDQ     $0x00000040, R8
+	JMP      heat2DSrcNTAVX512_one
+
+heat2DSrcNTAVX512_done:
+	VZEROUPPER
+	RET
+
 // func heat3DAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, c0 float64, cx float64, cy float64, cz float64)
 // Requires: AVX
 TEXT ·heat3DAVX2(SB), NOSPLIT, $0-88
@@ -934,6 +1210,342 @@ residual3DAVX512_done:
 	VZEROUPPER
 	RET
 
+// func heat3DNTAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, c0 float64, cx float64, cy float64, cz float64)
+// Requires: AVX
+TEXT ·heat3DNTAVX2(SB), NOSPLIT, $0-88
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         l+32(FP), SI
+	MOVQ         u+40(FP), DI
+	MOVQ         cells+48(FP), R8
+	VBROADCASTSD c0+56(FP), Y0
+	VBROADCASTSD cx+64(FP), Y1
+	VBROADCASTSD cy+72(FP), Y2
+	VBROADCASTSD cz+80(FP), Y3
+	XORQ         R9, R9
+	SHLQ         $0x03, R8
+	MOVQ         R8, R10
+	SUBQ         $0x00000040, R10
+
+heat3DNTAVX2_two:
+	CMPQ     R9, R10
+	JG       heat3DNTAVX2_one
+	VMOVUPD  (CX)(R9*1), Y4
+	VADDPD   16(CX)(R9*1), Y4, Y4
+	VMULPD   Y4, Y1, Y4
+	VMOVUPD  8(CX)(R9*1), Y5
+	VMULPD   Y5, Y0, Y5
+	VADDPD   Y4, Y5, Y5
+	VMOVUPD  (DX)(R9*1), Y4
+	VADDPD   (BX)(R9*1), Y4, Y4
+	VMULPD   Y4, Y2, Y4
+	VADDPD   Y4, Y5, Y5
+	VMOVUPD  (SI)(R9*1), Y4
+	VADDPD   (DI)(R9*1), Y4, Y4
+	VMULPD   Y4, Y3, Y4
+	VADDPD   Y4, Y5, Y5
+	VMOVNTPD Y5, (AX)(R9*1)
+	VMOVUPD  32(CX)(R9*1), Y4
+	VADDPD   48(CX)(R9*1), Y4, Y4
+	VMULPD   Y4, Y1, Y4
+	VMOVUPD  40(CX)(R9*1), Y5
+	VMULPD   Y5, Y0, Y5
+	VADDPD   Y4, Y5, Y5
+	VMOVUPD  32(DX)(R9*1), Y4
+	VADDPD   32(BX)(R9*1), Y4, Y4
+	VMULPD   Y4, Y2, Y4
+	VADDPD   Y4, Y5, Y5
+	VMOVUPD  32(SI)(R9*1), Y4
+	VADDPD   32(DI)(R9*1), Y4, Y4
+	VMULPD   Y4, Y3, Y4
+	VADDPD   Y4, Y5, Y5
+	VMOVNTPD Y5, 32(AX)(R9*1)
+	ADDQ     $0x00000040, R9
+	JMP      heat3DNTAVX2_two
+
+heat3DNTAVX2_one:
+	CMPQ     R9, R8
+	JAE      heat3DNTAVX2_done
+	VMOVUPD  (CX)(R9*1), Y4
+	VADDPD   16(CX)(R9*1), Y4, Y4
+	VMULPD   Y4, Y1, Y4
+	VMOVUPD  8(CX)(R9*1), Y5
+	VMULPD   Y5, Y0, Y5
+	VADDPD   Y4, Y5, Y5
+	VMOVUPD  (DX)(R9*1), Y4
+	VADDPD   (BX)(R9*1), Y4, Y4
+	VMULPD   Y4, Y2, Y4
+	VADDPD   Y4, Y5, Y5
+	VMOVUPD  (SI)(R9*1), Y4
+	VADDPD   (DI)(R9*1), Y4, Y4
+	VMULPD   Y4, Y3, Y4
+	VADDPD   Y4, Y5, Y5
+	VMOVNTPD Y5, (AX)(R9*1)
+	ADDQ     $0x00000020, R9
+	JMP      heat3DNTAVX2_one
+
+heat3DNTAVX2_done:
+	VZEROUPPER
+	RET
+
+// func heat3DNTAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, c0 float64, cx float64, cy float64, cz float64)
+// Requires: AVX, AVX512F
+TEXT ·heat3DNTAVX512(SB), NOSPLIT, $0-88
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         l+32(FP), SI
+	MOVQ         u+40(FP), DI
+	MOVQ         cells+48(FP), R8
+	VBROADCASTSD c0+56(FP), Z0
+	VBROADCASTSD cx+64(FP), Z1
+	VBROADCASTSD cy+72(FP), Z2
+	VBROADCASTSD cz+80(FP), Z3
+	XORQ         R9, R9
+	SHLQ         $0x03, R8
+	MOVQ         R8, R10
+	SUBQ         $0x00000080, R10
+
+heat3DNTAVX512_two:
+	CMPQ     R9, R10
+	JG       heat3DNTAVX512_one
+	VMOVUPD  (CX)(R9*1), Z4
+	VADDPD   16(CX)(R9*1), Z4, Z4
+	VMULPD   Z4, Z1, Z4
+	VMOVUPD  8(CX)(R9*1), Z5
+	VMULPD   Z5, Z0, Z5
+	VADDPD   Z4, Z5, Z5
+	VMOVUPD  (DX)(R9*1), Z4
+	VADDPD   (BX)(R9*1), Z4, Z4
+	VMULPD   Z4, Z2, Z4
+	VADDPD   Z4, Z5, Z5
+	VMOVUPD  (SI)(R9*1), Z4
+	VADDPD   (DI)(R9*1), Z4, Z4
+	VMULPD   Z4, Z3, Z4
+	VADDPD   Z4, Z5, Z5
+	VMOVNTPD Z5, (AX)(R9*1)
+	VMOVUPD  64(CX)(R9*1), Z4
+	VADDPD   80(CX)(R9*1), Z4, Z4
+	VMULPD   Z4, Z1, Z4
+	VMOVUPD  72(CX)(R9*1), Z5
+	VMULPD   Z5, Z0, Z5
+	VADDPD   Z4, Z5, Z5
+	VMOVUPD  64(DX)(R9*1), Z4
+	VADDPD   64(BX)(R9*1), Z4, Z4
+	VMULPD   Z4, Z2, Z4
+	VADDPD   Z4, Z5, Z5
+	VMOVUPD  64(SI)(R9*1), Z4
+	VADDPD   64(DI)(R9*1), Z4, Z4
+	VMULPD   Z4, Z3, Z4
+	VADDPD   Z4, Z5, Z5
+	VMOVNTPD Z5, 64(AX)(R9*1)
+	ADDQ     $0x00000080, R9
+	JMP      heat3DNTAVX512_two
+
+heat3DNTAVX512_one:
+	CMPQ     R9, R8
+	JAE      heat3DNTAVX512_done
+	VMOVUPD  (CX)(R9*1), Z4
+	VADDPD   16(CX)(R9*1), Z4, Z4
+	VMULPD   Z4, Z1, Z4
+	VMOVUPD  8(CX)(R9*1), Z5
+	VMULPD   Z5, Z0, Z5
+	VADDPD   Z4, Z5, Z5
+	VMOVUPD  (DX)(R9*1), Z4
+	VADDPD   (BX)(R9*1), Z4, Z4
+	VMULPD   Z4, Z2, Z4
+	VADDPD   Z4, Z5, Z5
+	VMOVUPD  (SI)(R9*1), Z4
+	VADDPD   (DI)(R9*1), Z4, Z4
+	VMULPD   Z4, Z3, Z4
+	VADDPD   Z4, Z5, Z5
+	VMOVNTPD Z5, (AX)(R9*1)
+	ADDQ     $0x00000040, R9
+	JMP      heat3DNTAVX512_one
+
+heat3DNTAVX512_done:
+	VZEROUPPER
+	RET
+
+// func heat3DSrcNTAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, c0 float64, cx float64, cy float64, cz float64, cf float64)
+// Requires: AVX
+TEXT ·heat3DSrcNTAVX2(SB), NOSPLIT, $0-104
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         l+32(FP), SI
+	MOVQ         u+40(FP), DI
+	MOVQ         f+48(FP), R8
+	MOVQ         cells+56(FP), R9
+	VBROADCASTSD c0+64(FP), Y0
+	VBROADCASTSD cx+72(FP), Y1
+	VBROADCASTSD cy+80(FP), Y2
+	VBROADCASTSD cz+88(FP), Y3
+	VBROADCASTSD cf+96(FP), Y4
+	XORQ         R10, R10
+	SHLQ         $0x03, R9
+	MOVQ         R9, R11
+	SUBQ         $0x00000040, R11
+
+heat3DSrcNTAVX2_two:
+	CMPQ     R10, R11
+	JG       heat3DSrcNTAVX2_one
+	VMOVUPD  (CX)(R10*1), Y5
+	VADDPD   16(CX)(R10*1), Y5, Y5
+	VMULPD   Y5, Y1, Y5
+	VMOVUPD  8(CX)(R10*1), Y6
+	VMULPD   Y6, Y0, Y6
+	VADDPD   Y5, Y6, Y6
+	VMOVUPD  (DX)(R10*1), Y5
+	VADDPD   (BX)(R10*1), Y5, Y5
+	VMULPD   Y5, Y2, Y5
+	VADDPD   Y5, Y6, Y6
+	VMOVUPD  (SI)(R10*1), Y5
+	VADDPD   (DI)(R10*1), Y5, Y5
+	VMULPD   Y5, Y3, Y5
+	VADDPD   Y5, Y6, Y6
+	VMULPD   (R8)(R10*1), Y4, Y5
+	VADDPD   Y5, Y6, Y6
+	VMOVNTPD Y6, (AX)(R10*1)
+	VMOVUPD  32(CX)(R10*1), Y5
+	VADDPD   48(CX)(R10*1), Y5, Y5
+	VMULPD   Y5, Y1, Y5
+	VMOVUPD  40(CX)(R10*1), Y6
+	VMULPD   Y6, Y0, Y6
+	VADDPD   Y5, Y6, Y6
+	VMOVUPD  32(DX)(R10*1), Y5
+	VADDPD   32(BX)(R10*1), Y5, Y5
+	VMULPD   Y5, Y2, Y5
+	VADDPD   Y5, Y6, Y6
+	VMOVUPD  32(SI)(R10*1), Y5
+	VADDPD   32(DI)(R10*1), Y5, Y5
+	VMULPD   Y5, Y3, Y5
+	VADDPD   Y5, Y6, Y6
+	VMULPD   32(R8)(R10*1), Y4, Y5
+	VADDPD   Y5, Y6, Y6
+	VMOVNTPD Y6, 32(AX)(R10*1)
+	ADDQ     $0x00000040, R10
+	JMP      heat3DSrcNTAVX2_two
+
+heat3DSrcNTAVX2_one:
+	CMPQ     R10, R9
+	JAE      heat3DSrcNTAVX2_done
+	VMOVUPD  (CX)(R10*1), Y5
+	VADDPD   16(CX)(R10*1), Y5, Y5
+	VMULPD   Y5, Y1, Y5
+	VMOVUPD  8(CX)(R10*1), Y6
+	VMULPD   Y6, Y0, Y6
+	VADDPD   Y5, Y6, Y6
+	VMOVUPD  (DX)(R10*1), Y5
+	VADDPD   (BX)(R10*1), Y5, Y5
+	VMULPD   Y5, Y2, Y5
+	VADDPD   Y5, Y6, Y6
+	VMOVUPD  (SI)(R10*1), Y5
+	VADDPD   (DI)(R10*1), Y5, Y5
+	VMULPD   Y5, Y3, Y5
+	VADDPD   Y5, Y6, Y6
+	VMULPD   (R8)(R10*1), Y4, Y5
+	VADDPD   Y5, Y6, Y6
+	VMOVNTPD Y6, (AX)(R10*1)
+	ADDQ     $0x00000020, R10
+	JMP      heat3DSrcNTAVX2_one
+
+heat3DSrcNTAVX2_done:
+	VZEROUPPER
+	RET
+
+// func heat3DSrcNTAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, c0 float64, cx float64, cy float64, cz float64, cf float64)
+// Requires: AVX, AVX512F
+TEXT ·heat3DSrcNTAVX512(SB), NOSPLIT, $0-104
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         l+32(FP), SI
+	MOVQ         u+40(FP), DI
+	MOVQ         f+48(FP), R8
+	MOVQ         cells+56(FP), R9
+	VBROADCASTSD c0+64(FP), Z0
+	VBROADCASTSD cx+72(FP), Z1
+	VBROADCASTSD cy+80(FP), Z2
+	VBROADCASTSD cz+88(FP), Z3
+	VBROADCASTSD cf+96(FP), Z4
+	XORQ         R10, R10
+	SHLQ         $0x03, R9
+	MOVQ         R9, R11
+	SUBQ         $0x00000080, R11
+
+heat3DSrcNTAVX512_two:
+	CMPQ     R10, R11
+	JG       heat3DSrcNTAVX512_one
+	VMOVUPD  (CX)(R10*1), Z5
+	VADDPD   16(CX)(R10*1), Z5, Z5
+	VMULPD   Z5, Z1, Z5
+	VMOVUPD  8(CX)(R10*1), Z6
+	VMULPD   Z6, Z0, Z6
+	VADDPD   Z5, Z6, Z6
+	VMOVUPD  (DX)(R10*1), Z5
+	VADDPD   (BX)(R10*1), Z5, Z5
+	VMULPD   Z5, Z2, Z5
+	VADDPD   Z5, Z6, Z6
+	VMOVUPD  (SI)(R10*1), Z5
+	VADDPD   (DI)(R10*1), Z5, Z5
+	VMULPD   Z5, Z3, Z5
+	VADDPD   Z5, Z6, Z6
+	VMULPD   (R8)(R10*1), Z4, Z5
+	VADDPD   Z5, Z6, Z6
+	VMOVNTPD Z6, (AX)(R10*1)
+	VMOVUPD  64(CX)(R10*1), Z5
+	VADDPD   80(CX)(R10*1), Z5, Z5
+	VMULPD   Z5, Z1, Z5
+	VMOVUPD  72(CX)(R10*1), Z6
+	VMULPD   Z6, Z0, Z6
+	VADDPD   Z5, Z6, Z6
+	VMOVUPD  64(DX)(R10*1), Z5
+	VADDPD   64(BX)(R10*1), Z5, Z5
+	VMULPD   Z5, Z2, Z5
+	VADDPD   Z5, Z6, Z6
+	VMOVUPD  64(SI)(R10*1), Z5
+	VADDPD   64(DI)(R10*1), Z5, Z5
+	VMULPD   Z5, Z3, Z5
+	VADDPD   Z5, Z6, Z6
+	VMULPD   64(R8)(R10*1), Z4, Z5
+	VADDPD   Z5, Z6, Z6
+	VMOVNTPD Z6, 64(AX)(R10*1)
+	ADDQ     $0x00000080, R10
+	JMP      heat3DSrcNTAVX512_two
+
+heat3DSrcNTAVX512_one:
+	CMPQ     R10, R9
+	JAE      heat3DSrcNTAVX512_done
+	VMOVUPD  (CX)(R10*1), Z5
+	VADDPD   16(CX)(R10*1), Z5, Z5
+	VMULPD   Z5, Z1, Z5
+	VMOVUPD  8(CX)(R10*1), Z6
+	VMULPD   Z6, Z0, Z6
+	VADDPD   Z5, Z6, Z6
+	VMOVUPD  (DX)(R10*1), Z5
+	VADDPD   (BX)(R10*1), Z5, Z5
+	VMULPD   Z5, Z2, Z5
+	VADDPD   Z5, Z6, Z6
+	VMOVUPD  (SI)(R10*1), Z5
+	VADDPD   (DI)(R10*1), Z5, Z5
+	VMULPD   Z5, Z3, Z5
+	VADDPD   Z5, Z6, Z6
+	VMULPD   (R8)(R10*1), Z4, Z5
+	VADDPD   Z5, Z6, Z6
+	VMOVNTPD Z6, (AX)(R10*1)
+	ADDQ     $0x00000040, R10
+	JMP      heat3DSrcNTAVX512_one
+
+heat3DSrcNTAVX512_done:
+	VZEROUPPER
+	RET
+
 // func maxAbsDiffAVX2(a *float64, b *float64, cells int, out *uint64)
 // Requires: AVX, AVX2
 TEXT ·maxAbsDiffAVX2(SB), NOSPLIT, $0-32
@@ -1038,4 +1650,10 @@ maxAbsAVX512_loop:
 maxAbsAVX512_done:
 	VMOVDQU64 Z0, (DX)
 	VZEROUPPER
+	RET
+
+// func sfence()
+// Requires: MMX+
+TEXT ·sfence(SB), NOSPLIT, $0
+	SFENCE
 	RET

@@ -64,6 +64,46 @@ func residual2DAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, 
 //go:noescape
 func residual2DAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, c0 float64, cx float64, cy float64)
 
+// heat2DNTAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2, non-temporal stores, d aligned to 32 bytes;
+// cells a multiple of 4, c one cell before the row):
+//
+//	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j])
+//
+// summed left to right, each product rounded on its own.
+//
+//go:noescape
+func heat2DNTAVX2(d *float64, c *float64, s *float64, n *float64, cells int, c0 float64, cx float64, cy float64)
+
+// heat2DNTAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512, non-temporal stores, d aligned to 64 bytes;
+// cells a multiple of 8, c one cell before the row):
+//
+//	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j])
+//
+// summed left to right, each product rounded on its own.
+//
+//go:noescape
+func heat2DNTAVX512(d *float64, c *float64, s *float64, n *float64, cells int, c0 float64, cx float64, cy float64)
+
+// heat2DSrcNTAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2, non-temporal stores, d aligned to 32 bytes;
+// cells a multiple of 4, c one cell before the row):
+//
+//	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cf·f[j]
+//
+// summed left to right, each product rounded on its own.
+//
+//go:noescape
+func heat2DSrcNTAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, c0 float64, cx float64, cy float64, cf float64)
+
+// heat2DSrcNTAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512, non-temporal stores, d aligned to 64 bytes;
+// cells a multiple of 8, c one cell before the row):
+//
+//	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cf·f[j]
+//
+// summed left to right, each product rounded on its own.
+//
+//go:noescape
+func heat2DSrcNTAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, c0 float64, cx float64, cy float64, cf float64)
+
 // heat3DAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2;
 // cells a multiple of 4, c one cell before the row):
 //
@@ -124,6 +164,46 @@ func residual3DAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, 
 //go:noescape
 func residual3DAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, c0 float64, cx float64, cy float64, cz float64)
 
+// heat3DNTAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2, non-temporal stores, d aligned to 32 bytes;
+// cells a multiple of 4, c one cell before the row):
+//
+//	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cz·(l[j] + u[j])
+//
+// summed left to right, each product rounded on its own.
+//
+//go:noescape
+func heat3DNTAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, c0 float64, cx float64, cy float64, cz float64)
+
+// heat3DNTAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512, non-temporal stores, d aligned to 64 bytes;
+// cells a multiple of 8, c one cell before the row):
+//
+//	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cz·(l[j] + u[j])
+//
+// summed left to right, each product rounded on its own.
+//
+//go:noescape
+func heat3DNTAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, c0 float64, cx float64, cy float64, cz float64)
+
+// heat3DSrcNTAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2, non-temporal stores, d aligned to 32 bytes;
+// cells a multiple of 4, c one cell before the row):
+//
+//	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cz·(l[j] + u[j]) + cf·f[j]
+//
+// summed left to right, each product rounded on its own.
+//
+//go:noescape
+func heat3DSrcNTAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, c0 float64, cx float64, cy float64, cz float64, cf float64)
+
+// heat3DSrcNTAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512, non-temporal stores, d aligned to 64 bytes;
+// cells a multiple of 8, c one cell before the row):
+//
+//	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cz·(l[j] + u[j]) + cf·f[j]
+//
+// summed left to right, each product rounded on its own.
+//
+//go:noescape
+func heat3DSrcNTAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, c0 float64, cx float64, cy float64, cz float64, cf float64)
+
 // maxAbsDiffAVX2 stores into out[0:4] the bits of the largest |a[j] − b[j]| (sign
 // bit cleared) over each lane's cells, for j in [0, cells), cells a multiple of 4.
 //
@@ -147,3 +227,6 @@ func maxAbsAVX2(a *float64, cells int, out *uint64)
 //
 //go:noescape
 func maxAbsAVX512(a *float64, cells int, out *uint64)
+
+// sfence orders the non-temporal stores before it before every store after it.
+func sfence()

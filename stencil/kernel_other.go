@@ -5,3 +5,6 @@ package stencil
 // vectorSets are none: this architecture (or a purego build) runs the
 // generic kernels.
 func vectorSets() []Set { return nil }
+
+// Fence is a no-op: these builds have no non-temporal stores.
+func Fence() {}

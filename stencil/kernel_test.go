@@ -196,8 +196,10 @@ func TestKernelsMatchReferenceBitForBit(t *testing.T) {
 		name        string
 		jacobi, res bool
 		source      bool
+		stream      bool
 	}
-	kinds := []kind{{"heat", false, false, false}, {"heat+source", false, false, true}, {"jacobi", true, false, true}, {"residual", false, true, true}}
+	kinds := []kind{{"heat", false, false, false, false}, {"heat+source", false, false, true, false}, {"jacobi", true, false, true, false},
+		{"residual", false, true, true, false}, {"heat, streaming", false, false, false, true}, {"jacobi, streaming", true, false, true, true}}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, kd := range kinds {
 		for _, nd := range []int{2, 3} {
@@ -209,8 +211,11 @@ func TestKernelsMatchReferenceBitForBit(t *testing.T) {
 						before[i] = g.bits()
 					}
 					pick := func(ks Set) Kernel {
-						if kd.res {
+						switch {
+						case kd.res:
 							return ks.Residual(nd)
+						case kd.stream:
+							return ks.Stream(nd)
 						}
 						return ks.Pick(nd)
 					}

@@ -39,6 +39,13 @@ type kernel struct {
 	residual bool
 	dims     int
 	source   bool
+	// stream stores with non-temporal stores (VMOVNTPD), past the caches:
+	// a grid far larger than them then needs no read of the destination
+	// before it is written (16 bytes a cell, not 24). d must be aligned
+	// to a vector, and the writer must fence (SFENCE) before another core
+	// reads what it wrote: once a sweep, not once a row (a fence a row cost
+	// 3D 128³ four fifths of its speed).
+	stream bool
 }
 
 func (k kernel) name(i isa) string {
@@ -50,7 +57,11 @@ func (k kernel) name(i isa) string {
 	if k.source && !k.residual {
 		src = "Src"
 	}
-	return fmt.Sprintf("%s%dD%s%s", op, k.dims, src, i.name)
+	nt := ""
+	if k.stream {
+		nt = "NT"
+	}
+	return fmt.Sprintf("%s%dD%s%s%s", op, k.dims, src, nt, i.name)
 }
 
 // operands are the row pointers the kernel reads, after d and c.
@@ -96,8 +107,12 @@ func (k kernel) doc(i isa) []string {
 		}
 		formula = fmt.Sprintf("d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j])%s%s", z, src)
 	}
+	stores := ""
+	if k.stream {
+		stores = fmt.Sprintf(", non-temporal stores, d aligned to %d bytes", 8*i.lanes)
+	}
 	return []string{
-		fmt.Sprintf("%s sets, for j in [0, cells), %d cells a vector (%s;", k.name(i), i.lanes, i.name),
+		fmt.Sprintf("%s sets, for j in [0, cells), %d cells a vector (%s%s;", k.name(i), i.lanes, i.name, stores),
 		fmt.Sprintf("cells a multiple of %d, c one cell before the row):", i.lanes),
 		"",
 		"\t" + formula,
@@ -110,7 +125,8 @@ func (k kernel) doc(i isa) []string {
 func kernels() []kernel {
 	var ks []kernel
 	for _, dims := range []int{2, 3} {
-		ks = append(ks, kernel{dims: dims}, kernel{dims: dims, source: true}, kernel{residual: true, dims: dims})
+		ks = append(ks, kernel{dims: dims}, kernel{dims: dims, source: true}, kernel{residual: true, dims: dims},
+			kernel{dims: dims, stream: true}, kernel{dims: dims, source: true, stream: true})
 	}
 	return ks
 }
@@ -223,6 +239,10 @@ func body(c *build.Context, k kernel, i isa, w map[string]reg.VecVirtual, d, src
 		c.VMULPD(at(ops["f"], off), w["cf"], y)
 		c.VADDPD(y, acc, acc)
 	}
+	if k.stream {
+		c.VMOVNTPD(acc, at(d, off))
+		return
+	}
 	c.VMOVUPD(acc, at(d, off))
 }
 
@@ -306,6 +326,12 @@ func Stencil() (asm, stubs []byte, err error) {
 			emitMax(c, i, diff)
 		}
 	}
+	c.Function("sfence")
+	c.Attributes(attr.NOSPLIT)
+	c.Doc("sfence orders the non-temporal stores before it before every store after it.")
+	c.SignatureExpr("func()")
+	c.SFENCE()
+	c.RET()
 	f, err := c.Result()
 	if err != nil {
 		return nil, nil, err
