@@ -69,9 +69,9 @@ type Solver struct {
 	plan  *halo.Plan
 	team  *team.Team
 	k     stencil.Coeffs
-	base  stencil.Coeffs // k of a full step (k changes for a shortened last step)
-	kern  stencil.Kernel // the update of temporal tiles
-	sweep stencil.Kernel // the update of one-step sweeps: kern, or its streaming twin on large grids
+	base  stencil.Coeffs      // k of a full step (k changes for a shortened last step)
+	kern  stencil.Kernel      // the update of temporal tiles
+	sweep stencil.Kernel      // the update of one-step sweeps: kern, or its streaming twin on large grids
 	u, v  []float64           // current and next field, ghosts included
 	f     []float64           // source term (times dt for heat), nil if none
 	inner region              // cells whose stencil reads no ghost
