@@ -56,6 +56,12 @@ type Row struct {
 // Kernel updates one row.
 type Kernel func(k *Coeffs, r *Row)
 
+// RowsKernel updates rows rows of a grid: r's row, then each further row
+// with every operand stride cells on (inside the slices' capacity). One
+// call for many short rows spares each its call (3D 64³: a fixed ~23 ns a
+// row against ~27 ns of work).
+type RowsKernel func(k *Coeffs, r *Row, rows, stride int)
+
 // Set is the row kernels of one instruction set: generic, or vector
 // kernels where the CPU has them.
 type Set struct {
@@ -67,6 +73,8 @@ type Set struct {
 	maxAbs     func(x []float64) uint64
 	// The update with non-temporal stores (nil: the update itself).
 	stream2D, stream3D Kernel
+	// The update of many rows (nil: the update a row at a time).
+	rows2D, rows3D RowsKernel
 }
 
 // Generic is the portable set, always built.
@@ -136,6 +144,38 @@ func (ks Set) Stream(nd int) Kernel {
 		return ks.Pick(nd)
 	}
 	return k
+}
+
+// Rows is the many-row update of a set; same bits as Pick's row by row.
+func (ks Set) Rows(nd int) RowsKernel {
+	k := ks.rows3D
+	if nd == 2 {
+		k = ks.rows2D
+	}
+	if k != nil {
+		return k
+	}
+	one := ks.Pick(nd)
+	return func(c *Coeffs, r *Row, rows, stride int) {
+		for i := range rows {
+			o := i * stride
+			one(c, shifted(r, o))
+		}
+	}
+}
+
+// shifted is r's row o cells on (each operand resliced within its
+// capacity).
+func shifted(r *Row, o int) *Row {
+	n := len(r.D)
+	t := Row{D: r.D[o : o+n], C: r.C[o : o+n+2], S: r.S[o : o+n], N: r.N[o : o+n]}
+	if r.L != nil {
+		t.L, t.U = r.L[o:o+n], r.U[o:o+n]
+	}
+	if r.F != nil {
+		t.F = r.F[o : o+n]
+	}
+	return &t
 }
 
 // Residual is the residual kernel of a 2D or 3D grid from a set.

@@ -35,14 +35,16 @@ var avx2 = Set{Name: "avx2",
 	residual2D: residual2D(4, residual2DAVX2), residual3D: residual3D(4, residual3DAVX2),
 	maxAbsDiff: maxDiff(4, maxAbsDiffAVX2), maxAbs: maxOf(4, maxAbsAVX2),
 	stream2D: aligned(4, update2D(4, heat2DNTAVX2, heat2DSrcNTAVX2), heat2DGeneric),
-	stream3D: aligned(4, update3D(4, heat3DNTAVX2, heat3DSrcNTAVX2), heat3DGeneric)}
+	stream3D: aligned(4, update3D(4, heat3DNTAVX2, heat3DSrcNTAVX2), heat3DGeneric),
+	rows2D:   rows2D(4, heat2DAVX2, heat2DSrcAVX2), rows3D: rows3D(4, heat3DAVX2, heat3DSrcAVX2)}
 
 var avx512 = Set{Name: "avx512",
 	heat2D: update2D(8, heat2DAVX512, heat2DSrcAVX512), heat3D: update3D(8, heat3DAVX512, heat3DSrcAVX512),
 	residual2D: residual2D(8, residual2DAVX512), residual3D: residual3D(8, residual3DAVX512),
 	maxAbsDiff: maxDiff(8, maxAbsDiffAVX512), maxAbs: maxOf(8, maxAbsAVX512),
 	stream2D: aligned(8, update2D(8, heat2DNTAVX512, heat2DSrcNTAVX512), heat2DGeneric),
-	stream3D: aligned(8, update3D(8, heat3DNTAVX512, heat3DSrcNTAVX512), heat3DGeneric)}
+	stream3D: aligned(8, update3D(8, heat3DNTAVX512, heat3DSrcNTAVX512), heat3DGeneric),
+	rows2D:   rows2D(8, heat2DAVX512, heat2DSrcAVX512), rows3D: rows3D(8, heat3DAVX512, heat3DSrcAVX512)}
 
 // maxDiff and maxOf run the max-norm kernels over the whole vectors and
 // the generic ones over the rest, and fold the lanes.
@@ -80,16 +82,17 @@ func maxLanes(xs []uint64) uint64 {
 	return m
 }
 
-// The assembly kernels' shapes (kernel_amd64.go lists them): pointers to
-// the first cell of each operand (c: its west neighbour), the cells to do
-// (a multiple of the lanes), and the weights.
+// The assembly kernels' shapes (kernel_amd64_decl.go lists them): pointers
+// to the first cell of each operand of the first row (c: its west
+// neighbour), the cells a row to do (a multiple of the lanes), the rows,
+// each stride cells after the last, and the weights.
 type (
-	asm2D    func(d, c, s, n *float64, cells int, c0, cx, cy float64)
-	asm2DSrc func(d, c, s, n, f *float64, cells int, c0, cx, cy, cf float64)
-	asm3D    func(d, c, s, n, l, u *float64, cells int, c0, cx, cy, cz float64)
-	asm3DSrc func(d, c, s, n, l, u, f *float64, cells int, c0, cx, cy, cz, cf float64)
-	asmRes2D func(d, c, s, n, f *float64, cells int, c0, cx, cy float64)
-	asmRes3D func(d, c, s, n, l, u, f *float64, cells int, c0, cx, cy, cz float64)
+	asm2D    func(d, c, s, n *float64, cells, rows, stride int, c0, cx, cy float64)
+	asm2DSrc func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy, cf float64)
+	asm3D    func(d, c, s, n, l, u *float64, cells, rows, stride int, c0, cx, cy, cz float64)
+	asm3DSrc func(d, c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz, cf float64)
+	asmRes2D func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy float64)
+	asmRes3D func(d, c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz float64)
 )
 
 // whole is the cells of r in whole vectors of lanes cells; slicing every
@@ -146,10 +149,10 @@ func update2D(lanes int, plain asm2D, src asm2DSrc) Kernel {
 		v, d, c, s, n := whole(r, lanes)
 		if v > 0 {
 			if r.F == nil {
-				plain(&d[0], &c[0], &s[0], &n[0], v, k.C0, k.CX, k.CY)
+				plain(&d[0], &c[0], &s[0], &n[0], v, 1, 0, k.C0, k.CX, k.CY)
 			} else {
 				f := r.F[:v]
-				src(&d[0], &c[0], &s[0], &n[0], &f[0], v, k.C0, k.CX, k.CY, k.CF)
+				src(&d[0], &c[0], &s[0], &n[0], &f[0], v, 1, 0, k.C0, k.CX, k.CY, k.CF)
 			}
 		}
 		tail(heat2DGeneric, k, r, v)
@@ -162,13 +165,63 @@ func update3D(lanes int, plain asm3D, src asm3DSrc) Kernel {
 		if v > 0 {
 			lo, up := r.L[:v], r.U[:v]
 			if r.F == nil {
-				plain(&d[0], &c[0], &s[0], &n[0], &lo[0], &up[0], v, k.C0, k.CX, k.CY, k.CZ)
+				plain(&d[0], &c[0], &s[0], &n[0], &lo[0], &up[0], v, 1, 0, k.C0, k.CX, k.CY, k.CZ)
 			} else {
 				f := r.F[:v]
-				src(&d[0], &c[0], &s[0], &n[0], &lo[0], &up[0], &f[0], v, k.C0, k.CX, k.CY, k.CZ, k.CF)
+				src(&d[0], &c[0], &s[0], &n[0], &lo[0], &up[0], &f[0], v, 1, 0, k.C0, k.CX, k.CY, k.CZ, k.CF)
 			}
 		}
 		tail(heat3DGeneric, k, r, v)
+	}
+}
+
+// lastRow slices every operand of r's row rows−1 strides on (in bounds:
+// the assembly reads and writes from the first row to it), and returns the
+// cells in whole vectors.
+func lastRow(r *Row, lanes, rows, stride int) int {
+	v := len(r.D) &^ (lanes - 1)
+	if v > 0 {
+		_ = part(r, (rows-1)*stride, (rows-1)*stride+v)
+	}
+	return v
+}
+
+// tails runs g over the cells from v on of each of the rows.
+func tails(g Kernel, k *Coeffs, r *Row, v, rows, stride int) {
+	if v == len(r.D) {
+		return
+	}
+	for i := range rows {
+		o := i * stride
+		g(k, part(r, o+v, o+len(r.D)))
+	}
+}
+
+func rows2D(lanes int, plain asm2D, src asm2DSrc) RowsKernel {
+	return func(k *Coeffs, r *Row, rows, stride int) {
+		v := lastRow(r, lanes, rows, stride)
+		if v > 0 {
+			if r.F == nil {
+				plain(&r.D[0], &r.C[0], &r.S[0], &r.N[0], v, rows, stride, k.C0, k.CX, k.CY)
+			} else {
+				src(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY, k.CF)
+			}
+		}
+		tails(heat2DGeneric, k, r, v, rows, stride)
+	}
+}
+
+func rows3D(lanes int, plain asm3D, src asm3DSrc) RowsKernel {
+	return func(k *Coeffs, r *Row, rows, stride int) {
+		v := lastRow(r, lanes, rows, stride)
+		if v > 0 {
+			if r.F == nil {
+				plain(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], v, rows, stride, k.C0, k.CX, k.CY, k.CZ)
+			} else {
+				src(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY, k.CZ, k.CF)
+			}
+		}
+		tails(heat3DGeneric, k, r, v, rows, stride)
 	}
 }
 
@@ -177,7 +230,7 @@ func residual2D(lanes int, res asmRes2D) Kernel {
 		v, d, c, s, n := whole(r, lanes)
 		if v > 0 {
 			f := r.F[:v]
-			res(&d[0], &c[0], &s[0], &n[0], &f[0], v, k.C0, k.CX, k.CY)
+			res(&d[0], &c[0], &s[0], &n[0], &f[0], v, 1, 0, k.C0, k.CX, k.CY)
 		}
 		tail(residual2DGeneric, k, r, v)
 	}
@@ -188,7 +241,7 @@ func residual3D(lanes int, res asmRes3D) Kernel {
 		v, d, c, s, n := whole(r, lanes)
 		if v > 0 {
 			lo, up, f := r.L[:v], r.U[:v], r.F[:v]
-			res(&d[0], &c[0], &s[0], &n[0], &lo[0], &up[0], &f[0], v, k.C0, k.CX, k.CY, k.CZ)
+			res(&d[0], &c[0], &s[0], &n[0], &lo[0], &up[0], &f[0], v, 1, 0, k.C0, k.CX, k.CY, k.CZ)
 		}
 		tail(residual3DGeneric, k, r, v)
 	}

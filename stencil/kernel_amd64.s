@@ -4,157 +4,886 @@
 
 #include "textflag.h"
 
-// func heat2DAVX2(d *float64, c *float64, s *float64, n *float64, cells int, c0 float64, cx float64, cy float64)
+// func heat2DAVX2(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64)
 // Requires: AVX
-TEXT ·heat2DAVX2(SB), NOSPLIT, $0-64
+TEXT ·heat2DAVX2(SB), NOSPLIT, $0-80
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
 	MOVQ         n+24(FP), BX
 	MOVQ         cells+32(FP), SI
-	VBROADCASTSD c0+40(FP), Y0
-	VBROADCASTSD cx+48(FP), Y1
-	VBROADCASTSD cy+56(FP), Y2
-	XORQ         DI, DI
-	SHLQ         $0x03, SI
-	MOVQ         SI, R8
-	SUBQ         $0x00000040, R8
+	MOVQ         rows+40(FP), DI
+	MOVQ         stride+48(FP), R8
+	SHLQ         $0x03, R8
+	VBROADCASTSD c0+56(FP), Y0
+	VBROADCASTSD cx+64(FP), Y1
+	VBROADCASTSD cy+72(FP), Y2
+	MOVQ         SI, R9
+	SHLQ         $0x03, R9
+	MOVQ         R9, R10
+	SUBQ         $0x00000040, R10
+
+heat2DAVX2_row:
+	XORQ SI, SI
 
 heat2DAVX2_two:
-	CMPQ    DI, R8
+	CMPQ    SI, R10
 	JG      heat2DAVX2_one
-	VMOVUPD (CX)(DI*1), Y3
-	VADDPD  16(CX)(DI*1), Y3, Y3
+	VMOVUPD (CX)(SI*1), Y3
+	VADDPD  16(CX)(SI*1), Y3, Y3
 	VMULPD  Y3, Y1, Y3
-	VMOVUPD 8(CX)(DI*1), Y4
+	VMOVUPD 8(CX)(SI*1), Y4
 	VMULPD  Y4, Y0, Y4
 	VADDPD  Y3, Y4, Y4
-	VMOVUPD (DX)(DI*1), Y3
-	VADDPD  (BX)(DI*1), Y3, Y3
+	VMOVUPD (DX)(SI*1), Y3
+	VADDPD  (BX)(SI*1), Y3, Y3
 	VMULPD  Y3, Y2, Y3
 	VADDPD  Y3, Y4, Y4
-	VMOVUPD Y4, (AX)(DI*1)
-	VMOVUPD 32(CX)(DI*1), Y3
-	VADDPD  48(CX)(DI*1), Y3, Y3
+	VMOVUPD Y4, (AX)(SI*1)
+	VMOVUPD 32(CX)(SI*1), Y3
+	VADDPD  48(CX)(SI*1), Y3, Y3
 	VMULPD  Y3, Y1, Y3
-	VMOVUPD 40(CX)(DI*1), Y4
+	VMOVUPD 40(CX)(SI*1), Y4
 	VMULPD  Y4, Y0, Y4
 	VADDPD  Y3, Y4, Y4
-	VMOVUPD 32(DX)(DI*1), Y3
-	VADDPD  32(BX)(DI*1), Y3, Y3
+	VMOVUPD 32(DX)(SI*1), Y3
+	VADDPD  32(BX)(SI*1), Y3, Y3
 	VMULPD  Y3, Y2, Y3
 	VADDPD  Y3, Y4, Y4
-	VMOVUPD Y4, 32(AX)(DI*1)
-	ADDQ    $0x00000040, DI
+	VMOVUPD Y4, 32(AX)(SI*1)
+	ADDQ    $0x00000040, SI
 	JMP     heat2DAVX2_two
 
 heat2DAVX2_one:
-	CMPQ    DI, SI
+	CMPQ    SI, R9
 	JAE     heat2DAVX2_done
-	VMOVUPD (CX)(DI*1), Y3
-	VADDPD  16(CX)(DI*1), Y3, Y3
+	VMOVUPD (CX)(SI*1), Y3
+	VADDPD  16(CX)(SI*1), Y3, Y3
 	VMULPD  Y3, Y1, Y3
-	VMOVUPD 8(CX)(DI*1), Y4
+	VMOVUPD 8(CX)(SI*1), Y4
 	VMULPD  Y4, Y0, Y4
 	VADDPD  Y3, Y4, Y4
-	VMOVUPD (DX)(DI*1), Y3
-	VADDPD  (BX)(DI*1), Y3, Y3
+	VMOVUPD (DX)(SI*1), Y3
+	VADDPD  (BX)(SI*1), Y3, Y3
 	VMULPD  Y3, Y2, Y3
 	VADDPD  Y3, Y4, Y4
-	VMOVUPD Y4, (AX)(DI*1)
-	ADDQ    $0x00000020, DI
+	VMOVUPD Y4, (AX)(SI*1)
+	ADDQ    $0x00000020, SI
 	JMP     heat2DAVX2_one
 
 heat2DAVX2_done:
+	DECQ DI
+	JZ   heat2DAVX2_end
+	ADDQ R8, AX
+	ADDQ R8, CX
+	ADDQ R8, DX
+	ADDQ R8, BX
+	JMP  heat2DAVX2_row
+
+heat2DAVX2_end:
 	VZEROUPPER
 	RET
 
-// func heat2DAVX512(d *float64, c *float64, s *float64, n *float64, cells int, c0 float64, cx float64, cy float64)
+// func heat2DAVX512(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64)
 // Requires: AVX, AVX512F
-TEXT ·heat2DAVX512(SB), NOSPLIT, $0-64
+TEXT ·heat2DAVX512(SB), NOSPLIT, $0-80
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
 	MOVQ         n+24(FP), BX
 	MOVQ         cells+32(FP), SI
-	VBROADCASTSD c0+40(FP), Z0
-	VBROADCASTSD cx+48(FP), Z1
-	VBROADCASTSD cy+56(FP), Z2
-	XORQ         DI, DI
-	SHLQ         $0x03, SI
-	MOVQ         SI, R8
-	SUBQ         $0x00000080, R8
+	MOVQ         rows+40(FP), DI
+	MOVQ         stride+48(FP), R8
+	SHLQ         $0x03, R8
+	VBROADCASTSD c0+56(FP), Z0
+	VBROADCASTSD cx+64(FP), Z1
+	VBROADCASTSD cy+72(FP), Z2
+	MOVQ         SI, R9
+	SHLQ         $0x03, R9
+	MOVQ         R9, R10
+	SUBQ         $0x00000080, R10
+
+heat2DAVX512_row:
+	XORQ SI, SI
 
 heat2DAVX512_two:
-	CMPQ    DI, R8
+	CMPQ    SI, R10
 	JG      heat2DAVX512_one
-	VMOVUPD (CX)(DI*1), Z3
-	VADDPD  16(CX)(DI*1), Z3, Z3
+	VMOVUPD (CX)(SI*1), Z3
+	VADDPD  16(CX)(SI*1), Z3, Z3
 	VMULPD  Z3, Z1, Z3
-	VMOVUPD 8(CX)(DI*1), Z4
+	VMOVUPD 8(CX)(SI*1), Z4
 	VMULPD  Z4, Z0, Z4
 	VADDPD  Z3, Z4, Z4
-	VMOVUPD (DX)(DI*1), Z3
-	VADDPD  (BX)(DI*1), Z3, Z3
+	VMOVUPD (DX)(SI*1), Z3
+	VADDPD  (BX)(SI*1), Z3, Z3
 	VMULPD  Z3, Z2, Z3
 	VADDPD  Z3, Z4, Z4
-	VMOVUPD Z4, (AX)(DI*1)
-	VMOVUPD 64(CX)(DI*1), Z3
-	VADDPD  80(CX)(DI*1), Z3, Z3
+	VMOVUPD Z4, (AX)(SI*1)
+	VMOVUPD 64(CX)(SI*1), Z3
+	VADDPD  80(CX)(SI*1), Z3, Z3
 	VMULPD  Z3, Z1, Z3
-	VMOVUPD 72(CX)(DI*1), Z4
+	VMOVUPD 72(CX)(SI*1), Z4
 	VMULPD  Z4, Z0, Z4
 	VADDPD  Z3, Z4, Z4
-	VMOVUPD 64(DX)(DI*1), Z3
-	VADDPD  64(BX)(DI*1), Z3, Z3
+	VMOVUPD 64(DX)(SI*1), Z3
+	VADDPD  64(BX)(SI*1), Z3, Z3
 	VMULPD  Z3, Z2, Z3
 	VADDPD  Z3, Z4, Z4
-	VMOVUPD Z4, 64(AX)(DI*1)
-	ADDQ    $0x00000080, DI
+	VMOVUPD Z4, 64(AX)(SI*1)
+	ADDQ    $0x00000080, SI
 	JMP     heat2DAVX512_two
 
 heat2DAVX512_one:
-	CMPQ    DI, SI
+	CMPQ    SI, R9
 	JAE     heat2DAVX512_done
-	VMOVUPD (CX)(DI*1), Z3
-	VADDPD  16(CX)(DI*1), Z3, Z3
+	VMOVUPD (CX)(SI*1), Z3
+	VADDPD  16(CX)(SI*1), Z3, Z3
 	VMULPD  Z3, Z1, Z3
-	VMOVUPD 8(CX)(DI*1), Z4
+	VMOVUPD 8(CX)(SI*1), Z4
 	VMULPD  Z4, Z0, Z4
 	VADDPD  Z3, Z4, Z4
-	VMOVUPD (DX)(DI*1), Z3
-	VADDPD  (BX)(DI*1), Z3, Z3
+	VMOVUPD (DX)(SI*1), Z3
+	VADDPD  (BX)(SI*1), Z3, Z3
 	VMULPD  Z3, Z2, Z3
 	VADDPD  Z3, Z4, Z4
-	VMOVUPD Z4, (AX)(DI*1)
-	ADDQ    $0x00000040, DI
+	VMOVUPD Z4, (AX)(SI*1)
+	ADDQ    $0x00000040, SI
 	JMP     heat2DAVX512_one
 
 heat2DAVX512_done:
+	DECQ DI
+	JZ   heat2DAVX512_end
+	ADDQ R8, AX
+	ADDQ R8, CX
+	ADDQ R8, DX
+	ADDQ R8, BX
+	JMP  heat2DAVX512_row
+
+heat2DAVX512_end:
 	VZEROUPPER
 	RET
 
-// func heat2DSrcAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, c0 float64, cx float64, cy float64, cf float64)
+// func heat2DSrcAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64)
 // Requires: AVX
-TEXT ·heat2DSrcAVX2(SB), NOSPLIT, $0-80
+TEXT ·heat2DSrcAVX2(SB), NOSPLIT, $0-96
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
 	MOVQ         n+24(FP), BX
 	MOVQ         f+32(FP), SI
 	MOVQ         cells+40(FP), DI
-	VBROADCASTSD c0+48(FP), Y0
-	VBROADCASTSD cx+56(FP), Y1
-	VBROADCASTSD cy+64(FP), Y2
-	VBROADCASTSD cf+72(FP), Y3
-	XORQ         R8, R8
-	SHLQ         $0x03, DI
-	MOVQ         DI, R9
-	SUBQ         $0x00000040, R9
+	MOVQ         rows+48(FP), R8
+	MOVQ         stride+56(FP), R9
+	SHLQ         $0x03, R9
+	VBROADCASTSD c0+64(FP), Y0
+	VBROADCASTSD cx+72(FP), Y1
+	VBROADCASTSD cy+80(FP), Y2
+	VBROADCASTSD cf+88(FP), Y3
+	MOVQ         DI, R10
+	SHLQ         $0x03, R10
+	MOVQ         R10, R11
+	SUBQ         $0x00000040, R11
+
+heat2DSrcAVX2_row:
+	XORQ DI, DI
 
 heat2DSrcAVX2_two:
-	CMPQ    R8, R9
+	CMPQ    DI, R11
 	JG      heat2DSrcAVX2_one
+	VMOVUPD (CX)(DI*1), Y4
+	VADDPD  16(CX)(DI*1), Y4, Y4
+	VMULPD  Y4, Y1, Y4
+	VMOVUPD 8(CX)(DI*1), Y5
+	VMULPD  Y5, Y0, Y5
+	VADDPD  Y4, Y5, Y5
+	VMOVUPD (DX)(DI*1), Y4
+	VADDPD  (BX)(DI*1), Y4, Y4
+	VMULPD  Y4, Y2, Y4
+	VADDPD  Y4, Y5, Y5
+	VMULPD  (SI)(DI*1), Y3, Y4
+	VADDPD  Y4, Y5, Y5
+	VMOVUPD Y5, (AX)(DI*1)
+	VMOVUPD 32(CX)(DI*1), Y4
+	VADDPD  48(CX)(DI*1), Y4, Y4
+	VMULPD  Y4, Y1, Y4
+	VMOVUPD 40(CX)(DI*1), Y5
+	VMULPD  Y5, Y0, Y5
+	VADDPD  Y4, Y5, Y5
+	VMOVUPD 32(DX)(DI*1), Y4
+	VADDPD  32(BX)(DI*1), Y4, Y4
+	VMULPD  Y4, Y2, Y4
+	VADDPD  Y4, Y5, Y5
+	VMULPD  32(SI)(DI*1), Y3, Y4
+	VADDPD  Y4, Y5, Y5
+	VMOVUPD Y5, 32(AX)(DI*1)
+	ADDQ    $0x00000040, DI
+	JMP     heat2DSrcAVX2_two
+
+heat2DSrcAVX2_one:
+	CMPQ    DI, R10
+	JAE     heat2DSrcAVX2_done
+	VMOVUPD (CX)(DI*1), Y4
+	VADDPD  16(CX)(DI*1), Y4, Y4
+	VMULPD  Y4, Y1, Y4
+	VMOVUPD 8(CX)(DI*1), Y5
+	VMULPD  Y5, Y0, Y5
+	VADDPD  Y4, Y5, Y5
+	VMOVUPD (DX)(DI*1), Y4
+	VADDPD  (BX)(DI*1), Y4, Y4
+	VMULPD  Y4, Y2, Y4
+	VADDPD  Y4, Y5, Y5
+	VMULPD  (SI)(DI*1), Y3, Y4
+	VADDPD  Y4, Y5, Y5
+	VMOVUPD Y5, (AX)(DI*1)
+	ADDQ    $0x00000020, DI
+	JMP     heat2DSrcAVX2_one
+
+heat2DSrcAVX2_done:
+	DECQ R8
+	JZ   heat2DSrcAVX2_end
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, DX
+	ADDQ R9, BX
+	ADDQ R9, SI
+	JMP  heat2DSrcAVX2_row
+
+heat2DSrcAVX2_end:
+	VZEROUPPER
+	RET
+
+// func heat2DSrcAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64)
+// Requires: AVX, AVX512F
+TEXT ·heat2DSrcAVX512(SB), NOSPLIT, $0-96
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         f+32(FP), SI
+	MOVQ         cells+40(FP), DI
+	MOVQ         rows+48(FP), R8
+	MOVQ         stride+56(FP), R9
+	SHLQ         $0x03, R9
+	VBROADCASTSD c0+64(FP), Z0
+	VBROADCASTSD cx+72(FP), Z1
+	VBROADCASTSD cy+80(FP), Z2
+	VBROADCASTSD cf+88(FP), Z3
+	MOVQ         DI, R10
+	SHLQ         $0x03, R10
+	MOVQ         R10, R11
+	SUBQ         $0x00000080, R11
+
+heat2DSrcAVX512_row:
+	XORQ DI, DI
+
+heat2DSrcAVX512_two:
+	CMPQ    DI, R11
+	JG      heat2DSrcAVX512_one
+	VMOVUPD (CX)(DI*1), Z4
+	VADDPD  16(CX)(DI*1), Z4, Z4
+	VMULPD  Z4, Z1, Z4
+	VMOVUPD 8(CX)(DI*1), Z5
+	VMULPD  Z5, Z0, Z5
+	VADDPD  Z4, Z5, Z5
+	VMOVUPD (DX)(DI*1), Z4
+	VADDPD  (BX)(DI*1), Z4, Z4
+	VMULPD  Z4, Z2, Z4
+	VADDPD  Z4, Z5, Z5
+	VMULPD  (SI)(DI*1), Z3, Z4
+	VADDPD  Z4, Z5, Z5
+	VMOVUPD Z5, (AX)(DI*1)
+	VMOVUPD 64(CX)(DI*1), Z4
+	VADDPD  80(CX)(DI*1), Z4, Z4
+	VMULPD  Z4, Z1, Z4
+	VMOVUPD 72(CX)(DI*1), Z5
+	VMULPD  Z5, Z0, Z5
+	VADDPD  Z4, Z5, Z5
+	VMOVUPD 64(DX)(DI*1), Z4
+	VADDPD  64(BX)(DI*1), Z4, Z4
+	VMULPD  Z4, Z2, Z4
+	VADDPD  Z4, Z5, Z5
+	VMULPD  64(SI)(DI*1), Z3, Z4
+	VADDPD  Z4, Z5, Z5
+	VMOVUPD Z5, 64(AX)(DI*1)
+	ADDQ    $0x00000080, DI
+	JMP     heat2DSrcAVX512_two
+
+heat2DSrcAVX512_one:
+	CMPQ    DI, R10
+	JAE     heat2DSrcAVX512_done
+	VMOVUPD (CX)(DI*1), Z4
+	VADDPD  16(CX)(DI*1), Z4, Z4
+	VMULPD  Z4, Z1, Z4
+	VMOVUPD 8(CX)(DI*1), Z5
+	VMULPD  Z5, Z0, Z5
+	VADDPD  Z4, Z5, Z5
+	VMOVUPD (DX)(DI*1), Z4
+	VADDPD  (BX)(DI*1), Z4, Z4
+	VMULPD  Z4, Z2, Z4
+	VADDPD  Z4, Z5, Z5
+	VMULPD  (SI)(DI*1), Z3, Z4
+	VADDPD  Z4, Z5, Z5
+	VMOVUPD Z5, (AX)(DI*1)
+	ADDQ    $0x00000040, DI
+	JMP     heat2DSrcAVX512_one
+
+heat2DSrcAVX512_done:
+	DECQ R8
+	JZ   heat2DSrcAVX512_end
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, DX
+	ADDQ R9, BX
+	ADDQ R9, SI
+	JMP  heat2DSrcAVX512_row
+
+heat2DSrcAVX512_end:
+	VZEROUPPER
+	RET
+
+// func residual2DAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64)
+// Requires: AVX
+TEXT ·residual2DAVX2(SB), NOSPLIT, $0-88
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         f+32(FP), SI
+	MOVQ         cells+40(FP), DI
+	MOVQ         rows+48(FP), R8
+	MOVQ         stride+56(FP), R9
+	SHLQ         $0x03, R9
+	VBROADCASTSD c0+64(FP), Y0
+	VBROADCASTSD cx+72(FP), Y1
+	VBROADCASTSD cy+80(FP), Y2
+	MOVQ         DI, R10
+	SHLQ         $0x03, R10
+	MOVQ         R10, R11
+	SUBQ         $0x00000040, R11
+
+residual2DAVX2_row:
+	XORQ DI, DI
+
+residual2DAVX2_two:
+	CMPQ    DI, R11
+	JG      residual2DAVX2_one
+	VMOVUPD (CX)(DI*1), Y3
+	VADDPD  16(CX)(DI*1), Y3, Y3
+	VMULPD  Y3, Y1, Y3
+	VMOVUPD (DX)(DI*1), Y4
+	VADDPD  (BX)(DI*1), Y4, Y4
+	VMULPD  Y4, Y2, Y4
+	VADDPD  Y4, Y3, Y3
+	VMOVUPD 8(CX)(DI*1), Y4
+	VMULPD  Y4, Y0, Y4
+	VSUBPD  Y3, Y4, Y4
+	VMOVUPD (SI)(DI*1), Y3
+	VSUBPD  Y4, Y3, Y3
+	VMOVUPD Y3, (AX)(DI*1)
+	VMOVUPD 32(CX)(DI*1), Y3
+	VADDPD  48(CX)(DI*1), Y3, Y3
+	VMULPD  Y3, Y1, Y3
+	VMOVUPD 32(DX)(DI*1), Y4
+	VADDPD  32(BX)(DI*1), Y4, Y4
+	VMULPD  Y4, Y2, Y4
+	VADDPD  Y4, Y3, Y3
+	VMOVUPD 40(CX)(DI*1), Y4
+	VMULPD  Y4, Y0, Y4
+	VSUBPD  Y3, Y4, Y4
+	VMOVUPD 32(SI)(DI*1), Y3
+	VSUBPD  Y4, Y3, Y3
+	VMOVUPD Y3, 32(AX)(DI*1)
+	ADDQ    $0x00000040, DI
+	JMP     residual2DAVX2_two
+
+residual2DAVX2_one:
+	CMPQ    DI, R10
+	JAE     residual2DAVX2_done
+	VMOVUPD (CX)(DI*1), Y3
+	VADDPD  16(CX)(DI*1), Y3, Y3
+	VMULPD  Y3, Y1, Y3
+	VMOVUPD (DX)(DI*1), Y4
+	VADDPD  (BX)(DI*1), Y4, Y4
+	VMULPD  Y4, Y2, Y4
+	VADDPD  Y4, Y3, Y3
+	VMOVUPD 8(CX)(DI*1), Y4
+	VMULPD  Y4, Y0, Y4
+	VSUBPD  Y3, Y4, Y4
+	VMOVUPD (SI)(DI*1), Y3
+	VSUBPD  Y4, Y3, Y3
+	VMOVUPD Y3, (AX)(DI*1)
+	ADDQ    $0x00000020, DI
+	JMP     residual2DAVX2_one
+
+residual2DAVX2_done:
+	DECQ R8
+	JZ   residual2DAVX2_end
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, DX
+	ADDQ R9, BX
+	ADDQ R9, SI
+	JMP  residual2DAVX2_row
+
+residual2DAVX2_end:
+	VZEROUPPER
+	RET
+
+// func residual2DAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64)
+// Requires: AVX, AVX512F
+TEXT ·residual2DAVX512(SB), NOSPLIT, $0-88
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         f+32(FP), SI
+	MOVQ         cells+40(FP), DI
+	MOVQ         rows+48(FP), R8
+	MOVQ         stride+56(FP), R9
+	SHLQ         $0x03, R9
+	VBROADCASTSD c0+64(FP), Z0
+	VBROADCASTSD cx+72(FP), Z1
+	VBROADCASTSD cy+80(FP), Z2
+	MOVQ         DI, R10
+	SHLQ         $0x03, R10
+	MOVQ         R10, R11
+	SUBQ         $0x00000080, R11
+
+residual2DAVX512_row:
+	XORQ DI, DI
+
+residual2DAVX512_two:
+	CMPQ    DI, R11
+	JG      residual2DAVX512_one
+	VMOVUPD (CX)(DI*1), Z3
+	VADDPD  16(CX)(DI*1), Z3, Z3
+	VMULPD  Z3, Z1, Z3
+	VMOVUPD (DX)(DI*1), Z4
+	VADDPD  (BX)(DI*1), Z4, Z4
+	VMULPD  Z4, Z2, Z4
+	VADDPD  Z4, Z3, Z3
+	VMOVUPD 8(CX)(DI*1), Z4
+	VMULPD  Z4, Z0, Z4
+	VSUBPD  Z3, Z4, Z4
+	VMOVUPD (SI)(DI*1), Z3
+	VSUBPD  Z4, Z3, Z3
+	VMOVUPD Z3, (AX)(DI*1)
+	VMOVUPD 64(CX)(DI*1), Z3
+	VADDPD  80(CX)(DI*1), Z3, Z3
+	VMULPD  Z3, Z1, Z3
+	VMOVUPD 64(DX)(DI*1), Z4
+	VADDPD  64(BX)(DI*1), Z4, Z4
+	VMULPD  Z4, Z2, Z4
+	VADDPD  Z4, Z3, Z3
+	VMOVUPD 72(CX)(DI*1), Z4
+	VMULPD  Z4, Z0, Z4
+	VSUBPD  Z3, Z4, Z4
+	VMOVUPD 64(SI)(DI*1), Z3
+	VSUBPD  Z4, Z3, Z3
+	VMOVUPD Z3, 64(AX)(DI*1)
+	ADDQ    $0x00000080, DI
+	JMP     residual2DAVX512_two
+
+residual2DAVX512_one:
+	CMPQ    DI, R10
+	JAE     residual2DAVX512_done
+	VMOVUPD (CX)(DI*1), Z3
+	VADDPD  16(CX)(DI*1), Z3, Z3
+	VMULPD  Z3, Z1, Z3
+	VMOVUPD (DX)(DI*1), Z4
+	VADDPD  (BX)(DI*1), Z4, Z4
+	VMULPD  Z4, Z2, Z4
+	VADDPD  Z4, Z3, Z3
+	VMOVUPD 8(CX)(DI*1), Z4
+	VMULPD  Z4, Z0, Z4
+	VSUBPD  Z3, Z4, Z4
+	VMOVUPD (SI)(DI*1), Z3
+	VSUBPD  Z4, Z3, Z3
+	VMOVUPD Z3, (AX)(DI*1)
+	ADDQ    $0x00000040, DI
+	JMP     residual2DAVX512_one
+
+residual2DAVX512_done:
+	DECQ R8
+	JZ   residual2DAVX512_end
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, DX
+	ADDQ R9, BX
+	ADDQ R9, SI
+	JMP  residual2DAVX512_row
+
+residual2DAVX512_end:
+	VZEROUPPER
+	RET
+
+// func heat2DNTAVX2(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64)
+// Requires: AVX
+TEXT ·heat2DNTAVX2(SB), NOSPLIT, $0-80
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         cells+32(FP), SI
+	MOVQ         rows+40(FP), DI
+	MOVQ         stride+48(FP), R8
+	SHLQ         $0x03, R8
+	VBROADCASTSD c0+56(FP), Y0
+	VBROADCASTSD cx+64(FP), Y1
+	VBROADCASTSD cy+72(FP), Y2
+	MOVQ         SI, R9
+	SHLQ         $0x03, R9
+	MOVQ         R9, R10
+	SUBQ         $0x00000040, R10
+
+heat2DNTAVX2_row:
+	XORQ SI, SI
+
+heat2DNTAVX2_two:
+	CMPQ     SI, R10
+	JG       heat2DNTAVX2_one
+	VMOVUPD  (CX)(SI*1), Y3
+	VADDPD   16(CX)(SI*1), Y3, Y3
+	VMULPD   Y3, Y1, Y3
+	VMOVUPD  8(CX)(SI*1), Y4
+	VMULPD   Y4, Y0, Y4
+	VADDPD   Y3, Y4, Y4
+	VMOVUPD  (DX)(SI*1), Y3
+	VADDPD   (BX)(SI*1), Y3, Y3
+	VMULPD   Y3, Y2, Y3
+	VADDPD   Y3, Y4, Y4
+	VMOVNTPD Y4, (AX)(SI*1)
+	VMOVUPD  32(CX)(SI*1), Y3
+	VADDPD   48(CX)(SI*1), Y3, Y3
+	VMULPD   Y3, Y1, Y3
+	VMOVUPD  40(CX)(SI*1), Y4
+	VMULPD   Y4, Y0, Y4
+	VADDPD   Y3, Y4, Y4
+	VMOVUPD  32(DX)(SI*1), Y3
+	VADDPD   32(BX)(SI*1), Y3, Y3
+	VMULPD   Y3, Y2, Y3
+	VADDPD   Y3, Y4, Y4
+	VMOVNTPD Y4, 32(AX)(SI*1)
+	ADDQ     $0x00000040, SI
+	JMP      heat2DNTAVX2_two
+
+heat2DNTAVX2_one:
+	CMPQ     SI, R9
+	JAE      heat2DNTAVX2_done
+	VMOVUPD  (CX)(SI*1), Y3
+	VADDPD   16(CX)(SI*1), Y3, Y3
+	VMULPD   Y3, Y1, Y3
+	VMOVUPD  8(CX)(SI*1), Y4
+	VMULPD   Y4, Y0, Y4
+	VADDPD   Y3, Y4, Y4
+	VMOVUPD  (DX)(SI*1), Y3
+	VADDPD   (BX)(SI*1), Y3, Y3
+	VMULPD   Y3, Y2, Y3
+	VADDPD   Y3, Y4, Y4
+	VMOVNTPD Y4, (AX)(SI*1)
+	ADDQ     $0x00000020, SI
+	JMP      heat2DNTAVX2_one
+
+heat2DNTAVX2_done:
+	DECQ DI
+	JZ   heat2DNTAVX2_end
+	ADDQ R8, AX
+	ADDQ R8, CX
+	ADDQ R8, DX
+	ADDQ R8, BX
+	JMP  heat2DNTAVX2_row
+
+heat2DNTAVX2_end:
+	VZEROUPPER
+	RET
+
+// func heat2DNTAVX512(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64)
+// Requires: AVX, AVX512F
+TEXT ·heat2DNTAVX512(SB), NOSPLIT, $0-80
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         cells+32(FP), SI
+	MOVQ         rows+40(FP), DI
+	MOVQ         stride+48(FP), R8
+	SHLQ         $0x03, R8
+	VBROADCASTSD c0+56(FP), Z0
+	VBROADCASTSD cx+64(FP), Z1
+	VBROADCASTSD cy+72(FP), Z2
+	MOVQ         SI, R9
+	SHLQ         $0x03, R9
+	MOVQ         R9, R10
+	SUBQ         $0x00000080, R10
+
+heat2DNTAVX512_row:
+	XORQ SI, SI
+
+heat2DNTAVX512_two:
+	CMPQ     SI, R10
+	JG       heat2DNTAVX512_one
+	VMOVUPD  (CX)(SI*1), Z3
+	VADDPD   16(CX)(SI*1), Z3, Z3
+	VMULPD   Z3, Z1, Z3
+	VMOVUPD  8(CX)(SI*1), Z4
+	VMULPD   Z4, Z0, Z4
+	VADDPD   Z3, Z4, Z4
+	VMOVUPD  (DX)(SI*1), Z3
+	VADDPD   (BX)(SI*1), Z3, Z3
+	VMULPD   Z3, Z2, Z3
+	VADDPD   Z3, Z4, Z4
+	VMOVNTPD Z4, (AX)(SI*1)
+	VMOVUPD  64(CX)(SI*1), Z3
+	VADDPD   80(CX)(SI*1), Z3, Z3
+	VMULPD   Z3, Z1, Z3
+	VMOVUPD  72(CX)(SI*1), Z4
+	VMULPD   Z4, Z0, Z4
+	VADDPD   Z3, Z4, Z4
+	VMOVUPD  64(DX)(SI*1), Z3
+	VADDPD   64(BX)(SI*1), Z3, Z3
+	VMULPD   Z3, Z2, Z3
+	VADDPD   Z3, Z4, Z4
+	VMOVNTPD Z4, 64(AX)(SI*1)
+	ADDQ     $0x00000080, SI
+	JMP      heat2DNTAVX512_two
+
+heat2DNTAVX512_one:
+	CMPQ     SI, R9
+	JAE      heat2DNTAVX512_done
+	VMOVUPD  (CX)(SI*1), Z3
+	VADDPD   16(CX)(SI*1), Z3, Z3
+	VMULPD   Z3, Z1, Z3
+	VMOVUPD  8(CX)(SI*1), Z4
+	VMULPD   Z4, Z0, Z4
+	VADDPD   Z3, Z4, Z4
+	VMOVUPD  (DX)(SI*1), Z3
+	VADDPD   (BX)(SI*1), Z3, Z3
+	VMULPD   Z3, Z2, Z3
+	VADDPD   Z3, Z4, Z4
+	VMOVNTPD Z4, (AX)(SI*1)
+	ADDQ     $0x00000040, SI
+	JMP      heat2DNTAVX512_one
+
+heat2DNTAVX512_done:
+	DECQ DI
+	JZ   heat2DNTAVX512_end
+	ADDQ R8, AX
+	ADDQ R8, CX
+	ADDQ R8, DX
+	ADDQ R8, BX
+	JMP  heat2DNTAVX512_row
+
+heat2DNTAVX512_end:
+	VZEROUPPER
+	RET
+
+// func heat2DSrcNTAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64)
+// Requires: AVX
+TEXT ·heat2DSrcNTAVX2(SB), NOSPLIT, $0-96
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         f+32(FP), SI
+	MOVQ         cells+40(FP), DI
+	MOVQ         rows+48(FP), R8
+	MOVQ         stride+56(FP), R9
+	SHLQ         $0x03, R9
+	VBROADCASTSD c0+64(FP), Y0
+	VBROADCASTSD cx+72(FP), Y1
+	VBROADCASTSD cy+80(FP), Y2
+	VBROADCASTSD cf+88(FP), Y3
+	MOVQ         DI, R10
+	SHLQ         $0x03, R10
+	MOVQ         R10, R11
+	SUBQ         $0x00000040, R11
+
+heat2DSrcNTAVX2_row:
+	XORQ DI, DI
+
+heat2DSrcNTAVX2_two:
+	CMPQ     DI, R11
+	JG       heat2DSrcNTAVX2_one
+	VMOVUPD  (CX)(DI*1), Y4
+	VADDPD   16(CX)(DI*1), Y4, Y4
+	VMULPD   Y4, Y1, Y4
+	VMOVUPD  8(CX)(DI*1), Y5
+	VMULPD   Y5, Y0, Y5
+	VADDPD   Y4, Y5, Y5
+	VMOVUPD  (DX)(DI*1), Y4
+	VADDPD   (BX)(DI*1), Y4, Y4
+	VMULPD   Y4, Y2, Y4
+	VADDPD   Y4, Y5, Y5
+	VMULPD   (SI)(DI*1), Y3, Y4
+	VADDPD   Y4, Y5, Y5
+	VMOVNTPD Y5, (AX)(DI*1)
+	VMOVUPD  32(CX)(DI*1), Y4
+	VADDPD   48(CX)(DI*1), Y4, Y4
+	VMULPD   Y4, Y1, Y4
+	VMOVUPD  40(CX)(DI*1), Y5
+	VMULPD   Y5, Y0, Y5
+	VADDPD   Y4, Y5, Y5
+	VMOVUPD  32(DX)(DI*1), Y4
+	VADDPD   32(BX)(DI*1), Y4, Y4
+	VMULPD   Y4, Y2, Y4
+	VADDPD   Y4, Y5, Y5
+	VMULPD   32(SI)(DI*1), Y3, Y4
+	VADDPD   Y4, Y5, Y5
+	VMOVNTPD Y5, 32(AX)(DI*1)
+	ADDQ     $0x00000040, DI
+	JMP      heat2DSrcNTAVX2_two
+
+heat2DSrcNTAVX2_one:
+	CMPQ     DI, R10
+	JAE      heat2DSrcNTAVX2_done
+	VMOVUPD  (CX)(DI*1), Y4
+	VADDPD   16(CX)(DI*1), Y4, Y4
+	VMULPD   Y4, Y1, Y4
+	VMOVUPD  8(CX)(DI*1), Y5
+	VMULPD   Y5, Y0, Y5
+	VADDPD   Y4, Y5, Y5
+	VMOVUPD  (DX)(DI*1), Y4
+	VADDPD   (BX)(DI*1), Y4, Y4
+	VMULPD   Y4, Y2, Y4
+	VADDPD   Y4, Y5, Y5
+	VMULPD   (SI)(DI*1), Y3, Y4
+	VADDPD   Y4, Y5, Y5
+	VMOVNTPD Y5, (AX)(DI*1)
+	ADDQ     $0x00000020, DI
+	JMP      heat2DSrcNTAVX2_one
+
+heat2DSrcNTAVX2_done:
+	DECQ R8
+	JZ   heat2DSrcNTAVX2_end
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, DX
+	ADDQ R9, BX
+	ADDQ R9, SI
+	JMP  heat2DSrcNTAVX2_row
+
+heat2DSrcNTAVX2_end:
+	VZEROUPPER
+	RET
+
+// func heat2DSrcNTAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64)
+// Requires: AVX, AVX512F
+TEXT ·heat2DSrcNTAVX512(SB), NOSPLIT, $0-96
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         f+32(FP), SI
+	MOVQ         cells+40(FP), DI
+	MOVQ         rows+48(FP), R8
+	MOVQ         stride+56(FP), R9
+	SHLQ         $0x03, R9
+	VBROADCASTSD c0+64(FP), Z0
+	VBROADCASTSD cx+72(FP), Z1
+	VBROADCASTSD cy+80(FP), Z2
+	VBROADCASTSD cf+88(FP), Z3
+	MOVQ         DI, R10
+	SHLQ         $0x03, R10
+	MOVQ         R10, R11
+	SUBQ         $0x00000080, R11
+
+heat2DSrcNTAVX512_row:
+	XORQ DI, DI
+
+heat2DSrcNTAVX512_two:
+	CMPQ     DI, R11
+	JG       heat2DSrcNTAVX512_one
+	VMOVUPD  (CX)(DI*1), Z4
+	VADDPD   16(CX)(DI*1), Z4, Z4
+	VMULPD   Z4, Z1, Z4
+	VMOVUPD  8(CX)(DI*1), Z5
+	VMULPD   Z5, Z0, Z5
+	VADDPD   Z4, Z5, Z5
+	VMOVUPD  (DX)(DI*1), Z4
+	VADDPD   (BX)(DI*1), Z4, Z4
+	VMULPD   Z4, Z2, Z4
+	VADDPD   Z4, Z5, Z5
+	VMULPD   (SI)(DI*1), Z3, Z4
+	VADDPD   Z4, Z5, Z5
+	VMOVNTPD Z5, (AX)(DI*1)
+	VMOVUPD  64(CX)(DI*1), Z4
+	VADDPD   80(CX)(DI*1), Z4, Z4
+	VMULPD   Z4, Z1, Z4
+	VMOVUPD  72(CX)(DI*1), Z5
+	VMULPD   Z5, Z0, Z5
+	VADDPD   Z4, Z5, Z5
+	VMOVUPD  64(DX)(DI*1), Z4
+	VADDPD   64(BX)(DI*1), Z4, Z4
+	VMULPD   Z4, Z2, Z4
+	VADDPD   Z4, Z5, Z5
+	VMULPD   64(SI)(DI*1), Z3, Z4
+	VADDPD   Z4, Z5, Z5
+	VMOVNTPD Z5, 64(AX)(DI*1)
+	ADDQ     $0x00000080, DI
+	JMP      heat2DSrcNTAVX512_two
+
+heat2DSrcNTAVX512_one:
+	CMPQ     DI, R10
+	JAE      heat2DSrcNTAVX512_done
+	VMOVUPD  (CX)(DI*1), Z4
+	VADDPD   16(CX)(DI*1), Z4, Z4
+	VMULPD   Z4, Z1, Z4
+	VMOVUPD  8(CX)(DI*1), Z5
+	VMULPD   Z5, Z0, Z5
+	VADDPD   Z4, Z5, Z5
+	VMOVUPD  (DX)(DI*1), Z4
+	VADDPD   (BX)(DI*1), Z4, Z4
+	VMULPD   Z4, Z2, Z4
+	VADDPD   Z4, Z5, Z5
+	VMULPD   (SI)(DI*1), Z3, Z4
+	VADDPD   Z4, Z5, Z5
+	VMOVNTPD Z5, (AX)(DI*1)
+	ADDQ     $0x00000040, DI
+	JMP      heat2DSrcNTAVX512_one
+
+heat2DSrcNTAVX512_done:
+	DECQ R8
+	JZ   heat2DSrcNTAVX512_end
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, DX
+	ADDQ R9, BX
+	ADDQ R9, SI
+	JMP  heat2DSrcNTAVX512_row
+
+heat2DSrcNTAVX512_end:
+	VZEROUPPER
+	RET
+
+// func heat3DAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64)
+// Requires: AVX
+TEXT ·heat3DAVX2(SB), NOSPLIT, $0-104
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         l+32(FP), SI
+	MOVQ         u+40(FP), DI
+	MOVQ         cells+48(FP), R8
+	MOVQ         rows+56(FP), R9
+	MOVQ         stride+64(FP), R10
+	SHLQ         $0x03, R10
+	VBROADCASTSD c0+72(FP), Y0
+	VBROADCASTSD cx+80(FP), Y1
+	VBROADCASTSD cy+88(FP), Y2
+	VBROADCASTSD cz+96(FP), Y3
+	MOVQ         R8, R11
+	SHLQ         $0x03, R11
+	MOVQ         R11, R12
+	SUBQ         $0x00000040, R12
+
+heat3DAVX2_row:
+	XORQ R8, R8
+
+heat3DAVX2_two:
+	CMPQ    R8, R12
+	JG      heat3DAVX2_one
 	VMOVUPD (CX)(R8*1), Y4
 	VADDPD  16(CX)(R8*1), Y4, Y4
 	VMULPD  Y4, Y1, Y4
@@ -165,7 +894,9 @@ heat2DSrcAVX2_two:
 	VADDPD  (BX)(R8*1), Y4, Y4
 	VMULPD  Y4, Y2, Y4
 	VADDPD  Y4, Y5, Y5
-	VMULPD  (SI)(R8*1), Y3, Y4
+	VMOVUPD (SI)(R8*1), Y4
+	VADDPD  (DI)(R8*1), Y4, Y4
+	VMULPD  Y4, Y3, Y4
 	VADDPD  Y4, Y5, Y5
 	VMOVUPD Y5, (AX)(R8*1)
 	VMOVUPD 32(CX)(R8*1), Y4
@@ -178,15 +909,17 @@ heat2DSrcAVX2_two:
 	VADDPD  32(BX)(R8*1), Y4, Y4
 	VMULPD  Y4, Y2, Y4
 	VADDPD  Y4, Y5, Y5
-	VMULPD  32(SI)(R8*1), Y3, Y4
+	VMOVUPD 32(SI)(R8*1), Y4
+	VADDPD  32(DI)(R8*1), Y4, Y4
+	VMULPD  Y4, Y3, Y4
 	VADDPD  Y4, Y5, Y5
 	VMOVUPD Y5, 32(AX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     heat2DSrcAVX2_two
+	JMP     heat3DAVX2_two
 
-heat2DSrcAVX2_one:
-	CMPQ    R8, DI
-	JAE     heat2DSrcAVX2_done
+heat3DAVX2_one:
+	CMPQ    R8, R11
+	JAE     heat3DAVX2_done
 	VMOVUPD (CX)(R8*1), Y4
 	VADDPD  16(CX)(R8*1), Y4, Y4
 	VMULPD  Y4, Y1, Y4
@@ -197,37 +930,57 @@ heat2DSrcAVX2_one:
 	VADDPD  (BX)(R8*1), Y4, Y4
 	VMULPD  Y4, Y2, Y4
 	VADDPD  Y4, Y5, Y5
-	VMULPD  (SI)(R8*1), Y3, Y4
+	VMOVUPD (SI)(R8*1), Y4
+	VADDPD  (DI)(R8*1), Y4, Y4
+	VMULPD  Y4, Y3, Y4
 	VADDPD  Y4, Y5, Y5
 	VMOVUPD Y5, (AX)(R8*1)
 	ADDQ    $0x00000020, R8
-	JMP     heat2DSrcAVX2_one
+	JMP     heat3DAVX2_one
 
-heat2DSrcAVX2_done:
+heat3DAVX2_done:
+	DECQ R9
+	JZ   heat3DAVX2_end
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, DX
+	ADDQ R10, BX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	JMP  heat3DAVX2_row
+
+heat3DAVX2_end:
 	VZEROUPPER
 	RET
 
-// func heat2DSrcAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, c0 float64, cx float64, cy float64, cf float64)
+// func heat3DAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64)
 // Requires: AVX, AVX512F
-TEXT ·heat2DSrcAVX512(SB), NOSPLIT, $0-80
+TEXT ·heat3DAVX512(SB), NOSPLIT, $0-104
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
 	MOVQ         n+24(FP), BX
-	MOVQ         f+32(FP), SI
-	MOVQ         cells+40(FP), DI
-	VBROADCASTSD c0+48(FP), Z0
-	VBROADCASTSD cx+56(FP), Z1
-	VBROADCASTSD cy+64(FP), Z2
-	VBROADCASTSD cf+72(FP), Z3
-	XORQ         R8, R8
-	SHLQ         $0x03, DI
-	MOVQ         DI, R9
-	SUBQ         $0x00000080, R9
+	MOVQ         l+32(FP), SI
+	MOVQ         u+40(FP), DI
+	MOVQ         cells+48(FP), R8
+	MOVQ         rows+56(FP), R9
+	MOVQ         stride+64(FP), R10
+	SHLQ         $0x03, R10
+	VBROADCASTSD c0+72(FP), Z0
+	VBROADCASTSD cx+80(FP), Z1
+	VBROADCASTSD cy+88(FP), Z2
+	VBROADCASTSD cz+96(FP), Z3
+	MOVQ         R8, R11
+	SHLQ         $0x03, R11
+	MOVQ         R11, R12
+	SUBQ         $0x00000080, R12
 
-heat2DSrcAVX512_two:
-	CMPQ    R8, R9
-	JG      heat2DSrcAVX512_one
+heat3DAVX512_row:
+	XORQ R8, R8
+
+heat3DAVX512_two:
+	CMPQ    R8, R12
+	JG      heat3DAVX512_one
 	VMOVUPD (CX)(R8*1), Z4
 	VADDPD  16(CX)(R8*1), Z4, Z4
 	VMULPD  Z4, Z1, Z4
@@ -238,7 +991,9 @@ heat2DSrcAVX512_two:
 	VADDPD  (BX)(R8*1), Z4, Z4
 	VMULPD  Z4, Z2, Z4
 	VADDPD  Z4, Z5, Z5
-	VMULPD  (SI)(R8*1), Z3, Z4
+	VMOVUPD (SI)(R8*1), Z4
+	VADDPD  (DI)(R8*1), Z4, Z4
+	VMULPD  Z4, Z3, Z4
 	VADDPD  Z4, Z5, Z5
 	VMOVUPD Z5, (AX)(R8*1)
 	VMOVUPD 64(CX)(R8*1), Z4
@@ -251,15 +1006,17 @@ heat2DSrcAVX512_two:
 	VADDPD  64(BX)(R8*1), Z4, Z4
 	VMULPD  Z4, Z2, Z4
 	VADDPD  Z4, Z5, Z5
-	VMULPD  64(SI)(R8*1), Z3, Z4
+	VMOVUPD 64(SI)(R8*1), Z4
+	VADDPD  64(DI)(R8*1), Z4, Z4
+	VMULPD  Z4, Z3, Z4
 	VADDPD  Z4, Z5, Z5
 	VMOVUPD Z5, 64(AX)(R8*1)
 	ADDQ    $0x00000080, R8
-	JMP     heat2DSrcAVX512_two
+	JMP     heat3DAVX512_two
 
-heat2DSrcAVX512_one:
-	CMPQ    R8, DI
-	JAE     heat2DSrcAVX512_done
+heat3DAVX512_one:
+	CMPQ    R8, R11
+	JAE     heat3DAVX512_done
 	VMOVUPD (CX)(R8*1), Z4
 	VADDPD  16(CX)(R8*1), Z4, Z4
 	VMULPD  Z4, Z1, Z4
@@ -270,311 +1027,479 @@ heat2DSrcAVX512_one:
 	VADDPD  (BX)(R8*1), Z4, Z4
 	VMULPD  Z4, Z2, Z4
 	VADDPD  Z4, Z5, Z5
-	VMULPD  (SI)(R8*1), Z3, Z4
+	VMOVUPD (SI)(R8*1), Z4
+	VADDPD  (DI)(R8*1), Z4, Z4
+	VMULPD  Z4, Z3, Z4
 	VADDPD  Z4, Z5, Z5
 	VMOVUPD Z5, (AX)(R8*1)
 	ADDQ    $0x00000040, R8
-	JMP     heat2DSrcAVX512_one
+	JMP     heat3DAVX512_one
 
-heat2DSrcAVX512_done:
+heat3DAVX512_done:
+	DECQ R9
+	JZ   heat3DAVX512_end
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, DX
+	ADDQ R10, BX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	JMP  heat3DAVX512_row
+
+heat3DAVX512_end:
 	VZEROUPPER
 	RET
 
-// func residual2DAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, c0 float64, cx float64, cy float64)
+// func heat3DSrcAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64)
 // Requires: AVX
-TEXT ·residual2DAVX2(SB), NOSPLIT, $0-72
+TEXT ·heat3DSrcAVX2(SB), NOSPLIT, $0-120
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
 	MOVQ         n+24(FP), BX
-	MOVQ         f+32(FP), SI
-	MOVQ         cells+40(FP), DI
-	VBROADCASTSD c0+48(FP), Y0
-	VBROADCASTSD cx+56(FP), Y1
-	VBROADCASTSD cy+64(FP), Y2
-	XORQ         R8, R8
-	SHLQ         $0x03, DI
-	MOVQ         DI, R9
-	SUBQ         $0x00000040, R9
+	MOVQ         l+32(FP), SI
+	MOVQ         u+40(FP), DI
+	MOVQ         f+48(FP), R8
+	MOVQ         cells+56(FP), R9
+	MOVQ         rows+64(FP), R10
+	MOVQ         stride+72(FP), R11
+	SHLQ         $0x03, R11
+	VBROADCASTSD c0+80(FP), Y0
+	VBROADCASTSD cx+88(FP), Y1
+	VBROADCASTSD cy+96(FP), Y2
+	VBROADCASTSD cz+104(FP), Y3
+	VBROADCASTSD cf+112(FP), Y4
+	MOVQ         R9, R12
+	SHLQ         $0x03, R12
+	MOVQ         R12, R13
+	SUBQ         $0x00000040, R13
 
-residual2DAVX2_two:
-	CMPQ    R8, R9
-	JG      residual2DAVX2_one
-	VMOVUPD (CX)(R8*1), Y3
-	VADDPD  16(CX)(R8*1), Y3, Y3
-	VMULPD  Y3, Y1, Y3
-	VMOVUPD (DX)(R8*1), Y4
-	VADDPD  (BX)(R8*1), Y4, Y4
-	VMULPD  Y4, Y2, Y4
-	VADDPD  Y4, Y3, Y3
-	VMOVUPD 8(CX)(R8*1), Y4
-	VMULPD  Y4, Y0, Y4
-	VSUBPD  Y3, Y4, Y4
-	VMOVUPD (SI)(R8*1), Y3
-	VSUBPD  Y4, Y3, Y3
-	VMOVUPD Y3, (AX)(R8*1)
-	VMOVUPD 32(CX)(R8*1), Y3
-	VADDPD  48(CX)(R8*1), Y3, Y3
-	VMULPD  Y3, Y1, Y3
-	VMOVUPD 32(DX)(R8*1), Y4
-	VADDPD  32(BX)(R8*1), Y4, Y4
-	VMULPD  Y4, Y2, Y4
-	VADDPD  Y4, Y3, Y3
-	VMOVUPD 40(CX)(R8*1), Y4
-	VMULPD  Y4, Y0, Y4
-	VSUBPD  Y3, Y4, Y4
-	VMOVUPD 32(SI)(R8*1), Y3
-	VSUBPD  Y4, Y3, Y3
-	VMOVUPD Y3, 32(AX)(R8*1)
-	ADDQ    $0x00000040, R8
-	JMP     residual2DAVX2_two
+heat3DSrcAVX2_row:
+	XORQ R9, R9
 
-residual2DAVX2_one:
-	CMPQ    R8, DI
-	JAE     residual2DAVX2_done
-	VMOVUPD (CX)(R8*1), Y3
-	VADDPD  16(CX)(R8*1), Y3, Y3
-	VMULPD  Y3, Y1, Y3
-	VMOVUPD (DX)(R8*1), Y4
-	VADDPD  (BX)(R8*1), Y4, Y4
-	VMULPD  Y4, Y2, Y4
-	VADDPD  Y4, Y3, Y3
-	VMOVUPD 8(CX)(R8*1), Y4
-	VMULPD  Y4, Y0, Y4
-	VSUBPD  Y3, Y4, Y4
-	VMOVUPD (SI)(R8*1), Y3
-	VSUBPD  Y4, Y3, Y3
-	VMOVUPD Y3, (AX)(R8*1)
-	ADDQ    $0x00000020, R8
-	JMP     residual2DAVX2_one
+heat3DSrcAVX2_two:
+	CMPQ    R9, R13
+	JG      heat3DSrcAVX2_one
+	VMOVUPD (CX)(R9*1), Y5
+	VADDPD  16(CX)(R9*1), Y5, Y5
+	VMULPD  Y5, Y1, Y5
+	VMOVUPD 8(CX)(R9*1), Y6
+	VMULPD  Y6, Y0, Y6
+	VADDPD  Y5, Y6, Y6
+	VMOVUPD (DX)(R9*1), Y5
+	VADDPD  (BX)(R9*1), Y5, Y5
+	VMULPD  Y5, Y2, Y5
+	VADDPD  Y5, Y6, Y6
+	VMOVUPD (SI)(R9*1), Y5
+	VADDPD  (DI)(R9*1), Y5, Y5
+	VMULPD  Y5, Y3, Y5
+	VADDPD  Y5, Y6, Y6
+	VMULPD  (R8)(R9*1), Y4, Y5
+	VADDPD  Y5, Y6, Y6
+	VMOVUPD Y6, (AX)(R9*1)
+	VMOVUPD 32(CX)(R9*1), Y5
+	VADDPD  48(CX)(R9*1), Y5, Y5
+	VMULPD  Y5, Y1, Y5
+	VMOVUPD 40(CX)(R9*1), Y6
+	VMULPD  Y6, Y0, Y6
+	VADDPD  Y5, Y6, Y6
+	VMOVUPD 32(DX)(R9*1), Y5
+	VADDPD  32(BX)(R9*1), Y5, Y5
+	VMULPD  Y5, Y2, Y5
+	VADDPD  Y5, Y6, Y6
+	VMOVUPD 32(SI)(R9*1), Y5
+	VADDPD  32(DI)(R9*1), Y5, Y5
+	VMULPD  Y5, Y3, Y5
+	VADDPD  Y5, Y6, Y6
+	VMULPD  32(R8)(R9*1), Y4, Y5
+	VADDPD  Y5, Y6, Y6
+	VMOVUPD Y6, 32(AX)(R9*1)
+	ADDQ    $0x00000040, R9
+	JMP     heat3DSrcAVX2_two
 
-residual2DAVX2_done:
+heat3DSrcAVX2_one:
+	CMPQ    R9, R12
+	JAE     heat3DSrcAVX2_done
+	VMOVUPD (CX)(R9*1), Y5
+	VADDPD  16(CX)(R9*1), Y5, Y5
+	VMULPD  Y5, Y1, Y5
+	VMOVUPD 8(CX)(R9*1), Y6
+	VMULPD  Y6, Y0, Y6
+	VADDPD  Y5, Y6, Y6
+	VMOVUPD (DX)(R9*1), Y5
+	VADDPD  (BX)(R9*1), Y5, Y5
+	VMULPD  Y5, Y2, Y5
+	VADDPD  Y5, Y6, Y6
+	VMOVUPD (SI)(R9*1), Y5
+	VADDPD  (DI)(R9*1), Y5, Y5
+	VMULPD  Y5, Y3, Y5
+	VADDPD  Y5, Y6, Y6
+	VMULPD  (R8)(R9*1), Y4, Y5
+	VADDPD  Y5, Y6, Y6
+	VMOVUPD Y6, (AX)(R9*1)
+	ADDQ    $0x00000020, R9
+	JMP     heat3DSrcAVX2_one
+
+heat3DSrcAVX2_done:
+	DECQ R10
+	JZ   heat3DSrcAVX2_end
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, DX
+	ADDQ R11, BX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R8
+	JMP  heat3DSrcAVX2_row
+
+heat3DSrcAVX2_end:
 	VZEROUPPER
 	RET
 
-// func residual2DAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, c0 float64, cx float64, cy float64)
+// func heat3DSrcAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64)
 // Requires: AVX, AVX512F
-TEXT ·residual2DAVX512(SB), NOSPLIT, $0-72
+TEXT ·heat3DSrcAVX512(SB), NOSPLIT, $0-120
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
 	MOVQ         n+24(FP), BX
-	MOVQ         f+32(FP), SI
-	MOVQ         cells+40(FP), DI
-	VBROADCASTSD c0+48(FP), Z0
-	VBROADCASTSD cx+56(FP), Z1
-	VBROADCASTSD cy+64(FP), Z2
-	XORQ         R8, R8
-	SHLQ         $0x03, DI
-	MOVQ         DI, R9
-	SUBQ         $0x00000080, R9
+	MOVQ         l+32(FP), SI
+	MOVQ         u+40(FP), DI
+	MOVQ         f+48(FP), R8
+	MOVQ         cells+56(FP), R9
+	MOVQ         rows+64(FP), R10
+	MOVQ         stride+72(FP), R11
+	SHLQ         $0x03, R11
+	VBROADCASTSD c0+80(FP), Z0
+	VBROADCASTSD cx+88(FP), Z1
+	VBROADCASTSD cy+96(FP), Z2
+	VBROADCASTSD cz+104(FP), Z3
+	VBROADCASTSD cf+112(FP), Z4
+	MOVQ         R9, R12
+	SHLQ         $0x03, R12
+	MOVQ         R12, R13
+	SUBQ         $0x00000080, R13
 
-residual2DAVX512_two:
-	CMPQ    R8, R9
-	JG      residual2DAVX512_one
-	VMOVUPD (CX)(R8*1), Z3
-	VADDPD  16(CX)(R8*1), Z3, Z3
-	VMULPD  Z3, Z1, Z3
-	VMOVUPD (DX)(R8*1), Z4
-	VADDPD  (BX)(R8*1), Z4, Z4
-	VMULPD  Z4, Z2, Z4
-	VADDPD  Z4, Z3, Z3
-	VMOVUPD 8(CX)(R8*1), Z4
-	VMULPD  Z4, Z0, Z4
-	VSUBPD  Z3, Z4, Z4
-	VMOVUPD (SI)(R8*1), Z3
-	VSUBPD  Z4, Z3, Z3
-	VMOVUPD Z3, (AX)(R8*1)
-	VMOVUPD 64(CX)(R8*1), Z3
-	VADDPD  80(CX)(R8*1), Z3, Z3
-	VMULPD  Z3, Z1, Z3
-	VMOVUPD 64(DX)(R8*1), Z4
-	VADDPD  64(BX)(R8*1), Z4, Z4
-	VMULPD  Z4, Z2, Z4
-	VADDPD  Z4, Z3, Z3
-	VMOVUPD 72(CX)(R8*1), Z4
-	VMULPD  Z4, Z0, Z4
-	VSUBPD  Z3, Z4, Z4
-	VMOVUPD 64(SI)(R8*1), Z3
-	VSUBPD  Z4, Z3, Z3
-	VMOVUPD Z3, 64(AX)(R8*1)
-	ADDQ    $0x00000080, R8
-	JMP     residual2DAVX512_two
+heat3DSrcAVX512_row:
+	XORQ R9, R9
 
-residual2DAVX512_one:
-	CMPQ    R8, DI
-	JAE     residual2DAVX512_done
-	VMOVUPD (CX)(R8*1), Z3
-	VADDPD  16(CX)(R8*1), Z3, Z3
-	VMULPD  Z3, Z1, Z3
-	VMOVUPD (DX)(R8*1), Z4
-	VADDPD  (BX)(R8*1), Z4, Z4
-	VMULPD  Z4, Z2, Z4
-	VADDPD  Z4, Z3, Z3
-	VMOVUPD 8(CX)(R8*1), Z4
-	VMULPD  Z4, Z0, Z4
-	VSUBPD  Z3, Z4, Z4
-	VMOVUPD (SI)(R8*1), Z3
-	VSUBPD  Z4, Z3, Z3
-	VMOVUPD Z3, (AX)(R8*1)
-	ADDQ    $0x00000040, R8
-	JMP     residual2DAVX512_one
+heat3DSrcAVX512_two:
+	CMPQ    R9, R13
+	JG      heat3DSrcAVX512_one
+	VMOVUPD (CX)(R9*1), Z5
+	VADDPD  16(CX)(R9*1), Z5, Z5
+	VMULPD  Z5, Z1, Z5
+	VMOVUPD 8(CX)(R9*1), Z6
+	VMULPD  Z6, Z0, Z6
+	VADDPD  Z5, Z6, Z6
+	VMOVUPD (DX)(R9*1), Z5
+	VADDPD  (BX)(R9*1), Z5, Z5
+	VMULPD  Z5, Z2, Z5
+	VADDPD  Z5, Z6, Z6
+	VMOVUPD (SI)(R9*1), Z5
+	VADDPD  (DI)(R9*1), Z5, Z5
+	VMULPD  Z5, Z3, Z5
+	VADDPD  Z5, Z6, Z6
+	VMULPD  (R8)(R9*1), Z4, Z5
+	VADDPD  Z5, Z6, Z6
+	VMOVUPD Z6, (AX)(R9*1)
+	VMOVUPD 64(CX)(R9*1), Z5
+	VADDPD  80(CX)(R9*1), Z5, Z5
+	VMULPD  Z5, Z1, Z5
+	VMOVUPD 72(CX)(R9*1), Z6
+	VMULPD  Z6, Z0, Z6
+	VADDPD  Z5, Z6, Z6
+	VMOVUPD 64(DX)(R9*1), Z5
+	VADDPD  64(BX)(R9*1), Z5, Z5
+	VMULPD  Z5, Z2, Z5
+	VADDPD  Z5, Z6, Z6
+	VMOVUPD 64(SI)(R9*1), Z5
+	VADDPD  64(DI)(R9*1), Z5, Z5
+	VMULPD  Z5, Z3, Z5
+	VADDPD  Z5, Z6, Z6
+	VMULPD  64(R8)(R9*1), Z4, Z5
+	VADDPD  Z5, Z6, Z6
+	VMOVUPD Z6, 64(AX)(R9*1)
+	ADDQ    $0x00000080, R9
+	JMP     heat3DSrcAVX512_two
 
-residual2DAVX512_done:
+heat3DSrcAVX512_one:
+	CMPQ    R9, R12
+	JAE     heat3DSrcAVX512_done
+	VMOVUPD (CX)(R9*1), Z5
+	VADDPD  16(CX)(R9*1), Z5, Z5
+	VMULPD  Z5, Z1, Z5
+	VMOVUPD 8(CX)(R9*1), Z6
+	VMULPD  Z6, Z0, Z6
+	VADDPD  Z5, Z6, Z6
+	VMOVUPD (DX)(R9*1), Z5
+	VADDPD  (BX)(R9*1), Z5, Z5
+	VMULPD  Z5, Z2, Z5
+	VADDPD  Z5, Z6, Z6
+	VMOVUPD (SI)(R9*1), Z5
+	VADDPD  (DI)(R9*1), Z5, Z5
+	VMULPD  Z5, Z3, Z5
+	VADDPD  Z5, Z6, Z6
+	VMULPD  (R8)(R9*1), Z4, Z5
+	VADDPD  Z5, Z6, Z6
+	VMOVUPD Z6, (AX)(R9*1)
+	ADDQ    $0x00000040, R9
+	JMP     heat3DSrcAVX512_one
+
+heat3DSrcAVX512_done:
+	DECQ R10
+	JZ   heat3DSrcAVX512_end
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, DX
+	ADDQ R11, BX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R8
+	JMP  heat3DSrcAVX512_row
+
+heat3DSrcAVX512_end:
 	VZEROUPPER
 	RET
 
-// func heat2DNTAVX2(d *float64, c *float64, s *float64, n *float64, cells int, c0 float64, cx float64, cy float64)
+// func residual3DAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64)
 // Requires: AVX
-TEXT ·heat2DNTAVX2(SB), NOSPLIT, $0-64
+TEXT ·residual3DAVX2(SB), NOSPLIT, $0-112
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
 	MOVQ         n+24(FP), BX
-	MOVQ         cells+32(FP), SI
-	VBROADCASTSD c0+40(FP), Y0
-	VBROADCASTSD cx+48(FP), Y1
-	VBROADCASTSD cy+56(FP), Y2
-	XORQ         DI, DI
-	SHLQ         $0x03, SI
-	MOVQ         SI, R8
-	SUBQ         $0x00000040, R8
+	MOVQ         l+32(FP), SI
+	MOVQ         u+40(FP), DI
+	MOVQ         f+48(FP), R8
+	MOVQ         cells+56(FP), R9
+	MOVQ         rows+64(FP), R10
+	MOVQ         stride+72(FP), R11
+	SHLQ         $0x03, R11
+	VBROADCASTSD c0+80(FP), Y0
+	VBROADCASTSD cx+88(FP), Y1
+	VBROADCASTSD cy+96(FP), Y2
+	VBROADCASTSD cz+104(FP), Y3
+	MOVQ         R9, R12
+	SHLQ         $0x03, R12
+	MOVQ         R12, R13
+	SUBQ         $0x00000040, R13
 
-heat2DNTAVX2_two:
-	CMPQ     DI, R8
-	JG       heat2DNTAVX2_one
-	VMOVUPD  (CX)(DI*1), Y3
-	VADDPD   16(CX)(DI*1), Y3, Y3
-	VMULPD   Y3, Y1, Y3
-	VMOVUPD  8(CX)(DI*1), Y4
-	VMULPD   Y4, Y0, Y4
-	VADDPD   Y3, Y4, Y4
-	VMOVUPD  (DX)(DI*1), Y3
-	VADDPD   (BX)(DI*1), Y3, Y3
-	VMULPD   Y3, Y2, Y3
-	VADDPD   Y3, Y4, Y4
-	VMOVNTPD Y4, (AX)(DI*1)
-	VMOVUPD  32(CX)(DI*1), Y3
-	VADDPD   48(CX)(DI*1), Y3, Y3
-	VMULPD   Y3, Y1, Y3
-	VMOVUPD  40(CX)(DI*1), Y4
-	VMULPD   Y4, Y0, Y4
-	VADDPD   Y3, Y4, Y4
-	VMOVUPD  32(DX)(DI*1), Y3
-	VADDPD   32(BX)(DI*1), Y3, Y3
-	VMULPD   Y3, Y2, Y3
-	VADDPD   Y3, Y4, Y4
-	VMOVNTPD Y4, 32(AX)(DI*1)
-	ADDQ     $0x00000040, DI
-	JMP      heat2DNTAVX2_two
+residual3DAVX2_row:
+	XORQ R9, R9
 
-heat2DNTAVX2_one:
-	CMPQ     DI, SI
-	JAE      heat2DNTAVX2_done
-	VMOVUPD  (CX)(DI*1), Y3
-	VADDPD   16(CX)(DI*1), Y3, Y3
-	VMULPD   Y3, Y1, Y3
-	VMOVUPD  8(CX)(DI*1), Y4
-	VMULPD   Y4, Y0, Y4
-	VADDPD   Y3, Y4, Y4
-	VMOVUPD  (DX)(DI*1), Y3
-	VADDPD   (BX)(DI*1), Y3, Y3
-	VMULPD   Y3, Y2, Y3
-	VADDPD   Y3, Y4, Y4
-	VMOVNTPD Y4, (AX)(DI*1)
-	ADDQ     $0x00000020, DI
-	JMP      heat2DNTAVX2_one
+residual3DAVX2_two:
+	CMPQ    R9, R13
+	JG      residual3DAVX2_one
+	VMOVUPD (CX)(R9*1), Y4
+	VADDPD  16(CX)(R9*1), Y4, Y4
+	VMULPD  Y4, Y1, Y4
+	VMOVUPD (DX)(R9*1), Y5
+	VADDPD  (BX)(R9*1), Y5, Y5
+	VMULPD  Y5, Y2, Y5
+	VADDPD  Y5, Y4, Y4
+	VMOVUPD (SI)(R9*1), Y5
+	VADDPD  (DI)(R9*1), Y5, Y5
+	VMULPD  Y5, Y3, Y5
+	VADDPD  Y5, Y4, Y4
+	VMOVUPD 8(CX)(R9*1), Y5
+	VMULPD  Y5, Y0, Y5
+	VSUBPD  Y4, Y5, Y5
+	VMOVUPD (R8)(R9*1), Y4
+	VSUBPD  Y5, Y4, Y4
+	VMOVUPD Y4, (AX)(R9*1)
+	VMOVUPD 32(CX)(R9*1), Y4
+	VADDPD  48(CX)(R9*1), Y4, Y4
+	VMULPD  Y4, Y1, Y4
+	VMOVUPD 32(DX)(R9*1), Y5
+	VADDPD  32(BX)(R9*1), Y5, Y5
+	VMULPD  Y5, Y2, Y5
+	VADDPD  Y5, Y4, Y4
+	VMOVUPD 32(SI)(R9*1), Y5
+	VADDPD  32(DI)(R9*1), Y5, Y5
+	VMULPD  Y5, Y3, Y5
+	VADDPD  Y5, Y4, Y4
+	VMOVUPD 40(CX)(R9*1), Y5
+	VMULPD  Y5, Y0, Y5
+	VSUBPD  Y4, Y5, Y5
+	VMOVUPD 32(R8)(R9*1), Y4
+	VSUBPD  Y5, Y4, Y4
+	VMOVUPD Y4, 32(AX)(R9*1)
+	ADDQ    $0x00000040, R9
+	JMP     residual3DAVX2_two
 
-heat2DNTAVX2_done:
+residual3DAVX2_one:
+	CMPQ    R9, R12
+	JAE     residual3DAVX2_done
+	VMOVUPD (CX)(R9*1), Y4
+	VADDPD  16(CX)(R9*1), Y4, Y4
+	VMULPD  Y4, Y1, Y4
+	VMOVUPD (DX)(R9*1), Y5
+	VADDPD  (BX)(R9*1), Y5, Y5
+	VMULPD  Y5, Y2, Y5
+	VADDPD  Y5, Y4, Y4
+	VMOVUPD (SI)(R9*1), Y5
+	VADDPD  (DI)(R9*1), Y5, Y5
+	VMULPD  Y5, Y3, Y5
+	VADDPD  Y5, Y4, Y4
+	VMOVUPD 8(CX)(R9*1), Y5
+	VMULPD  Y5, Y0, Y5
+	VSUBPD  Y4, Y5, Y5
+	VMOVUPD (R8)(R9*1), Y4
+	VSUBPD  Y5, Y4, Y4
+	VMOVUPD Y4, (AX)(R9*1)
+	ADDQ    $0x00000020, R9
+	JMP     residual3DAVX2_one
+
+residual3DAVX2_done:
+	DECQ R10
+	JZ   residual3DAVX2_end
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, DX
+	ADDQ R11, BX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R8
+	JMP  residual3DAVX2_row
+
+residual3DAVX2_end:
 	VZEROUPPER
 	RET
 
-// func heat2DNTAVX512(d *float64, c *float64, s *float64, n *float64, cells int, c0 float64, cx float64, cy float64)
+// func residual3DAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64)
 // Requires: AVX, AVX512F
-TEXT ·heat2DNTAVX512(SB), NOSPLIT, $0-64
+TEXT ·residual3DAVX512(SB), NOSPLIT, $0-112
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
 	MOVQ         n+24(FP), BX
-	MOVQ         cells+32(FP), SI
-	VBROADCASTSD c0+40(FP), Z0
-	VBROADCASTSD cx+48(FP), Z1
-	VBROADCASTSD cy+56(FP), Z2
-	XORQ         DI, DI
-	SHLQ         $0x03, SI
-	MOVQ         SI, R8
-	SUBQ         $0x00000080, R8
+	MOVQ         l+32(FP), SI
+	MOVQ         u+40(FP), DI
+	MOVQ         f+48(FP), R8
+	MOVQ         cells+56(FP), R9
+	MOVQ         rows+64(FP), R10
+	MOVQ         stride+72(FP), R11
+	SHLQ         $0x03, R11
+	VBROADCASTSD c0+80(FP), Z0
+	VBROADCASTSD cx+88(FP), Z1
+	VBROADCASTSD cy+96(FP), Z2
+	VBROADCASTSD cz+104(FP), Z3
+	MOVQ         R9, R12
+	SHLQ         $0x03, R12
+	MOVQ         R12, R13
+	SUBQ         $0x00000080, R13
 
-heat2DNTAVX512_two:
-	CMPQ     DI, R8
-	JG       heat2DNTAVX512_one
-	VMOVUPD  (CX)(DI*1), Z3
-	VADDPD   16(CX)(DI*1), Z3, Z3
-	VMULPD   Z3, Z1, Z3
-	VMOVUPD  8(CX)(DI*1), Z4
-	VMULPD   Z4, Z0, Z4
-	VADDPD   Z3, Z4, Z4
-	VMOVUPD  (DX)(DI*1), Z3
-	VADDPD   (BX)(DI*1), Z3, Z3
-	VMULPD   Z3, Z2, Z3
-	VADDPD   Z3, Z4, Z4
-	VMOVNTPD Z4, (AX)(DI*1)
-	VMOVUPD  64(CX)(DI*1), Z3
-	VADDPD   80(CX)(DI*1), Z3, Z3
-	VMULPD   Z3, Z1, Z3
-	VMOVUPD  72(CX)(DI*1), Z4
-	VMULPD   Z4, Z0, Z4
-	VADDPD   Z3, Z4, Z4
-	VMOVUPD  64(DX)(DI*1), Z3
-	VADDPD   64(BX)(DI*1), Z3, Z3
-	VMULPD   Z3, Z2, Z3
-	VADDPD   Z3, Z4, Z4
-	VMOVNTPD Z4, 64(AX)(DI*1)
-	ADDQ     $0x00000080, DI
-	JMP      heat2DNTAVX512_two
+residual3DAVX512_row:
+	XORQ R9, R9
 
-heat2DNTAVX512_one:
-	CMPQ     DI, SI
-	JAE      heat2DNTAVX512_done
-	VMOVUPD  (CX)(DI*1), Z3
-	VADDPD   16(CX)(DI*1), Z3, Z3
-	VMULPD   Z3, Z1, Z3
-	VMOVUPD  8(CX)(DI*1), Z4
-	VMULPD   Z4, Z0, Z4
-	VADDPD   Z3, Z4, Z4
-	VMOVUPD  (DX)(DI*1), Z3
-	VADDPD   (BX)(DI*1), Z3, Z3
-	VMULPD   Z3, Z2, Z3
-	VADDPD   Z3, Z4, Z4
-	VMOVNTPD Z4, (AX)(DI*1)
-	ADDQ     $0x00000040, DI
-	JMP      heat2DNTAVX512_one
+residual3DAVX512_two:
+	CMPQ    R9, R13
+	JG      residual3DAVX512_one
+	VMOVUPD (CX)(R9*1), Z4
+	VADDPD  16(CX)(R9*1), Z4, Z4
+	VMULPD  Z4, Z1, Z4
+	VMOVUPD (DX)(R9*1), Z5
+	VADDPD  (BX)(R9*1), Z5, Z5
+	VMULPD  Z5, Z2, Z5
+	VADDPD  Z5, Z4, Z4
+	VMOVUPD (SI)(R9*1), Z5
+	VADDPD  (DI)(R9*1), Z5, Z5
+	VMULPD  Z5, Z3, Z5
+	VADDPD  Z5, Z4, Z4
+	VMOVUPD 8(CX)(R9*1), Z5
+	VMULPD  Z5, Z0, Z5
+	VSUBPD  Z4, Z5, Z5
+	VMOVUPD (R8)(R9*1), Z4
+	VSUBPD  Z5, Z4, Z4
+	VMOVUPD Z4, (AX)(R9*1)
+	VMOVUPD 64(CX)(R9*1), Z4
+	VADDPD  80(CX)(R9*1), Z4, Z4
+	VMULPD  Z4, Z1, Z4
+	VMOVUPD 64(DX)(R9*1), Z5
+	VADDPD  64(BX)(R9*1), Z5, Z5
+	VMULPD  Z5, Z2, Z5
+	VADDPD  Z5, Z4, Z4
+	VMOVUPD 64(SI)(R9*1), Z5
+	VADDPD  64(DI)(R9*1), Z5, Z5
+	VMULPD  Z5, Z3, Z5
+	VADDPD  Z5, Z4, Z4
+	VMOVUPD 72(CX)(R9*1), Z5
+	VMULPD  Z5, Z0, Z5
+	VSUBPD  Z4, Z5, Z5
+	VMOVUPD 64(R8)(R9*1), Z4
+	VSUBPD  Z5, Z4, Z4
+	VMOVUPD Z4, 64(AX)(R9*1)
+	ADDQ    $0x00000080, R9
+	JMP     residual3DAVX512_two
 
-heat2DNTAVX512_done:
+residual3DAVX512_one:
+	CMPQ    R9, R12
+	JAE     residual3DAVX512_done
+	VMOVUPD (CX)(R9*1), Z4
+	VADDPD  16(CX)(R9*1), Z4, Z4
+	VMULPD  Z4, Z1, Z4
+	VMOVUPD (DX)(R9*1), Z5
+	VADDPD  (BX)(R9*1), Z5, Z5
+	VMULPD  Z5, Z2, Z5
+	VADDPD  Z5, Z4, Z4
+	VMOVUPD (SI)(R9*1), Z5
+	VADDPD  (DI)(R9*1), Z5, Z5
+	VMULPD  Z5, Z3, Z5
+	VADDPD  Z5, Z4, Z4
+	VMOVUPD 8(CX)(R9*1), Z5
+	VMULPD  Z5, Z0, Z5
+	VSUBPD  Z4, Z5, Z5
+	VMOVUPD (R8)(R9*1), Z4
+	VSUBPD  Z5, Z4, Z4
+	VMOVUPD Z4, (AX)(R9*1)
+	ADDQ    $0x00000040, R9
+	JMP     residual3DAVX512_one
+
+residual3DAVX512_done:
+	DECQ R10
+	JZ   residual3DAVX512_end
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, DX
+	ADDQ R11, BX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R8
+	JMP  residual3DAVX512_row
+
+residual3DAVX512_end:
 	VZEROUPPER
 	RET
 
-// func heat2DSrcNTAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, c0 float64, cx float64, cy float64, cf float64)
+// func heat3DNTAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64)
 // Requires: AVX
-TEXT ·heat2DSrcNTAVX2(SB), NOSPLIT, $0-80
+TEXT ·heat3DNTAVX2(SB), NOSPLIT, $0-104
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
 	MOVQ         n+24(FP), BX
-	MOVQ         f+32(FP), SI
-	MOVQ         cells+40(FP), DI
-	VBROADCASTSD c0+48(FP), Y0
-	VBROADCASTSD cx+56(FP), Y1
-	VBROADCASTSD cy+64(FP), Y2
-	VBROADCASTSD cf+72(FP), Y3
-	XORQ         R8, R8
-	SHLQ         $0x03, DI
-	MOVQ         DI, R9
-	SUBQ         $0x00000040, R9
+	MOVQ         l+32(FP), SI
+	MOVQ         u+40(FP), DI
+	MOVQ         cells+48(FP), R8
+	MOVQ         rows+56(FP), R9
+	MOVQ         stride+64(FP), R10
+	SHLQ         $0x03, R10
+	VBROADCASTSD c0+72(FP), Y0
+	VBROADCASTSD cx+80(FP), Y1
+	VBROADCASTSD cy+88(FP), Y2
+	VBROADCASTSD cz+96(FP), Y3
+	MOVQ         R8, R11
+	SHLQ         $0x03, R11
+	MOVQ         R11, R12
+	SUBQ         $0x00000040, R12
 
-heat2DSrcNTAVX2_two:
-	CMPQ     R8, R9
-	JG       heat2DSrcNTAVX2_one
+heat3DNTAVX2_row:
+	XORQ R8, R8
+
+heat3DNTAVX2_two:
+	CMPQ     R8, R12
+	JG       heat3DNTAVX2_one
 	VMOVUPD  (CX)(R8*1), Y4
 	VADDPD   16(CX)(R8*1), Y4, Y4
 	VMULPD   Y4, Y1, Y4
@@ -585,7 +1510,9 @@ heat2DSrcNTAVX2_two:
 	VADDPD   (BX)(R8*1), Y4, Y4
 	VMULPD   Y4, Y2, Y4
 	VADDPD   Y4, Y5, Y5
-	VMULPD   (SI)(R8*1), Y3, Y4
+	VMOVUPD  (SI)(R8*1), Y4
+	VADDPD   (DI)(R8*1), Y4, Y4
+	VMULPD   Y4, Y3, Y4
 	VADDPD   Y4, Y5, Y5
 	VMOVNTPD Y5, (AX)(R8*1)
 	VMOVUPD  32(CX)(R8*1), Y4
@@ -598,15 +1525,17 @@ heat2DSrcNTAVX2_two:
 	VADDPD   32(BX)(R8*1), Y4, Y4
 	VMULPD   Y4, Y2, Y4
 	VADDPD   Y4, Y5, Y5
-	VMULPD   32(SI)(R8*1), Y3, Y4
+	VMOVUPD  32(SI)(R8*1), Y4
+	VADDPD   32(DI)(R8*1), Y4, Y4
+	VMULPD   Y4, Y3, Y4
 	VADDPD   Y4, Y5, Y5
 	VMOVNTPD Y5, 32(AX)(R8*1)
 	ADDQ     $0x00000040, R8
-	JMP      heat2DSrcNTAVX2_two
+	JMP      heat3DNTAVX2_two
 
-heat2DSrcNTAVX2_one:
-	CMPQ     R8, DI
-	JAE      heat2DSrcNTAVX2_done
+heat3DNTAVX2_one:
+	CMPQ     R8, R11
+	JAE      heat3DNTAVX2_done
 	VMOVUPD  (CX)(R8*1), Y4
 	VADDPD   16(CX)(R8*1), Y4, Y4
 	VMULPD   Y4, Y1, Y4
@@ -617,37 +1546,57 @@ heat2DSrcNTAVX2_one:
 	VADDPD   (BX)(R8*1), Y4, Y4
 	VMULPD   Y4, Y2, Y4
 	VADDPD   Y4, Y5, Y5
-	VMULPD   (SI)(R8*1), Y3, Y4
+	VMOVUPD  (SI)(R8*1), Y4
+	VADDPD   (DI)(R8*1), Y4, Y4
+	VMULPD   Y4, Y3, Y4
 	VADDPD   Y4, Y5, Y5
 	VMOVNTPD Y5, (AX)(R8*1)
 	ADDQ     $0x00000020, R8
-	JMP      heat2DSrcNTAVX2_one
+	JMP      heat3DNTAVX2_one
 
-heat2DSrcNTAVX2_done:
+heat3DNTAVX2_done:
+	DECQ R9
+	JZ   heat3DNTAVX2_end
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, DX
+	ADDQ R10, BX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	JMP  heat3DNTAVX2_row
+
+heat3DNTAVX2_end:
 	VZEROUPPER
 	RET
 
-// func heat2DSrcNTAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, c0 float64, cx float64, cy float64, cf float64)
+// func heat3DNTAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64)
 // Requires: AVX, AVX512F
-TEXT ·heat2DSrcNTAVX512(SB), NOSPLIT, $0-80
+TEXT ·heat3DNTAVX512(SB), NOSPLIT, $0-104
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
 	MOVQ         n+24(FP), BX
-	MOVQ         f+32(FP), SI
-	MOVQ         cells+40(FP), DI
-	VBROADCASTSD c0+48(FP), Z0
-	VBROADCASTSD cx+56(FP), Z1
-	VBROADCASTSD cy+64(FP), Z2
-	VBROADCASTSD cf+72(FP), Z3
-	XORQ         R8, R8
-	SHLQ         $0x03, DI
-	MOVQ         DI, R9
-	SUBQ         $0x00000080, R9
+	MOVQ         l+32(FP), SI
+	MOVQ         u+40(FP), DI
+	MOVQ         cells+48(FP), R8
+	MOVQ         rows+56(FP), R9
+	MOVQ         stride+64(FP), R10
+	SHLQ         $0x03, R10
+	VBROADCASTSD c0+72(FP), Z0
+	VBROADCASTSD cx+80(FP), Z1
+	VBROADCASTSD cy+88(FP), Z2
+	VBROADCASTSD cz+96(FP), Z3
+	MOVQ         R8, R11
+	SHLQ         $0x03, R11
+	MOVQ         R11, R12
+	SUBQ         $0x00000080, R12
 
-heat2DSrcNTAVX512_two:
-	CMPQ     R8, R9
-	JG       heat2DSrcNTAVX512_one
+heat3DNTAVX512_row:
+	XORQ R8, R8
+
+heat3DNTAVX512_two:
+	CMPQ     R8, R12
+	JG       heat3DNTAVX512_one
 	VMOVUPD  (CX)(R8*1), Z4
 	VADDPD   16(CX)(R8*1), Z4, Z4
 	VMULPD   Z4, Z1, Z4
@@ -658,7 +1607,9 @@ heat2DSrcNTAVX512_two:
 	VADDPD   (BX)(R8*1), Z4, Z4
 	VMULPD   Z4, Z2, Z4
 	VADDPD   Z4, Z5, Z5
-	VMULPD   (SI)(R8*1), Z3, Z4
+	VMOVUPD  (SI)(R8*1), Z4
+	VADDPD   (DI)(R8*1), Z4, Z4
+	VMULPD   Z4, Z3, Z4
 	VADDPD   Z4, Z5, Z5
 	VMOVNTPD Z5, (AX)(R8*1)
 	VMOVUPD  64(CX)(R8*1), Z4
@@ -671,15 +1622,17 @@ heat2DSrcNTAVX512_two:
 	VADDPD   64(BX)(R8*1), Z4, Z4
 	VMULPD   Z4, Z2, Z4
 	VADDPD   Z4, Z5, Z5
-	VMULPD   64(SI)(R8*1), Z3, Z4
+	VMOVUPD  64(SI)(R8*1), Z4
+	VADDPD   64(DI)(R8*1), Z4, Z4
+	VMULPD   Z4, Z3, Z4
 	VADDPD   Z4, Z5, Z5
 	VMOVNTPD Z5, 64(AX)(R8*1)
 	ADDQ     $0x00000080, R8
-	JMP      heat2DSrcNTAVX512_two
+	JMP      heat3DNTAVX512_two
 
-heat2DSrcNTAVX512_one:
-	CMPQ     R8, DI
-	JAE      heat2DSrcNTAVX512_done
+heat3DNTAVX512_one:
+	CMPQ     R8, R11
+	JAE      heat3DNTAVX512_done
 	VMOVUPD  (CX)(R8*1), Z4
 	VADDPD   16(CX)(R8*1), Z4, Z4
 	VMULPD   Z4, Z1, Z4
@@ -690,689 +1643,32 @@ heat2DSrcNTAVX512_one:
 	VADDPD   (BX)(R8*1), Z4, Z4
 	VMULPD   Z4, Z2, Z4
 	VADDPD   Z4, Z5, Z5
-	VMULPD   (SI)(R8*1), Z3, Z4
+	VMOVUPD  (SI)(R8*1), Z4
+	VADDPD   (DI)(R8*1), Z4, Z4
+	VMULPD   Z4, Z3, Z4
 	VADDPD   Z4, Z5, Z5
 	VMOVNTPD Z5, (AX)(R8*1)
 	ADDQ     $0x00000040, R8
-	JMP      heat2DSrcNTAVX512_one
-
-heat2DSrcNTAVX512_done:
-	VZEROUPPER
-	RET
-
-// func heat3DAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, c0 float64, cx float64, cy float64, cz float64)
-// Requires: AVX
-TEXT ·heat3DAVX2(SB), NOSPLIT, $0-88
-	MOVQ         d+0(FP), AX
-	MOVQ         c+8(FP), CX
-	MOVQ         s+16(FP), DX
-	MOVQ         n+24(FP), BX
-	MOVQ         l+32(FP), SI
-	MOVQ         u+40(FP), DI
-	MOVQ         cells+48(FP), R8
-	VBROADCASTSD c0+56(FP), Y0
-	VBROADCASTSD cx+64(FP), Y1
-	VBROADCASTSD cy+72(FP), Y2
-	VBROADCASTSD cz+80(FP), Y3
-	XORQ         R9, R9
-	SHLQ         $0x03, R8
-	MOVQ         R8, R10
-	SUBQ         $0x00000040, R10
-
-heat3DAVX2_two:
-	CMPQ    R9, R10
-	JG      heat3DAVX2_one
-	VMOVUPD (CX)(R9*1), Y4
-	VADDPD  16(CX)(R9*1), Y4, Y4
-	VMULPD  Y4, Y1, Y4
-	VMOVUPD 8(CX)(R9*1), Y5
-	VMULPD  Y5, Y0, Y5
-	VADDPD  Y4, Y5, Y5
-	VMOVUPD (DX)(R9*1), Y4
-	VADDPD  (BX)(R9*1), Y4, Y4
-	VMULPD  Y4, Y2, Y4
-	VADDPD  Y4, Y5, Y5
-	VMOVUPD (SI)(R9*1), Y4
-	VADDPD  (DI)(R9*1), Y4, Y4
-	VMULPD  Y4, Y3, Y4
-	VADDPD  Y4, Y5, Y5
-	VMOVUPD Y5, (AX)(R9*1)
-	VMOVUPD 32(CX)(R9*1), Y4
-	VADDPD  48(CX)(R9*1), Y4, Y4
-	VMULPD  Y4, Y1, Y4
-	VMOVUPD 40(CX)(R9*1), Y5
-	VMULPD  Y5, Y0, Y5
-	VADDPD  Y4, Y5, Y5
-	VMOVUPD 32(DX)(R9*1), Y4
-	VADDPD  32(BX)(R9*1), Y4, Y4
-	VMULPD  Y4, Y2, Y4
-	VADDPD  Y4, Y5, Y5
-	VMOVUPD 32(SI)(R9*1), Y4
-	VADDPD  32(DI)(R9*1), Y4, Y4
-	VMULPD  Y4, Y3, Y4
-	VADDPD  Y4, Y5, Y5
-	VMOVUPD Y5, 32(AX)(R9*1)
-	ADDQ    $0x00000040, R9
-	JMP     heat3DAVX2_two
-
-heat3DAVX2_one:
-	CMPQ    R9, R8
-	JAE     heat3DAVX2_done
-	VMOVUPD (CX)(R9*1), Y4
-	VADDPD  16(CX)(R9*1), Y4, Y4
-	VMULPD  Y4, Y1, Y4
-	VMOVUPD 8(CX)(R9*1), Y5
-	VMULPD  Y5, Y0, Y5
-	VADDPD  Y4, Y5, Y5
-	VMOVUPD (DX)(R9*1), Y4
-	VADDPD  (BX)(R9*1), Y4, Y4
-	VMULPD  Y4, Y2, Y4
-	VADDPD  Y4, Y5, Y5
-	VMOVUPD (SI)(R9*1), Y4
-	VADDPD  (DI)(R9*1), Y4, Y4
-	VMULPD  Y4, Y3, Y4
-	VADDPD  Y4, Y5, Y5
-	VMOVUPD Y5, (AX)(R9*1)
-	ADDQ    $0x00000020, R9
-	JMP     heat3DAVX2_one
-
-heat3DAVX2_done:
-	VZEROUPPER
-	RET
-
-// func heat3DAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, c0 float64, cx float64, cy float64, cz float64)
-// Requires: AVX, AVX512F
-TEXT ·heat3DAVX512(SB), NOSPLIT, $0-88
-	MOVQ         d+0(FP), AX
-	MOVQ         c+8(FP), CX
-	MOVQ         s+16(FP), DX
-	MOVQ         n+24(FP), BX
-	MOVQ         l+32(FP), SI
-	MOVQ         u+40(FP), DI
-	MOVQ         cells+48(FP), R8
-	VBROADCASTSD c0+56(FP), Z0
-	VBROADCASTSD cx+64(FP), Z1
-	VBROADCASTSD cy+72(FP), Z2
-	VBROADCASTSD cz+80(FP), Z3
-	XORQ         R9, R9
-	SHLQ         $0x03, R8
-	MOVQ         R8, R10
-	SUBQ         $0x00000080, R10
-
-heat3DAVX512_two:
-	CMPQ    R9, R10
-	JG      heat3DAVX512_one
-	VMOVUPD (CX)(R9*1), Z4
-	VADDPD  16(CX)(R9*1), Z4, Z4
-	VMULPD  Z4, Z1, Z4
-	VMOVUPD 8(CX)(R9*1), Z5
-	VMULPD  Z5, Z0, Z5
-	VADDPD  Z4, Z5, Z5
-	VMOVUPD (DX)(R9*1), Z4
-	VADDPD  (BX)(R9*1), Z4, Z4
-	VMULPD  Z4, Z2, Z4
-	VADDPD  Z4, Z5, Z5
-	VMOVUPD (SI)(R9*1), Z4
-	VADDPD  (DI)(R9*1), Z4, Z4
-	VMULPD  Z4, Z3, Z4
-	VADDPD  Z4, Z5, Z5
-	VMOVUPD Z5, (AX)(R9*1)
-	VMOVUPD 64(CX)(R9*1), Z4
-	VADDPD  80(CX)(R9*1), Z4, Z4
-	VMULPD  Z4, Z1, Z4
-	VMOVUPD 72(CX)(R9*1), Z5
-	VMULPD  Z5, Z0, Z5
-	VADDPD  Z4, Z5, Z5
-	VMOVUPD 64(DX)(R9*1), Z4
-	VADDPD  64(BX)(R9*1), Z4, Z4
-	VMULPD  Z4, Z2, Z4
-	VADDPD  Z4, Z5, Z5
-	VMOVUPD 64(SI)(R9*1), Z4
-	VADDPD  64(DI)(R9*1), Z4, Z4
-	VMULPD  Z4, Z3, Z4
-	VADDPD  Z4, Z5, Z5
-	VMOVUPD Z5, 64(AX)(R9*1)
-	ADDQ    $0x00000080, R9
-	JMP     heat3DAVX512_two
-
-heat3DAVX512_one:
-	CMPQ    R9, R8
-	JAE     heat3DAVX512_done
-	VMOVUPD (CX)(R9*1), Z4
-	VADDPD  16(CX)(R9*1), Z4, Z4
-	VMULPD  Z4, Z1, Z4
-	VMOVUPD 8(CX)(R9*1), Z5
-	VMULPD  Z5, Z0, Z5
-	VADDPD  Z4, Z5, Z5
-	VMOVUPD (DX)(R9*1), Z4
-	VADDPD  (BX)(R9*1), Z4, Z4
-	VMULPD  Z4, Z2, Z4
-	VADDPD  Z4, Z5, Z5
-	VMOVUPD (SI)(R9*1), Z4
-	VADDPD  (DI)(R9*1), Z4, Z4
-	VMULPD  Z4, Z3, Z4
-	VADDPD  Z4, Z5, Z5
-	VMOVUPD Z5, (AX)(R9*1)
-	ADDQ    $0x00000040, R9
-	JMP     heat3DAVX512_one
-
-heat3DAVX512_done:
-	VZEROUPPER
-	RET
-
-// func heat3DSrcAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, c0 float64, cx float64, cy float64, cz float64, cf float64)
-// Requires: AVX
-TEXT ·heat3DSrcAVX2(SB), NOSPLIT, $0-104
-	MOVQ         d+0(FP), AX
-	MOVQ         c+8(FP), CX
-	MOVQ         s+16(FP), DX
-	MOVQ         n+24(FP), BX
-	MOVQ         l+32(FP), SI
-	MOVQ         u+40(FP), DI
-	MOVQ         f+48(FP), R8
-	MOVQ         cells+56(FP), R9
-	VBROADCASTSD c0+64(FP), Y0
-	VBROADCASTSD cx+72(FP), Y1
-	VBROADCASTSD cy+80(FP), Y2
-	VBROADCASTSD cz+88(FP), Y3
-	VBROADCASTSD cf+96(FP), Y4
-	XORQ         R10, R10
-	SHLQ         $0x03, R9
-	MOVQ         R9, R11
-	SUBQ         $0x00000040, R11
-
-heat3DSrcAVX2_two:
-	CMPQ    R10, R11
-	JG      heat3DSrcAVX2_one
-	VMOVUPD (CX)(R10*1), Y5
-	VADDPD  16(CX)(R10*1), Y5, Y5
-	VMULPD  Y5, Y1, Y5
-	VMOVUPD 8(CX)(R10*1), Y6
-	VMULPD  Y6, Y0, Y6
-	VADDPD  Y5, Y6, Y6
-	VMOVUPD (DX)(R10*1), Y5
-	VADDPD  (BX)(R10*1), Y5, Y5
-	VMULPD  Y5, Y2, Y5
-	VADDPD  Y5, Y6, Y6
-	VMOVUPD (SI)(R10*1), Y5
-	VADDPD  (DI)(R10*1), Y5, Y5
-	VMULPD  Y5, Y3, Y5
-	VADDPD  Y5, Y6, Y6
-	VMULPD  (R8)(R10*1), Y4, Y5
-	VADDPD  Y5, Y6, Y6
-	VMOVUPD Y6, (AX)(R10*1)
-	VMOVUPD 32(CX)(R10*1), Y5
-	VADDPD  48(CX)(R10*1), Y5, Y5
-	VMULPD  Y5, Y1, Y5
-	VMOVUPD 40(CX)(R10*1), Y6
-	VMULPD  Y6, Y0, Y6
-	VADDPD  Y5, Y6, Y6
-	VMOVUPD 32(DX)(R10*1), Y5
-	VADDPD  32(BX)(R10*1), Y5, Y5
-	VMULPD  Y5, Y2, Y5
-	VADDPD  Y5, Y6, Y6
-	VMOVUPD 32(SI)(R10*1), Y5
-	VADDPD  32(DI)(R10*1), Y5, Y5
-	VMULPD  Y5, Y3, Y5
-	VADDPD  Y5, Y6, Y6
-	VMULPD  32(R8)(R10*1), Y4, Y5
-	VADDPD  Y5, Y6, Y6
-	VMOVUPD Y6, 32(AX)(R10*1)
-	ADDQ    $0x00000040, R10
-	JMP     heat3DSrcAVX2_two
-
-heat3DSrcAVX2_one:
-	CMPQ    R10, R9
-	JAE     heat3DSrcAVX2_done
-	VMOVUPD (CX)(R10*1), Y5
-	VADDPD  16(CX)(R10*1), Y5, Y5
-	VMULPD  Y5, Y1, Y5
-	VMOVUPD 8(CX)(R10*1), Y6
-	VMULPD  Y6, Y0, Y6
-	VADDPD  Y5, Y6, Y6
-	VMOVUPD (DX)(R10*1), Y5
-	VADDPD  (BX)(R10*1), Y5, Y5
-	VMULPD  Y5, Y2, Y5
-	VADDPD  Y5, Y6, Y6
-	VMOVUPD (SI)(R10*1), Y5
-	VADDPD  (DI)(R10*1), Y5, Y5
-	VMULPD  Y5, Y3, Y5
-	VADDPD  Y5, Y6, Y6
-	VMULPD  (R8)(R10*1), Y4, Y5
-	VADDPD  Y5, Y6, Y6
-	VMOVUPD Y6, (AX)(R10*1)
-	ADDQ    $0x00000020, R10
-	JMP     heat3DSrcAVX2_one
-
-heat3DSrcAVX2_done:
-	VZEROUPPER
-	RET
-
-// func heat3DSrcAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, c0 float64, cx float64, cy float64, cz float64, cf float64)
-// Requires: AVX, AVX512F
-TEXT ·heat3DSrcAVX512(SB), NOSPLIT, $0-104
-	MOVQ         d+0(FP), AX
-	MOVQ         c+8(FP), CX
-	MOVQ         s+16(FP), DX
-	MOVQ         n+24(FP), BX
-	MOVQ         l+32(FP), SI
-	MOVQ         u+40(FP), DI
-	MOVQ         f+48(FP), R8
-	MOVQ         cells+56(FP), R9
-	VBROADCASTSD c0+64(FP), Z0
-	VBROADCASTSD cx+72(FP), Z1
-	VBROADCASTSD cy+80(FP), Z2
-	VBROADCASTSD cz+88(FP), Z3
-	VBROADCASTSD cf+96(FP), Z4
-	XORQ         R10, R10
-	SHLQ         $0x03, R9
-	MOVQ         R9, R11
-	SUBQ         $0x00000080, R11
-
-heat3DSrcAVX512_two:
-	CMPQ    R10, R11
-	JG      heat3DSrcAVX512_one
-	VMOVUPD (CX)(R10*1), Z5
-	VADDPD  16(CX)(R10*1), Z5, Z5
-	VMULPD  Z5, Z1, Z5
-	VMOVUPD 8(CX)(R10*1), Z6
-	VMULPD  Z6, Z0, Z6
-	VADDPD  Z5, Z6, Z6
-	VMOVUPD (DX)(R10*1), Z5
-	VADDPD  (BX)(R10*1), Z5, Z5
-	VMULPD  Z5, Z2, Z5
-	VADDPD  Z5, Z6, Z6
-	VMOVUPD (SI)(R10*1), Z5
-	VADDPD  (DI)(R10*1), Z5, Z5
-	VMULPD  Z5, Z3, Z5
-	VADDPD  Z5, Z6, Z6
-	VMULPD  (R8)(R10*1), Z4, Z5
-	VADDPD  Z5, Z6, Z6
-	VMOVUPD Z6, (AX)(R10*1)
-	VMOVUPD 64(CX)(R10*1), Z5
-	VADDPD  80(CX)(R10*1), Z5, Z5
-	VMULPD  Z5, Z1, Z5
-	VMOVUPD 72(CX)(R10*1), Z6
-	VMULPD  Z6, Z0, Z6
-	VADDPD  Z5, Z6, Z6
-	VMOVUPD 64(DX)(R10*1), Z5
-	VADDPD  64(BX)(R10*1), Z5, Z5
-	VMULPD  Z5, Z2, Z5
-	VADDPD  Z5, Z6, Z6
-	VMOVUPD 64(SI)(R10*1), Z5
-	VADDPD  64(DI)(R10*1), Z5, Z5
-	VMULPD  Z5, Z3, Z5
-	VADDPD  Z5, Z6, Z6
-	VMULPD  64(R8)(R10*1), Z4, Z5
-	VADDPD  Z5, Z6, Z6
-	VMOVUPD Z6, 64(AX)(R10*1)
-	ADDQ    $0x00000080, R10
-	JMP     heat3DSrcAVX512_two
-
-heat3DSrcAVX512_one:
-	CMPQ    R10, R9
-	JAE     heat3DSrcAVX512_done
-	VMOVUPD (CX)(R10*1), Z5
-	VADDPD  16(CX)(R10*1), Z5, Z5
-	VMULPD  Z5, Z1, Z5
-	VMOVUPD 8(CX)(R10*1), Z6
-	VMULPD  Z6, Z0, Z6
-	VADDPD  Z5, Z6, Z6
-	VMOVUPD (DX)(R10*1), Z5
-	VADDPD  (BX)(R10*1), Z5, Z5
-	VMULPD  Z5, Z2, Z5
-	VADDPD  Z5, Z6, Z6
-	VMOVUPD (SI)(R10*1), Z5
-	VADDPD  (DI)(R10*1), Z5, Z5
-	VMULPD  Z5, Z3, Z5
-	VADDPD  Z5, Z6, Z6
-	VMULPD  (R8)(R10*1), Z4, Z5
-	VADDPD  Z5, Z6, Z6
-	VMOVUPD Z6, (AX)(R10*1)
-	ADDQ    $0x00000040, R10
-	JMP     heat3DSrcAVX512_one
-
-heat3DSrcAVX512_done:
-	VZEROUPPER
-	RET
-
-// func residual3DAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, c0 float64, cx float64, cy float64, cz float64)
-// Requires: AVX
-TEXT ·residual3DAVX2(SB), NOSPLIT, $0-96
-	MOVQ         d+0(FP), AX
-	MOVQ         c+8(FP), CX
-	MOVQ         s+16(FP), DX
-	MOVQ         n+24(FP), BX
-	MOVQ         l+32(FP), SI
-	MOVQ         u+40(FP), DI
-	MOVQ         f+48(FP), R8
-	MOVQ         cells+56(FP), R9
-	VBROADCASTSD c0+64(FP), Y0
-	VBROADCASTSD cx+72(FP), Y1
-	VBROADCASTSD cy+80(FP), Y2
-	VBROADCASTSD cz+88(FP), Y3
-	XORQ         R10, R10
-	SHLQ         $0x03, R9
-	MOVQ         R9, R11
-	SUBQ         $0x00000040, R11
-
-residual3DAVX2_two:
-	CMPQ    R10, R11
-	JG      residual3DAVX2_one
-	VMOVUPD (CX)(R10*1), Y4
-	VADDPD  16(CX)(R10*1), Y4, Y4
-	VMULPD  Y4, Y1, Y4
-	VMOVUPD (DX)(R10*1), Y5
-	VADDPD  (BX)(R10*1), Y5, Y5
-	VMULPD  Y5, Y2, Y5
-	VADDPD  Y5, Y4, Y4
-	VMOVUPD (SI)(R10*1), Y5
-	VADDPD  (DI)(R10*1), Y5, Y5
-	VMULPD  Y5, Y3, Y5
-	VADDPD  Y5, Y4, Y4
-	VMOVUPD 8(CX)(R10*1), Y5
-	VMULPD  Y5, Y0, Y5
-	VSUBPD  Y4, Y5, Y5
-	VMOVUPD (R8)(R10*1), Y4
-	VSUBPD  Y5, Y4, Y4
-	VMOVUPD Y4, (AX)(R10*1)
-	VMOVUPD 32(CX)(R10*1), Y4
-	VADDPD  48(CX)(R10*1), Y4, Y4
-	VMULPD  Y4, Y1, Y4
-	VMOVUPD 32(DX)(R10*1), Y5
-	VADDPD  32(BX)(R10*1), Y5, Y5
-	VMULPD  Y5, Y2, Y5
-	VADDPD  Y5, Y4, Y4
-	VMOVUPD 32(SI)(R10*1), Y5
-	VADDPD  32(DI)(R10*1), Y5, Y5
-	VMULPD  Y5, Y3, Y5
-	VADDPD  Y5, Y4, Y4
-	VMOVUPD 40(CX)(R10*1), Y5
-	VMULPD  Y5, Y0, Y5
-	VSUBPD  Y4, Y5, Y5
-	VMOVUPD 32(R8)(R10*1), Y4
-	VSUBPD  Y5, Y4, Y4
-	VMOVUPD Y4, 32(AX)(R10*1)
-	ADDQ    $0x00000040, R10
-	JMP     residual3DAVX2_two
-
-residual3DAVX2_one:
-	CMPQ    R10, R9
-	JAE     residual3DAVX2_done
-	VMOVUPD (CX)(R10*1), Y4
-	VADDPD  16(CX)(R10*1), Y4, Y4
-	VMULPD  Y4, Y1, Y4
-	VMOVUPD (DX)(R10*1), Y5
-	VADDPD  (BX)(R10*1), Y5, Y5
-	VMULPD  Y5, Y2, Y5
-	VADDPD  Y5, Y4, Y4
-	VMOVUPD (SI)(R10*1), Y5
-	VADDPD  (DI)(R10*1), Y5, Y5
-	VMULPD  Y5, Y3, Y5
-	VADDPD  Y5, Y4, Y4
-	VMOVUPD 8(CX)(R10*1), Y5
-	VMULPD  Y5, Y0, Y5
-	VSUBPD  Y4, Y5, Y5
-	VMOVUPD (R8)(R10*1), Y4
-	VSUBPD  Y5, Y4, Y4
-	VMOVUPD Y4, (AX)(R10*1)
-	ADDQ    $0x00000020, R10
-	JMP     residual3DAVX2_one
-
-residual3DAVX2_done:
-	VZEROUPPER
-	RET
-
-// func residual3DAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, c0 float64, cx float64, cy float64, cz float64)
-// Requires: AVX, AVX512F
-TEXT ·residual3DAVX512(SB), NOSPLIT, $0-96
-	MOVQ         d+0(FP), AX
-	MOVQ         c+8(FP), CX
-	MOVQ         s+16(FP), DX
-	MOVQ         n+24(FP), BX
-	MOVQ         l+32(FP), SI
-	MOVQ         u+40(FP), DI
-	MOVQ         f+48(FP), R8
-	MOVQ         cells+56(FP), R9
-	VBROADCASTSD c0+64(FP), Z0
-	VBROADCASTSD cx+72(FP), Z1
-	VBROADCASTSD cy+80(FP), Z2
-	VBROADCASTSD cz+88(FP), Z3
-	XORQ         R10, R10
-	SHLQ         $0x03, R9
-	MOVQ         R9, R11
-	SUBQ         $0x00000080, R11
-
-residual3DAVX512_two:
-	CMPQ    R10, R11
-	JG      residual3DAVX512_one
-	VMOVUPD (CX)(R10*1), Z4
-	VADDPD  16(CX)(R10*1), Z4, Z4
-	VMULPD  Z4, Z1, Z4
-	VMOVUPD (DX)(R10*1), Z5
-	VADDPD  (BX)(R10*1), Z5, Z5
-	VMULPD  Z5, Z2, Z5
-	VADDPD  Z5, Z4, Z4
-	VMOVUPD (SI)(R10*1), Z5
-	VADDPD  (DI)(R10*1), Z5, Z5
-	VMULPD  Z5, Z3, Z5
-	VADDPD  Z5, Z4, Z4
-	VMOVUPD 8(CX)(R10*1), Z5
-	VMULPD  Z5, Z0, Z5
-	VSUBPD  Z4, Z5, Z5
-	VMOVUPD (R8)(R10*1), Z4
-	VSUBPD  Z5, Z4, Z4
-	VMOVUPD Z4, (AX)(R10*1)
-	VMOVUPD 64(CX)(R10*1), Z4
-	VADDPD  80(CX)(R10*1), Z4, Z4
-	VMULPD  Z4, Z1, Z4
-	VMOVUPD 64(DX)(R10*1), Z5
-	VADDPD  64(BX)(R10*1), Z5, Z5
-	VMULPD  Z5, Z2, Z5
-	VADDPD  Z5, Z4, Z4
-	VMOVUPD 64(SI)(R10*1), Z5
-	VADDPD  64(DI)(R10*1), Z5, Z5
-	VMULPD  Z5, Z3, Z5
-	VADDPD  Z5, Z4, Z4
-	VMOVUPD 72(CX)(R10*1), Z5
-	VMULPD  Z5, Z0, Z5
-	VSUBPD  Z4, Z5, Z5
-	VMOVUPD 64(R8)(R10*1), Z4
-	VSUBPD  Z5, Z4, Z4
-	VMOVUPD Z4, 64(AX)(R10*1)
-	ADDQ    $0x00000080, R10
-	JMP     residual3DAVX512_two
-
-residual3DAVX512_one:
-	CMPQ    R10, R9
-	JAE     residual3DAVX512_done
-	VMOVUPD (CX)(R10*1), Z4
-	VADDPD  16(CX)(R10*1), Z4, Z4
-	VMULPD  Z4, Z1, Z4
-	VMOVUPD (DX)(R10*1), Z5
-	VADDPD  (BX)(R10*1), Z5, Z5
-	VMULPD  Z5, Z2, Z5
-	VADDPD  Z5, Z4, Z4
-	VMOVUPD (SI)(R10*1), Z5
-	VADDPD  (DI)(R10*1), Z5, Z5
-	VMULPD  Z5, Z3, Z5
-	VADDPD  Z5, Z4, Z4
-	VMOVUPD 8(CX)(R10*1), Z5
-	VMULPD  Z5, Z0, Z5
-	VSUBPD  Z4, Z5, Z5
-	VMOVUPD (R8)(R10*1), Z4
-	VSUBPD  Z5, Z4, Z4
-	VMOVUPD Z4, (AX)(R10*1)
-	ADDQ    $0x00000040, R10
-	JMP     residual3DAVX512_one
-
-residual3DAVX512_done:
-	VZEROUPPER
-	RET
-
-// func heat3DNTAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, c0 float64, cx float64, cy float64, cz float64)
-// Requires: AVX
-TEXT ·heat3DNTAVX2(SB), NOSPLIT, $0-88
-	MOVQ         d+0(FP), AX
-	MOVQ         c+8(FP), CX
-	MOVQ         s+16(FP), DX
-	MOVQ         n+24(FP), BX
-	MOVQ         l+32(FP), SI
-	MOVQ         u+40(FP), DI
-	MOVQ         cells+48(FP), R8
-	VBROADCASTSD c0+56(FP), Y0
-	VBROADCASTSD cx+64(FP), Y1
-	VBROADCASTSD cy+72(FP), Y2
-	VBROADCASTSD cz+80(FP), Y3
-	XORQ         R9, R9
-	SHLQ         $0x03, R8
-	MOVQ         R8, R10
-	SUBQ         $0x00000040, R10
-
-heat3DNTAVX2_two:
-	CMPQ     R9, R10
-	JG       heat3DNTAVX2_one
-	VMOVUPD  (CX)(R9*1), Y4
-	VADDPD   16(CX)(R9*1), Y4, Y4
-	VMULPD   Y4, Y1, Y4
-	VMOVUPD  8(CX)(R9*1), Y5
-	VMULPD   Y5, Y0, Y5
-	VADDPD   Y4, Y5, Y5
-	VMOVUPD  (DX)(R9*1), Y4
-	VADDPD   (BX)(R9*1), Y4, Y4
-	VMULPD   Y4, Y2, Y4
-	VADDPD   Y4, Y5, Y5
-	VMOVUPD  (SI)(R9*1), Y4
-	VADDPD   (DI)(R9*1), Y4, Y4
-	VMULPD   Y4, Y3, Y4
-	VADDPD   Y4, Y5, Y5
-	VMOVNTPD Y5, (AX)(R9*1)
-	VMOVUPD  32(CX)(R9*1), Y4
-	VADDPD   48(CX)(R9*1), Y4, Y4
-	VMULPD   Y4, Y1, Y4
-	VMOVUPD  40(CX)(R9*1), Y5
-	VMULPD   Y5, Y0, Y5
-	VADDPD   Y4, Y5, Y5
-	VMOVUPD  32(DX)(R9*1), Y4
-	VADDPD   32(BX)(R9*1), Y4, Y4
-	VMULPD   Y4, Y2, Y4
-	VADDPD   Y4, Y5, Y5
-	VMOVUPD  32(SI)(R9*1), Y4
-	VADDPD   32(DI)(R9*1), Y4, Y4
-	VMULPD   Y4, Y3, Y4
-	VADDPD   Y4, Y5, Y5
-	VMOVNTPD Y5, 32(AX)(R9*1)
-	ADDQ     $0x00000040, R9
-	JMP      heat3DNTAVX2_two
-
-heat3DNTAVX2_one:
-	CMPQ     R9, R8
-	JAE      heat3DNTAVX2_done
-	VMOVUPD  (CX)(R9*1), Y4
-	VADDPD   16(CX)(R9*1), Y4, Y4
-	VMULPD   Y4, Y1, Y4
-	VMOVUPD  8(CX)(R9*1), Y5
-	VMULPD   Y5, Y0, Y5
-	VADDPD   Y4, Y5, Y5
-	VMOVUPD  (DX)(R9*1), Y4
-	VADDPD   (BX)(R9*1), Y4, Y4
-	VMULPD   Y4, Y2, Y4
-	VADDPD   Y4, Y5, Y5
-	VMOVUPD  (SI)(R9*1), Y4
-	VADDPD   (DI)(R9*1), Y4, Y4
-	VMULPD   Y4, Y3, Y4
-	VADDPD   Y4, Y5, Y5
-	VMOVNTPD Y5, (AX)(R9*1)
-	ADDQ     $0x00000020, R9
-	JMP      heat3DNTAVX2_one
-
-heat3DNTAVX2_done:
-	VZEROUPPER
-	RET
-
-// func heat3DNTAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, c0 float64, cx float64, cy float64, cz float64)
-// Requires: AVX, AVX512F
-TEXT ·heat3DNTAVX512(SB), NOSPLIT, $0-88
-	MOVQ         d+0(FP), AX
-	MOVQ         c+8(FP), CX
-	MOVQ         s+16(FP), DX
-	MOVQ         n+24(FP), BX
-	MOVQ         l+32(FP), SI
-	MOVQ         u+40(FP), DI
-	MOVQ         cells+48(FP), R8
-	VBROADCASTSD c0+56(FP), Z0
-	VBROADCASTSD cx+64(FP), Z1
-	VBROADCASTSD cy+72(FP), Z2
-	VBROADCASTSD cz+80(FP), Z3
-	XORQ         R9, R9
-	SHLQ         $0x03, R8
-	MOVQ         R8, R10
-	SUBQ         $0x00000080, R10
-
-heat3DNTAVX512_two:
-	CMPQ     R9, R10
-	JG       heat3DNTAVX512_one
-	VMOVUPD  (CX)(R9*1), Z4
-	VADDPD   16(CX)(R9*1), Z4, Z4
-	VMULPD   Z4, Z1, Z4
-	VMOVUPD  8(CX)(R9*1), Z5
-	VMULPD   Z5, Z0, Z5
-	VADDPD   Z4, Z5, Z5
-	VMOVUPD  (DX)(R9*1), Z4
-	VADDPD   (BX)(R9*1), Z4, Z4
-	VMULPD   Z4, Z2, Z4
-	VADDPD   Z4, Z5, Z5
-	VMOVUPD  (SI)(R9*1), Z4
-	VADDPD   (DI)(R9*1), Z4, Z4
-	VMULPD   Z4, Z3, Z4
-	VADDPD   Z4, Z5, Z5
-	VMOVNTPD Z5, (AX)(R9*1)
-	VMOVUPD  64(CX)(R9*1), Z4
-	VADDPD   80(CX)(R9*1), Z4, Z4
-	VMULPD   Z4, Z1, Z4
-	VMOVUPD  72(CX)(R9*1), Z5
-	VMULPD   Z5, Z0, Z5
-	VADDPD   Z4, Z5, Z5
-	VMOVUPD  64(DX)(R9*1), Z4
-	VADDPD   64(BX)(R9*1), Z4, Z4
-	VMULPD   Z4, Z2, Z4
-	VADDPD   Z4, Z5, Z5
-	VMOVUPD  64(SI)(R9*1), Z4
-	VADDPD   64(DI)(R9*1), Z4, Z4
-	VMULPD   Z4, Z3, Z4
-	VADDPD   Z4, Z5, Z5
-	VMOVNTPD Z5, 64(AX)(R9*1)
-	ADDQ     $0x00000080, R9
-	JMP      heat3DNTAVX512_two
-
-heat3DNTAVX512_one:
-	CMPQ     R9, R8
-	JAE      heat3DNTAVX512_done
-	VMOVUPD  (CX)(R9*1), Z4
-	VADDPD   16(CX)(R9*1), Z4, Z4
-	VMULPD   Z4, Z1, Z4
-	VMOVUPD  8(CX)(R9*1), Z5
-	VMULPD   Z5, Z0, Z5
-	VADDPD   Z4, Z5, Z5
-	VMOVUPD  (DX)(R9*1), Z4
-	VADDPD   (BX)(R9*1), Z4, Z4
-	VMULPD   Z4, Z2, Z4
-	VADDPD   Z4, Z5, Z5
-	VMOVUPD  (SI)(R9*1), Z4
-	VADDPD   (DI)(R9*1), Z4, Z4
-	VMULPD   Z4, Z3, Z4
-	VADDPD   Z4, Z5, Z5
-	VMOVNTPD Z5, (AX)(R9*1)
-	ADDQ     $0x00000040, R9
 	JMP      heat3DNTAVX512_one
 
 heat3DNTAVX512_done:
+	DECQ R9
+	JZ   heat3DNTAVX512_end
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, DX
+	ADDQ R10, BX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	JMP  heat3DNTAVX512_row
+
+heat3DNTAVX512_end:
 	VZEROUPPER
 	RET
 
-// func heat3DSrcNTAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, c0 float64, cx float64, cy float64, cz float64, cf float64)
+// func heat3DSrcNTAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64)
 // Requires: AVX
-TEXT ·heat3DSrcNTAVX2(SB), NOSPLIT, $0-104
+TEXT ·heat3DSrcNTAVX2(SB), NOSPLIT, $0-120
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -1381,86 +1677,104 @@ TEXT ·heat3DSrcNTAVX2(SB), NOSPLIT, $0-104
 	MOVQ         u+40(FP), DI
 	MOVQ         f+48(FP), R8
 	MOVQ         cells+56(FP), R9
-	VBROADCASTSD c0+64(FP), Y0
-	VBROADCASTSD cx+72(FP), Y1
-	VBROADCASTSD cy+80(FP), Y2
-	VBROADCASTSD cz+88(FP), Y3
-	VBROADCASTSD cf+96(FP), Y4
-	XORQ         R10, R10
-	SHLQ         $0x03, R9
-	MOVQ         R9, R11
-	SUBQ         $0x00000040, R11
+	MOVQ         rows+64(FP), R10
+	MOVQ         stride+72(FP), R11
+	SHLQ         $0x03, R11
+	VBROADCASTSD c0+80(FP), Y0
+	VBROADCASTSD cx+88(FP), Y1
+	VBROADCASTSD cy+96(FP), Y2
+	VBROADCASTSD cz+104(FP), Y3
+	VBROADCASTSD cf+112(FP), Y4
+	MOVQ         R9, R12
+	SHLQ         $0x03, R12
+	MOVQ         R12, R13
+	SUBQ         $0x00000040, R13
+
+heat3DSrcNTAVX2_row:
+	XORQ R9, R9
 
 heat3DSrcNTAVX2_two:
-	CMPQ     R10, R11
+	CMPQ     R9, R13
 	JG       heat3DSrcNTAVX2_one
-	VMOVUPD  (CX)(R10*1), Y5
-	VADDPD   16(CX)(R10*1), Y5, Y5
+	VMOVUPD  (CX)(R9*1), Y5
+	VADDPD   16(CX)(R9*1), Y5, Y5
 	VMULPD   Y5, Y1, Y5
-	VMOVUPD  8(CX)(R10*1), Y6
+	VMOVUPD  8(CX)(R9*1), Y6
 	VMULPD   Y6, Y0, Y6
 	VADDPD   Y5, Y6, Y6
-	VMOVUPD  (DX)(R10*1), Y5
-	VADDPD   (BX)(R10*1), Y5, Y5
+	VMOVUPD  (DX)(R9*1), Y5
+	VADDPD   (BX)(R9*1), Y5, Y5
 	VMULPD   Y5, Y2, Y5
 	VADDPD   Y5, Y6, Y6
-	VMOVUPD  (SI)(R10*1), Y5
-	VADDPD   (DI)(R10*1), Y5, Y5
+	VMOVUPD  (SI)(R9*1), Y5
+	VADDPD   (DI)(R9*1), Y5, Y5
 	VMULPD   Y5, Y3, Y5
 	VADDPD   Y5, Y6, Y6
-	VMULPD   (R8)(R10*1), Y4, Y5
+	VMULPD   (R8)(R9*1), Y4, Y5
 	VADDPD   Y5, Y6, Y6
-	VMOVNTPD Y6, (AX)(R10*1)
-	VMOVUPD  32(CX)(R10*1), Y5
-	VADDPD   48(CX)(R10*1), Y5, Y5
+	VMOVNTPD Y6, (AX)(R9*1)
+	VMOVUPD  32(CX)(R9*1), Y5
+	VADDPD   48(CX)(R9*1), Y5, Y5
 	VMULPD   Y5, Y1, Y5
-	VMOVUPD  40(CX)(R10*1), Y6
+	VMOVUPD  40(CX)(R9*1), Y6
 	VMULPD   Y6, Y0, Y6
 	VADDPD   Y5, Y6, Y6
-	VMOVUPD  32(DX)(R10*1), Y5
-	VADDPD   32(BX)(R10*1), Y5, Y5
+	VMOVUPD  32(DX)(R9*1), Y5
+	VADDPD   32(BX)(R9*1), Y5, Y5
 	VMULPD   Y5, Y2, Y5
 	VADDPD   Y5, Y6, Y6
-	VMOVUPD  32(SI)(R10*1), Y5
-	VADDPD   32(DI)(R10*1), Y5, Y5
+	VMOVUPD  32(SI)(R9*1), Y5
+	VADDPD   32(DI)(R9*1), Y5, Y5
 	VMULPD   Y5, Y3, Y5
 	VADDPD   Y5, Y6, Y6
-	VMULPD   32(R8)(R10*1), Y4, Y5
+	VMULPD   32(R8)(R9*1), Y4, Y5
 	VADDPD   Y5, Y6, Y6
-	VMOVNTPD Y6, 32(AX)(R10*1)
-	ADDQ     $0x00000040, R10
+	VMOVNTPD Y6, 32(AX)(R9*1)
+	ADDQ     $0x00000040, R9
 	JMP      heat3DSrcNTAVX2_two
 
 heat3DSrcNTAVX2_one:
-	CMPQ     R10, R9
+	CMPQ     R9, R12
 	JAE      heat3DSrcNTAVX2_done
-	VMOVUPD  (CX)(R10*1), Y5
-	VADDPD   16(CX)(R10*1), Y5, Y5
+	VMOVUPD  (CX)(R9*1), Y5
+	VADDPD   16(CX)(R9*1), Y5, Y5
 	VMULPD   Y5, Y1, Y5
-	VMOVUPD  8(CX)(R10*1), Y6
+	VMOVUPD  8(CX)(R9*1), Y6
 	VMULPD   Y6, Y0, Y6
 	VADDPD   Y5, Y6, Y6
-	VMOVUPD  (DX)(R10*1), Y5
-	VADDPD   (BX)(R10*1), Y5, Y5
+	VMOVUPD  (DX)(R9*1), Y5
+	VADDPD   (BX)(R9*1), Y5, Y5
 	VMULPD   Y5, Y2, Y5
 	VADDPD   Y5, Y6, Y6
-	VMOVUPD  (SI)(R10*1), Y5
-	VADDPD   (DI)(R10*1), Y5, Y5
+	VMOVUPD  (SI)(R9*1), Y5
+	VADDPD   (DI)(R9*1), Y5, Y5
 	VMULPD   Y5, Y3, Y5
 	VADDPD   Y5, Y6, Y6
-	VMULPD   (R8)(R10*1), Y4, Y5
+	VMULPD   (R8)(R9*1), Y4, Y5
 	VADDPD   Y5, Y6, Y6
-	VMOVNTPD Y6, (AX)(R10*1)
-	ADDQ     $0x00000020, R10
+	VMOVNTPD Y6, (AX)(R9*1)
+	ADDQ     $0x00000020, R9
 	JMP      heat3DSrcNTAVX2_one
 
 heat3DSrcNTAVX2_done:
+	DECQ R10
+	JZ   heat3DSrcNTAVX2_end
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, DX
+	ADDQ R11, BX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R8
+	JMP  heat3DSrcNTAVX2_row
+
+heat3DSrcNTAVX2_end:
 	VZEROUPPER
 	RET
 
-// func heat3DSrcNTAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, c0 float64, cx float64, cy float64, cz float64, cf float64)
+// func heat3DSrcNTAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64)
 // Requires: AVX, AVX512F
-TEXT ·heat3DSrcNTAVX512(SB), NOSPLIT, $0-104
+TEXT ·heat3DSrcNTAVX512(SB), NOSPLIT, $0-120
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -1469,80 +1783,98 @@ TEXT ·heat3DSrcNTAVX512(SB), NOSPLIT, $0-104
 	MOVQ         u+40(FP), DI
 	MOVQ         f+48(FP), R8
 	MOVQ         cells+56(FP), R9
-	VBROADCASTSD c0+64(FP), Z0
-	VBROADCASTSD cx+72(FP), Z1
-	VBROADCASTSD cy+80(FP), Z2
-	VBROADCASTSD cz+88(FP), Z3
-	VBROADCASTSD cf+96(FP), Z4
-	XORQ         R10, R10
-	SHLQ         $0x03, R9
-	MOVQ         R9, R11
-	SUBQ         $0x00000080, R11
+	MOVQ         rows+64(FP), R10
+	MOVQ         stride+72(FP), R11
+	SHLQ         $0x03, R11
+	VBROADCASTSD c0+80(FP), Z0
+	VBROADCASTSD cx+88(FP), Z1
+	VBROADCASTSD cy+96(FP), Z2
+	VBROADCASTSD cz+104(FP), Z3
+	VBROADCASTSD cf+112(FP), Z4
+	MOVQ         R9, R12
+	SHLQ         $0x03, R12
+	MOVQ         R12, R13
+	SUBQ         $0x00000080, R13
+
+heat3DSrcNTAVX512_row:
+	XORQ R9, R9
 
 heat3DSrcNTAVX512_two:
-	CMPQ     R10, R11
+	CMPQ     R9, R13
 	JG       heat3DSrcNTAVX512_one
-	VMOVUPD  (CX)(R10*1), Z5
-	VADDPD   16(CX)(R10*1), Z5, Z5
+	VMOVUPD  (CX)(R9*1), Z5
+	VADDPD   16(CX)(R9*1), Z5, Z5
 	VMULPD   Z5, Z1, Z5
-	VMOVUPD  8(CX)(R10*1), Z6
+	VMOVUPD  8(CX)(R9*1), Z6
 	VMULPD   Z6, Z0, Z6
 	VADDPD   Z5, Z6, Z6
-	VMOVUPD  (DX)(R10*1), Z5
-	VADDPD   (BX)(R10*1), Z5, Z5
+	VMOVUPD  (DX)(R9*1), Z5
+	VADDPD   (BX)(R9*1), Z5, Z5
 	VMULPD   Z5, Z2, Z5
 	VADDPD   Z5, Z6, Z6
-	VMOVUPD  (SI)(R10*1), Z5
-	VADDPD   (DI)(R10*1), Z5, Z5
+	VMOVUPD  (SI)(R9*1), Z5
+	VADDPD   (DI)(R9*1), Z5, Z5
 	VMULPD   Z5, Z3, Z5
 	VADDPD   Z5, Z6, Z6
-	VMULPD   (R8)(R10*1), Z4, Z5
+	VMULPD   (R8)(R9*1), Z4, Z5
 	VADDPD   Z5, Z6, Z6
-	VMOVNTPD Z6, (AX)(R10*1)
-	VMOVUPD  64(CX)(R10*1), Z5
-	VADDPD   80(CX)(R10*1), Z5, Z5
+	VMOVNTPD Z6, (AX)(R9*1)
+	VMOVUPD  64(CX)(R9*1), Z5
+	VADDPD   80(CX)(R9*1), Z5, Z5
 	VMULPD   Z5, Z1, Z5
-	VMOVUPD  72(CX)(R10*1), Z6
+	VMOVUPD  72(CX)(R9*1), Z6
 	VMULPD   Z6, Z0, Z6
 	VADDPD   Z5, Z6, Z6
-	VMOVUPD  64(DX)(R10*1), Z5
-	VADDPD   64(BX)(R10*1), Z5, Z5
+	VMOVUPD  64(DX)(R9*1), Z5
+	VADDPD   64(BX)(R9*1), Z5, Z5
 	VMULPD   Z5, Z2, Z5
 	VADDPD   Z5, Z6, Z6
-	VMOVUPD  64(SI)(R10*1), Z5
-	VADDPD   64(DI)(R10*1), Z5, Z5
+	VMOVUPD  64(SI)(R9*1), Z5
+	VADDPD   64(DI)(R9*1), Z5, Z5
 	VMULPD   Z5, Z3, Z5
 	VADDPD   Z5, Z6, Z6
-	VMULPD   64(R8)(R10*1), Z4, Z5
+	VMULPD   64(R8)(R9*1), Z4, Z5
 	VADDPD   Z5, Z6, Z6
-	VMOVNTPD Z6, 64(AX)(R10*1)
-	ADDQ     $0x00000080, R10
+	VMOVNTPD Z6, 64(AX)(R9*1)
+	ADDQ     $0x00000080, R9
 	JMP      heat3DSrcNTAVX512_two
 
 heat3DSrcNTAVX512_one:
-	CMPQ     R10, R9
+	CMPQ     R9, R12
 	JAE      heat3DSrcNTAVX512_done
-	VMOVUPD  (CX)(R10*1), Z5
-	VADDPD   16(CX)(R10*1), Z5, Z5
+	VMOVUPD  (CX)(R9*1), Z5
+	VADDPD   16(CX)(R9*1), Z5, Z5
 	VMULPD   Z5, Z1, Z5
-	VMOVUPD  8(CX)(R10*1), Z6
+	VMOVUPD  8(CX)(R9*1), Z6
 	VMULPD   Z6, Z0, Z6
 	VADDPD   Z5, Z6, Z6
-	VMOVUPD  (DX)(R10*1), Z5
-	VADDPD   (BX)(R10*1), Z5, Z5
+	VMOVUPD  (DX)(R9*1), Z5
+	VADDPD   (BX)(R9*1), Z5, Z5
 	VMULPD   Z5, Z2, Z5
 	VADDPD   Z5, Z6, Z6
-	VMOVUPD  (SI)(R10*1), Z5
-	VADDPD   (DI)(R10*1), Z5, Z5
+	VMOVUPD  (SI)(R9*1), Z5
+	VADDPD   (DI)(R9*1), Z5, Z5
 	VMULPD   Z5, Z3, Z5
 	VADDPD   Z5, Z6, Z6
-	VMULPD   (R8)(R10*1), Z4, Z5
+	VMULPD   (R8)(R9*1), Z4, Z5
 	VADDPD   Z5, Z6, Z6
-	VMOVNTPD Z6, (AX)(R10*1)
-	ADDQ     $0x00000040, R10
+	VMOVNTPD Z6, (AX)(R9*1)
+	ADDQ     $0x00000040, R9
 	JMP      heat3DSrcNTAVX512_one
 
 heat3DSrcNTAVX512_done:
+	DECQ R10
+	JZ   heat3DSrcNTAVX512_end
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, DX
+	ADDQ R11, BX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R8
+	JMP  heat3DSrcNTAVX512_row
+
+heat3DSrcNTAVX512_end:
 	VZEROUPPER
 	RET
 
