@@ -147,26 +147,33 @@ func prolong(f, c *level, src, dst []float64, linear, add bool) {
 			if nd == 3 {
 				pz, qz, mz = axisWeights(flo[0]+lc[0], f.ratio[0], clo[0], linear)
 			}
+			// near·A + far·B along y (and z), then added to dst or copied.
 			out := dst[r.Start : r.Start+r.N]
-			v := x(py, pz)
+			v, u := x(py, pz), []float64(nil)
 			if my {
-				combine(a, v, x(qy, pz))
-				v = a
+				u = x(qy, pz)
 			}
 			if mz {
-				u := x(py, qz)
 				if my {
-					combine(cc, u, x(qy, qz))
+					stencil.Mix(a, v, u, near, far)
+					v = a
+				}
+				u = x(py, qz)
+				if my {
+					stencil.Mix(cc, u, x(qy, qz), near, far)
 					u = cc
 				}
-				combine(a, v, u)
-				v = a
 			}
-			if add {
+			switch {
+			case u != nil && add:
+				stencil.MixAdd(out, v, u, near, far)
+			case u != nil:
+				stencil.Mix(out, v, u, near, far)
+			case add:
 				for j := range out {
 					out[j] += v[j]
 				}
-			} else {
+			default:
 				copy(out, v)
 			}
 		}
@@ -202,15 +209,6 @@ func (rc *rowCache) get(i int) (row []float64, hit bool) {
 	rc.next = (k + 1) % len(rc.key)
 	rc.key[k] = i
 	return rc.rows[k], false
-}
-
-// combine sets d = near·a + far·b.
-func combine(d, a, b []float64) {
-	b = b[:len(a)]
-	d = d[:len(a)]
-	for j := range a {
-		d[j] = near*a[j] + far*b[j]
-	}
 }
 
 // interpRow sets dst, the fine cells from global x index g0 on, from src,

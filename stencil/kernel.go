@@ -75,6 +75,8 @@ type Set struct {
 	stream2D, stream3D Kernel
 	// The update of many rows (nil: the update a row at a time).
 	rows2D, rows3D RowsKernel
+	// Weighted sums of two rows (nil: the generic ones).
+	mix, mixAdd func(d, a, b []float64, wa, wb float64)
 }
 
 // Generic is the portable set, always built.
@@ -205,6 +207,38 @@ func (k *Coeffs) At(r *Row, dst, src, f []float64, i, n int) {
 // MaxAbsDiff is max |a[j] − b[j]| over a (b at least as long); a NaN
 // anywhere makes it NaN.
 func MaxAbsDiff(a, b []float64) float64 { return absFloat(Active.maxAbsDiff(a, b[:len(a)])) }
+
+// Mix sets d[j] = wa·a[j] + wb·b[j] over d (a and b at least as long).
+func Mix(d, a, b []float64, wa, wb float64) {
+	if Active.mix != nil {
+		Active.mix(d, a[:len(d)], b[:len(d)], wa, wb)
+		return
+	}
+	mixGeneric(d, a, b, wa, wb)
+}
+
+// MixAdd sets d[j] = d[j] + (wa·a[j] + wb·b[j]) over d.
+func MixAdd(d, a, b []float64, wa, wb float64) {
+	if Active.mixAdd != nil {
+		Active.mixAdd(d, a[:len(d)], b[:len(d)], wa, wb)
+		return
+	}
+	mixAddGeneric(d, a, b, wa, wb)
+}
+
+func mixGeneric(d, a, b []float64, wa, wb float64) {
+	a, b = a[:len(d)], b[:len(d)]
+	for j := range d {
+		d[j] = float64(wa*a[j]) + float64(wb*b[j])
+	}
+}
+
+func mixAddGeneric(d, a, b []float64, wa, wb float64) {
+	a, b = a[:len(d)], b[:len(d)]
+	for j := range d {
+		d[j] += float64(wa*a[j]) + float64(wb*b[j])
+	}
+}
 
 // MaxAbs is max |x[j]|; a NaN anywhere makes it NaN.
 func MaxAbs(x []float64) float64 { return absFloat(Active.maxAbs(x)) }

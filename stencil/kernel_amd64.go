@@ -36,7 +36,8 @@ var avx2 = Set{Name: "avx2",
 	maxAbsDiff: maxDiff(4, maxAbsDiffAVX2), maxAbs: maxOf(4, maxAbsAVX2),
 	stream2D: aligned(4, update2D(4, heat2DNTAVX2, heat2DSrcNTAVX2), heat2DGeneric),
 	stream3D: aligned(4, update3D(4, heat3DNTAVX2, heat3DSrcNTAVX2), heat3DGeneric),
-	rows2D:   rows2D(4, heat2DAVX2, heat2DSrcAVX2), rows3D: rows3D(4, heat3DAVX2, heat3DSrcAVX2)}
+	rows2D:   rows2D(4, heat2DAVX2, heat2DSrcAVX2), rows3D: rows3D(4, heat3DAVX2, heat3DSrcAVX2),
+	mix: mixer(4, mixAVX2, mixGeneric), mixAdd: mixer(4, mixAddAVX2, mixAddGeneric)}
 
 var avx512 = Set{Name: "avx512",
 	heat2D: update2D(8, heat2DAVX512, heat2DSrcAVX512), heat3D: update3D(8, heat3DAVX512, heat3DSrcAVX512),
@@ -44,7 +45,8 @@ var avx512 = Set{Name: "avx512",
 	maxAbsDiff: maxDiff(8, maxAbsDiffAVX512), maxAbs: maxOf(8, maxAbsAVX512),
 	stream2D: aligned(8, update2D(8, heat2DNTAVX512, heat2DSrcNTAVX512), heat2DGeneric),
 	stream3D: aligned(8, update3D(8, heat3DNTAVX512, heat3DSrcNTAVX512), heat3DGeneric),
-	rows2D:   rows2D(8, heat2DAVX512, heat2DSrcAVX512), rows3D: rows3D(8, heat3DAVX512, heat3DSrcAVX512)}
+	rows2D:   rows2D(8, heat2DAVX512, heat2DSrcAVX512), rows3D: rows3D(8, heat3DAVX512, heat3DSrcAVX512),
+	mix: mixer(8, mixAVX512, mixGeneric), mixAdd: mixer(8, mixAddAVX512, mixAddGeneric)}
 
 // maxDiff and maxOf run the max-norm kernels over the whole vectors and
 // the generic ones over the rest, and fold the lanes.
@@ -71,6 +73,18 @@ func maxOf(lanes int, k func(a *float64, cells int, out *uint64)) func(x []float
 			m = max(m, maxLanes(out[:lanes]))
 		}
 		return max(m, maxAbsGeneric(x[v:]))
+	}
+}
+
+// mixer runs a weighted-sum kernel over the whole vectors and g over the
+// rest.
+func mixer(lanes int, k func(d, a, b *float64, cells int, wa, wb float64), g func(d, a, b []float64, wa, wb float64)) func(d, a, b []float64, wa, wb float64) {
+	return func(d, a, b []float64, wa, wb float64) {
+		v := len(d) &^ (lanes - 1)
+		if v > 0 {
+			k(&d[0], &a[:v][0], &b[:v][0], v, wa, wb)
+		}
+		g(d[v:], a[v:len(d)], b[v:len(d)], wa, wb)
 	}
 }
 

@@ -1984,6 +1984,112 @@ maxAbsAVX512_done:
 	VZEROUPPER
 	RET
 
+// func mixAVX2(d *float64, a *float64, b *float64, cells int, wa float64, wb float64)
+// Requires: AVX
+TEXT ·mixAVX2(SB), NOSPLIT, $0-48
+	MOVQ         d+0(FP), AX
+	MOVQ         a+8(FP), CX
+	MOVQ         b+16(FP), DX
+	MOVQ         cells+24(FP), BX
+	SHLQ         $0x03, BX
+	VBROADCASTSD wa+32(FP), Y0
+	VBROADCASTSD wb+40(FP), Y1
+	XORQ         SI, SI
+
+mixAVX2_loop:
+	CMPQ    SI, BX
+	JAE     mixAVX2_done
+	VMULPD  (CX)(SI*1), Y0, Y2
+	VMULPD  (DX)(SI*1), Y1, Y3
+	VADDPD  Y3, Y2, Y2
+	VMOVUPD Y2, (AX)(SI*1)
+	ADDQ    $0x00000020, SI
+	JMP     mixAVX2_loop
+
+mixAVX2_done:
+	VZEROUPPER
+	RET
+
+// func mixAVX512(d *float64, a *float64, b *float64, cells int, wa float64, wb float64)
+// Requires: AVX, AVX512F
+TEXT ·mixAVX512(SB), NOSPLIT, $0-48
+	MOVQ         d+0(FP), AX
+	MOVQ         a+8(FP), CX
+	MOVQ         b+16(FP), DX
+	MOVQ         cells+24(FP), BX
+	SHLQ         $0x03, BX
+	VBROADCASTSD wa+32(FP), Z0
+	VBROADCASTSD wb+40(FP), Z1
+	XORQ         SI, SI
+
+mixAVX512_loop:
+	CMPQ    SI, BX
+	JAE     mixAVX512_done
+	VMULPD  (CX)(SI*1), Z0, Z2
+	VMULPD  (DX)(SI*1), Z1, Z3
+	VADDPD  Z3, Z2, Z2
+	VMOVUPD Z2, (AX)(SI*1)
+	ADDQ    $0x00000040, SI
+	JMP     mixAVX512_loop
+
+mixAVX512_done:
+	VZEROUPPER
+	RET
+
+// func mixAddAVX2(d *float64, a *float64, b *float64, cells int, wa float64, wb float64)
+// Requires: AVX
+TEXT ·mixAddAVX2(SB), NOSPLIT, $0-48
+	MOVQ         d+0(FP), AX
+	MOVQ         a+8(FP), CX
+	MOVQ         b+16(FP), DX
+	MOVQ         cells+24(FP), BX
+	SHLQ         $0x03, BX
+	VBROADCASTSD wa+32(FP), Y0
+	VBROADCASTSD wb+40(FP), Y1
+	XORQ         SI, SI
+
+mixAddAVX2_loop:
+	CMPQ    SI, BX
+	JAE     mixAddAVX2_done
+	VMULPD  (CX)(SI*1), Y0, Y2
+	VMULPD  (DX)(SI*1), Y1, Y3
+	VADDPD  Y3, Y2, Y2
+	VADDPD  (AX)(SI*1), Y2, Y2
+	VMOVUPD Y2, (AX)(SI*1)
+	ADDQ    $0x00000020, SI
+	JMP     mixAddAVX2_loop
+
+mixAddAVX2_done:
+	VZEROUPPER
+	RET
+
+// func mixAddAVX512(d *float64, a *float64, b *float64, cells int, wa float64, wb float64)
+// Requires: AVX, AVX512F
+TEXT ·mixAddAVX512(SB), NOSPLIT, $0-48
+	MOVQ         d+0(FP), AX
+	MOVQ         a+8(FP), CX
+	MOVQ         b+16(FP), DX
+	MOVQ         cells+24(FP), BX
+	SHLQ         $0x03, BX
+	VBROADCASTSD wa+32(FP), Z0
+	VBROADCASTSD wb+40(FP), Z1
+	XORQ         SI, SI
+
+mixAddAVX512_loop:
+	CMPQ    SI, BX
+	JAE     mixAddAVX512_done
+	VMULPD  (CX)(SI*1), Z0, Z2
+	VMULPD  (DX)(SI*1), Z1, Z3
+	VADDPD  Z3, Z2, Z2
+	VADDPD  (AX)(SI*1), Z2, Z2
+	VMOVUPD Z2, (AX)(SI*1)
+	ADDQ    $0x00000040, SI
+	JMP     mixAddAVX512_loop
+
+mixAddAVX512_done:
+	VZEROUPPER
+	RET
+
 // func sfence()
 // Requires: MMX+
 TEXT ·sfence(SB), NOSPLIT, $0

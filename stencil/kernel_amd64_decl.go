@@ -248,5 +248,41 @@ func maxAbsAVX2(a *float64, cells int, out *uint64)
 //go:noescape
 func maxAbsAVX512(a *float64, cells int, out *uint64)
 
+// mixAVX2 sets, for j in [0, cells), cells a multiple of 4 (AVX2):
+//
+//	d[j] = wa·a[j] + wb·b[j]
+//
+// each product rounded on its own.
+//
+//go:noescape
+func mixAVX2(d *float64, a *float64, b *float64, cells int, wa float64, wb float64)
+
+// mixAVX512 sets, for j in [0, cells), cells a multiple of 8 (AVX512):
+//
+//	d[j] = wa·a[j] + wb·b[j]
+//
+// each product rounded on its own.
+//
+//go:noescape
+func mixAVX512(d *float64, a *float64, b *float64, cells int, wa float64, wb float64)
+
+// mixAddAVX2 sets, for j in [0, cells), cells a multiple of 4 (AVX2):
+//
+//	d[j] = d[j] + (wa·a[j] + wb·b[j])
+//
+// each product rounded on its own.
+//
+//go:noescape
+func mixAddAVX2(d *float64, a *float64, b *float64, cells int, wa float64, wb float64)
+
+// mixAddAVX512 sets, for j in [0, cells), cells a multiple of 8 (AVX512):
+//
+//	d[j] = d[j] + (wa·a[j] + wb·b[j])
+//
+// each product rounded on its own.
+//
+//go:noescape
+func mixAddAVX512(d *float64, a *float64, b *float64, cells int, wa float64, wb float64)
+
 // sfence orders the non-temporal stores before it before every store after it.
 func sfence()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -374,6 +375,36 @@ func TestRowsKernelsMatchRowByRow(t *testing.T) {
 						require.Equal(t, bitsOf(want), bitsOf(got), "%s: %dD n=%d rows=%d source=%v", ks.Name, nd, n, rows, source)
 					}
 				}
+			}
+		}
+	}
+}
+
+// Mix and MixAdd give every set the generic bits at every length 1..41 and
+// alignment, and write only their row.
+func TestMixMatchesGeneric(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for n := 1; n <= 41; n++ {
+		for off := range 8 {
+			a := newGuarded(n, 1+off, operandGuard, func() float64 { return value(rng) })
+			b := newGuarded(n, 1+(off+3)%8, operandGuard, func() float64 { return value(rng) })
+			init := newGuarded(n, 1+(off+5)%8, destGuard, func() float64 { return value(rng) })
+			wa, wb := rng.Float64(), rng.Float64()
+			want, wantAdd := make([]float64, n), slices.Clone(init.view())
+			mixGeneric(want, a.view(), b.view(), wa, wb)
+			mixAddGeneric(wantAdd, a.view(), b.view(), wa, wb)
+			for _, ks := range Available() {
+				restore := Use(ks)
+				d := newGuarded(n, 1+(off+5)%8, destGuard, func() float64 { return poison })
+				Mix(d.view(), a.view(), b.view(), wa, wb)
+				dAdd := newGuarded(n, 1+(off+5)%8, destGuard, func() float64 { return 0 })
+				copy(dAdd.view(), init.view())
+				MixAdd(dAdd.view(), a.view(), b.view(), wa, wb)
+				restore()
+				require.Equal(t, bitsOf(want), bitsOf(d.view()), "%s Mix n=%d offset %d", ks.Name, n, off)
+				require.Equal(t, bitsOf(wantAdd), bitsOf(dAdd.view()), "%s MixAdd n=%d offset %d", ks.Name, n, off)
+				require.NoError(t, d.guardsIntact())
+				require.NoError(t, dAdd.guardsIntact())
 			}
 		}
 	}

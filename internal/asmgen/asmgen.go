@@ -326,6 +326,55 @@ func emitMax(c *build.Context, i isa, diff bool) {
 	c.RET()
 }
 
+// emitMix writes the weighted sum of two rows of i: d[j] = wa·a[j] +
+// wb·b[j], or with add d[j] = d[j] + (wa·a[j] + wb·b[j]) (the multigrid's
+// linear prolongation), for j in [0, cells), cells a multiple of the lanes.
+func emitMix(c *build.Context, i isa, add bool) {
+	name, formula := "mix"+i.name, "d[j] = wa·a[j] + wb·b[j]"
+	if add {
+		name, formula = "mixAdd"+i.name, "d[j] = d[j] + (wa·a[j] + wb·b[j])"
+	}
+	c.Function(name)
+	c.Attributes(attr.NOSPLIT)
+	c.Pragma("noescape")
+	c.Doc(fmt.Sprintf("%s sets, for j in [0, cells), cells a multiple of %d (%s):", name, i.lanes, i.name), "", "\t"+formula, "",
+		"each product rounded on its own.")
+	c.SignatureExpr("func(d, a, b *float64, cells int, wa, wb float64)")
+	ptr := func(name string) reg.GPVirtual { return c.Load(c.Param(name), c.GP64()).(reg.GPVirtual) }
+	d, a, b := ptr("d"), ptr("a"), ptr("b")
+	end := c.Load(c.Param("cells"), c.GP64())
+	c.SHLQ(operand.U8(3), end)
+	wts := map[string]reg.VecVirtual{}
+	for _, w := range []string{"wa", "wb"} {
+		m, err := c.Param(w).Resolve()
+		if err != nil {
+			panic(err)
+		}
+		wts[w] = i.reg(c)
+		c.VBROADCASTSD(m.Addr, wts[w])
+	}
+	idx := c.GP64()
+	c.XORQ(idx, idx)
+	at := func(base reg.GPVirtual) operand.Mem { return operand.Mem{Base: base, Index: idx, Scale: 1} }
+	loop, done := name+"_loop", name+"_done"
+	c.Label(loop)
+	c.CMPQ(idx, end)
+	c.JAE(operand.LabelRef(done))
+	x, y := i.reg(c), i.reg(c)
+	c.VMULPD(at(a), wts["wa"], x)
+	c.VMULPD(at(b), wts["wb"], y)
+	c.VADDPD(y, x, x)
+	if add {
+		c.VADDPD(at(d), x, x)
+	}
+	c.VMOVUPD(x, at(d))
+	c.ADDQ(operand.U32(8*i.lanes), idx)
+	c.JMP(operand.LabelRef(loop))
+	c.Label(done)
+	c.VZEROUPPER()
+	c.RET()
+}
+
 // Stencil is the assembly of stencil's kernels and the Go declarations of
 // them.
 func Stencil() (asm, stubs []byte, err error) {
@@ -339,6 +388,11 @@ func Stencil() (asm, stubs []byte, err error) {
 	for _, diff := range []bool{true, false} {
 		for _, i := range isas {
 			emitMax(c, i, diff)
+		}
+	}
+	for _, add := range []bool{false, true} {
+		for _, i := range isas {
+			emitMix(c, i, add)
 		}
 	}
 	c.Function("sfence")
