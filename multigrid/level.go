@@ -40,16 +40,17 @@ type level struct {
 	// parity[i] is (sum of the global indices of row i's first cell) mod 2,
 	// which, with the cell's offset along the row, gives its red-black colour.
 	parity []int
-	share  []int // worker w takes rows[share[w]:share[w+1]]
+	share  []int           // worker w takes rows[share[w]:share[w+1]]
+	runs   [][]stencil.Run // worker w's rows as runs, for the many-row kernel
 	tm     *team.Team
 
 	// The smoother's and residual's weights (set by setOperator).
-	diag float64        // σ + β·Σ 2/h²
-	jac  stencil.Coeffs // weighted Jacobi: c0 = 1−ω, c_a = ω·β/(h_a²·diag)
-	gs   stencil.Coeffs // Gauss–Seidel: c_a = β/(h_a²·diag)
-	res  stencil.Coeffs // residual: c0 = diag, c_a = β/h_a²
-	kern stencil.Kernel // the Jacobi sweep's row kernel
-	resk stencil.Kernel // the residual's
+	diag float64            // σ + β·Σ 2/h²
+	jac  stencil.Coeffs     // weighted Jacobi: c0 = 1−ω, c_a = ω·β/(h_a²·diag)
+	gs   stencil.Coeffs     // Gauss–Seidel: c_a = β/(h_a²·diag)
+	res  stencil.Coeffs     // residual: c0 = diag, c_a = β/h_a²
+	kern stencil.RowsKernel // the Jacobi sweep's kernel, a run of rows a call
+	resk stencil.Kernel     // the residual's
 
 	cg    *cg         // the bottom solver's vectors, on the coarsest level
 	bufs  [][]float64 // per worker: scratch rows (prolongation)
@@ -116,6 +117,10 @@ func newLevel(c comm.Comm, topo *decomp.Grid, shape []int, length []float64, box
 		l.parity = append(l.parity, p&1)
 	})
 	l.share = stencil.Shares(l.rows, tm.Size())
+	l.runs = make([][]stencil.Run, tm.Size())
+	for w := range l.runs {
+		l.runs[w] = stencil.Runs(l.rows[l.share[w]:l.share[w+1]], l.lay.Stride[nd-2])
+	}
 	l.bufs = make([][]float64, tm.Size())
 	l.maxes = make([]float64, tm.Size())
 	sy, sz := l.lay.Stride[nd-2], 0
@@ -125,7 +130,7 @@ func newLevel(c comm.Comm, topo *decomp.Grid, shape []int, length []float64, box
 	for _, k := range []*stencil.Coeffs{&l.jac, &l.gs, &l.res} {
 		k.SY, k.SZ = sy, sz
 	}
-	l.kern = stencil.Active.Pick(nd)
+	l.kern = stencil.Active.Rows(nd)
 	l.resk = stencil.Active.Residual(nd)
 	return l, nil
 }
@@ -199,11 +204,12 @@ func (l *level) jacobi(weights []float64, bc []stencil.GhostFace) error {
 		if err := l.exchange(l.u, bc); err != nil {
 			return err
 		}
-		l.parallel(func(_ int, rows []stencil.Span, _ []int) {
+		sy := l.lay.Stride[len(l.shape)-2]
+		l.tm.Run(func(w int) {
 			var args stencil.Row
-			for _, r := range rows {
+			for _, r := range l.runs[w] {
 				l.jac.At(&args, l.tmp, l.u, l.b, r.Start, r.N)
-				l.kern(&l.jac, &args)
+				l.kern(&l.jac, &args, r.Count, sy)
 			}
 		})
 		l.u, l.tmp = l.tmp, l.u

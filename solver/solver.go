@@ -49,12 +49,8 @@ type region struct {
 	share []int // worker w takes rows[share[w]:share[w+1]]
 	// runs[w] are worker w's rows grouped into runs of equal rows one
 	// y-stride apart, each updated by one call of the many-row kernel.
-	runs [][]rowRun
+	runs [][]stencil.Run
 }
-
-// rowRun is count rows of n cells, the first at flat index start, each the
-// next y-row of the last.
-type rowRun struct{ start, n, count int }
 
 // StreamAbove is the size of the fields (both, on all the ranks of this
 // process) above which a 2D one-step sweep stores its rows past the caches
@@ -362,19 +358,9 @@ func (s *Solver) makeRegion(boxes []decomp.Box) region {
 	}
 	r.share = stencil.Shares(r.rows, s.spec.Threads)
 	sy := s.lay.Stride[len(s.lay.N)-2]
-	r.runs = make([][]rowRun, s.spec.Threads)
+	r.runs = make([][]stencil.Run, s.spec.Threads)
 	for w := range r.runs {
-		for _, rw := range r.rows[r.share[w]:r.share[w+1]] {
-			k := len(r.runs[w]) - 1
-			if k >= 0 {
-				last := &r.runs[w][k]
-				if last.n == rw.N && last.start+last.count*sy == rw.Start {
-					last.count++
-					continue
-				}
-			}
-			r.runs[w] = append(r.runs[w], rowRun{start: rw.Start, n: rw.N, count: 1})
-		}
+		r.runs[w] = stencil.Runs(r.rows[r.share[w]:r.share[w+1]], sy)
 	}
 	return r
 }
@@ -416,28 +402,28 @@ func (s *Solver) doWork(w int) {
 	for _, rn := range r.runs[w] {
 		// The x ghosts of the run's rows first (each row reads only its
 		// own), then the rows.
-		for i := range rn.count {
-			start := rn.start + i*sy
+		for i := range rn.Count {
+			start := rn.Start + i*sy
 			if lo != nil {
 				s.u[start-1] = lo.Ghost(s.u[start])
 			}
 			if hi != nil {
-				s.u[start+rn.n] = hi.Ghost(s.u[start+rn.n-1])
+				s.u[start+rn.N] = hi.Ghost(s.u[start+rn.N-1])
 			}
 		}
 		if s.sweep != nil {
-			for i := range rn.count {
-				s.k.At(&args, s.v, s.u, s.f, rn.start+i*sy, rn.n)
+			for i := range rn.Count {
+				s.k.At(&args, s.v, s.u, s.f, rn.Start+i*sy, rn.N)
 				s.sweep(&s.k, &args)
 			}
 		} else {
-			s.k.At(&args, s.v, s.u, s.f, rn.start, rn.n)
-			s.runk(&s.k, &args, rn.count, sy)
+			s.k.At(&args, s.v, s.u, s.f, rn.Start, rn.N)
+			s.runk(&s.k, &args, rn.Count, sy)
 		}
 		if j.check {
-			for i := range rn.count {
-				a := rn.start + i*sy
-				d := stencil.MaxAbsDiff(s.v[a:a+rn.n], s.u[a:a+rn.n])
+			for i := range rn.Count {
+				a := rn.Start + i*sy
+				d := stencil.MaxAbsDiff(s.v[a:a+rn.N], s.u[a:a+rn.N])
 				if d > m || d != d {
 					m = d
 				}

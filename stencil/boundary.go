@@ -38,6 +38,23 @@ func (f Face) Ghost(mirror float64) float64 {
 // Span is a run of cells along the last axis: flat index of the first, count.
 type Span struct{ Start, N int }
 
+// Run is Count rows of N cells, the first at flat index Start, each the
+// next row (SY cells on) of the last: one call of a RowsKernel.
+type Run struct{ Start, N, Count int }
+
+// Runs groups rows into runs of equal rows one y-stride sy apart, in order.
+func Runs(rows []Span, sy int) []Run {
+	var out []Run
+	for _, r := range rows {
+		if k := len(out) - 1; k >= 0 && out[k].N == r.N && out[k].Start+out[k].Count*sy == r.Start {
+			out[k].Count++
+			continue
+		}
+		out = append(out, Run{Start: r.Start, N: r.N, Count: 1})
+	}
+	return out
+}
+
 // GhostFace is one ghost layer of a physical face of a rank's box: each
 // ghost cell takes its value from the cell mirrored across the face.
 type GhostFace struct {
