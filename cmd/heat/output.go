@@ -129,8 +129,16 @@ func (o *outputs) diagnostics(c comm.Comm, s *solver.Solver) error {
 	u := s.Field()
 	lo, hi, sum := math.Inf(1), math.Inf(-1), 0.0
 	lay.ForRows(decomp.Box{Lo: make([]int, len(lay.N)), Hi: lay.N}, func(start, n int) {
+		// Plain comparisons: Go's min and max keep NaN and order ±0, at
+		// ~6 ns a value (this pass cost 2.5 steps of a 256² run every 10
+		// steps). A NaN still shows, in the sum.
 		for _, x := range u[start : start+n] {
-			lo, hi = min(lo, x), max(hi, x)
+			if x < lo {
+				lo = x
+			}
+			if x > hi {
+				hi = x
+			}
 			sum += x
 		}
 	})
