@@ -80,13 +80,18 @@ func (s *Solver) growth(a, side, m, t int) int {
 	return 0
 }
 
-// waveTileBytes is the cache a wavefront tile aims to stay in: the rings
-// of all its steps and the three source slabs, for one worker. Measured
-// (benchmarks/results/2026-11-30-session2.md): 2 to 16 MiB run alike in 3D;
-// in 2D tiles that fit L2 run slower than whole rows (short pieces of rows
-// defeat the prefetcher), so at this budget 2D rows up to ~12k cells stay
-// whole and only longer ones are cut.
+// waveTileBytes is the cache a 3D wavefront tile aims to stay in: the
+// rings of all its steps and the three source slabs, for one worker.
+// Measured (benchmarks/results/2026-11-30-session2.md): 2 to 16 MiB run
+// alike in 3D, and again 1 to 8 MiB on 512³ with the assembly kernels
+// (session 5).
 var waveTileBytes = 4 << 20
+
+// waveTileBytes2D is the 2D budget: with the assembly kernels (8192², 2
+// threads, 8-step blocks) 1 MiB — tiles of ~2,950 columns — ran 2,760–2,800
+// Mupdates/s, against 2,210–2,330 at 2 to 8 MiB (whole rows) and 1,570–2,040
+// at 256 and 512 KiB (pieces too short for the prefetcher).
+var waveTileBytes2D = 1 << 20
 
 // waveTileFixed, when positive, is the tile size instead (a test hook).
 var waveTileFixed = 0
@@ -101,11 +106,13 @@ func (s *Solver) waveTile(m int) int {
 	}
 	nd := len(s.lay.N)
 	unit := 8 // bytes per index along axis 1 in a slab: a cell in 2D ...
+	budget := waveTileBytes2D
 	if nd == 3 {
 		unit = 8 * s.lay.Stride[1] // ... a row in 3D
+		budget = waveTileBytes
 	}
 	grow := 2 * (m - 1)
-	h := waveTileBytes/(4*(m+3)*unit) - grow
+	h := budget/(4*(m+3)*unit) - grow
 	return max(h, 4*grow, 1)
 }
 
@@ -233,7 +240,9 @@ func (s *Solver) slabStep(dst []float64, src [3][]float64, f []float64, m, t, r0
 	}
 	var args stencil.Row
 	resid := 0.0
-	row := func(off int) {
+	// row updates rows rows of the slab from the one at off (3D: one y-row
+	// after another, one call of the many-row kernel).
+	row := func(off, rows int) {
 		i := off + g + xlo
 		cnt := xhi - xlo
 		args.D = dst[i : i+cnt]
@@ -252,20 +261,27 @@ func (s *Solver) slabStep(dst []float64, src [3][]float64, f []float64, m, t, r0
 		if f != nil {
 			args.F = f[i : i+cnt]
 		}
-		s.kern(&s.k, &args)
+		if rows == 1 {
+			s.kern(&s.k, &args)
+		} else {
+			s.runk(&s.k, &args, rows, s.lay.Stride[1])
+		}
 		if t == m && check {
-			d := stencil.MaxAbsDiff(args.D, args.C[1:cnt+1])
-			if d > resid || d != d {
-				resid = d
+			for r := range rows {
+				o := i + r*(s.lay.Stride[nd-2])
+				d := stencil.MaxAbsDiff(dst[o:o+cnt], src[1][o:o+cnt])
+				if d > resid || d != d {
+					resid = d
+				}
 			}
 		}
 	}
 	if nd == 2 {
-		row(0)
+		row(0, 1)
 		return resid
 	}
-	for y := r0; y < r1; y++ {
-		row((y + g) * s.lay.Stride[1])
+	if r1 > r0 {
+		row((r0+g)*s.lay.Stride[1], r1-r0)
 	}
 	return resid
 }
