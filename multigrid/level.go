@@ -22,6 +22,9 @@ type level struct {
 	lay   decomp.Layout
 	// ratio[a] is 2 where the next coarser level halved axis a, else 1.
 	ratio []int
+	// aligned: every rank's box of this level starts and ends on even
+	// indices along the halved axes, so the restriction needs no exchange.
+	aligned bool
 
 	// u is the iterate; tmp the Jacobi sweeps' other buffer, which also
 	// holds the residual between the pre-smoothing and the restriction and

@@ -309,6 +309,7 @@ func (m *MG) build(topo *decomp.Grid, shapes [][]int, boxes []decomp.Box, tm *te
 				return m.handOn(l, shapes, boxes, topo, tm, l == len(shapes)-1 || cells <= m.opt.GatherCells)
 			}
 			m.levels[l-1].ratio = ratio
+			m.levels[l-1].aligned = aligned(boxes, ratio)
 			boxes = coarse
 		}
 		// Plans of different levels use different tags; a level and its
@@ -327,6 +328,20 @@ func (m *MG) build(topo *decomp.Grid, shapes [][]int, boxes []decomp.Box, tm *te
 		return m.handOn(1, shapes, boxes, topo, tm, true)
 	}
 	return nil
+}
+
+// aligned reports whether every box starts and ends on an even index along
+// each axis the next level halves: then every coarse cell's children lie in
+// the box, and the restriction reads no ghost.
+func aligned(boxes []decomp.Box, ratio []int) bool {
+	for _, b := range boxes {
+		for a, r := range ratio {
+			if r == 2 && (b.Lo[a]%2 != 0 || b.Hi[a]%2 != 0) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // handOn makes levels l−1… the business of fewer ranks: all of rank 0's
@@ -732,11 +747,13 @@ func (m *MG) correct(i int, kind Cycle) error {
 	}
 	c := m.levels[i+1]
 	t0 := time.Now()
-	if err := l.corners.Start(l.tmp); err != nil {
-		return err
-	}
-	if err := l.corners.Finish(l.tmp); err != nil {
-		return err
+	if !l.aligned {
+		if err := l.corners.Start(l.tmp); err != nil {
+			return err
+		}
+		if err := l.corners.Finish(l.tmp); err != nil {
+			return err
+		}
 	}
 	restrict(l, c, l.tmp)
 	clear(c.u)
@@ -800,11 +817,13 @@ func (m *MG) fmgBelow(i int) error {
 	}
 	c := m.levels[i+1]
 	t0 := time.Now()
-	if err := l.corners.Start(l.b); err != nil {
-		return err
-	}
-	if err := l.corners.Finish(l.b); err != nil {
-		return err
+	if !l.aligned {
+		if err := l.corners.Start(l.b); err != nil {
+			return err
+		}
+		if err := l.corners.Finish(l.b); err != nil {
+			return err
+		}
 	}
 	restrict(l, c, l.b)
 	m.stats.Level[i] += time.Since(t0)
