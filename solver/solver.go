@@ -65,22 +65,23 @@ var StreamAbove = 512 << 20
 
 // Solver is one rank's part of a run.
 type Solver struct {
-	spec  Spec
-	c     comm.Comm
-	grid  *decomp.Grid
-	lay   decomp.Layout
-	plan  *halo.Plan
-	team  *team.Team
-	k     stencil.Coeffs
-	base  stencil.Coeffs      // k of a full step (k changes for a shortened last step)
-	kern  stencil.Kernel      // the update of temporal tiles
-	sweep stencil.Kernel      // the streaming update of one-step sweeps on large grids, else nil
-	runk  stencil.RowsKernel  // the update of one-step sweeps otherwise, a run of rows a call
-	u, v  []float64           // current and next field, ghosts included
-	f     []float64           // source term (times dt for heat), nil if none
-	inner region              // cells whose stencil reads no ghost
-	rim   region              // the other cells
-	faces []stencil.GhostFace // physical faces of this rank (temporal blocks apply them all)
+	spec   Spec
+	c      comm.Comm
+	grid   *decomp.Grid
+	lay    decomp.Layout
+	plan   *halo.Plan
+	team   *team.Team
+	k      stencil.Coeffs
+	base   stencil.Coeffs      // k of a full step (k changes for a shortened last step)
+	kern   stencil.Kernel      // the update of temporal tiles
+	sweep  stencil.Kernel      // the streaming update of one-step sweeps on large grids, else nil
+	runk   stencil.RowsKernel  // the update of one-step sweeps otherwise, a run of rows a call
+	runChk stencil.CheckKernel // runk with the max|Δu| check, on check steps
+	u, v   []float64           // current and next field, ghosts included
+	f      []float64           // source term (times dt for heat), nil if none
+	inner  region              // cells whose stencil reads no ghost
+	rim    region              // the other cells
+	faces  []stencil.GhostFace // physical faces of this rank (temporal blocks apply them all)
 	// stepFaces are the faces the one-step path applies before the interior;
 	// the ghosts at the ends of interior rows are left to rowFaces, which the
 	// worker updating the row applies first (a cache line another core
@@ -171,6 +172,7 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	s.k.CF = 1 // the source is scaled to the update already
 	s.kern = stencil.Active.Pick(nd)
 	s.runk = stencil.Active.Rows(nd)
+	s.runChk = stencil.Active.Check(nd)
 	if nd == 2 && 2*8*s.lay.Len()*comm.RanksHere(c) > StreamAbove {
 		s.sweep = stencil.Active.Stream(nd)
 	}
@@ -411,12 +413,20 @@ func (s *Solver) doWork(w int) {
 				s.u[start+rn.N] = hi.Ghost(s.u[start+rn.N-1])
 			}
 		}
-		if s.sweep != nil {
+		switch {
+		case s.sweep != nil:
 			for i := range rn.Count {
 				s.k.At(&args, s.v, s.u, s.f, rn.Start+i*sy, rn.N)
 				s.sweep(&s.k, &args)
 			}
-		} else {
+		case j.check:
+			// The update and its max|Δu| in one pass.
+			s.k.At(&args, s.v, s.u, s.f, rn.Start, rn.N)
+			if d := s.runChk(&s.k, &args, rn.Count, sy); d > m || d != d {
+				m = d
+			}
+			continue
+		default:
 			s.k.At(&args, s.v, s.u, s.f, rn.Start, rn.N)
 			s.runk(&s.k, &args, rn.Count, sy)
 		}

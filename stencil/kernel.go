@@ -62,6 +62,11 @@ type Kernel func(k *Coeffs, r *Row)
 // row against ~27 ns of work).
 type RowsKernel func(k *Coeffs, r *Row, rows, stride int)
 
+// CheckKernel is a RowsKernel that also returns max |d[j] − c[j+1]| over
+// the rows (NaN if any is NaN): the update and the run's max|Δu| check in
+// one pass over the field.
+type CheckKernel func(k *Coeffs, r *Row, rows, stride int) float64
+
 // Set is the row kernels of one instruction set: generic, or vector
 // kernels where the CPU has them.
 type Set struct {
@@ -73,8 +78,10 @@ type Set struct {
 	maxAbs     func(x []float64) uint64
 	// The update with non-temporal stores (nil: the update itself).
 	stream2D, stream3D Kernel
-	// The update of many rows (nil: the update a row at a time).
-	rows2D, rows3D RowsKernel
+	// The update of many rows (nil: the update a row at a time), and with
+	// the check.
+	rows2D, rows3D   RowsKernel
+	check2D, check3D CheckKernel
 	// Weighted sums of two rows (nil: the generic ones).
 	mix, mixAdd func(d, a, b []float64, wa, wb float64)
 }
@@ -138,23 +145,23 @@ func (ks Set) Pick(nd int) Kernel {
 // the caches, whose rows are read again only on the next step. Same bits
 // as Pick's.
 func (ks Set) Stream(nd int) Kernel {
-	k := ks.stream3D
+	if k := byDims(nd, ks.stream2D, ks.stream3D); k != nil {
+		return k
+	}
+	return ks.Pick(nd)
+}
+
+// byDims is k2 for a 2D grid, k3 for a 3D one.
+func byDims[K any](nd int, k2, k3 K) K {
 	if nd == 2 {
-		k = ks.stream2D
+		return k2
 	}
-	if k == nil {
-		return ks.Pick(nd)
-	}
-	return k
+	return k3
 }
 
 // Rows is the many-row update of a set; same bits as Pick's row by row.
 func (ks Set) Rows(nd int) RowsKernel {
-	k := ks.rows3D
-	if nd == 2 {
-		k = ks.rows2D
-	}
-	if k != nil {
+	if k := byDims(nd, ks.rows2D, ks.rows3D); k != nil {
 		return k
 	}
 	one := ks.Pick(nd)
@@ -163,6 +170,24 @@ func (ks Set) Rows(nd int) RowsKernel {
 			o := i * stride
 			one(c, shifted(r, o))
 		}
+	}
+}
+
+// Check is the many-row update with the max|Δu| check of a set; same bits
+// as Rows, and the check MaxAbsDiff would give row by row.
+func (ks Set) Check(nd int) CheckKernel {
+	if k := byDims(nd, ks.check2D, ks.check3D); k != nil {
+		return k
+	}
+	rows := ks.Rows(nd)
+	return func(c *Coeffs, r *Row, n, stride int) float64 {
+		rows(c, r, n, stride)
+		var m uint64
+		for i := range n {
+			t := shifted(r, i*stride)
+			m = max(m, maxAbsDiffGeneric(t.D, t.C[1:len(t.D)+1]))
+		}
+		return absFloat(m)
 	}
 }
 

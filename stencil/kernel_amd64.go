@@ -37,7 +37,8 @@ var avx2 = Set{Name: "avx2",
 	stream2D: aligned(4, update2D(4, heat2DNTAVX2, heat2DSrcNTAVX2), heat2DGeneric),
 	stream3D: aligned(4, update3D(4, heat3DNTAVX2, heat3DSrcNTAVX2), heat3DGeneric),
 	rows2D:   rows2D(4, heat2DAVX2, heat2DSrcAVX2), rows3D: rows3D(4, heat3DAVX2, heat3DSrcAVX2),
-	mix: mixer(4, mixAVX2, mixGeneric), mixAdd: mixer(4, mixAddAVX2, mixAddGeneric)}
+	mix: mixer(4, mixAVX2, mixGeneric), mixAdd: mixer(4, mixAddAVX2, mixAddGeneric),
+	check2D: check2D(4, heat2DChkAVX2, heat2DSrcChkAVX2), check3D: check3D(4, heat3DChkAVX2, heat3DSrcChkAVX2)}
 
 var avx512 = Set{Name: "avx512",
 	heat2D: update2D(8, heat2DAVX512, heat2DSrcAVX512), heat3D: update3D(8, heat3DAVX512, heat3DSrcAVX512),
@@ -46,7 +47,8 @@ var avx512 = Set{Name: "avx512",
 	stream2D: aligned(8, update2D(8, heat2DNTAVX512, heat2DSrcNTAVX512), heat2DGeneric),
 	stream3D: aligned(8, update3D(8, heat3DNTAVX512, heat3DSrcNTAVX512), heat3DGeneric),
 	rows2D:   rows2D(8, heat2DAVX512, heat2DSrcAVX512), rows3D: rows3D(8, heat3DAVX512, heat3DSrcAVX512),
-	mix: mixer(8, mixAVX512, mixGeneric), mixAdd: mixer(8, mixAddAVX512, mixAddGeneric)}
+	mix: mixer(8, mixAVX512, mixGeneric), mixAdd: mixer(8, mixAddAVX512, mixAddGeneric),
+	check2D: check2D(8, heat2DChkAVX512, heat2DSrcChkAVX512), check3D: check3D(8, heat3DChkAVX512, heat3DSrcChkAVX512)}
 
 // maxDiff and maxOf run the max-norm kernels over the whole vectors and
 // the generic ones over the rest, and fold the lanes.
@@ -101,12 +103,16 @@ func maxLanes(xs []uint64) uint64 {
 // neighbour), the cells a row to do (a multiple of the lanes), the rows,
 // each stride cells after the last, and the weights.
 type (
-	asm2D    func(d, c, s, n *float64, cells, rows, stride int, c0, cx, cy float64)
-	asm2DSrc func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy, cf float64)
-	asm3D    func(d, c, s, n, l, u *float64, cells, rows, stride int, c0, cx, cy, cz float64)
-	asm3DSrc func(d, c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz, cf float64)
-	asmRes2D func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy float64)
-	asmRes3D func(d, c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz float64)
+	asm2D       func(d, c, s, n *float64, cells, rows, stride int, c0, cx, cy float64)
+	asm2DSrc    func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy, cf float64)
+	asm3D       func(d, c, s, n, l, u *float64, cells, rows, stride int, c0, cx, cy, cz float64)
+	asm3DSrc    func(d, c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz, cf float64)
+	asmRes2D    func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy float64)
+	asm2DChk    func(d, c, s, n *float64, cells, rows, stride int, c0, cx, cy float64, out *uint64)
+	asm2DSrcChk func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy, cf float64, out *uint64)
+	asm3DChk    func(d, c, s, n, l, u *float64, cells, rows, stride int, c0, cx, cy, cz float64, out *uint64)
+	asm3DSrcChk func(d, c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz, cf float64, out *uint64)
+	asmRes3D    func(d, c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz float64)
 )
 
 // whole is the cells of r in whole vectors of lanes cells; slicing every
@@ -236,6 +242,52 @@ func rows3D(lanes int, plain asm3D, src asm3DSrc) RowsKernel {
 			}
 		}
 		tails(heat3DGeneric, k, r, v, rows, stride)
+	}
+}
+
+// tailsChecked is tails, returning the largest absBits of the change of
+// the cells it updated.
+func tailsChecked(g Kernel, k *Coeffs, r *Row, v, rows, stride int) uint64 {
+	var m uint64
+	if v == len(r.D) {
+		return 0
+	}
+	for i := range rows {
+		o := i * stride
+		t := part(r, o+v, o+len(r.D))
+		g(k, t)
+		m = max(m, maxAbsDiffGeneric(t.D, t.C[1:len(t.D)+1]))
+	}
+	return m
+}
+
+func check2D(lanes int, plain asm2DChk, src asm2DSrcChk) CheckKernel {
+	return func(k *Coeffs, r *Row, rows, stride int) float64 {
+		v := lastRow(r, lanes, rows, stride)
+		var out [8]uint64
+		if v > 0 {
+			if r.F == nil {
+				plain(&r.D[0], &r.C[0], &r.S[0], &r.N[0], v, rows, stride, k.C0, k.CX, k.CY, &out[0])
+			} else {
+				src(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY, k.CF, &out[0])
+			}
+		}
+		return absFloat(max(maxLanes(out[:lanes]), tailsChecked(heat2DGeneric, k, r, v, rows, stride)))
+	}
+}
+
+func check3D(lanes int, plain asm3DChk, src asm3DSrcChk) CheckKernel {
+	return func(k *Coeffs, r *Row, rows, stride int) float64 {
+		v := lastRow(r, lanes, rows, stride)
+		var out [8]uint64
+		if v > 0 {
+			if r.F == nil {
+				plain(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], v, rows, stride, k.C0, k.CX, k.CY, k.CZ, &out[0])
+			} else {
+				src(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY, k.CZ, k.CF, &out[0])
+			}
+		}
+		return absFloat(max(maxLanes(out[:lanes]), tailsChecked(heat3DGeneric, k, r, v, rows, stride)))
 	}
 }
 

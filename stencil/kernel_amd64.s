@@ -856,6 +856,410 @@ heat2DSrcNTAVX512_end:
 	VZEROUPPER
 	RET
 
+// func heat2DChkAVX2(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, out *uint64)
+// Requires: AVX, AVX2
+TEXT ·heat2DChkAVX2(SB), NOSPLIT, $0-88
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         cells+32(FP), SI
+	MOVQ         rows+40(FP), DI
+	MOVQ         stride+48(FP), R8
+	SHLQ         $0x03, R8
+	VBROADCASTSD c0+56(FP), Y0
+	VBROADCASTSD cx+64(FP), Y1
+	VBROADCASTSD cy+72(FP), Y2
+	VPXOR        Y3, Y3, Y3
+	MOVQ         SI, R9
+	SHLQ         $0x03, R9
+	MOVQ         R9, R10
+	SUBQ         $0x00000040, R10
+
+heat2DChkAVX2_row:
+	XORQ SI, SI
+
+heat2DChkAVX2_two:
+	CMPQ      SI, R10
+	JG        heat2DChkAVX2_one
+	VMOVUPD   (CX)(SI*1), Y4
+	VADDPD    16(CX)(SI*1), Y4, Y4
+	VMULPD    Y4, Y1, Y4
+	VMOVUPD   8(CX)(SI*1), Y5
+	VMULPD    Y5, Y0, Y5
+	VADDPD    Y4, Y5, Y5
+	VMOVUPD   (DX)(SI*1), Y6
+	VADDPD    (BX)(SI*1), Y6, Y6
+	VMULPD    Y6, Y2, Y6
+	VADDPD    Y6, Y5, Y5
+	VSUBPD    8(CX)(SI*1), Y5, Y6
+	VPSLLQ    $0x01, Y6, Y6
+	VPSRLQ    $0x01, Y6, Y6
+	VPCMPGTQ  Y3, Y6, Y4
+	VBLENDVPD Y4, Y6, Y3, Y3
+	VMOVUPD   Y5, (AX)(SI*1)
+	VMOVUPD   32(CX)(SI*1), Y4
+	VADDPD    48(CX)(SI*1), Y4, Y4
+	VMULPD    Y4, Y1, Y4
+	VMOVUPD   40(CX)(SI*1), Y5
+	VMULPD    Y5, Y0, Y5
+	VADDPD    Y4, Y5, Y5
+	VMOVUPD   32(DX)(SI*1), Y6
+	VADDPD    32(BX)(SI*1), Y6, Y6
+	VMULPD    Y6, Y2, Y6
+	VADDPD    Y6, Y5, Y5
+	VSUBPD    40(CX)(SI*1), Y5, Y6
+	VPSLLQ    $0x01, Y6, Y6
+	VPSRLQ    $0x01, Y6, Y6
+	VPCMPGTQ  Y3, Y6, Y4
+	VBLENDVPD Y4, Y6, Y3, Y3
+	VMOVUPD   Y5, 32(AX)(SI*1)
+	ADDQ      $0x00000040, SI
+	JMP       heat2DChkAVX2_two
+
+heat2DChkAVX2_one:
+	CMPQ      SI, R9
+	JAE       heat2DChkAVX2_done
+	VMOVUPD   (CX)(SI*1), Y4
+	VADDPD    16(CX)(SI*1), Y4, Y4
+	VMULPD    Y4, Y1, Y4
+	VMOVUPD   8(CX)(SI*1), Y5
+	VMULPD    Y5, Y0, Y5
+	VADDPD    Y4, Y5, Y5
+	VMOVUPD   (DX)(SI*1), Y6
+	VADDPD    (BX)(SI*1), Y6, Y6
+	VMULPD    Y6, Y2, Y6
+	VADDPD    Y6, Y5, Y5
+	VSUBPD    8(CX)(SI*1), Y5, Y6
+	VPSLLQ    $0x01, Y6, Y6
+	VPSRLQ    $0x01, Y6, Y6
+	VPCMPGTQ  Y3, Y6, Y4
+	VBLENDVPD Y4, Y6, Y3, Y3
+	VMOVUPD   Y5, (AX)(SI*1)
+	ADDQ      $0x00000020, SI
+	JMP       heat2DChkAVX2_one
+
+heat2DChkAVX2_done:
+	DECQ DI
+	JZ   heat2DChkAVX2_end
+	ADDQ R8, AX
+	ADDQ R8, CX
+	ADDQ R8, DX
+	ADDQ R8, BX
+	JMP  heat2DChkAVX2_row
+
+heat2DChkAVX2_end:
+	MOVQ    out+80(FP), AX
+	VMOVDQU Y3, (AX)
+	VZEROUPPER
+	RET
+
+// func heat2DChkAVX512(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, out *uint64)
+// Requires: AVX, AVX512F
+TEXT ·heat2DChkAVX512(SB), NOSPLIT, $0-88
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         cells+32(FP), SI
+	MOVQ         rows+40(FP), DI
+	MOVQ         stride+48(FP), R8
+	SHLQ         $0x03, R8
+	VBROADCASTSD c0+56(FP), Z0
+	VBROADCASTSD cx+64(FP), Z1
+	VBROADCASTSD cy+72(FP), Z2
+	VPXORQ       Z3, Z3, Z3
+	MOVQ         SI, R9
+	SHLQ         $0x03, R9
+	MOVQ         R9, R10
+	SUBQ         $0x00000080, R10
+
+heat2DChkAVX512_row:
+	XORQ SI, SI
+
+heat2DChkAVX512_two:
+	CMPQ    SI, R10
+	JG      heat2DChkAVX512_one
+	VMOVUPD (CX)(SI*1), Z4
+	VADDPD  16(CX)(SI*1), Z4, Z4
+	VMULPD  Z4, Z1, Z4
+	VMOVUPD 8(CX)(SI*1), Z5
+	VMULPD  Z5, Z0, Z5
+	VADDPD  Z4, Z5, Z5
+	VMOVUPD (DX)(SI*1), Z4
+	VADDPD  (BX)(SI*1), Z4, Z4
+	VMULPD  Z4, Z2, Z4
+	VADDPD  Z4, Z5, Z5
+	VSUBPD  8(CX)(SI*1), Z5, Z4
+	VPSLLQ  $0x01, Z4, Z4
+	VPSRLQ  $0x01, Z4, Z4
+	VPMAXUQ Z4, Z3, Z3
+	VMOVUPD Z5, (AX)(SI*1)
+	VMOVUPD 64(CX)(SI*1), Z4
+	VADDPD  80(CX)(SI*1), Z4, Z4
+	VMULPD  Z4, Z1, Z4
+	VMOVUPD 72(CX)(SI*1), Z5
+	VMULPD  Z5, Z0, Z5
+	VADDPD  Z4, Z5, Z5
+	VMOVUPD 64(DX)(SI*1), Z4
+	VADDPD  64(BX)(SI*1), Z4, Z4
+	VMULPD  Z4, Z2, Z4
+	VADDPD  Z4, Z5, Z5
+	VSUBPD  72(CX)(SI*1), Z5, Z4
+	VPSLLQ  $0x01, Z4, Z4
+	VPSRLQ  $0x01, Z4, Z4
+	VPMAXUQ Z4, Z3, Z3
+	VMOVUPD Z5, 64(AX)(SI*1)
+	ADDQ    $0x00000080, SI
+	JMP     heat2DChkAVX512_two
+
+heat2DChkAVX512_one:
+	CMPQ    SI, R9
+	JAE     heat2DChkAVX512_done
+	VMOVUPD (CX)(SI*1), Z4
+	VADDPD  16(CX)(SI*1), Z4, Z4
+	VMULPD  Z4, Z1, Z4
+	VMOVUPD 8(CX)(SI*1), Z5
+	VMULPD  Z5, Z0, Z5
+	VADDPD  Z4, Z5, Z5
+	VMOVUPD (DX)(SI*1), Z4
+	VADDPD  (BX)(SI*1), Z4, Z4
+	VMULPD  Z4, Z2, Z4
+	VADDPD  Z4, Z5, Z5
+	VSUBPD  8(CX)(SI*1), Z5, Z4
+	VPSLLQ  $0x01, Z4, Z4
+	VPSRLQ  $0x01, Z4, Z4
+	VPMAXUQ Z4, Z3, Z3
+	VMOVUPD Z5, (AX)(SI*1)
+	ADDQ    $0x00000040, SI
+	JMP     heat2DChkAVX512_one
+
+heat2DChkAVX512_done:
+	DECQ DI
+	JZ   heat2DChkAVX512_end
+	ADDQ R8, AX
+	ADDQ R8, CX
+	ADDQ R8, DX
+	ADDQ R8, BX
+	JMP  heat2DChkAVX512_row
+
+heat2DChkAVX512_end:
+	MOVQ      out+80(FP), AX
+	VMOVDQU64 Z3, (AX)
+	VZEROUPPER
+	RET
+
+// func heat2DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64, out *uint64)
+// Requires: AVX, AVX2
+TEXT ·heat2DSrcChkAVX2(SB), NOSPLIT, $0-104
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         f+32(FP), SI
+	MOVQ         cells+40(FP), DI
+	MOVQ         rows+48(FP), R8
+	MOVQ         stride+56(FP), R9
+	SHLQ         $0x03, R9
+	VBROADCASTSD c0+64(FP), Y0
+	VBROADCASTSD cx+72(FP), Y1
+	VBROADCASTSD cy+80(FP), Y2
+	VBROADCASTSD cf+88(FP), Y3
+	VPXOR        Y4, Y4, Y4
+	MOVQ         DI, R10
+	SHLQ         $0x03, R10
+	MOVQ         R10, R11
+	SUBQ         $0x00000040, R11
+
+heat2DSrcChkAVX2_row:
+	XORQ DI, DI
+
+heat2DSrcChkAVX2_two:
+	CMPQ      DI, R11
+	JG        heat2DSrcChkAVX2_one
+	VMOVUPD   (CX)(DI*1), Y5
+	VADDPD    16(CX)(DI*1), Y5, Y5
+	VMULPD    Y5, Y1, Y5
+	VMOVUPD   8(CX)(DI*1), Y6
+	VMULPD    Y6, Y0, Y6
+	VADDPD    Y5, Y6, Y6
+	VMOVUPD   (DX)(DI*1), Y7
+	VADDPD    (BX)(DI*1), Y7, Y7
+	VMULPD    Y7, Y2, Y7
+	VADDPD    Y7, Y6, Y6
+	VMULPD    (SI)(DI*1), Y3, Y7
+	VADDPD    Y7, Y6, Y6
+	VSUBPD    8(CX)(DI*1), Y6, Y7
+	VPSLLQ    $0x01, Y7, Y7
+	VPSRLQ    $0x01, Y7, Y7
+	VPCMPGTQ  Y4, Y7, Y5
+	VBLENDVPD Y5, Y7, Y4, Y4
+	VMOVUPD   Y6, (AX)(DI*1)
+	VMOVUPD   32(CX)(DI*1), Y5
+	VADDPD    48(CX)(DI*1), Y5, Y5
+	VMULPD    Y5, Y1, Y5
+	VMOVUPD   40(CX)(DI*1), Y6
+	VMULPD    Y6, Y0, Y6
+	VADDPD    Y5, Y6, Y6
+	VMOVUPD   32(DX)(DI*1), Y7
+	VADDPD    32(BX)(DI*1), Y7, Y7
+	VMULPD    Y7, Y2, Y7
+	VADDPD    Y7, Y6, Y6
+	VMULPD    32(SI)(DI*1), Y3, Y7
+	VADDPD    Y7, Y6, Y6
+	VSUBPD    40(CX)(DI*1), Y6, Y7
+	VPSLLQ    $0x01, Y7, Y7
+	VPSRLQ    $0x01, Y7, Y7
+	VPCMPGTQ  Y4, Y7, Y5
+	VBLENDVPD Y5, Y7, Y4, Y4
+	VMOVUPD   Y6, 32(AX)(DI*1)
+	ADDQ      $0x00000040, DI
+	JMP       heat2DSrcChkAVX2_two
+
+heat2DSrcChkAVX2_one:
+	CMPQ      DI, R10
+	JAE       heat2DSrcChkAVX2_done
+	VMOVUPD   (CX)(DI*1), Y5
+	VADDPD    16(CX)(DI*1), Y5, Y5
+	VMULPD    Y5, Y1, Y5
+	VMOVUPD   8(CX)(DI*1), Y6
+	VMULPD    Y6, Y0, Y6
+	VADDPD    Y5, Y6, Y6
+	VMOVUPD   (DX)(DI*1), Y7
+	VADDPD    (BX)(DI*1), Y7, Y7
+	VMULPD    Y7, Y2, Y7
+	VADDPD    Y7, Y6, Y6
+	VMULPD    (SI)(DI*1), Y3, Y7
+	VADDPD    Y7, Y6, Y6
+	VSUBPD    8(CX)(DI*1), Y6, Y7
+	VPSLLQ    $0x01, Y7, Y7
+	VPSRLQ    $0x01, Y7, Y7
+	VPCMPGTQ  Y4, Y7, Y5
+	VBLENDVPD Y5, Y7, Y4, Y4
+	VMOVUPD   Y6, (AX)(DI*1)
+	ADDQ      $0x00000020, DI
+	JMP       heat2DSrcChkAVX2_one
+
+heat2DSrcChkAVX2_done:
+	DECQ R8
+	JZ   heat2DSrcChkAVX2_end
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, DX
+	ADDQ R9, BX
+	ADDQ R9, SI
+	JMP  heat2DSrcChkAVX2_row
+
+heat2DSrcChkAVX2_end:
+	MOVQ    out+96(FP), AX
+	VMOVDQU Y4, (AX)
+	VZEROUPPER
+	RET
+
+// func heat2DSrcChkAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64, out *uint64)
+// Requires: AVX, AVX512F
+TEXT ·heat2DSrcChkAVX512(SB), NOSPLIT, $0-104
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         f+32(FP), SI
+	MOVQ         cells+40(FP), DI
+	MOVQ         rows+48(FP), R8
+	MOVQ         stride+56(FP), R9
+	SHLQ         $0x03, R9
+	VBROADCASTSD c0+64(FP), Z0
+	VBROADCASTSD cx+72(FP), Z1
+	VBROADCASTSD cy+80(FP), Z2
+	VBROADCASTSD cf+88(FP), Z3
+	VPXORQ       Z4, Z4, Z4
+	MOVQ         DI, R10
+	SHLQ         $0x03, R10
+	MOVQ         R10, R11
+	SUBQ         $0x00000080, R11
+
+heat2DSrcChkAVX512_row:
+	XORQ DI, DI
+
+heat2DSrcChkAVX512_two:
+	CMPQ    DI, R11
+	JG      heat2DSrcChkAVX512_one
+	VMOVUPD (CX)(DI*1), Z5
+	VADDPD  16(CX)(DI*1), Z5, Z5
+	VMULPD  Z5, Z1, Z5
+	VMOVUPD 8(CX)(DI*1), Z6
+	VMULPD  Z6, Z0, Z6
+	VADDPD  Z5, Z6, Z6
+	VMOVUPD (DX)(DI*1), Z5
+	VADDPD  (BX)(DI*1), Z5, Z5
+	VMULPD  Z5, Z2, Z5
+	VADDPD  Z5, Z6, Z6
+	VMULPD  (SI)(DI*1), Z3, Z5
+	VADDPD  Z5, Z6, Z6
+	VSUBPD  8(CX)(DI*1), Z6, Z5
+	VPSLLQ  $0x01, Z5, Z5
+	VPSRLQ  $0x01, Z5, Z5
+	VPMAXUQ Z5, Z4, Z4
+	VMOVUPD Z6, (AX)(DI*1)
+	VMOVUPD 64(CX)(DI*1), Z5
+	VADDPD  80(CX)(DI*1), Z5, Z5
+	VMULPD  Z5, Z1, Z5
+	VMOVUPD 72(CX)(DI*1), Z6
+	VMULPD  Z6, Z0, Z6
+	VADDPD  Z5, Z6, Z6
+	VMOVUPD 64(DX)(DI*1), Z5
+	VADDPD  64(BX)(DI*1), Z5, Z5
+	VMULPD  Z5, Z2, Z5
+	VADDPD  Z5, Z6, Z6
+	VMULPD  64(SI)(DI*1), Z3, Z5
+	VADDPD  Z5, Z6, Z6
+	VSUBPD  72(CX)(DI*1), Z6, Z5
+	VPSLLQ  $0x01, Z5, Z5
+	VPSRLQ  $0x01, Z5, Z5
+	VPMAXUQ Z5, Z4, Z4
+	VMOVUPD Z6, 64(AX)(DI*1)
+	ADDQ    $0x00000080, DI
+	JMP     heat2DSrcChkAVX512_two
+
+heat2DSrcChkAVX512_one:
+	CMPQ    DI, R10
+	JAE     heat2DSrcChkAVX512_done
+	VMOVUPD (CX)(DI*1), Z5
+	VADDPD  16(CX)(DI*1), Z5, Z5
+	VMULPD  Z5, Z1, Z5
+	VMOVUPD 8(CX)(DI*1), Z6
+	VMULPD  Z6, Z0, Z6
+	VADDPD  Z5, Z6, Z6
+	VMOVUPD (DX)(DI*1), Z5
+	VADDPD  (BX)(DI*1), Z5, Z5
+	VMULPD  Z5, Z2, Z5
+	VADDPD  Z5, Z6, Z6
+	VMULPD  (SI)(DI*1), Z3, Z5
+	VADDPD  Z5, Z6, Z6
+	VSUBPD  8(CX)(DI*1), Z6, Z5
+	VPSLLQ  $0x01, Z5, Z5
+	VPSRLQ  $0x01, Z5, Z5
+	VPMAXUQ Z5, Z4, Z4
+	VMOVUPD Z6, (AX)(DI*1)
+	ADDQ    $0x00000040, DI
+	JMP     heat2DSrcChkAVX512_one
+
+heat2DSrcChkAVX512_done:
+	DECQ R8
+	JZ   heat2DSrcChkAVX512_end
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, DX
+	ADDQ R9, BX
+	ADDQ R9, SI
+	JMP  heat2DSrcChkAVX512_row
+
+heat2DSrcChkAVX512_end:
+	MOVQ      out+96(FP), AX
+	VMOVDQU64 Z4, (AX)
+	VZEROUPPER
+	RET
+
 // func heat3DAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64)
 // Requires: AVX
 TEXT ·heat3DAVX2(SB), NOSPLIT, $0-104
@@ -1875,6 +2279,478 @@ heat3DSrcNTAVX512_done:
 	JMP  heat3DSrcNTAVX512_row
 
 heat3DSrcNTAVX512_end:
+	VZEROUPPER
+	RET
+
+// func heat3DChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, out *uint64)
+// Requires: AVX, AVX2
+TEXT ·heat3DChkAVX2(SB), NOSPLIT, $0-112
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         l+32(FP), SI
+	MOVQ         u+40(FP), DI
+	MOVQ         cells+48(FP), R8
+	MOVQ         rows+56(FP), R9
+	MOVQ         stride+64(FP), R10
+	SHLQ         $0x03, R10
+	VBROADCASTSD c0+72(FP), Y0
+	VBROADCASTSD cx+80(FP), Y1
+	VBROADCASTSD cy+88(FP), Y2
+	VBROADCASTSD cz+96(FP), Y3
+	VPXOR        Y4, Y4, Y4
+	MOVQ         R8, R11
+	SHLQ         $0x03, R11
+	MOVQ         R11, R12
+	SUBQ         $0x00000040, R12
+
+heat3DChkAVX2_row:
+	XORQ R8, R8
+
+heat3DChkAVX2_two:
+	CMPQ      R8, R12
+	JG        heat3DChkAVX2_one
+	VMOVUPD   (CX)(R8*1), Y5
+	VADDPD    16(CX)(R8*1), Y5, Y5
+	VMULPD    Y5, Y1, Y5
+	VMOVUPD   8(CX)(R8*1), Y6
+	VMULPD    Y6, Y0, Y6
+	VADDPD    Y5, Y6, Y6
+	VMOVUPD   (DX)(R8*1), Y7
+	VADDPD    (BX)(R8*1), Y7, Y7
+	VMULPD    Y7, Y2, Y7
+	VADDPD    Y7, Y6, Y6
+	VMOVUPD   (SI)(R8*1), Y7
+	VADDPD    (DI)(R8*1), Y7, Y7
+	VMULPD    Y7, Y3, Y7
+	VADDPD    Y7, Y6, Y6
+	VSUBPD    8(CX)(R8*1), Y6, Y7
+	VPSLLQ    $0x01, Y7, Y7
+	VPSRLQ    $0x01, Y7, Y7
+	VPCMPGTQ  Y4, Y7, Y5
+	VBLENDVPD Y5, Y7, Y4, Y4
+	VMOVUPD   Y6, (AX)(R8*1)
+	VMOVUPD   32(CX)(R8*1), Y5
+	VADDPD    48(CX)(R8*1), Y5, Y5
+	VMULPD    Y5, Y1, Y5
+	VMOVUPD   40(CX)(R8*1), Y6
+	VMULPD    Y6, Y0, Y6
+	VADDPD    Y5, Y6, Y6
+	VMOVUPD   32(DX)(R8*1), Y7
+	VADDPD    32(BX)(R8*1), Y7, Y7
+	VMULPD    Y7, Y2, Y7
+	VADDPD    Y7, Y6, Y6
+	VMOVUPD   32(SI)(R8*1), Y7
+	VADDPD    32(DI)(R8*1), Y7, Y7
+	VMULPD    Y7, Y3, Y7
+	VADDPD    Y7, Y6, Y6
+	VSUBPD    40(CX)(R8*1), Y6, Y7
+	VPSLLQ    $0x01, Y7, Y7
+	VPSRLQ    $0x01, Y7, Y7
+	VPCMPGTQ  Y4, Y7, Y5
+	VBLENDVPD Y5, Y7, Y4, Y4
+	VMOVUPD   Y6, 32(AX)(R8*1)
+	ADDQ      $0x00000040, R8
+	JMP       heat3DChkAVX2_two
+
+heat3DChkAVX2_one:
+	CMPQ      R8, R11
+	JAE       heat3DChkAVX2_done
+	VMOVUPD   (CX)(R8*1), Y5
+	VADDPD    16(CX)(R8*1), Y5, Y5
+	VMULPD    Y5, Y1, Y5
+	VMOVUPD   8(CX)(R8*1), Y6
+	VMULPD    Y6, Y0, Y6
+	VADDPD    Y5, Y6, Y6
+	VMOVUPD   (DX)(R8*1), Y7
+	VADDPD    (BX)(R8*1), Y7, Y7
+	VMULPD    Y7, Y2, Y7
+	VADDPD    Y7, Y6, Y6
+	VMOVUPD   (SI)(R8*1), Y7
+	VADDPD    (DI)(R8*1), Y7, Y7
+	VMULPD    Y7, Y3, Y7
+	VADDPD    Y7, Y6, Y6
+	VSUBPD    8(CX)(R8*1), Y6, Y7
+	VPSLLQ    $0x01, Y7, Y7
+	VPSRLQ    $0x01, Y7, Y7
+	VPCMPGTQ  Y4, Y7, Y5
+	VBLENDVPD Y5, Y7, Y4, Y4
+	VMOVUPD   Y6, (AX)(R8*1)
+	ADDQ      $0x00000020, R8
+	JMP       heat3DChkAVX2_one
+
+heat3DChkAVX2_done:
+	DECQ R9
+	JZ   heat3DChkAVX2_end
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, DX
+	ADDQ R10, BX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	JMP  heat3DChkAVX2_row
+
+heat3DChkAVX2_end:
+	MOVQ    out+104(FP), AX
+	VMOVDQU Y4, (AX)
+	VZEROUPPER
+	RET
+
+// func heat3DChkAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, out *uint64)
+// Requires: AVX, AVX512F
+TEXT ·heat3DChkAVX512(SB), NOSPLIT, $0-112
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         l+32(FP), SI
+	MOVQ         u+40(FP), DI
+	MOVQ         cells+48(FP), R8
+	MOVQ         rows+56(FP), R9
+	MOVQ         stride+64(FP), R10
+	SHLQ         $0x03, R10
+	VBROADCASTSD c0+72(FP), Z0
+	VBROADCASTSD cx+80(FP), Z1
+	VBROADCASTSD cy+88(FP), Z2
+	VBROADCASTSD cz+96(FP), Z3
+	VPXORQ       Z4, Z4, Z4
+	MOVQ         R8, R11
+	SHLQ         $0x03, R11
+	MOVQ         R11, R12
+	SUBQ         $0x00000080, R12
+
+heat3DChkAVX512_row:
+	XORQ R8, R8
+
+heat3DChkAVX512_two:
+	CMPQ    R8, R12
+	JG      heat3DChkAVX512_one
+	VMOVUPD (CX)(R8*1), Z5
+	VADDPD  16(CX)(R8*1), Z5, Z5
+	VMULPD  Z5, Z1, Z5
+	VMOVUPD 8(CX)(R8*1), Z6
+	VMULPD  Z6, Z0, Z6
+	VADDPD  Z5, Z6, Z6
+	VMOVUPD (DX)(R8*1), Z5
+	VADDPD  (BX)(R8*1), Z5, Z5
+	VMULPD  Z5, Z2, Z5
+	VADDPD  Z5, Z6, Z6
+	VMOVUPD (SI)(R8*1), Z5
+	VADDPD  (DI)(R8*1), Z5, Z5
+	VMULPD  Z5, Z3, Z5
+	VADDPD  Z5, Z6, Z6
+	VSUBPD  8(CX)(R8*1), Z6, Z5
+	VPSLLQ  $0x01, Z5, Z5
+	VPSRLQ  $0x01, Z5, Z5
+	VPMAXUQ Z5, Z4, Z4
+	VMOVUPD Z6, (AX)(R8*1)
+	VMOVUPD 64(CX)(R8*1), Z5
+	VADDPD  80(CX)(R8*1), Z5, Z5
+	VMULPD  Z5, Z1, Z5
+	VMOVUPD 72(CX)(R8*1), Z6
+	VMULPD  Z6, Z0, Z6
+	VADDPD  Z5, Z6, Z6
+	VMOVUPD 64(DX)(R8*1), Z5
+	VADDPD  64(BX)(R8*1), Z5, Z5
+	VMULPD  Z5, Z2, Z5
+	VADDPD  Z5, Z6, Z6
+	VMOVUPD 64(SI)(R8*1), Z5
+	VADDPD  64(DI)(R8*1), Z5, Z5
+	VMULPD  Z5, Z3, Z5
+	VADDPD  Z5, Z6, Z6
+	VSUBPD  72(CX)(R8*1), Z6, Z5
+	VPSLLQ  $0x01, Z5, Z5
+	VPSRLQ  $0x01, Z5, Z5
+	VPMAXUQ Z5, Z4, Z4
+	VMOVUPD Z6, 64(AX)(R8*1)
+	ADDQ    $0x00000080, R8
+	JMP     heat3DChkAVX512_two
+
+heat3DChkAVX512_one:
+	CMPQ    R8, R11
+	JAE     heat3DChkAVX512_done
+	VMOVUPD (CX)(R8*1), Z5
+	VADDPD  16(CX)(R8*1), Z5, Z5
+	VMULPD  Z5, Z1, Z5
+	VMOVUPD 8(CX)(R8*1), Z6
+	VMULPD  Z6, Z0, Z6
+	VADDPD  Z5, Z6, Z6
+	VMOVUPD (DX)(R8*1), Z5
+	VADDPD  (BX)(R8*1), Z5, Z5
+	VMULPD  Z5, Z2, Z5
+	VADDPD  Z5, Z6, Z6
+	VMOVUPD (SI)(R8*1), Z5
+	VADDPD  (DI)(R8*1), Z5, Z5
+	VMULPD  Z5, Z3, Z5
+	VADDPD  Z5, Z6, Z6
+	VSUBPD  8(CX)(R8*1), Z6, Z5
+	VPSLLQ  $0x01, Z5, Z5
+	VPSRLQ  $0x01, Z5, Z5
+	VPMAXUQ Z5, Z4, Z4
+	VMOVUPD Z6, (AX)(R8*1)
+	ADDQ    $0x00000040, R8
+	JMP     heat3DChkAVX512_one
+
+heat3DChkAVX512_done:
+	DECQ R9
+	JZ   heat3DChkAVX512_end
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, DX
+	ADDQ R10, BX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	JMP  heat3DChkAVX512_row
+
+heat3DChkAVX512_end:
+	MOVQ      out+104(FP), AX
+	VMOVDQU64 Z4, (AX)
+	VZEROUPPER
+	RET
+
+// func heat3DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64, out *uint64)
+// Requires: AVX, AVX2
+TEXT ·heat3DSrcChkAVX2(SB), NOSPLIT, $0-128
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         l+32(FP), SI
+	MOVQ         u+40(FP), DI
+	MOVQ         f+48(FP), R8
+	MOVQ         cells+56(FP), R9
+	MOVQ         rows+64(FP), R10
+	MOVQ         stride+72(FP), R11
+	SHLQ         $0x03, R11
+	VBROADCASTSD c0+80(FP), Y0
+	VBROADCASTSD cx+88(FP), Y1
+	VBROADCASTSD cy+96(FP), Y2
+	VBROADCASTSD cz+104(FP), Y3
+	VBROADCASTSD cf+112(FP), Y4
+	VPXOR        Y5, Y5, Y5
+	MOVQ         R9, R12
+	SHLQ         $0x03, R12
+	MOVQ         R12, R13
+	SUBQ         $0x00000040, R13
+
+heat3DSrcChkAVX2_row:
+	XORQ R9, R9
+
+heat3DSrcChkAVX2_two:
+	CMPQ      R9, R13
+	JG        heat3DSrcChkAVX2_one
+	VMOVUPD   (CX)(R9*1), Y6
+	VADDPD    16(CX)(R9*1), Y6, Y6
+	VMULPD    Y6, Y1, Y6
+	VMOVUPD   8(CX)(R9*1), Y7
+	VMULPD    Y7, Y0, Y7
+	VADDPD    Y6, Y7, Y7
+	VMOVUPD   (DX)(R9*1), Y8
+	VADDPD    (BX)(R9*1), Y8, Y8
+	VMULPD    Y8, Y2, Y8
+	VADDPD    Y8, Y7, Y7
+	VMOVUPD   (SI)(R9*1), Y8
+	VADDPD    (DI)(R9*1), Y8, Y8
+	VMULPD    Y8, Y3, Y8
+	VADDPD    Y8, Y7, Y7
+	VMULPD    (R8)(R9*1), Y4, Y8
+	VADDPD    Y8, Y7, Y7
+	VSUBPD    8(CX)(R9*1), Y7, Y8
+	VPSLLQ    $0x01, Y8, Y8
+	VPSRLQ    $0x01, Y8, Y8
+	VPCMPGTQ  Y5, Y8, Y6
+	VBLENDVPD Y6, Y8, Y5, Y5
+	VMOVUPD   Y7, (AX)(R9*1)
+	VMOVUPD   32(CX)(R9*1), Y6
+	VADDPD    48(CX)(R9*1), Y6, Y6
+	VMULPD    Y6, Y1, Y6
+	VMOVUPD   40(CX)(R9*1), Y7
+	VMULPD    Y7, Y0, Y7
+	VADDPD    Y6, Y7, Y7
+	VMOVUPD   32(DX)(R9*1), Y8
+	VADDPD    32(BX)(R9*1), Y8, Y8
+	VMULPD    Y8, Y2, Y8
+	VADDPD    Y8, Y7, Y7
+	VMOVUPD   32(SI)(R9*1), Y8
+	VADDPD    32(DI)(R9*1), Y8, Y8
+	VMULPD    Y8, Y3, Y8
+	VADDPD    Y8, Y7, Y7
+	VMULPD    32(R8)(R9*1), Y4, Y8
+	VADDPD    Y8, Y7, Y7
+	VSUBPD    40(CX)(R9*1), Y7, Y8
+	VPSLLQ    $0x01, Y8, Y8
+	VPSRLQ    $0x01, Y8, Y8
+	VPCMPGTQ  Y5, Y8, Y6
+	VBLENDVPD Y6, Y8, Y5, Y5
+	VMOVUPD   Y7, 32(AX)(R9*1)
+	ADDQ      $0x00000040, R9
+	JMP       heat3DSrcChkAVX2_two
+
+heat3DSrcChkAVX2_one:
+	CMPQ      R9, R12
+	JAE       heat3DSrcChkAVX2_done
+	VMOVUPD   (CX)(R9*1), Y6
+	VADDPD    16(CX)(R9*1), Y6, Y6
+	VMULPD    Y6, Y1, Y6
+	VMOVUPD   8(CX)(R9*1), Y7
+	VMULPD    Y7, Y0, Y7
+	VADDPD    Y6, Y7, Y7
+	VMOVUPD   (DX)(R9*1), Y8
+	VADDPD    (BX)(R9*1), Y8, Y8
+	VMULPD    Y8, Y2, Y8
+	VADDPD    Y8, Y7, Y7
+	VMOVUPD   (SI)(R9*1), Y8
+	VADDPD    (DI)(R9*1), Y8, Y8
+	VMULPD    Y8, Y3, Y8
+	VADDPD    Y8, Y7, Y7
+	VMULPD    (R8)(R9*1), Y4, Y8
+	VADDPD    Y8, Y7, Y7
+	VSUBPD    8(CX)(R9*1), Y7, Y8
+	VPSLLQ    $0x01, Y8, Y8
+	VPSRLQ    $0x01, Y8, Y8
+	VPCMPGTQ  Y5, Y8, Y6
+	VBLENDVPD Y6, Y8, Y5, Y5
+	VMOVUPD   Y7, (AX)(R9*1)
+	ADDQ      $0x00000020, R9
+	JMP       heat3DSrcChkAVX2_one
+
+heat3DSrcChkAVX2_done:
+	DECQ R10
+	JZ   heat3DSrcChkAVX2_end
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, DX
+	ADDQ R11, BX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R8
+	JMP  heat3DSrcChkAVX2_row
+
+heat3DSrcChkAVX2_end:
+	MOVQ    out+120(FP), AX
+	VMOVDQU Y5, (AX)
+	VZEROUPPER
+	RET
+
+// func heat3DSrcChkAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64, out *uint64)
+// Requires: AVX, AVX512F
+TEXT ·heat3DSrcChkAVX512(SB), NOSPLIT, $0-128
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         l+32(FP), SI
+	MOVQ         u+40(FP), DI
+	MOVQ         f+48(FP), R8
+	MOVQ         cells+56(FP), R9
+	MOVQ         rows+64(FP), R10
+	MOVQ         stride+72(FP), R11
+	SHLQ         $0x03, R11
+	VBROADCASTSD c0+80(FP), Z0
+	VBROADCASTSD cx+88(FP), Z1
+	VBROADCASTSD cy+96(FP), Z2
+	VBROADCASTSD cz+104(FP), Z3
+	VBROADCASTSD cf+112(FP), Z4
+	VPXORQ       Z5, Z5, Z5
+	MOVQ         R9, R12
+	SHLQ         $0x03, R12
+	MOVQ         R12, R13
+	SUBQ         $0x00000080, R13
+
+heat3DSrcChkAVX512_row:
+	XORQ R9, R9
+
+heat3DSrcChkAVX512_two:
+	CMPQ    R9, R13
+	JG      heat3DSrcChkAVX512_one
+	VMOVUPD (CX)(R9*1), Z6
+	VADDPD  16(CX)(R9*1), Z6, Z6
+	VMULPD  Z6, Z1, Z6
+	VMOVUPD 8(CX)(R9*1), Z7
+	VMULPD  Z7, Z0, Z7
+	VADDPD  Z6, Z7, Z7
+	VMOVUPD (DX)(R9*1), Z6
+	VADDPD  (BX)(R9*1), Z6, Z6
+	VMULPD  Z6, Z2, Z6
+	VADDPD  Z6, Z7, Z7
+	VMOVUPD (SI)(R9*1), Z6
+	VADDPD  (DI)(R9*1), Z6, Z6
+	VMULPD  Z6, Z3, Z6
+	VADDPD  Z6, Z7, Z7
+	VMULPD  (R8)(R9*1), Z4, Z6
+	VADDPD  Z6, Z7, Z7
+	VSUBPD  8(CX)(R9*1), Z7, Z6
+	VPSLLQ  $0x01, Z6, Z6
+	VPSRLQ  $0x01, Z6, Z6
+	VPMAXUQ Z6, Z5, Z5
+	VMOVUPD Z7, (AX)(R9*1)
+	VMOVUPD 64(CX)(R9*1), Z6
+	VADDPD  80(CX)(R9*1), Z6, Z6
+	VMULPD  Z6, Z1, Z6
+	VMOVUPD 72(CX)(R9*1), Z7
+	VMULPD  Z7, Z0, Z7
+	VADDPD  Z6, Z7, Z7
+	VMOVUPD 64(DX)(R9*1), Z6
+	VADDPD  64(BX)(R9*1), Z6, Z6
+	VMULPD  Z6, Z2, Z6
+	VADDPD  Z6, Z7, Z7
+	VMOVUPD 64(SI)(R9*1), Z6
+	VADDPD  64(DI)(R9*1), Z6, Z6
+	VMULPD  Z6, Z3, Z6
+	VADDPD  Z6, Z7, Z7
+	VMULPD  64(R8)(R9*1), Z4, Z6
+	VADDPD  Z6, Z7, Z7
+	VSUBPD  72(CX)(R9*1), Z7, Z6
+	VPSLLQ  $0x01, Z6, Z6
+	VPSRLQ  $0x01, Z6, Z6
+	VPMAXUQ Z6, Z5, Z5
+	VMOVUPD Z7, 64(AX)(R9*1)
+	ADDQ    $0x00000080, R9
+	JMP     heat3DSrcChkAVX512_two
+
+heat3DSrcChkAVX512_one:
+	CMPQ    R9, R12
+	JAE     heat3DSrcChkAVX512_done
+	VMOVUPD (CX)(R9*1), Z6
+	VADDPD  16(CX)(R9*1), Z6, Z6
+	VMULPD  Z6, Z1, Z6
+	VMOVUPD 8(CX)(R9*1), Z7
+	VMULPD  Z7, Z0, Z7
+	VADDPD  Z6, Z7, Z7
+	VMOVUPD (DX)(R9*1), Z6
+	VADDPD  (BX)(R9*1), Z6, Z6
+	VMULPD  Z6, Z2, Z6
+	VADDPD  Z6, Z7, Z7
+	VMOVUPD (SI)(R9*1), Z6
+	VADDPD  (DI)(R9*1), Z6, Z6
+	VMULPD  Z6, Z3, Z6
+	VADDPD  Z6, Z7, Z7
+	VMULPD  (R8)(R9*1), Z4, Z6
+	VADDPD  Z6, Z7, Z7
+	VSUBPD  8(CX)(R9*1), Z7, Z6
+	VPSLLQ  $0x01, Z6, Z6
+	VPSRLQ  $0x01, Z6, Z6
+	VPMAXUQ Z6, Z5, Z5
+	VMOVUPD Z7, (AX)(R9*1)
+	ADDQ    $0x00000040, R9
+	JMP     heat3DSrcChkAVX512_one
+
+heat3DSrcChkAVX512_done:
+	DECQ R10
+	JZ   heat3DSrcChkAVX512_end
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, DX
+	ADDQ R11, BX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R8
+	JMP  heat3DSrcChkAVX512_row
+
+heat3DSrcChkAVX512_end:
+	MOVQ      out+120(FP), AX
+	VMOVDQU64 Z5, (AX)
 	VZEROUPPER
 	RET
 

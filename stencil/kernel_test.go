@@ -364,6 +364,12 @@ func TestRowsKernelsMatchRowByRow(t *testing.T) {
 						k.At(&r, want, src, fs, start+i*sy, n)
 						Generic.Pick(nd)(&k, &r)
 					}
+					// The check's reference: the largest change, row by row.
+					wantMax := 0.0
+					for i := range rows {
+						a := start + i*sy
+						wantMax = max(wantMax, maxAbsDiffRef(want[a:a+n], src[a:a+n]))
+					}
 					for _, ks := range Available() {
 						got := make([]float64, size+8)
 						for i := range got {
@@ -372,7 +378,16 @@ func TestRowsKernelsMatchRowByRow(t *testing.T) {
 						var r Row
 						k.At(&r, got, src, fs, start, n)
 						ks.Rows(nd)(&k, &r, rows, sy)
-						require.Equal(t, bitsOf(want), bitsOf(got), "%s: %dD n=%d rows=%d source=%v", ks.Name, nd, n, rows, source)
+						where := fmt.Sprintf("%s: %dD n=%d rows=%d source=%v", ks.Name, nd, n, rows, source)
+						require.Equal(t, bitsOf(want), bitsOf(got), where)
+						checked := make([]float64, size+8)
+						for i := range checked {
+							checked[i] = destGuard
+						}
+						k.At(&r, checked, src, fs, start, n)
+						m := ks.Check(nd)(&k, &r, rows, sy)
+						require.Equal(t, bitsOf(want), bitsOf(checked), "check: "+where)
+						require.Equal(t, math.Float64bits(wantMax), math.Float64bits(m), "check's max: "+where)
 					}
 				}
 			}
@@ -408,4 +423,17 @@ func TestMixMatchesGeneric(t *testing.T) {
 			}
 		}
 	}
+}
+
+// maxAbsDiffRef is max |a[j] − b[j]|, NaN if any is NaN, written plainly.
+func maxAbsDiffRef(a, b []float64) float64 {
+	m := 0.0
+	for j := range a {
+		d := math.Abs(a[j] - b[j])
+		if d != d {
+			return math.NaN()
+		}
+		m = max(m, d)
+	}
+	return m
 }

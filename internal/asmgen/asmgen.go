@@ -39,6 +39,10 @@ type kernel struct {
 	residual bool
 	dims     int
 	source   bool
+	// check also keeps the largest |d[j] − c[j+1]| (the change of each
+	// cell) over all rows, as the bits of its magnitude, lane by lane in
+	// out: the run's max|Δu| check in the same pass as the update.
+	check bool
 	// stream stores with non-temporal stores (VMOVNTPD), past the caches:
 	// a grid far larger than them then needs no read of the destination
 	// before it is written (16 bytes a cell, not 24). d must be aligned
@@ -60,6 +64,9 @@ func (k kernel) name(i isa) string {
 	nt := ""
 	if k.stream {
 		nt = "NT"
+	}
+	if k.check {
+		nt += "Chk"
 	}
 	return fmt.Sprintf("%s%dD%s%s%s", op, k.dims, src, nt, i.name)
 }
@@ -89,7 +96,11 @@ func (k kernel) weights() []string {
 }
 
 func (k kernel) signature() string {
-	return fmt.Sprintf("func(d, c, %s *float64, cells, rows, stride int, %s float64)", strings.Join(k.operands(), ", "), strings.Join(k.weights(), ", "))
+	out := ""
+	if k.check {
+		out = ", out *uint64"
+	}
+	return fmt.Sprintf("func(d, c, %s *float64, cells, rows, stride int, %s float64%s)", strings.Join(k.operands(), ", "), strings.Join(k.weights(), ", "), out)
 }
 
 func (k kernel) doc(i isa) []string {
@@ -111,6 +122,9 @@ func (k kernel) doc(i isa) []string {
 	if k.stream {
 		stores = fmt.Sprintf(", non-temporal stores, d aligned to %d bytes", 8*i.lanes)
 	}
+	if k.check {
+		stores += fmt.Sprintf("; out[0:%d] gets the bits of the largest |d[j] − c[j+1]| of each lane", i.lanes)
+	}
 	return []string{
 		fmt.Sprintf("%s sets, for j in [0, cells), %d cells a vector (%s%s;", k.name(i), i.lanes, i.name, stores),
 		fmt.Sprintf("cells a multiple of %d, c one cell before the row):", i.lanes),
@@ -127,7 +141,8 @@ func kernels() []kernel {
 	var ks []kernel
 	for _, dims := range []int{2, 3} {
 		ks = append(ks, kernel{dims: dims}, kernel{dims: dims, source: true}, kernel{residual: true, dims: dims},
-			kernel{dims: dims, stream: true}, kernel{dims: dims, source: true, stream: true})
+			kernel{dims: dims, stream: true}, kernel{dims: dims, source: true, stream: true},
+			kernel{dims: dims, check: true}, kernel{dims: dims, source: true, check: true})
 	}
 	return ks
 }
@@ -165,6 +180,15 @@ func emit(c *build.Context, k kernel, i isa) {
 		c.VBROADCASTSD(b.Addr, v)
 		w[name] = v
 	}
+	var macc reg.VecVirtual
+	if k.check {
+		macc = i.reg(c)
+		if i.lanes == 8 {
+			c.VPXORQ(macc, macc, macc)
+		} else {
+			c.VPXOR(macc, macc, macc)
+		}
+	}
 	// idx runs over the row in bytes, to end = 8·cells.
 	idx, end := c.GP64(), c.GP64()
 	c.MOVQ(cells, end)
@@ -186,14 +210,14 @@ func emit(c *build.Context, k kernel, i isa) {
 	c.Label(two)
 	c.CMPQ(idx, last)
 	c.JG(operand.LabelRef(one))
-	body(c, k, i, w, d, src, ops, at, 0)
-	body(c, k, i, w, d, src, ops, at, step)
+	body(c, k, i, w, d, src, ops, at, 0, macc)
+	body(c, k, i, w, d, src, ops, at, step, macc)
 	c.ADDQ(operand.U32(2*step), idx)
 	c.JMP(operand.LabelRef(two))
 	c.Label(one)
 	c.CMPQ(idx, end)
 	c.JAE(operand.LabelRef(done))
-	body(c, k, i, w, d, src, ops, at, 0)
+	body(c, k, i, w, d, src, ops, at, 0, macc)
 	c.ADDQ(operand.U32(step), idx)
 	c.JMP(operand.LabelRef(one))
 	c.Label(done)
@@ -207,13 +231,21 @@ func emit(c *build.Context, k kernel, i isa) {
 	}
 	c.JMP(operand.LabelRef(row))
 	c.Label(k.name(i) + "_end")
+	if k.check {
+		out := operand.Mem{Base: c.Load(c.Param("out"), c.GP64())}
+		if i.lanes == 8 {
+			c.VMOVDQU64(macc, out)
+		} else {
+			c.VMOVDQU(macc, out)
+		}
+	}
 	c.VZEROUPPER()
 	c.RET()
 }
 
 // body computes one vector of cells at byte offset off from the index.
 func body(c *build.Context, k kernel, i isa, w map[string]reg.VecVirtual, d, src operand.Mem, ops map[string]operand.Mem,
-	at func(operand.Mem, int) operand.Mem, off int) {
+	at func(operand.Mem, int) operand.Mem, off int, macc reg.VecVirtual) {
 	// addAxis adds wt·(a + b) into acc, t its scratch.
 	addAxis := func(acc, t reg.VecVirtual, a, b operand.Mem, wt string) {
 		c.VMOVUPD(a, t)
@@ -253,6 +285,19 @@ func body(c *build.Context, k kernel, i isa, w map[string]reg.VecVirtual, d, src
 	if k.source {
 		c.VMULPD(at(ops["f"], off), w["cf"], y)
 		c.VADDPD(y, acc, acc)
+	}
+	if k.check {
+		// |acc − m| as bits, into the lanes' maxima (as emitMax does).
+		c.VSUBPD(at(src, off+8), acc, y)
+		c.VPSLLQ(operand.U8(1), y, y)
+		c.VPSRLQ(operand.U8(1), y, y)
+		if i.lanes == 8 {
+			c.VPMAXUQ(y, macc, macc)
+		} else {
+			gt := x // x is free by now
+			c.VPCMPGTQ(macc, y, gt)
+			c.VBLENDVPD(gt, y, macc, macc)
+		}
 	}
 	if k.stream {
 		c.VMOVNTPD(acc, at(d, off))
