@@ -193,7 +193,9 @@ type MG struct {
 	prob      Problem
 	opt       Options
 	pre, post []float64 // the Jacobi weights of the pre- and post-smoothing sweeps
-	levels    []*level  // the levels this MG's ranks share, finest first
+	// fmgPre, fmgPost are those of full multigrid's V-cycles.
+	fmgPre, fmgPost []float64
+	levels          []*level // the levels this MG's ranks share, finest first
 	// Below the last of them the hierarchy goes on on fewer ranks: agg
 	// (on the ranks that receive) is an MG on their own world whose first
 	// level is a copy of levels[len-1] on merged boxes, and gat moves that
@@ -250,11 +252,23 @@ func New(c comm.Comm, topo *decomp.Grid, p Problem, opt Options, tm *team.Team) 
 			decomp.FormatDims(p.Shape), decomp.FormatDims(shapes[len(shapes)-1]), bottom, MaxBottomCells)
 	}
 	pre, post := DefaultSweeps(nd, opt.Smoother)
+	// Full multigrid's V-cycles: in 3D (3,2) instead of (4,4), 27 WU
+	// against 28–44 for one FMG cycle on 128³, its error 1.3× the
+	// converged solution's instead of 0.8× (still the discretisation
+	// error: the test asks 2×). Sweeps a user chose apply to both.
+	fmgPre, fmgPost := pre, post
+	if nd == 3 && opt.Smoother != RedBlack {
+		fmgPre, fmgPost = 3, 2
+	}
 	if opt.Pre == 0 {
 		opt.Pre = pre
+	} else {
+		fmgPre = opt.Pre
 	}
 	if opt.Post == 0 {
 		opt.Post = post
+	} else {
+		fmgPost = opt.Post
 	}
 	if opt.GatherBelow == 0 {
 		opt.GatherBelow = 32
@@ -264,6 +278,7 @@ func New(c comm.Comm, topo *decomp.Grid, p Problem, opt Options, tm *team.Team) 
 	}
 	m := &MG{c: c, prob: p, opt: opt}
 	m.pre, m.post = weights(opt, nd, opt.Pre), weights(opt, nd, opt.Post)
+	m.fmgPre, m.fmgPost = weights(opt, nd, fmgPre), weights(opt, nd, fmgPost)
 	m.singular = p.Op.Sigma == 0
 	for _, f := range p.Faces {
 		if f[0].Kind == stencil.Dirichlet || f[1].Kind == stencil.Dirichlet {
@@ -412,7 +427,8 @@ func (m *MG) handOn(l int, shapes [][]int, boxes []decomp.Box, topo *decomp.Grid
 	}
 	prob := m.prob
 	prob.Shape = shapes[l-1]
-	agg := &MG{c: sub, prob: prob, opt: m.opt, pre: m.pre, post: m.post, singular: m.singular, isCopy: true, first: m.first + l - 1}
+	agg := &MG{c: sub, prob: prob, opt: m.opt, pre: m.pre, post: m.post, fmgPre: m.fmgPre, fmgPost: m.fmgPost,
+		singular: m.singular, isCopy: true, first: m.first + l - 1}
 	agg.stats.Level = make([]time.Duration, len(shapes)-l+1)
 	if err := agg.build(merged, shapes[l-1:], unions, tm); err != nil {
 		return err
@@ -575,11 +591,24 @@ func (m *MG) FMG() (float64, error) {
 	// Full multigrid improves each level's interpolated solution by one
 	// V-cycle, whatever the cycles after it (a W-cycle there measured 30%
 	// dearer for the same error).
-	if err := m.fmg(0); err != nil {
+	m.swapSweeps()
+	err := m.fmg(0)
+	m.swapSweeps()
+	if err != nil {
 		return 0, err
 	}
 	m.stats.Cycles++
 	return m.finishCycle()
+}
+
+// swapSweeps exchanges the cycles' sweeps with full multigrid's, on this
+// MG and the ones below it.
+func (m *MG) swapSweeps() {
+	m.pre, m.fmgPre = m.fmgPre, m.pre
+	m.post, m.fmgPost = m.fmgPost, m.post
+	if m.agg != nil {
+		m.agg.swapSweeps()
+	}
 }
 
 func (m *MG) finishCycle() (float64, error) {
