@@ -87,7 +87,12 @@ type Solver struct {
 	// worker updating the row applies first (a cache line another core
 	// wrote would cost that worker a transfer per row).
 	stepFaces []stencil.GhostFace
-	rowFaces  [2]*Face // x faces at the ends of interior rows, nil if none
+	// facePhases[p][w] are worker w's pieces of the faces of axis phase p,
+	// when the workers set stepFaces (nil: the rank's goroutine does).
+	facePhases     [][][]stencil.GhostFace
+	facePhase      int
+	applyFacePhase func(w int)
+	rowFaces       [2]*Face // x faces at the ends of interior rows, nil if none
 	// hasNeighbour[a][side]: a rank (maybe this one, periodic) lies beyond
 	// that face of the box; otherwise it is a physical face.
 	hasNeighbour [][2]bool
@@ -206,6 +211,7 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	// process has a core (and a P) of its own. Under MPI there is one rank
 	// per process, and comm/mpi may run with a P more than the cores.
 	s.work = s.doWork
+	s.applyFacePhase = func(w int) { stencil.ApplyFaces(s.facePhases[s.facePhase][w], s.u) }
 	cores := min(runtime.NumCPU(), runtime.GOMAXPROCS(0))
 	s.team = team.New(spec.Threads, spec.Threads*comm.RanksHere(c) <= cores)
 	s.resid = make([]float64, spec.Threads)
@@ -463,7 +469,7 @@ func (s *Solver) advance(check bool) error {
 		return err
 	}
 	t0 := time.Now()
-	stencil.ApplyFaces(s.stepFaces, s.u)
+	s.applyStepFaces()
 	s.update(&s.inner, check)
 	s.stats.Compute += time.Since(t0)
 	s.trace("interior")

@@ -64,6 +64,7 @@ type GhostFace struct {
 	Rows  []Span
 	Cells bool // every row is one cell (a face across the last axis)
 	Low   bool // the low face of its axis
+	Axis  int  // the axis it is a face of: faces of one axis write disjoint cells
 }
 
 // GhostFaces lists the ghost layers of the faces of the global grid that
@@ -94,7 +95,7 @@ func GhostFaces(lay decomp.Layout, faces [][2]Face, hasNeighbour [][2]bool) []Gh
 					ghost, mirror = n[a]-1+j, n[a]-j
 				}
 				b.Lo[a], b.Hi[a] = ghost, ghost+1
-				gf := GhostFace{Kind: f.Kind, Twice: 2 * f.Value, Delta: (mirror - ghost) * lay.Stride[a], Cells: a == nd-1, Low: side == 0}
+				gf := GhostFace{Kind: f.Kind, Twice: 2 * f.Value, Delta: (mirror - ghost) * lay.Stride[a], Cells: a == nd-1, Low: side == 0, Axis: a}
 				lay.ForRows(b, func(start, n int) { gf.Rows = append(gf.Rows, Span{Start: start, N: n}) })
 				out = append(out, gf)
 			}
