@@ -776,15 +776,9 @@ func (m *MG) correct(i int, kind Cycle) error {
 	}
 	c := m.levels[i+1]
 	t0 := time.Now()
-	if !l.aligned {
-		if err := l.corners.Start(l.tmp); err != nil {
-			return err
-		}
-		if err := l.corners.Finish(l.tmp); err != nil {
-			return err
-		}
+	if err := l.restrictTo(c, l.tmp); err != nil {
+		return err
 	}
-	restrict(l, c, l.tmp)
 	clear(c.u)
 	m.stats.Level[i] += time.Since(t0)
 	for _, k := range kind.visits() {
@@ -846,15 +840,9 @@ func (m *MG) fmgBelow(i int) error {
 	}
 	c := m.levels[i+1]
 	t0 := time.Now()
-	if !l.aligned {
-		if err := l.corners.Start(l.b); err != nil {
-			return err
-		}
-		if err := l.corners.Finish(l.b); err != nil {
-			return err
-		}
+	if err := l.restrictTo(c, l.b); err != nil {
+		return err
 	}
-	restrict(l, c, l.b)
 	m.stats.Level[i] += time.Since(t0)
 	if err := m.fmg(i + 1); err != nil {
 		return err

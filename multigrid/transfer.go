@@ -68,6 +68,22 @@ func restrict(f, c *level, src []float64) {
 	})
 }
 
+// restrictTo sets c's b to the restriction of src, a field of f, after
+// exchanging src's ghosts where a box is not even-aligned (a child then
+// lies in the ghost layer).
+func (f *level) restrictTo(c *level, src []float64) error {
+	if !f.aligned {
+		if err := f.corners.Start(src); err != nil {
+			return err
+		}
+		if err := f.corners.Finish(src); err != nil {
+			return err
+		}
+	}
+	restrict(f, c, src)
+	return nil
+}
+
 // pairY is the sum of the children of one coarse cell in one fine plane.
 func pairY(src []float64, i, rx, ry, sy int) float64 {
 	v := pairX(src, i, rx)

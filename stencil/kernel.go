@@ -76,8 +76,9 @@ type Set struct {
 	// The max-norms, as absBits of the largest magnitude.
 	maxAbsDiff func(a, b []float64) uint64
 	maxAbs     func(x []float64) uint64
-	// The update with non-temporal stores (nil: the update itself).
-	stream2D, stream3D Kernel
+	// The 2D update with non-temporal stores (nil: the update itself; 3D
+	// has none, its short rows measured slower streamed).
+	stream2D Kernel
 	// The update of many rows (nil: the update a row at a time), and with
 	// the check.
 	rows2D, rows3D   RowsKernel
@@ -88,7 +89,15 @@ type Set struct {
 
 // Generic is the portable set, always built.
 var Generic = Set{Name: "generic", heat2D: heat2DGeneric, heat3D: heat3DGeneric, residual2D: residual2DGeneric, residual3D: residual3DGeneric,
-	maxAbsDiff: maxAbsDiffGeneric, maxAbs: maxAbsGeneric}
+	maxAbsDiff: maxAbsDiffGeneric, maxAbs: maxAbsGeneric,
+	rows2D: func(k *Coeffs, r *Row, rows, stride int) { genericRows(false, k, r, 0, rows, stride, false) },
+	rows3D: func(k *Coeffs, r *Row, rows, stride int) { genericRows(true, k, r, 0, rows, stride, false) },
+	check2D: func(k *Coeffs, r *Row, rows, stride int) float64 {
+		return absFloat(genericRows(false, k, r, 0, rows, stride, true))
+	},
+	check3D: func(k *Coeffs, r *Row, rows, stride int) float64 {
+		return absFloat(genericRows(true, k, r, 0, rows, stride, true))
+	}}
 
 // Available are the sets this build and CPU run, generic first and the
 // fastest last.
@@ -145,8 +154,8 @@ func (ks Set) Pick(nd int) Kernel {
 // the caches, whose rows are read again only on the next step. Same bits
 // as Pick's.
 func (ks Set) Stream(nd int) Kernel {
-	if k := byDims(nd, ks.stream2D, ks.stream3D); k != nil {
-		return k
+	if nd == 2 && ks.stream2D != nil {
+		return ks.stream2D
 	}
 	return ks.Pick(nd)
 }
@@ -160,49 +169,47 @@ func byDims[K any](nd int, k2, k3 K) K {
 }
 
 // Rows is the many-row update of a set; same bits as Pick's row by row.
-func (ks Set) Rows(nd int) RowsKernel {
-	if k := byDims(nd, ks.rows2D, ks.rows3D); k != nil {
-		return k
-	}
-	one := ks.Pick(nd)
-	return func(c *Coeffs, r *Row, rows, stride int) {
-		for i := range rows {
-			o := i * stride
-			one(c, shifted(r, o))
-		}
-	}
-}
+func (ks Set) Rows(nd int) RowsKernel { return byDims(nd, ks.rows2D, ks.rows3D) }
 
 // Check is the many-row update with the max|Δu| check of a set; same bits
 // as Rows, and the check MaxAbsDiff would give row by row.
-func (ks Set) Check(nd int) CheckKernel {
-	if k := byDims(nd, ks.check2D, ks.check3D); k != nil {
-		return k
-	}
-	rows := ks.Rows(nd)
-	return func(c *Coeffs, r *Row, n, stride int) float64 {
-		rows(c, r, n, stride)
-		var m uint64
-		for i := range n {
-			t := shifted(r, i*stride)
-			m = max(m, maxAbsDiffGeneric(t.D, t.C[1:len(t.D)+1]))
-		}
-		return absFloat(m)
-	}
-}
+func (ks Set) Check(nd int) CheckKernel { return byDims(nd, ks.check2D, ks.check3D) }
 
-// shifted is r's row o cells on (each operand resliced within its
-// capacity).
-func shifted(r *Row, o int) *Row {
-	n := len(r.D)
-	t := Row{D: r.D[o : o+n], C: r.C[o : o+n+2], S: r.S[o : o+n], N: r.N[o : o+n]}
+// part is cells [lo, hi) of r's row, or of a row further on (hi may pass
+// len(r.D): the operands are resliced within their capacity). A value, so
+// that a Row passed straight to a generic kernel stays on the stack.
+func part(r *Row, lo, hi int) Row {
+	t := Row{D: r.D[lo:hi], C: r.C[lo : hi+2], S: r.S[lo:hi], N: r.N[lo:hi]}
 	if r.L != nil {
-		t.L, t.U = r.L[o:o+n], r.U[o:o+n]
+		t.L, t.U = r.L[lo:hi], r.U[lo:hi]
 	}
 	if r.F != nil {
-		t.F = r.F[o : o+n]
+		t.F = r.F[lo:hi]
 	}
-	return &t
+	return t
+}
+
+// genericRows runs the generic update over cells [from, len(r.D)) of each
+// of the rows, each stride cells after the last; with check it returns the
+// largest absBits of their change.
+func genericRows(three bool, k *Coeffs, r *Row, from, rows, stride int, check bool) uint64 {
+	var m uint64
+	if from == len(r.D) {
+		return 0
+	}
+	for i := range rows {
+		o := i * stride
+		t := part(r, o+from, o+len(r.D))
+		if three {
+			heat3DGeneric(k, &t)
+		} else {
+			heat2DGeneric(k, &t)
+		}
+		if check {
+			m = max(m, maxAbsDiffGeneric(t.D, t.C[1:len(t.D)+1]))
+		}
+	}
+	return m
 }
 
 // Residual is the residual kernel of a 2D or 3D grid from a set.

@@ -30,25 +30,17 @@ func vectorSets() []Set {
 	return ks
 }
 
-var avx2 = Set{Name: "avx2",
-	heat2D: update2D(4, heat2DAVX2, heat2DSrcAVX2), heat3D: update3D(4, heat3DAVX2, heat3DSrcAVX2),
-	residual2D: residual2D(4, residual2DAVX2), residual3D: residual3D(4, residual3DAVX2),
-	maxAbsDiff: maxDiff(4, maxAbsDiffAVX2), maxAbs: maxOf(4, maxAbsAVX2),
-	stream2D: aligned(4, update2D(4, heat2DNTAVX2, heat2DSrcNTAVX2), heat2DGeneric),
-	stream3D: aligned(4, update3D(4, heat3DNTAVX2, heat3DSrcNTAVX2), heat3DGeneric),
-	rows2D:   rows2D(4, heat2DAVX2, heat2DSrcAVX2), rows3D: rows3D(4, heat3DAVX2, heat3DSrcAVX2),
-	mix: mixer(4, mixAVX2, mixGeneric), mixAdd: mixer(4, mixAddAVX2, mixAddGeneric),
-	check2D: check2D(4, heat2DChkAVX2, heat2DSrcChkAVX2), check3D: check3D(4, heat3DChkAVX2, heat3DSrcChkAVX2)}
+var avx2 = newSet("avx2", 4, asm{
+	heat2D: heat2DAVX2, heat2DSrc: heat2DSrcAVX2, heat3D: heat3DAVX2, heat3DSrc: heat3DSrcAVX2,
+	chk2D: heat2DChkAVX2, chk2DSrc: heat2DSrcChkAVX2, chk3D: heat3DChkAVX2, chk3DSrc: heat3DSrcChkAVX2,
+	nt2D: heat2DNTAVX2, nt2DSrc: heat2DSrcNTAVX2, res2D: residual2DAVX2, res3D: residual3DAVX2,
+	maxDiff: maxAbsDiffAVX2, max: maxAbsAVX2, mix: mixAVX2, mixAdd: mixAddAVX2})
 
-var avx512 = Set{Name: "avx512",
-	heat2D: update2D(8, heat2DAVX512, heat2DSrcAVX512), heat3D: update3D(8, heat3DAVX512, heat3DSrcAVX512),
-	residual2D: residual2D(8, residual2DAVX512), residual3D: residual3D(8, residual3DAVX512),
-	maxAbsDiff: maxDiff(8, maxAbsDiffAVX512), maxAbs: maxOf(8, maxAbsAVX512),
-	stream2D: aligned(8, update2D(8, heat2DNTAVX512, heat2DSrcNTAVX512), heat2DGeneric),
-	stream3D: aligned(8, update3D(8, heat3DNTAVX512, heat3DSrcNTAVX512), heat3DGeneric),
-	rows2D:   rows2D(8, heat2DAVX512, heat2DSrcAVX512), rows3D: rows3D(8, heat3DAVX512, heat3DSrcAVX512),
-	mix: mixer(8, mixAVX512, mixGeneric), mixAdd: mixer(8, mixAddAVX512, mixAddGeneric),
-	check2D: check2D(8, heat2DChkAVX512, heat2DSrcChkAVX512), check3D: check3D(8, heat3DChkAVX512, heat3DSrcChkAVX512)}
+var avx512 = newSet("avx512", 8, asm{
+	heat2D: heat2DAVX512, heat2DSrc: heat2DSrcAVX512, heat3D: heat3DAVX512, heat3DSrc: heat3DSrcAVX512,
+	chk2D: heat2DChkAVX512, chk2DSrc: heat2DSrcChkAVX512, chk3D: heat3DChkAVX512, chk3DSrc: heat3DSrcChkAVX512,
+	nt2D: heat2DNTAVX512, nt2DSrc: heat2DSrcNTAVX512, res2D: residual2DAVX512, res3D: residual3DAVX512,
+	maxDiff: maxAbsDiffAVX512, max: maxAbsAVX512, mix: mixAVX512, mixAdd: mixAddAVX512})
 
 // maxDiff and maxOf run the max-norm kernels over the whole vectors and
 // the generic ones over the rest, and fold the lanes.
@@ -98,218 +90,149 @@ func maxLanes(xs []uint64) uint64 {
 	return m
 }
 
-// The assembly kernels' shapes (kernel_amd64_decl.go lists them): pointers
-// to the first cell of each operand of the first row (c: its west
-// neighbour), the cells a row to do (a multiple of the lanes), the rows,
-// each stride cells after the last, and the weights.
-type (
-	asm2D       func(d, c, s, n *float64, cells, rows, stride int, c0, cx, cy float64)
-	asm2DSrc    func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy, cf float64)
-	asm3D       func(d, c, s, n, l, u *float64, cells, rows, stride int, c0, cx, cy, cz float64)
-	asm3DSrc    func(d, c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz, cf float64)
-	asmRes2D    func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy float64)
-	asm2DChk    func(d, c, s, n *float64, cells, rows, stride int, c0, cx, cy float64, out *uint64)
-	asm2DSrcChk func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy, cf float64, out *uint64)
-	asm3DChk    func(d, c, s, n, l, u *float64, cells, rows, stride int, c0, cx, cy, cz float64, out *uint64)
-	asm3DSrcChk func(d, c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz, cf float64, out *uint64)
-	asmRes3D    func(d, c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz float64)
-)
-
-// whole is the cells of r in whole vectors of lanes cells; slicing every
-// operand to them proves the assembly stays inside each.
-func whole(r *Row, lanes int) (v int, d, c, s, n []float64) {
-	v = len(r.D) &^ (lanes - 1)
-	if v == 0 {
-		return 0, nil, nil, nil, nil
-	}
-	return v, r.D[:v], r.C[:v+2], r.S[:v], r.N[:v]
+// asm are the assembly kernels of one instruction set
+// (kernel_amd64_decl.go): pointers to the first cell of each operand of the
+// first row (c: its west neighbour), the cells a row to do (a multiple of
+// the lanes), the rows, each stride cells after the last, the weights, and
+// for the check kernels the lanes' maxima.
+type asm struct {
+	heat2D, nt2D       func(d, c, s, n *float64, cells, rows, stride int, c0, cx, cy float64)
+	heat2DSrc, nt2DSrc func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy, cf float64)
+	heat3D             func(d, c, s, n, l, u *float64, cells, rows, stride int, c0, cx, cy, cz float64)
+	heat3DSrc          func(d, c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz, cf float64)
+	chk2D              func(d, c, s, n *float64, cells, rows, stride int, c0, cx, cy float64, out *uint64)
+	chk2DSrc           func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy, cf float64, out *uint64)
+	chk3D              func(d, c, s, n, l, u *float64, cells, rows, stride int, c0, cx, cy, cz float64, out *uint64)
+	chk3DSrc           func(d, c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz, cf float64, out *uint64)
+	res2D              func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy float64)
+	res3D              func(d, c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz float64)
+	maxDiff            func(a, b *float64, cells int, out *uint64)
+	max                func(a *float64, cells int, out *uint64)
+	mix, mixAdd        func(d, a, b *float64, cells int, wa, wb float64)
 }
 
-// part is cells [lo, hi) of r.
-func part(r *Row, lo, hi int) *Row {
-	t := Row{D: r.D[lo:hi], C: r.C[lo : hi+2], S: r.S[lo:hi], N: r.N[lo:hi]}
-	if r.L != nil {
-		t.L, t.U = r.L[lo:hi], r.U[lo:hi]
-	}
-	if r.F != nil {
-		t.F = r.F[lo:hi]
-	}
-	return &t
-}
-
-// tail runs g over the cells of r from v on.
-func tail(g Kernel, k *Coeffs, r *Row, v int) {
-	if v < len(r.D) {
-		g(k, part(r, v, len(r.D)))
-	}
-}
-
-// aligned runs g over the first cells of a row, up to the first whose
-// address is a multiple of a vector (non-temporal stores need it), and k
-// over the rest.
-func aligned(lanes int, k, g Kernel) Kernel {
-	vec := uintptr(8 * lanes)
-	return func(c *Coeffs, r *Row) {
-		n := len(r.D)
-		if n == 0 {
-			return
-		}
-		head := min(n, int((vec-uintptr(unsafe.Pointer(&r.D[0]))%vec)%vec/8))
-		if head > 0 {
-			g(c, part(r, 0, head))
-		}
-		if head < n {
-			k(c, part(r, head, n))
-		}
-	}
-}
-
-func update2D(lanes int, plain asm2D, src asm2DSrc) Kernel {
-	return func(k *Coeffs, r *Row) {
-		v, d, c, s, n := whole(r, lanes)
+// newSet wraps an instruction set's kernels: every row kernel is the
+// many-row one run over one row, and the cells after the last whole vector
+// of each row go to the generic kernel.
+func newSet(name string, lanes int, a asm) Set {
+	ks := Set{Name: name,
+		maxAbsDiff: maxDiff(lanes, a.maxDiff), maxAbs: maxOf(lanes, a.max),
+		mix: mixer(lanes, a.mix, mixGeneric), mixAdd: mixer(lanes, a.mixAdd, mixAddGeneric)}
+	ks.rows2D = func(k *Coeffs, r *Row, rows, stride int) { update(lanes, a.heat2D, a.heat2DSrc, k, r, rows, stride) }
+	ks.rows3D = func(k *Coeffs, r *Row, rows, stride int) { update3(lanes, a, k, r, rows, stride, nil) }
+	ks.check2D = func(k *Coeffs, r *Row, rows, stride int) float64 {
+		var out [8]uint64
+		v := whole(r, lanes, rows, stride)
 		if v > 0 {
 			if r.F == nil {
-				plain(&d[0], &c[0], &s[0], &n[0], v, 1, 0, k.C0, k.CX, k.CY)
+				a.chk2D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], v, rows, stride, k.C0, k.CX, k.CY, &out[0])
 			} else {
-				f := r.F[:v]
-				src(&d[0], &c[0], &s[0], &n[0], &f[0], v, 1, 0, k.C0, k.CX, k.CY, k.CF)
+				a.chk2DSrc(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY, k.CF, &out[0])
 			}
 		}
-		tail(heat2DGeneric, k, r, v)
+		return absFloat(max(maxLanes(out[:lanes]), genericRows(false, k, r, v, rows, stride, true)))
 	}
-}
-
-func update3D(lanes int, plain asm3D, src asm3DSrc) Kernel {
-	return func(k *Coeffs, r *Row) {
-		v, d, c, s, n := whole(r, lanes)
-		if v > 0 {
-			lo, up := r.L[:v], r.U[:v]
-			if r.F == nil {
-				plain(&d[0], &c[0], &s[0], &n[0], &lo[0], &up[0], v, 1, 0, k.C0, k.CX, k.CY, k.CZ)
-			} else {
-				f := r.F[:v]
-				src(&d[0], &c[0], &s[0], &n[0], &lo[0], &up[0], &f[0], v, 1, 0, k.C0, k.CX, k.CY, k.CZ, k.CF)
-			}
+	ks.check3D = func(k *Coeffs, r *Row, rows, stride int) float64 {
+		var out [8]uint64
+		tails := update3(lanes, a, k, r, rows, stride, &out) // before out is read
+		return absFloat(max(maxLanes(out[:lanes]), tails))
+	}
+	ks.heat2D = func(k *Coeffs, r *Row) { ks.rows2D(k, r, 1, 0) }
+	ks.heat3D = func(k *Coeffs, r *Row) { ks.rows3D(k, r, 1, 0) }
+	ks.stream2D = func(k *Coeffs, r *Row) { stream(lanes, a, k, r) }
+	ks.residual2D = func(k *Coeffs, r *Row) {
+		if v := whole(r, lanes, 1, 0); v > 0 {
+			a.res2D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.F[0], v, 1, 0, k.C0, k.CX, k.CY)
 		}
-		tail(heat3DGeneric, k, r, v)
+		residualTail(false, k, r, lanes)
 	}
+	ks.residual3D = func(k *Coeffs, r *Row) {
+		if v := whole(r, lanes, 1, 0); v > 0 {
+			a.res3D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], &r.F[0], v, 1, 0, k.C0, k.CX, k.CY, k.CZ)
+		}
+		residualTail(true, k, r, lanes)
+	}
+	return ks
 }
 
-// lastRow slices every operand of r's row rows−1 strides on (in bounds:
-// the assembly reads and writes from the first row to it), and returns the
-// cells in whole vectors.
-func lastRow(r *Row, lanes, rows, stride int) int {
+// whole is the cells of a row in whole vectors, after slicing every
+// operand of the last of the rows (so that the assembly, which reads and
+// writes from the first row to it, stays inside each).
+func whole(r *Row, lanes, rows, stride int) int {
 	v := len(r.D) &^ (lanes - 1)
 	if v > 0 {
-		_ = part(r, (rows-1)*stride, (rows-1)*stride+v)
+		o := (rows - 1) * stride
+		_ = part(r, o, o+v)
 	}
 	return v
 }
 
-// tails runs g over the cells from v on of each of the rows.
-func tails(g Kernel, k *Coeffs, r *Row, v, rows, stride int) {
+// update runs a 2D update (plain or with source) over the rows.
+func update(lanes int, plain func(d, c, s, n *float64, cells, rows, stride int, c0, cx, cy float64),
+	src func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy, cf float64), k *Coeffs, r *Row, rows, stride int) {
+	v := whole(r, lanes, rows, stride)
+	if v > 0 {
+		if r.F == nil {
+			plain(&r.D[0], &r.C[0], &r.S[0], &r.N[0], v, rows, stride, k.C0, k.CX, k.CY)
+		} else {
+			src(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY, k.CF)
+		}
+	}
+	genericRows(false, k, r, v, rows, stride, false)
+}
+
+// update3 runs the 3D update over the rows; with out, the check kernels,
+// returning the tails' largest change (the vectors' are in out).
+func update3(lanes int, a asm, k *Coeffs, r *Row, rows, stride int, out *[8]uint64) uint64 {
+	v := whole(r, lanes, rows, stride)
+	if v > 0 {
+		switch {
+		case out == nil && r.F == nil:
+			a.heat3D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], v, rows, stride, k.C0, k.CX, k.CY, k.CZ)
+		case out == nil:
+			a.heat3DSrc(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY, k.CZ, k.CF)
+		case r.F == nil:
+			a.chk3D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], v, rows, stride, k.C0, k.CX, k.CY, k.CZ, &out[0])
+		default:
+			a.chk3DSrc(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY, k.CZ, k.CF, &out[0])
+		}
+	}
+	return genericRows(true, k, r, v, rows, stride, out != nil)
+}
+
+// stream runs the 2D non-temporal update over a row: the generic kernel up
+// to the first cell whose address is a multiple of a vector (the stores
+// need it), the assembly over the whole vectors after it, the generic
+// kernel over the rest.
+func stream(lanes int, a asm, k *Coeffs, r *Row) {
+	n := len(r.D)
+	if n == 0 {
+		return
+	}
+	vec := uintptr(8 * lanes)
+	head := min(n, int((vec-uintptr(unsafe.Pointer(&r.D[0]))%vec)%vec/8))
+	if head > 0 {
+		t := part(r, 0, head)
+		heat2DGeneric(k, &t)
+	}
+	if head < n {
+		t := part(r, head, n)
+		update(lanes, a.nt2D, a.nt2DSrc, k, &t, 1, 0)
+	}
+}
+
+// residualTail runs the generic residual over the cells after a row's
+// whole vectors.
+func residualTail(three bool, k *Coeffs, r *Row, lanes int) {
+	v := len(r.D) &^ (lanes - 1)
 	if v == len(r.D) {
 		return
 	}
-	for i := range rows {
-		o := i * stride
-		g(k, part(r, o+v, o+len(r.D)))
-	}
-}
-
-func rows2D(lanes int, plain asm2D, src asm2DSrc) RowsKernel {
-	return func(k *Coeffs, r *Row, rows, stride int) {
-		v := lastRow(r, lanes, rows, stride)
-		if v > 0 {
-			if r.F == nil {
-				plain(&r.D[0], &r.C[0], &r.S[0], &r.N[0], v, rows, stride, k.C0, k.CX, k.CY)
-			} else {
-				src(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY, k.CF)
-			}
-		}
-		tails(heat2DGeneric, k, r, v, rows, stride)
-	}
-}
-
-func rows3D(lanes int, plain asm3D, src asm3DSrc) RowsKernel {
-	return func(k *Coeffs, r *Row, rows, stride int) {
-		v := lastRow(r, lanes, rows, stride)
-		if v > 0 {
-			if r.F == nil {
-				plain(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], v, rows, stride, k.C0, k.CX, k.CY, k.CZ)
-			} else {
-				src(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY, k.CZ, k.CF)
-			}
-		}
-		tails(heat3DGeneric, k, r, v, rows, stride)
-	}
-}
-
-// tailsChecked is tails, returning the largest absBits of the change of
-// the cells it updated.
-func tailsChecked(g Kernel, k *Coeffs, r *Row, v, rows, stride int) uint64 {
-	var m uint64
-	if v == len(r.D) {
-		return 0
-	}
-	for i := range rows {
-		o := i * stride
-		t := part(r, o+v, o+len(r.D))
-		g(k, t)
-		m = max(m, maxAbsDiffGeneric(t.D, t.C[1:len(t.D)+1]))
-	}
-	return m
-}
-
-func check2D(lanes int, plain asm2DChk, src asm2DSrcChk) CheckKernel {
-	return func(k *Coeffs, r *Row, rows, stride int) float64 {
-		v := lastRow(r, lanes, rows, stride)
-		var out [8]uint64
-		if v > 0 {
-			if r.F == nil {
-				plain(&r.D[0], &r.C[0], &r.S[0], &r.N[0], v, rows, stride, k.C0, k.CX, k.CY, &out[0])
-			} else {
-				src(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY, k.CF, &out[0])
-			}
-		}
-		return absFloat(max(maxLanes(out[:lanes]), tailsChecked(heat2DGeneric, k, r, v, rows, stride)))
-	}
-}
-
-func check3D(lanes int, plain asm3DChk, src asm3DSrcChk) CheckKernel {
-	return func(k *Coeffs, r *Row, rows, stride int) float64 {
-		v := lastRow(r, lanes, rows, stride)
-		var out [8]uint64
-		if v > 0 {
-			if r.F == nil {
-				plain(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], v, rows, stride, k.C0, k.CX, k.CY, k.CZ, &out[0])
-			} else {
-				src(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY, k.CZ, k.CF, &out[0])
-			}
-		}
-		return absFloat(max(maxLanes(out[:lanes]), tailsChecked(heat3DGeneric, k, r, v, rows, stride)))
-	}
-}
-
-func residual2D(lanes int, res asmRes2D) Kernel {
-	return func(k *Coeffs, r *Row) {
-		v, d, c, s, n := whole(r, lanes)
-		if v > 0 {
-			f := r.F[:v]
-			res(&d[0], &c[0], &s[0], &n[0], &f[0], v, 1, 0, k.C0, k.CX, k.CY)
-		}
-		tail(residual2DGeneric, k, r, v)
-	}
-}
-
-func residual3D(lanes int, res asmRes3D) Kernel {
-	return func(k *Coeffs, r *Row) {
-		v, d, c, s, n := whole(r, lanes)
-		if v > 0 {
-			lo, up, f := r.L[:v], r.U[:v], r.F[:v]
-			res(&d[0], &c[0], &s[0], &n[0], &lo[0], &up[0], &f[0], v, 1, 0, k.C0, k.CX, k.CY, k.CZ)
-		}
-		tail(residual3DGeneric, k, r, v)
+	t := part(r, v, len(r.D))
+	if three {
+		residual3DGeneric(k, &t)
+	} else {
+		residual2DGeneric(k, &t)
 	}
 }
 

@@ -518,344 +518,6 @@ residual2DAVX512_end:
 	VZEROUPPER
 	RET
 
-// func heat2DNTAVX2(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64)
-// Requires: AVX
-TEXT ·heat2DNTAVX2(SB), NOSPLIT, $0-80
-	MOVQ         d+0(FP), AX
-	MOVQ         c+8(FP), CX
-	MOVQ         s+16(FP), DX
-	MOVQ         n+24(FP), BX
-	MOVQ         cells+32(FP), SI
-	MOVQ         rows+40(FP), DI
-	MOVQ         stride+48(FP), R8
-	SHLQ         $0x03, R8
-	VBROADCASTSD c0+56(FP), Y0
-	VBROADCASTSD cx+64(FP), Y1
-	VBROADCASTSD cy+72(FP), Y2
-	MOVQ         SI, R9
-	SHLQ         $0x03, R9
-	MOVQ         R9, R10
-	SUBQ         $0x00000040, R10
-
-heat2DNTAVX2_row:
-	XORQ SI, SI
-
-heat2DNTAVX2_two:
-	CMPQ     SI, R10
-	JG       heat2DNTAVX2_one
-	VMOVUPD  (CX)(SI*1), Y3
-	VADDPD   16(CX)(SI*1), Y3, Y3
-	VMULPD   Y3, Y1, Y3
-	VMOVUPD  8(CX)(SI*1), Y4
-	VMULPD   Y4, Y0, Y4
-	VADDPD   Y3, Y4, Y4
-	VMOVUPD  (DX)(SI*1), Y3
-	VADDPD   (BX)(SI*1), Y3, Y3
-	VMULPD   Y3, Y2, Y3
-	VADDPD   Y3, Y4, Y4
-	VMOVNTPD Y4, (AX)(SI*1)
-	VMOVUPD  32(CX)(SI*1), Y3
-	VADDPD   48(CX)(SI*1), Y3, Y3
-	VMULPD   Y3, Y1, Y3
-	VMOVUPD  40(CX)(SI*1), Y4
-	VMULPD   Y4, Y0, Y4
-	VADDPD   Y3, Y4, Y4
-	VMOVUPD  32(DX)(SI*1), Y3
-	VADDPD   32(BX)(SI*1), Y3, Y3
-	VMULPD   Y3, Y2, Y3
-	VADDPD   Y3, Y4, Y4
-	VMOVNTPD Y4, 32(AX)(SI*1)
-	ADDQ     $0x00000040, SI
-	JMP      heat2DNTAVX2_two
-
-heat2DNTAVX2_one:
-	CMPQ     SI, R9
-	JAE      heat2DNTAVX2_done
-	VMOVUPD  (CX)(SI*1), Y3
-	VADDPD   16(CX)(SI*1), Y3, Y3
-	VMULPD   Y3, Y1, Y3
-	VMOVUPD  8(CX)(SI*1), Y4
-	VMULPD   Y4, Y0, Y4
-	VADDPD   Y3, Y4, Y4
-	VMOVUPD  (DX)(SI*1), Y3
-	VADDPD   (BX)(SI*1), Y3, Y3
-	VMULPD   Y3, Y2, Y3
-	VADDPD   Y3, Y4, Y4
-	VMOVNTPD Y4, (AX)(SI*1)
-	ADDQ     $0x00000020, SI
-	JMP      heat2DNTAVX2_one
-
-heat2DNTAVX2_done:
-	DECQ DI
-	JZ   heat2DNTAVX2_end
-	ADDQ R8, AX
-	ADDQ R8, CX
-	ADDQ R8, DX
-	ADDQ R8, BX
-	JMP  heat2DNTAVX2_row
-
-heat2DNTAVX2_end:
-	VZEROUPPER
-	RET
-
-// func heat2DNTAVX512(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64)
-// Requires: AVX, AVX512F
-TEXT ·heat2DNTAVX512(SB), NOSPLIT, $0-80
-	MOVQ         d+0(FP), AX
-	MOVQ         c+8(FP), CX
-	MOVQ         s+16(FP), DX
-	MOVQ         n+24(FP), BX
-	MOVQ         cells+32(FP), SI
-	MOVQ         rows+40(FP), DI
-	MOVQ         stride+48(FP), R8
-	SHLQ         $0x03, R8
-	VBROADCASTSD c0+56(FP), Z0
-	VBROADCASTSD cx+64(FP), Z1
-	VBROADCASTSD cy+72(FP), Z2
-	MOVQ         SI, R9
-	SHLQ         $0x03, R9
-	MOVQ         R9, R10
-	SUBQ         $0x00000080, R10
-
-heat2DNTAVX512_row:
-	XORQ SI, SI
-
-heat2DNTAVX512_two:
-	CMPQ     SI, R10
-	JG       heat2DNTAVX512_one
-	VMOVUPD  (CX)(SI*1), Z3
-	VADDPD   16(CX)(SI*1), Z3, Z3
-	VMULPD   Z3, Z1, Z3
-	VMOVUPD  8(CX)(SI*1), Z4
-	VMULPD   Z4, Z0, Z4
-	VADDPD   Z3, Z4, Z4
-	VMOVUPD  (DX)(SI*1), Z3
-	VADDPD   (BX)(SI*1), Z3, Z3
-	VMULPD   Z3, Z2, Z3
-	VADDPD   Z3, Z4, Z4
-	VMOVNTPD Z4, (AX)(SI*1)
-	VMOVUPD  64(CX)(SI*1), Z3
-	VADDPD   80(CX)(SI*1), Z3, Z3
-	VMULPD   Z3, Z1, Z3
-	VMOVUPD  72(CX)(SI*1), Z4
-	VMULPD   Z4, Z0, Z4
-	VADDPD   Z3, Z4, Z4
-	VMOVUPD  64(DX)(SI*1), Z3
-	VADDPD   64(BX)(SI*1), Z3, Z3
-	VMULPD   Z3, Z2, Z3
-	VADDPD   Z3, Z4, Z4
-	VMOVNTPD Z4, 64(AX)(SI*1)
-	ADDQ     $0x00000080, SI
-	JMP      heat2DNTAVX512_two
-
-heat2DNTAVX512_one:
-	CMPQ     SI, R9
-	JAE      heat2DNTAVX512_done
-	VMOVUPD  (CX)(SI*1), Z3
-	VADDPD   16(CX)(SI*1), Z3, Z3
-	VMULPD   Z3, Z1, Z3
-	VMOVUPD  8(CX)(SI*1), Z4
-	VMULPD   Z4, Z0, Z4
-	VADDPD   Z3, Z4, Z4
-	VMOVUPD  (DX)(SI*1), Z3
-	VADDPD   (BX)(SI*1), Z3, Z3
-	VMULPD   Z3, Z2, Z3
-	VADDPD   Z3, Z4, Z4
-	VMOVNTPD Z4, (AX)(SI*1)
-	ADDQ     $0x00000040, SI
-	JMP      heat2DNTAVX512_one
-
-heat2DNTAVX512_done:
-	DECQ DI
-	JZ   heat2DNTAVX512_end
-	ADDQ R8, AX
-	ADDQ R8, CX
-	ADDQ R8, DX
-	ADDQ R8, BX
-	JMP  heat2DNTAVX512_row
-
-heat2DNTAVX512_end:
-	VZEROUPPER
-	RET
-
-// func heat2DSrcNTAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64)
-// Requires: AVX
-TEXT ·heat2DSrcNTAVX2(SB), NOSPLIT, $0-96
-	MOVQ         d+0(FP), AX
-	MOVQ         c+8(FP), CX
-	MOVQ         s+16(FP), DX
-	MOVQ         n+24(FP), BX
-	MOVQ         f+32(FP), SI
-	MOVQ         cells+40(FP), DI
-	MOVQ         rows+48(FP), R8
-	MOVQ         stride+56(FP), R9
-	SHLQ         $0x03, R9
-	VBROADCASTSD c0+64(FP), Y0
-	VBROADCASTSD cx+72(FP), Y1
-	VBROADCASTSD cy+80(FP), Y2
-	VBROADCASTSD cf+88(FP), Y3
-	MOVQ         DI, R10
-	SHLQ         $0x03, R10
-	MOVQ         R10, R11
-	SUBQ         $0x00000040, R11
-
-heat2DSrcNTAVX2_row:
-	XORQ DI, DI
-
-heat2DSrcNTAVX2_two:
-	CMPQ     DI, R11
-	JG       heat2DSrcNTAVX2_one
-	VMOVUPD  (CX)(DI*1), Y4
-	VADDPD   16(CX)(DI*1), Y4, Y4
-	VMULPD   Y4, Y1, Y4
-	VMOVUPD  8(CX)(DI*1), Y5
-	VMULPD   Y5, Y0, Y5
-	VADDPD   Y4, Y5, Y5
-	VMOVUPD  (DX)(DI*1), Y4
-	VADDPD   (BX)(DI*1), Y4, Y4
-	VMULPD   Y4, Y2, Y4
-	VADDPD   Y4, Y5, Y5
-	VMULPD   (SI)(DI*1), Y3, Y4
-	VADDPD   Y4, Y5, Y5
-	VMOVNTPD Y5, (AX)(DI*1)
-	VMOVUPD  32(CX)(DI*1), Y4
-	VADDPD   48(CX)(DI*1), Y4, Y4
-	VMULPD   Y4, Y1, Y4
-	VMOVUPD  40(CX)(DI*1), Y5
-	VMULPD   Y5, Y0, Y5
-	VADDPD   Y4, Y5, Y5
-	VMOVUPD  32(DX)(DI*1), Y4
-	VADDPD   32(BX)(DI*1), Y4, Y4
-	VMULPD   Y4, Y2, Y4
-	VADDPD   Y4, Y5, Y5
-	VMULPD   32(SI)(DI*1), Y3, Y4
-	VADDPD   Y4, Y5, Y5
-	VMOVNTPD Y5, 32(AX)(DI*1)
-	ADDQ     $0x00000040, DI
-	JMP      heat2DSrcNTAVX2_two
-
-heat2DSrcNTAVX2_one:
-	CMPQ     DI, R10
-	JAE      heat2DSrcNTAVX2_done
-	VMOVUPD  (CX)(DI*1), Y4
-	VADDPD   16(CX)(DI*1), Y4, Y4
-	VMULPD   Y4, Y1, Y4
-	VMOVUPD  8(CX)(DI*1), Y5
-	VMULPD   Y5, Y0, Y5
-	VADDPD   Y4, Y5, Y5
-	VMOVUPD  (DX)(DI*1), Y4
-	VADDPD   (BX)(DI*1), Y4, Y4
-	VMULPD   Y4, Y2, Y4
-	VADDPD   Y4, Y5, Y5
-	VMULPD   (SI)(DI*1), Y3, Y4
-	VADDPD   Y4, Y5, Y5
-	VMOVNTPD Y5, (AX)(DI*1)
-	ADDQ     $0x00000020, DI
-	JMP      heat2DSrcNTAVX2_one
-
-heat2DSrcNTAVX2_done:
-	DECQ R8
-	JZ   heat2DSrcNTAVX2_end
-	ADDQ R9, AX
-	ADDQ R9, CX
-	ADDQ R9, DX
-	ADDQ R9, BX
-	ADDQ R9, SI
-	JMP  heat2DSrcNTAVX2_row
-
-heat2DSrcNTAVX2_end:
-	VZEROUPPER
-	RET
-
-// func heat2DSrcNTAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64)
-// Requires: AVX, AVX512F
-TEXT ·heat2DSrcNTAVX512(SB), NOSPLIT, $0-96
-	MOVQ         d+0(FP), AX
-	MOVQ         c+8(FP), CX
-	MOVQ         s+16(FP), DX
-	MOVQ         n+24(FP), BX
-	MOVQ         f+32(FP), SI
-	MOVQ         cells+40(FP), DI
-	MOVQ         rows+48(FP), R8
-	MOVQ         stride+56(FP), R9
-	SHLQ         $0x03, R9
-	VBROADCASTSD c0+64(FP), Z0
-	VBROADCASTSD cx+72(FP), Z1
-	VBROADCASTSD cy+80(FP), Z2
-	VBROADCASTSD cf+88(FP), Z3
-	MOVQ         DI, R10
-	SHLQ         $0x03, R10
-	MOVQ         R10, R11
-	SUBQ         $0x00000080, R11
-
-heat2DSrcNTAVX512_row:
-	XORQ DI, DI
-
-heat2DSrcNTAVX512_two:
-	CMPQ     DI, R11
-	JG       heat2DSrcNTAVX512_one
-	VMOVUPD  (CX)(DI*1), Z4
-	VADDPD   16(CX)(DI*1), Z4, Z4
-	VMULPD   Z4, Z1, Z4
-	VMOVUPD  8(CX)(DI*1), Z5
-	VMULPD   Z5, Z0, Z5
-	VADDPD   Z4, Z5, Z5
-	VMOVUPD  (DX)(DI*1), Z4
-	VADDPD   (BX)(DI*1), Z4, Z4
-	VMULPD   Z4, Z2, Z4
-	VADDPD   Z4, Z5, Z5
-	VMULPD   (SI)(DI*1), Z3, Z4
-	VADDPD   Z4, Z5, Z5
-	VMOVNTPD Z5, (AX)(DI*1)
-	VMOVUPD  64(CX)(DI*1), Z4
-	VADDPD   80(CX)(DI*1), Z4, Z4
-	VMULPD   Z4, Z1, Z4
-	VMOVUPD  72(CX)(DI*1), Z5
-	VMULPD   Z5, Z0, Z5
-	VADDPD   Z4, Z5, Z5
-	VMOVUPD  64(DX)(DI*1), Z4
-	VADDPD   64(BX)(DI*1), Z4, Z4
-	VMULPD   Z4, Z2, Z4
-	VADDPD   Z4, Z5, Z5
-	VMULPD   64(SI)(DI*1), Z3, Z4
-	VADDPD   Z4, Z5, Z5
-	VMOVNTPD Z5, 64(AX)(DI*1)
-	ADDQ     $0x00000080, DI
-	JMP      heat2DSrcNTAVX512_two
-
-heat2DSrcNTAVX512_one:
-	CMPQ     DI, R10
-	JAE      heat2DSrcNTAVX512_done
-	VMOVUPD  (CX)(DI*1), Z4
-	VADDPD   16(CX)(DI*1), Z4, Z4
-	VMULPD   Z4, Z1, Z4
-	VMOVUPD  8(CX)(DI*1), Z5
-	VMULPD   Z5, Z0, Z5
-	VADDPD   Z4, Z5, Z5
-	VMOVUPD  (DX)(DI*1), Z4
-	VADDPD   (BX)(DI*1), Z4, Z4
-	VMULPD   Z4, Z2, Z4
-	VADDPD   Z4, Z5, Z5
-	VMULPD   (SI)(DI*1), Z3, Z4
-	VADDPD   Z4, Z5, Z5
-	VMOVNTPD Z5, (AX)(DI*1)
-	ADDQ     $0x00000040, DI
-	JMP      heat2DSrcNTAVX512_one
-
-heat2DSrcNTAVX512_done:
-	DECQ R8
-	JZ   heat2DSrcNTAVX512_end
-	ADDQ R9, AX
-	ADDQ R9, CX
-	ADDQ R9, DX
-	ADDQ R9, BX
-	ADDQ R9, SI
-	JMP  heat2DSrcNTAVX512_row
-
-heat2DSrcNTAVX512_end:
-	VZEROUPPER
-	RET
-
 // func heat2DChkAVX2(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, out *uint64)
 // Requires: AVX, AVX2
 TEXT ·heat2DChkAVX2(SB), NOSPLIT, $0-88
@@ -1876,412 +1538,6 @@ residual3DAVX512_end:
 	VZEROUPPER
 	RET
 
-// func heat3DNTAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64)
-// Requires: AVX
-TEXT ·heat3DNTAVX2(SB), NOSPLIT, $0-104
-	MOVQ         d+0(FP), AX
-	MOVQ         c+8(FP), CX
-	MOVQ         s+16(FP), DX
-	MOVQ         n+24(FP), BX
-	MOVQ         l+32(FP), SI
-	MOVQ         u+40(FP), DI
-	MOVQ         cells+48(FP), R8
-	MOVQ         rows+56(FP), R9
-	MOVQ         stride+64(FP), R10
-	SHLQ         $0x03, R10
-	VBROADCASTSD c0+72(FP), Y0
-	VBROADCASTSD cx+80(FP), Y1
-	VBROADCASTSD cy+88(FP), Y2
-	VBROADCASTSD cz+96(FP), Y3
-	MOVQ         R8, R11
-	SHLQ         $0x03, R11
-	MOVQ         R11, R12
-	SUBQ         $0x00000040, R12
-
-heat3DNTAVX2_row:
-	XORQ R8, R8
-
-heat3DNTAVX2_two:
-	CMPQ     R8, R12
-	JG       heat3DNTAVX2_one
-	VMOVUPD  (CX)(R8*1), Y4
-	VADDPD   16(CX)(R8*1), Y4, Y4
-	VMULPD   Y4, Y1, Y4
-	VMOVUPD  8(CX)(R8*1), Y5
-	VMULPD   Y5, Y0, Y5
-	VADDPD   Y4, Y5, Y5
-	VMOVUPD  (DX)(R8*1), Y4
-	VADDPD   (BX)(R8*1), Y4, Y4
-	VMULPD   Y4, Y2, Y4
-	VADDPD   Y4, Y5, Y5
-	VMOVUPD  (SI)(R8*1), Y4
-	VADDPD   (DI)(R8*1), Y4, Y4
-	VMULPD   Y4, Y3, Y4
-	VADDPD   Y4, Y5, Y5
-	VMOVNTPD Y5, (AX)(R8*1)
-	VMOVUPD  32(CX)(R8*1), Y4
-	VADDPD   48(CX)(R8*1), Y4, Y4
-	VMULPD   Y4, Y1, Y4
-	VMOVUPD  40(CX)(R8*1), Y5
-	VMULPD   Y5, Y0, Y5
-	VADDPD   Y4, Y5, Y5
-	VMOVUPD  32(DX)(R8*1), Y4
-	VADDPD   32(BX)(R8*1), Y4, Y4
-	VMULPD   Y4, Y2, Y4
-	VADDPD   Y4, Y5, Y5
-	VMOVUPD  32(SI)(R8*1), Y4
-	VADDPD   32(DI)(R8*1), Y4, Y4
-	VMULPD   Y4, Y3, Y4
-	VADDPD   Y4, Y5, Y5
-	VMOVNTPD Y5, 32(AX)(R8*1)
-	ADDQ     $0x00000040, R8
-	JMP      heat3DNTAVX2_two
-
-heat3DNTAVX2_one:
-	CMPQ     R8, R11
-	JAE      heat3DNTAVX2_done
-	VMOVUPD  (CX)(R8*1), Y4
-	VADDPD   16(CX)(R8*1), Y4, Y4
-	VMULPD   Y4, Y1, Y4
-	VMOVUPD  8(CX)(R8*1), Y5
-	VMULPD   Y5, Y0, Y5
-	VADDPD   Y4, Y5, Y5
-	VMOVUPD  (DX)(R8*1), Y4
-	VADDPD   (BX)(R8*1), Y4, Y4
-	VMULPD   Y4, Y2, Y4
-	VADDPD   Y4, Y5, Y5
-	VMOVUPD  (SI)(R8*1), Y4
-	VADDPD   (DI)(R8*1), Y4, Y4
-	VMULPD   Y4, Y3, Y4
-	VADDPD   Y4, Y5, Y5
-	VMOVNTPD Y5, (AX)(R8*1)
-	ADDQ     $0x00000020, R8
-	JMP      heat3DNTAVX2_one
-
-heat3DNTAVX2_done:
-	DECQ R9
-	JZ   heat3DNTAVX2_end
-	ADDQ R10, AX
-	ADDQ R10, CX
-	ADDQ R10, DX
-	ADDQ R10, BX
-	ADDQ R10, SI
-	ADDQ R10, DI
-	JMP  heat3DNTAVX2_row
-
-heat3DNTAVX2_end:
-	VZEROUPPER
-	RET
-
-// func heat3DNTAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64)
-// Requires: AVX, AVX512F
-TEXT ·heat3DNTAVX512(SB), NOSPLIT, $0-104
-	MOVQ         d+0(FP), AX
-	MOVQ         c+8(FP), CX
-	MOVQ         s+16(FP), DX
-	MOVQ         n+24(FP), BX
-	MOVQ         l+32(FP), SI
-	MOVQ         u+40(FP), DI
-	MOVQ         cells+48(FP), R8
-	MOVQ         rows+56(FP), R9
-	MOVQ         stride+64(FP), R10
-	SHLQ         $0x03, R10
-	VBROADCASTSD c0+72(FP), Z0
-	VBROADCASTSD cx+80(FP), Z1
-	VBROADCASTSD cy+88(FP), Z2
-	VBROADCASTSD cz+96(FP), Z3
-	MOVQ         R8, R11
-	SHLQ         $0x03, R11
-	MOVQ         R11, R12
-	SUBQ         $0x00000080, R12
-
-heat3DNTAVX512_row:
-	XORQ R8, R8
-
-heat3DNTAVX512_two:
-	CMPQ     R8, R12
-	JG       heat3DNTAVX512_one
-	VMOVUPD  (CX)(R8*1), Z4
-	VADDPD   16(CX)(R8*1), Z4, Z4
-	VMULPD   Z4, Z1, Z4
-	VMOVUPD  8(CX)(R8*1), Z5
-	VMULPD   Z5, Z0, Z5
-	VADDPD   Z4, Z5, Z5
-	VMOVUPD  (DX)(R8*1), Z4
-	VADDPD   (BX)(R8*1), Z4, Z4
-	VMULPD   Z4, Z2, Z4
-	VADDPD   Z4, Z5, Z5
-	VMOVUPD  (SI)(R8*1), Z4
-	VADDPD   (DI)(R8*1), Z4, Z4
-	VMULPD   Z4, Z3, Z4
-	VADDPD   Z4, Z5, Z5
-	VMOVNTPD Z5, (AX)(R8*1)
-	VMOVUPD  64(CX)(R8*1), Z4
-	VADDPD   80(CX)(R8*1), Z4, Z4
-	VMULPD   Z4, Z1, Z4
-	VMOVUPD  72(CX)(R8*1), Z5
-	VMULPD   Z5, Z0, Z5
-	VADDPD   Z4, Z5, Z5
-	VMOVUPD  64(DX)(R8*1), Z4
-	VADDPD   64(BX)(R8*1), Z4, Z4
-	VMULPD   Z4, Z2, Z4
-	VADDPD   Z4, Z5, Z5
-	VMOVUPD  64(SI)(R8*1), Z4
-	VADDPD   64(DI)(R8*1), Z4, Z4
-	VMULPD   Z4, Z3, Z4
-	VADDPD   Z4, Z5, Z5
-	VMOVNTPD Z5, 64(AX)(R8*1)
-	ADDQ     $0x00000080, R8
-	JMP      heat3DNTAVX512_two
-
-heat3DNTAVX512_one:
-	CMPQ     R8, R11
-	JAE      heat3DNTAVX512_done
-	VMOVUPD  (CX)(R8*1), Z4
-	VADDPD   16(CX)(R8*1), Z4, Z4
-	VMULPD   Z4, Z1, Z4
-	VMOVUPD  8(CX)(R8*1), Z5
-	VMULPD   Z5, Z0, Z5
-	VADDPD   Z4, Z5, Z5
-	VMOVUPD  (DX)(R8*1), Z4
-	VADDPD   (BX)(R8*1), Z4, Z4
-	VMULPD   Z4, Z2, Z4
-	VADDPD   Z4, Z5, Z5
-	VMOVUPD  (SI)(R8*1), Z4
-	VADDPD   (DI)(R8*1), Z4, Z4
-	VMULPD   Z4, Z3, Z4
-	VADDPD   Z4, Z5, Z5
-	VMOVNTPD Z5, (AX)(R8*1)
-	ADDQ     $0x00000040, R8
-	JMP      heat3DNTAVX512_one
-
-heat3DNTAVX512_done:
-	DECQ R9
-	JZ   heat3DNTAVX512_end
-	ADDQ R10, AX
-	ADDQ R10, CX
-	ADDQ R10, DX
-	ADDQ R10, BX
-	ADDQ R10, SI
-	ADDQ R10, DI
-	JMP  heat3DNTAVX512_row
-
-heat3DNTAVX512_end:
-	VZEROUPPER
-	RET
-
-// func heat3DSrcNTAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64)
-// Requires: AVX
-TEXT ·heat3DSrcNTAVX2(SB), NOSPLIT, $0-120
-	MOVQ         d+0(FP), AX
-	MOVQ         c+8(FP), CX
-	MOVQ         s+16(FP), DX
-	MOVQ         n+24(FP), BX
-	MOVQ         l+32(FP), SI
-	MOVQ         u+40(FP), DI
-	MOVQ         f+48(FP), R8
-	MOVQ         cells+56(FP), R9
-	MOVQ         rows+64(FP), R10
-	MOVQ         stride+72(FP), R11
-	SHLQ         $0x03, R11
-	VBROADCASTSD c0+80(FP), Y0
-	VBROADCASTSD cx+88(FP), Y1
-	VBROADCASTSD cy+96(FP), Y2
-	VBROADCASTSD cz+104(FP), Y3
-	VBROADCASTSD cf+112(FP), Y4
-	MOVQ         R9, R12
-	SHLQ         $0x03, R12
-	MOVQ         R12, R13
-	SUBQ         $0x00000040, R13
-
-heat3DSrcNTAVX2_row:
-	XORQ R9, R9
-
-heat3DSrcNTAVX2_two:
-	CMPQ     R9, R13
-	JG       heat3DSrcNTAVX2_one
-	VMOVUPD  (CX)(R9*1), Y5
-	VADDPD   16(CX)(R9*1), Y5, Y5
-	VMULPD   Y5, Y1, Y5
-	VMOVUPD  8(CX)(R9*1), Y6
-	VMULPD   Y6, Y0, Y6
-	VADDPD   Y5, Y6, Y6
-	VMOVUPD  (DX)(R9*1), Y5
-	VADDPD   (BX)(R9*1), Y5, Y5
-	VMULPD   Y5, Y2, Y5
-	VADDPD   Y5, Y6, Y6
-	VMOVUPD  (SI)(R9*1), Y5
-	VADDPD   (DI)(R9*1), Y5, Y5
-	VMULPD   Y5, Y3, Y5
-	VADDPD   Y5, Y6, Y6
-	VMULPD   (R8)(R9*1), Y4, Y5
-	VADDPD   Y5, Y6, Y6
-	VMOVNTPD Y6, (AX)(R9*1)
-	VMOVUPD  32(CX)(R9*1), Y5
-	VADDPD   48(CX)(R9*1), Y5, Y5
-	VMULPD   Y5, Y1, Y5
-	VMOVUPD  40(CX)(R9*1), Y6
-	VMULPD   Y6, Y0, Y6
-	VADDPD   Y5, Y6, Y6
-	VMOVUPD  32(DX)(R9*1), Y5
-	VADDPD   32(BX)(R9*1), Y5, Y5
-	VMULPD   Y5, Y2, Y5
-	VADDPD   Y5, Y6, Y6
-	VMOVUPD  32(SI)(R9*1), Y5
-	VADDPD   32(DI)(R9*1), Y5, Y5
-	VMULPD   Y5, Y3, Y5
-	VADDPD   Y5, Y6, Y6
-	VMULPD   32(R8)(R9*1), Y4, Y5
-	VADDPD   Y5, Y6, Y6
-	VMOVNTPD Y6, 32(AX)(R9*1)
-	ADDQ     $0x00000040, R9
-	JMP      heat3DSrcNTAVX2_two
-
-heat3DSrcNTAVX2_one:
-	CMPQ     R9, R12
-	JAE      heat3DSrcNTAVX2_done
-	VMOVUPD  (CX)(R9*1), Y5
-	VADDPD   16(CX)(R9*1), Y5, Y5
-	VMULPD   Y5, Y1, Y5
-	VMOVUPD  8(CX)(R9*1), Y6
-	VMULPD   Y6, Y0, Y6
-	VADDPD   Y5, Y6, Y6
-	VMOVUPD  (DX)(R9*1), Y5
-	VADDPD   (BX)(R9*1), Y5, Y5
-	VMULPD   Y5, Y2, Y5
-	VADDPD   Y5, Y6, Y6
-	VMOVUPD  (SI)(R9*1), Y5
-	VADDPD   (DI)(R9*1), Y5, Y5
-	VMULPD   Y5, Y3, Y5
-	VADDPD   Y5, Y6, Y6
-	VMULPD   (R8)(R9*1), Y4, Y5
-	VADDPD   Y5, Y6, Y6
-	VMOVNTPD Y6, (AX)(R9*1)
-	ADDQ     $0x00000020, R9
-	JMP      heat3DSrcNTAVX2_one
-
-heat3DSrcNTAVX2_done:
-	DECQ R10
-	JZ   heat3DSrcNTAVX2_end
-	ADDQ R11, AX
-	ADDQ R11, CX
-	ADDQ R11, DX
-	ADDQ R11, BX
-	ADDQ R11, SI
-	ADDQ R11, DI
-	ADDQ R11, R8
-	JMP  heat3DSrcNTAVX2_row
-
-heat3DSrcNTAVX2_end:
-	VZEROUPPER
-	RET
-
-// func heat3DSrcNTAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64)
-// Requires: AVX, AVX512F
-TEXT ·heat3DSrcNTAVX512(SB), NOSPLIT, $0-120
-	MOVQ         d+0(FP), AX
-	MOVQ         c+8(FP), CX
-	MOVQ         s+16(FP), DX
-	MOVQ         n+24(FP), BX
-	MOVQ         l+32(FP), SI
-	MOVQ         u+40(FP), DI
-	MOVQ         f+48(FP), R8
-	MOVQ         cells+56(FP), R9
-	MOVQ         rows+64(FP), R10
-	MOVQ         stride+72(FP), R11
-	SHLQ         $0x03, R11
-	VBROADCASTSD c0+80(FP), Z0
-	VBROADCASTSD cx+88(FP), Z1
-	VBROADCASTSD cy+96(FP), Z2
-	VBROADCASTSD cz+104(FP), Z3
-	VBROADCASTSD cf+112(FP), Z4
-	MOVQ         R9, R12
-	SHLQ         $0x03, R12
-	MOVQ         R12, R13
-	SUBQ         $0x00000080, R13
-
-heat3DSrcNTAVX512_row:
-	XORQ R9, R9
-
-heat3DSrcNTAVX512_two:
-	CMPQ     R9, R13
-	JG       heat3DSrcNTAVX512_one
-	VMOVUPD  (CX)(R9*1), Z5
-	VADDPD   16(CX)(R9*1), Z5, Z5
-	VMULPD   Z5, Z1, Z5
-	VMOVUPD  8(CX)(R9*1), Z6
-	VMULPD   Z6, Z0, Z6
-	VADDPD   Z5, Z6, Z6
-	VMOVUPD  (DX)(R9*1), Z5
-	VADDPD   (BX)(R9*1), Z5, Z5
-	VMULPD   Z5, Z2, Z5
-	VADDPD   Z5, Z6, Z6
-	VMOVUPD  (SI)(R9*1), Z5
-	VADDPD   (DI)(R9*1), Z5, Z5
-	VMULPD   Z5, Z3, Z5
-	VADDPD   Z5, Z6, Z6
-	VMULPD   (R8)(R9*1), Z4, Z5
-	VADDPD   Z5, Z6, Z6
-	VMOVNTPD Z6, (AX)(R9*1)
-	VMOVUPD  64(CX)(R9*1), Z5
-	VADDPD   80(CX)(R9*1), Z5, Z5
-	VMULPD   Z5, Z1, Z5
-	VMOVUPD  72(CX)(R9*1), Z6
-	VMULPD   Z6, Z0, Z6
-	VADDPD   Z5, Z6, Z6
-	VMOVUPD  64(DX)(R9*1), Z5
-	VADDPD   64(BX)(R9*1), Z5, Z5
-	VMULPD   Z5, Z2, Z5
-	VADDPD   Z5, Z6, Z6
-	VMOVUPD  64(SI)(R9*1), Z5
-	VADDPD   64(DI)(R9*1), Z5, Z5
-	VMULPD   Z5, Z3, Z5
-	VADDPD   Z5, Z6, Z6
-	VMULPD   64(R8)(R9*1), Z4, Z5
-	VADDPD   Z5, Z6, Z6
-	VMOVNTPD Z6, 64(AX)(R9*1)
-	ADDQ     $0x00000080, R9
-	JMP      heat3DSrcNTAVX512_two
-
-heat3DSrcNTAVX512_one:
-	CMPQ     R9, R12
-	JAE      heat3DSrcNTAVX512_done
-	VMOVUPD  (CX)(R9*1), Z5
-	VADDPD   16(CX)(R9*1), Z5, Z5
-	VMULPD   Z5, Z1, Z5
-	VMOVUPD  8(CX)(R9*1), Z6
-	VMULPD   Z6, Z0, Z6
-	VADDPD   Z5, Z6, Z6
-	VMOVUPD  (DX)(R9*1), Z5
-	VADDPD   (BX)(R9*1), Z5, Z5
-	VMULPD   Z5, Z2, Z5
-	VADDPD   Z5, Z6, Z6
-	VMOVUPD  (SI)(R9*1), Z5
-	VADDPD   (DI)(R9*1), Z5, Z5
-	VMULPD   Z5, Z3, Z5
-	VADDPD   Z5, Z6, Z6
-	VMULPD   (R8)(R9*1), Z4, Z5
-	VADDPD   Z5, Z6, Z6
-	VMOVNTPD Z6, (AX)(R9*1)
-	ADDQ     $0x00000040, R9
-	JMP      heat3DSrcNTAVX512_one
-
-heat3DSrcNTAVX512_done:
-	DECQ R10
-	JZ   heat3DSrcNTAVX512_end
-	ADDQ R11, AX
-	ADDQ R11, CX
-	ADDQ R11, DX
-	ADDQ R11, BX
-	ADDQ R11, SI
-	ADDQ R11, DI
-	ADDQ R11, R8
-	JMP  heat3DSrcNTAVX512_row
-
-heat3DSrcNTAVX512_end:
-	VZEROUPPER
-	RET
-
 // func heat3DChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, out *uint64)
 // Requires: AVX, AVX2
 TEXT ·heat3DChkAVX2(SB), NOSPLIT, $0-112
@@ -2751,6 +2007,344 @@ heat3DSrcChkAVX512_done:
 heat3DSrcChkAVX512_end:
 	MOVQ      out+120(FP), AX
 	VMOVDQU64 Z5, (AX)
+	VZEROUPPER
+	RET
+
+// func heat2DNTAVX2(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64)
+// Requires: AVX
+TEXT ·heat2DNTAVX2(SB), NOSPLIT, $0-80
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         cells+32(FP), SI
+	MOVQ         rows+40(FP), DI
+	MOVQ         stride+48(FP), R8
+	SHLQ         $0x03, R8
+	VBROADCASTSD c0+56(FP), Y0
+	VBROADCASTSD cx+64(FP), Y1
+	VBROADCASTSD cy+72(FP), Y2
+	MOVQ         SI, R9
+	SHLQ         $0x03, R9
+	MOVQ         R9, R10
+	SUBQ         $0x00000040, R10
+
+heat2DNTAVX2_row:
+	XORQ SI, SI
+
+heat2DNTAVX2_two:
+	CMPQ     SI, R10
+	JG       heat2DNTAVX2_one
+	VMOVUPD  (CX)(SI*1), Y3
+	VADDPD   16(CX)(SI*1), Y3, Y3
+	VMULPD   Y3, Y1, Y3
+	VMOVUPD  8(CX)(SI*1), Y4
+	VMULPD   Y4, Y0, Y4
+	VADDPD   Y3, Y4, Y4
+	VMOVUPD  (DX)(SI*1), Y3
+	VADDPD   (BX)(SI*1), Y3, Y3
+	VMULPD   Y3, Y2, Y3
+	VADDPD   Y3, Y4, Y4
+	VMOVNTPD Y4, (AX)(SI*1)
+	VMOVUPD  32(CX)(SI*1), Y3
+	VADDPD   48(CX)(SI*1), Y3, Y3
+	VMULPD   Y3, Y1, Y3
+	VMOVUPD  40(CX)(SI*1), Y4
+	VMULPD   Y4, Y0, Y4
+	VADDPD   Y3, Y4, Y4
+	VMOVUPD  32(DX)(SI*1), Y3
+	VADDPD   32(BX)(SI*1), Y3, Y3
+	VMULPD   Y3, Y2, Y3
+	VADDPD   Y3, Y4, Y4
+	VMOVNTPD Y4, 32(AX)(SI*1)
+	ADDQ     $0x00000040, SI
+	JMP      heat2DNTAVX2_two
+
+heat2DNTAVX2_one:
+	CMPQ     SI, R9
+	JAE      heat2DNTAVX2_done
+	VMOVUPD  (CX)(SI*1), Y3
+	VADDPD   16(CX)(SI*1), Y3, Y3
+	VMULPD   Y3, Y1, Y3
+	VMOVUPD  8(CX)(SI*1), Y4
+	VMULPD   Y4, Y0, Y4
+	VADDPD   Y3, Y4, Y4
+	VMOVUPD  (DX)(SI*1), Y3
+	VADDPD   (BX)(SI*1), Y3, Y3
+	VMULPD   Y3, Y2, Y3
+	VADDPD   Y3, Y4, Y4
+	VMOVNTPD Y4, (AX)(SI*1)
+	ADDQ     $0x00000020, SI
+	JMP      heat2DNTAVX2_one
+
+heat2DNTAVX2_done:
+	DECQ DI
+	JZ   heat2DNTAVX2_end
+	ADDQ R8, AX
+	ADDQ R8, CX
+	ADDQ R8, DX
+	ADDQ R8, BX
+	JMP  heat2DNTAVX2_row
+
+heat2DNTAVX2_end:
+	VZEROUPPER
+	RET
+
+// func heat2DNTAVX512(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64)
+// Requires: AVX, AVX512F
+TEXT ·heat2DNTAVX512(SB), NOSPLIT, $0-80
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         cells+32(FP), SI
+	MOVQ         rows+40(FP), DI
+	MOVQ         stride+48(FP), R8
+	SHLQ         $0x03, R8
+	VBROADCASTSD c0+56(FP), Z0
+	VBROADCASTSD cx+64(FP), Z1
+	VBROADCASTSD cy+72(FP), Z2
+	MOVQ         SI, R9
+	SHLQ         $0x03, R9
+	MOVQ         R9, R10
+	SUBQ         $0x00000080, R10
+
+heat2DNTAVX512_row:
+	XORQ SI, SI
+
+heat2DNTAVX512_two:
+	CMPQ     SI, R10
+	JG       heat2DNTAVX512_one
+	VMOVUPD  (CX)(SI*1), Z3
+	VADDPD   16(CX)(SI*1), Z3, Z3
+	VMULPD   Z3, Z1, Z3
+	VMOVUPD  8(CX)(SI*1), Z4
+	VMULPD   Z4, Z0, Z4
+	VADDPD   Z3, Z4, Z4
+	VMOVUPD  (DX)(SI*1), Z3
+	VADDPD   (BX)(SI*1), Z3, Z3
+	VMULPD   Z3, Z2, Z3
+	VADDPD   Z3, Z4, Z4
+	VMOVNTPD Z4, (AX)(SI*1)
+	VMOVUPD  64(CX)(SI*1), Z3
+	VADDPD   80(CX)(SI*1), Z3, Z3
+	VMULPD   Z3, Z1, Z3
+	VMOVUPD  72(CX)(SI*1), Z4
+	VMULPD   Z4, Z0, Z4
+	VADDPD   Z3, Z4, Z4
+	VMOVUPD  64(DX)(SI*1), Z3
+	VADDPD   64(BX)(SI*1), Z3, Z3
+	VMULPD   Z3, Z2, Z3
+	VADDPD   Z3, Z4, Z4
+	VMOVNTPD Z4, 64(AX)(SI*1)
+	ADDQ     $0x00000080, SI
+	JMP      heat2DNTAVX512_two
+
+heat2DNTAVX512_one:
+	CMPQ     SI, R9
+	JAE      heat2DNTAVX512_done
+	VMOVUPD  (CX)(SI*1), Z3
+	VADDPD   16(CX)(SI*1), Z3, Z3
+	VMULPD   Z3, Z1, Z3
+	VMOVUPD  8(CX)(SI*1), Z4
+	VMULPD   Z4, Z0, Z4
+	VADDPD   Z3, Z4, Z4
+	VMOVUPD  (DX)(SI*1), Z3
+	VADDPD   (BX)(SI*1), Z3, Z3
+	VMULPD   Z3, Z2, Z3
+	VADDPD   Z3, Z4, Z4
+	VMOVNTPD Z4, (AX)(SI*1)
+	ADDQ     $0x00000040, SI
+	JMP      heat2DNTAVX512_one
+
+heat2DNTAVX512_done:
+	DECQ DI
+	JZ   heat2DNTAVX512_end
+	ADDQ R8, AX
+	ADDQ R8, CX
+	ADDQ R8, DX
+	ADDQ R8, BX
+	JMP  heat2DNTAVX512_row
+
+heat2DNTAVX512_end:
+	VZEROUPPER
+	RET
+
+// func heat2DSrcNTAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64)
+// Requires: AVX
+TEXT ·heat2DSrcNTAVX2(SB), NOSPLIT, $0-96
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         f+32(FP), SI
+	MOVQ         cells+40(FP), DI
+	MOVQ         rows+48(FP), R8
+	MOVQ         stride+56(FP), R9
+	SHLQ         $0x03, R9
+	VBROADCASTSD c0+64(FP), Y0
+	VBROADCASTSD cx+72(FP), Y1
+	VBROADCASTSD cy+80(FP), Y2
+	VBROADCASTSD cf+88(FP), Y3
+	MOVQ         DI, R10
+	SHLQ         $0x03, R10
+	MOVQ         R10, R11
+	SUBQ         $0x00000040, R11
+
+heat2DSrcNTAVX2_row:
+	XORQ DI, DI
+
+heat2DSrcNTAVX2_two:
+	CMPQ     DI, R11
+	JG       heat2DSrcNTAVX2_one
+	VMOVUPD  (CX)(DI*1), Y4
+	VADDPD   16(CX)(DI*1), Y4, Y4
+	VMULPD   Y4, Y1, Y4
+	VMOVUPD  8(CX)(DI*1), Y5
+	VMULPD   Y5, Y0, Y5
+	VADDPD   Y4, Y5, Y5
+	VMOVUPD  (DX)(DI*1), Y4
+	VADDPD   (BX)(DI*1), Y4, Y4
+	VMULPD   Y4, Y2, Y4
+	VADDPD   Y4, Y5, Y5
+	VMULPD   (SI)(DI*1), Y3, Y4
+	VADDPD   Y4, Y5, Y5
+	VMOVNTPD Y5, (AX)(DI*1)
+	VMOVUPD  32(CX)(DI*1), Y4
+	VADDPD   48(CX)(DI*1), Y4, Y4
+	VMULPD   Y4, Y1, Y4
+	VMOVUPD  40(CX)(DI*1), Y5
+	VMULPD   Y5, Y0, Y5
+	VADDPD   Y4, Y5, Y5
+	VMOVUPD  32(DX)(DI*1), Y4
+	VADDPD   32(BX)(DI*1), Y4, Y4
+	VMULPD   Y4, Y2, Y4
+	VADDPD   Y4, Y5, Y5
+	VMULPD   32(SI)(DI*1), Y3, Y4
+	VADDPD   Y4, Y5, Y5
+	VMOVNTPD Y5, 32(AX)(DI*1)
+	ADDQ     $0x00000040, DI
+	JMP      heat2DSrcNTAVX2_two
+
+heat2DSrcNTAVX2_one:
+	CMPQ     DI, R10
+	JAE      heat2DSrcNTAVX2_done
+	VMOVUPD  (CX)(DI*1), Y4
+	VADDPD   16(CX)(DI*1), Y4, Y4
+	VMULPD   Y4, Y1, Y4
+	VMOVUPD  8(CX)(DI*1), Y5
+	VMULPD   Y5, Y0, Y5
+	VADDPD   Y4, Y5, Y5
+	VMOVUPD  (DX)(DI*1), Y4
+	VADDPD   (BX)(DI*1), Y4, Y4
+	VMULPD   Y4, Y2, Y4
+	VADDPD   Y4, Y5, Y5
+	VMULPD   (SI)(DI*1), Y3, Y4
+	VADDPD   Y4, Y5, Y5
+	VMOVNTPD Y5, (AX)(DI*1)
+	ADDQ     $0x00000020, DI
+	JMP      heat2DSrcNTAVX2_one
+
+heat2DSrcNTAVX2_done:
+	DECQ R8
+	JZ   heat2DSrcNTAVX2_end
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, DX
+	ADDQ R9, BX
+	ADDQ R9, SI
+	JMP  heat2DSrcNTAVX2_row
+
+heat2DSrcNTAVX2_end:
+	VZEROUPPER
+	RET
+
+// func heat2DSrcNTAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64)
+// Requires: AVX, AVX512F
+TEXT ·heat2DSrcNTAVX512(SB), NOSPLIT, $0-96
+	MOVQ         d+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         s+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         f+32(FP), SI
+	MOVQ         cells+40(FP), DI
+	MOVQ         rows+48(FP), R8
+	MOVQ         stride+56(FP), R9
+	SHLQ         $0x03, R9
+	VBROADCASTSD c0+64(FP), Z0
+	VBROADCASTSD cx+72(FP), Z1
+	VBROADCASTSD cy+80(FP), Z2
+	VBROADCASTSD cf+88(FP), Z3
+	MOVQ         DI, R10
+	SHLQ         $0x03, R10
+	MOVQ         R10, R11
+	SUBQ         $0x00000080, R11
+
+heat2DSrcNTAVX512_row:
+	XORQ DI, DI
+
+heat2DSrcNTAVX512_two:
+	CMPQ     DI, R11
+	JG       heat2DSrcNTAVX512_one
+	VMOVUPD  (CX)(DI*1), Z4
+	VADDPD   16(CX)(DI*1), Z4, Z4
+	VMULPD   Z4, Z1, Z4
+	VMOVUPD  8(CX)(DI*1), Z5
+	VMULPD   Z5, Z0, Z5
+	VADDPD   Z4, Z5, Z5
+	VMOVUPD  (DX)(DI*1), Z4
+	VADDPD   (BX)(DI*1), Z4, Z4
+	VMULPD   Z4, Z2, Z4
+	VADDPD   Z4, Z5, Z5
+	VMULPD   (SI)(DI*1), Z3, Z4
+	VADDPD   Z4, Z5, Z5
+	VMOVNTPD Z5, (AX)(DI*1)
+	VMOVUPD  64(CX)(DI*1), Z4
+	VADDPD   80(CX)(DI*1), Z4, Z4
+	VMULPD   Z4, Z1, Z4
+	VMOVUPD  72(CX)(DI*1), Z5
+	VMULPD   Z5, Z0, Z5
+	VADDPD   Z4, Z5, Z5
+	VMOVUPD  64(DX)(DI*1), Z4
+	VADDPD   64(BX)(DI*1), Z4, Z4
+	VMULPD   Z4, Z2, Z4
+	VADDPD   Z4, Z5, Z5
+	VMULPD   64(SI)(DI*1), Z3, Z4
+	VADDPD   Z4, Z5, Z5
+	VMOVNTPD Z5, 64(AX)(DI*1)
+	ADDQ     $0x00000080, DI
+	JMP      heat2DSrcNTAVX512_two
+
+heat2DSrcNTAVX512_one:
+	CMPQ     DI, R10
+	JAE      heat2DSrcNTAVX512_done
+	VMOVUPD  (CX)(DI*1), Z4
+	VADDPD   16(CX)(DI*1), Z4, Z4
+	VMULPD   Z4, Z1, Z4
+	VMOVUPD  8(CX)(DI*1), Z5
+	VMULPD   Z5, Z0, Z5
+	VADDPD   Z4, Z5, Z5
+	VMOVUPD  (DX)(DI*1), Z4
+	VADDPD   (BX)(DI*1), Z4, Z4
+	VMULPD   Z4, Z2, Z4
+	VADDPD   Z4, Z5, Z5
+	VMULPD   (SI)(DI*1), Z3, Z4
+	VADDPD   Z4, Z5, Z5
+	VMOVNTPD Z5, (AX)(DI*1)
+	ADDQ     $0x00000040, DI
+	JMP      heat2DSrcNTAVX512_one
+
+heat2DSrcNTAVX512_done:
+	DECQ R8
+	JZ   heat2DSrcNTAVX512_end
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, DX
+	ADDQ R9, BX
+	ADDQ R9, SI
+	JMP  heat2DSrcNTAVX512_row
+
+heat2DSrcNTAVX512_end:
 	VZEROUPPER
 	RET
 

@@ -70,50 +70,6 @@ func residual2DAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, 
 //go:noescape
 func residual2DAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64)
 
-// heat2DNTAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2, non-temporal stores, d aligned to 32 bytes;
-// cells a multiple of 4, c one cell before the row):
-//
-//	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j])
-//
-// summed left to right, each product rounded on its own; then the same for
-// each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
-//
-//go:noescape
-func heat2DNTAVX2(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64)
-
-// heat2DNTAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512, non-temporal stores, d aligned to 64 bytes;
-// cells a multiple of 8, c one cell before the row):
-//
-//	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j])
-//
-// summed left to right, each product rounded on its own; then the same for
-// each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
-//
-//go:noescape
-func heat2DNTAVX512(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64)
-
-// heat2DSrcNTAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2, non-temporal stores, d aligned to 32 bytes;
-// cells a multiple of 4, c one cell before the row):
-//
-//	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cf·f[j]
-//
-// summed left to right, each product rounded on its own; then the same for
-// each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
-//
-//go:noescape
-func heat2DSrcNTAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64)
-
-// heat2DSrcNTAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512, non-temporal stores, d aligned to 64 bytes;
-// cells a multiple of 8, c one cell before the row):
-//
-//	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cf·f[j]
-//
-// summed left to right, each product rounded on its own; then the same for
-// each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
-//
-//go:noescape
-func heat2DSrcNTAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64)
-
 // heat2DChkAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2; out[0:4] gets the bits of the largest |d[j] − c[j+1]| of each lane;
 // cells a multiple of 4, c one cell before the row):
 //
@@ -224,50 +180,6 @@ func residual3DAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, 
 //go:noescape
 func residual3DAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64)
 
-// heat3DNTAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2, non-temporal stores, d aligned to 32 bytes;
-// cells a multiple of 4, c one cell before the row):
-//
-//	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cz·(l[j] + u[j])
-//
-// summed left to right, each product rounded on its own; then the same for
-// each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
-//
-//go:noescape
-func heat3DNTAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64)
-
-// heat3DNTAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512, non-temporal stores, d aligned to 64 bytes;
-// cells a multiple of 8, c one cell before the row):
-//
-//	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cz·(l[j] + u[j])
-//
-// summed left to right, each product rounded on its own; then the same for
-// each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
-//
-//go:noescape
-func heat3DNTAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64)
-
-// heat3DSrcNTAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2, non-temporal stores, d aligned to 32 bytes;
-// cells a multiple of 4, c one cell before the row):
-//
-//	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cz·(l[j] + u[j]) + cf·f[j]
-//
-// summed left to right, each product rounded on its own; then the same for
-// each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
-//
-//go:noescape
-func heat3DSrcNTAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64)
-
-// heat3DSrcNTAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512, non-temporal stores, d aligned to 64 bytes;
-// cells a multiple of 8, c one cell before the row):
-//
-//	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cz·(l[j] + u[j]) + cf·f[j]
-//
-// summed left to right, each product rounded on its own; then the same for
-// each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
-//
-//go:noescape
-func heat3DSrcNTAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64)
-
 // heat3DChkAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2; out[0:4] gets the bits of the largest |d[j] − c[j+1]| of each lane;
 // cells a multiple of 4, c one cell before the row):
 //
@@ -311,6 +223,50 @@ func heat3DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64
 //
 //go:noescape
 func heat3DSrcChkAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64, out *uint64)
+
+// heat2DNTAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2, non-temporal stores, d aligned to 32 bytes;
+// cells a multiple of 4, c one cell before the row):
+//
+//	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j])
+//
+// summed left to right, each product rounded on its own; then the same for
+// each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
+//
+//go:noescape
+func heat2DNTAVX2(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64)
+
+// heat2DNTAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512, non-temporal stores, d aligned to 64 bytes;
+// cells a multiple of 8, c one cell before the row):
+//
+//	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j])
+//
+// summed left to right, each product rounded on its own; then the same for
+// each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
+//
+//go:noescape
+func heat2DNTAVX512(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64)
+
+// heat2DSrcNTAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2, non-temporal stores, d aligned to 32 bytes;
+// cells a multiple of 4, c one cell before the row):
+//
+//	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cf·f[j]
+//
+// summed left to right, each product rounded on its own; then the same for
+// each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
+//
+//go:noescape
+func heat2DSrcNTAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64)
+
+// heat2DSrcNTAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512, non-temporal stores, d aligned to 64 bytes;
+// cells a multiple of 8, c one cell before the row):
+//
+//	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cf·f[j]
+//
+// summed left to right, each product rounded on its own; then the same for
+// each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
+//
+//go:noescape
+func heat2DSrcNTAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64)
 
 // maxAbsDiffAVX2 stores into out[0:4] the bits of the largest |a[j] − b[j]| (sign
 // bit cleared) over each lane's cells, for j in [0, cells), cells a multiple of 4.
