@@ -55,6 +55,16 @@ func restrict(f, c *level, src []float64) {
 			}
 			base := f.lay.Index(fc...)
 			b := c.b[r.Start : r.Start+r.N]
+			if rx == 2 && ry == 2 {
+				// Every axis halved (the common case): the kernels.
+				a, n := src[base:], src[base+sy:]
+				if rz == 1 {
+					stencil.Restrict2D(b, a, n, w)
+				} else {
+					stencil.Restrict3D(b, a, n, src[base+sz:], src[base+sz+sy:], w)
+				}
+				continue
+			}
 			for j := range b {
 				i := base + rx*j
 				v := pairY(src, i, rx, ry, sy)
@@ -249,11 +259,10 @@ func interpRow(dst, src []float64, g0, clo, r int, linear bool) {
 		p++
 		j = 1
 	}
-	for ; j+1 < len(dst); j += 2 {
-		dst[j] = near*src[p] + far*src[p-1]
-		dst[j+1] = near*src[p] + far*src[p+1]
-		p++
-	}
+	pairs := (len(dst) - j) / 2
+	stencil.Interp(dst[j:j+2*pairs], src[p-1:], near, far)
+	p += pairs
+	j += 2 * pairs
 	if j < len(dst) {
 		dst[j] = near*src[p] + far*src[p-1]
 	}

@@ -11,11 +11,11 @@ import (
 
 // BenchmarkStep times one heat step on one rank with every kernel set this
 // build and CPU run (generic beside the SIMD sets): 2D n=256 (fits in L2),
-// n=512 and 2048 (L3), n=4096 and 8192 (DRAM), and 3D n=256, with 1 and 2
+// n=512 and 2048 (L3), n=4096 and 8192 (DRAM), and 3D n=64 (L3) and 256, with 1 and 2
 // worker threads. n=8192 needs 1 GiB; run it with few iterations
 // (-benchtime 20x).
 func BenchmarkStep(b *testing.B) {
-	for _, c := range []struct{ dims, n int }{{2, 256}, {2, 512}, {2, 2048}, {2, 4096}, {2, 8192}, {3, 256}} {
+	for _, c := range []struct{ dims, n int }{{2, 256}, {2, 512}, {2, 2048}, {2, 4096}, {2, 8192}, {3, 64}, {3, 256}} {
 		for _, ks := range stencil.Available() {
 			for _, threads := range []int{1, 2} {
 				b.Run(fmt.Sprintf("dims=%d/n=%d/kernel=%s/threads=%d", c.dims, c.n, ks.Name, threads), func(b *testing.B) {

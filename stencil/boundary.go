@@ -106,6 +106,7 @@ func GhostFaces(lay decomp.Layout, faces [][2]Face, hasNeighbour [][2]bool) []Gh
 
 // ApplyFaces sets the ghosts of the given faces of u, in order.
 func ApplyFaces(faces []GhostFace, u []float64) {
+	reflect := Active.reflectOrGeneric()
 	for i := range faces {
 		f := &faces[i]
 		if f.Cells {
@@ -123,9 +124,7 @@ func ApplyFaces(faces []GhostFace, u []float64) {
 			g := u[r.Start : r.Start+r.N]
 			m := u[r.Start+f.Delta : r.Start+f.Delta+r.N]
 			if f.Kind == Dirichlet {
-				for j := range g {
-					g[j] = f.Twice - m[j]
-				}
+				reflect(g, m, f.Twice)
 			} else {
 				copy(g, m)
 			}

@@ -85,6 +85,12 @@ type Set struct {
 	check2D, check3D CheckKernel
 	// Weighted sums of two rows (nil: the generic ones).
 	mix, mixAdd func(d, a, b []float64, wa, wb float64)
+	// A Dirichlet ghost row, d[j] = t − m[j] (nil: the generic one).
+	reflect func(d, m []float64, t float64)
+	// The multigrid's transfers (nil: the generic ones).
+	interp    func(d, s []float64, near, far float64)
+	restrict2 func(d, a, b []float64, w float64)
+	restrict3 func(d, a, b, c, e []float64, w float64)
 }
 
 // Generic is the portable set, always built.
@@ -262,6 +268,80 @@ func mixGeneric(d, a, b []float64, wa, wb float64) {
 	a, b = a[:len(d)], b[:len(d)]
 	for j := range d {
 		d[j] = float64(wa*a[j]) + float64(wb*b[j])
+	}
+}
+
+// Interp sets the fine row d (an even number of cells) between the centres
+// of coarse row s (len(d)/2 + 2 cells, its first and last the neighbours
+// of the parents): d[2j] = near·s[j+1] + far·s[j], d[2j+1] = near·s[j+1] +
+// far·s[j+2], each product rounded on its own.
+func Interp(d, s []float64, near, far float64) {
+	s = s[:len(d)/2+2]
+	if Active.interp != nil {
+		Active.interp(d, s, near, far)
+		return
+	}
+	interpGeneric(d, s, near, far)
+}
+
+func interpGeneric(d, s []float64, near, far float64) {
+	s = s[:len(d)/2+2]
+	for j := 0; j+1 < len(d); j += 2 {
+		p := s[j/2+1]
+		d[j] = near*p + far*s[j/2]
+		d[j+1] = near*p + far*s[j/2+2]
+	}
+}
+
+// Restrict2D sets d[j] = ((a[2j] + a[2j+1]) + (b[2j] + b[2j+1]))·w: the
+// full-weighting restriction of the coarse cells of a row from their
+// children in fine rows a and b (at least 2·len(d) cells).
+func Restrict2D(d, a, b []float64, w float64) {
+	a, b = a[:2*len(d)], b[:2*len(d)]
+	if Active.restrict2 != nil {
+		Active.restrict2(d, a, b, w)
+		return
+	}
+	restrict2Generic(d, a, b, w)
+}
+
+// Restrict3D is Restrict2D over two fine planes: d[j] = ((pair(a) +
+// pair(b)) + (pair(c) + pair(e)))·w, a and b in the first plane.
+func Restrict3D(d, a, b, c, e []float64, w float64) {
+	a, b, c, e = a[:2*len(d)], b[:2*len(d)], c[:2*len(d)], e[:2*len(d)]
+	if Active.restrict3 != nil {
+		Active.restrict3(d, a, b, c, e, w)
+		return
+	}
+	restrict3Generic(d, a, b, c, e, w)
+}
+
+func restrict2Generic(d, a, b []float64, w float64) {
+	a, b = a[:2*len(d)], b[:2*len(d)]
+	for j := range d {
+		d[j] = ((a[2*j] + a[2*j+1]) + (b[2*j] + b[2*j+1])) * w
+	}
+}
+
+func restrict3Generic(d, a, b, c, e []float64, w float64) {
+	a, b, c, e = a[:2*len(d)], b[:2*len(d)], c[:2*len(d)], e[:2*len(d)]
+	for j := range d {
+		d[j] = (((a[2*j] + a[2*j+1]) + (b[2*j] + b[2*j+1])) + ((c[2*j] + c[2*j+1]) + (e[2*j] + e[2*j+1]))) * w
+	}
+}
+
+// reflectOrGeneric is the set's Dirichlet ghost kernel.
+func (ks Set) reflectOrGeneric() func(d, m []float64, t float64) {
+	if ks.reflect != nil {
+		return ks.reflect
+	}
+	return reflectGeneric
+}
+
+func reflectGeneric(d, m []float64, t float64) {
+	m = m[:len(d)]
+	for j := range d {
+		d[j] = t - m[j]
 	}
 }
 

@@ -34,39 +34,49 @@ var avx2 = newSet("avx2", 4, asm{
 	heat2D: heat2DAVX2, heat2DSrc: heat2DSrcAVX2, heat3D: heat3DAVX2, heat3DSrc: heat3DSrcAVX2,
 	chk2D: heat2DChkAVX2, chk2DSrc: heat2DSrcChkAVX2, chk3D: heat3DChkAVX2, chk3DSrc: heat3DSrcChkAVX2,
 	nt2D: heat2DNTAVX2, nt2DSrc: heat2DSrcNTAVX2, res2D: residual2DAVX2, res3D: residual3DAVX2,
-	maxDiff: maxAbsDiffAVX2, max: maxAbsAVX2, mix: mixAVX2, mixAdd: mixAddAVX2})
+	maxDiff: maxAbsDiffAVX2, max: maxAbsAVX2, mix: mixAVX2, mixAdd: mixAddAVX2, reflect: reflectAVX2,
+	interp: interpAVX2, restrict2: restrict2DAVX2, restrict3: restrict3DAVX2})
 
 var avx512 = newSet("avx512", 8, asm{
 	heat2D: heat2DAVX512, heat2DSrc: heat2DSrcAVX512, heat3D: heat3DAVX512, heat3DSrc: heat3DSrcAVX512,
 	chk2D: heat2DChkAVX512, chk2DSrc: heat2DSrcChkAVX512, chk3D: heat3DChkAVX512, chk3DSrc: heat3DSrcChkAVX512,
 	nt2D: heat2DNTAVX512, nt2DSrc: heat2DSrcNTAVX512, res2D: residual2DAVX512, res3D: residual3DAVX512,
-	maxDiff: maxAbsDiffAVX512, max: maxAbsAVX512, mix: mixAVX512, mixAdd: mixAddAVX512})
+	maxDiff: maxAbsDiffAVX512, max: maxAbsAVX512, mix: mixAVX512, mixAdd: mixAddAVX512, reflect: reflectAVX512,
+	interp: interpAVX512, restrict2: restrict2DAVX512, restrict3: restrict3DAVX512})
 
 // maxDiff and maxOf run the max-norm kernels over the whole vectors and
-// the generic ones over the rest, and fold the lanes.
-func maxDiff(lanes int, k func(a, b *float64, cells int, out *uint64)) func(a, b []float64) uint64 {
+// the generic ones over the rest.
+func maxDiff(lanes int, k func(a, b *float64, cells int) uint64) func(a, b []float64) uint64 {
 	return func(a, b []float64) uint64 {
 		v := len(a) &^ (lanes - 1)
 		var m uint64
 		if v > 0 {
-			var out [8]uint64
-			k(&a[0], &b[:v][0], v, &out[0])
-			m = max(m, maxLanes(out[:lanes]))
+			m = k(&a[0], &b[:v][0], v)
 		}
 		return max(m, maxAbsDiffGeneric(a[v:], b[v:len(a)]))
 	}
 }
 
-func maxOf(lanes int, k func(a *float64, cells int, out *uint64)) func(x []float64) uint64 {
+func maxOf(lanes int, k func(a *float64, cells int) uint64) func(x []float64) uint64 {
 	return func(x []float64) uint64 {
 		v := len(x) &^ (lanes - 1)
 		var m uint64
 		if v > 0 {
-			var out [8]uint64
-			k(&x[0], v, &out[0])
-			m = max(m, maxLanes(out[:lanes]))
+			m = k(&x[0], v)
 		}
 		return max(m, maxAbsGeneric(x[v:]))
+	}
+}
+
+// reflector runs the Dirichlet ghost kernel over the whole vectors and the
+// generic one over the rest.
+func reflector(lanes int, k func(d, m *float64, cells int, t float64)) func(d, m []float64, t float64) {
+	return func(d, m []float64, t float64) {
+		v := len(d) &^ (lanes - 1)
+		if v > 0 {
+			k(&d[0], &m[:v][0], v, t)
+		}
+		reflectGeneric(d[v:], m[v:len(d)], t)
 	}
 }
 
@@ -82,33 +92,29 @@ func mixer(lanes int, k func(d, a, b *float64, cells int, wa, wb float64), g fun
 	}
 }
 
-func maxLanes(xs []uint64) uint64 {
-	var m uint64
-	for _, x := range xs {
-		m = max(m, x)
-	}
-	return m
-}
-
 // asm are the assembly kernels of one instruction set
 // (kernel_amd64_decl.go): pointers to the first cell of each operand of the
 // first row (c: its west neighbour), the cells a row to do (a multiple of
-// the lanes), the rows, each stride cells after the last, the weights, and
-// for the check kernels the lanes' maxima.
+// the lanes), the rows, each stride cells after the last, the weights; the
+// check kernels return the largest change's bits.
 type asm struct {
 	heat2D, nt2D       func(d, c, s, n *float64, cells, rows, stride int, c0, cx, cy float64)
 	heat2DSrc, nt2DSrc func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy, cf float64)
 	heat3D             func(d, c, s, n, l, u *float64, cells, rows, stride int, c0, cx, cy, cz float64)
 	heat3DSrc          func(d, c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz, cf float64)
-	chk2D              func(d, c, s, n *float64, cells, rows, stride int, c0, cx, cy float64, out *uint64)
-	chk2DSrc           func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy, cf float64, out *uint64)
-	chk3D              func(d, c, s, n, l, u *float64, cells, rows, stride int, c0, cx, cy, cz float64, out *uint64)
-	chk3DSrc           func(d, c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz, cf float64, out *uint64)
+	chk2D              func(d, c, s, n *float64, cells, rows, stride int, c0, cx, cy float64) uint64
+	chk2DSrc           func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy, cf float64) uint64
+	chk3D              func(d, c, s, n, l, u *float64, cells, rows, stride int, c0, cx, cy, cz float64) uint64
+	chk3DSrc           func(d, c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz, cf float64) uint64
 	res2D              func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy float64)
 	res3D              func(d, c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz float64)
-	maxDiff            func(a, b *float64, cells int, out *uint64)
-	max                func(a *float64, cells int, out *uint64)
+	maxDiff            func(a, b *float64, cells int) uint64
+	max                func(a *float64, cells int) uint64
 	mix, mixAdd        func(d, a, b *float64, cells int, wa, wb float64)
+	reflect            func(d, m *float64, cells int, t float64)
+	interp             func(d, s *float64, cells int, near, far float64)
+	restrict2          func(d, a, b *float64, cells int, w float64)
+	restrict3          func(d, a, b, c, e *float64, cells int, w float64)
 }
 
 // newSet wraps an instruction set's kernels: every row kernel is the
@@ -117,25 +123,47 @@ type asm struct {
 func newSet(name string, lanes int, a asm) Set {
 	ks := Set{Name: name,
 		maxAbsDiff: maxDiff(lanes, a.maxDiff), maxAbs: maxOf(lanes, a.max),
-		mix: mixer(lanes, a.mix, mixGeneric), mixAdd: mixer(lanes, a.mixAdd, mixAddGeneric)}
+		mix: mixer(lanes, a.mix, mixGeneric), mixAdd: mixer(lanes, a.mixAdd, mixAddGeneric),
+		reflect: reflector(lanes, a.reflect)}
+	// The transfers: the kernels over the whole vectors of coarse cells,
+	// the generic ones over the rest.
+	ks.interp = func(d, s []float64, near, far float64) {
+		v := len(d) / 2 &^ (lanes - 1)
+		if v > 0 {
+			a.interp(&d[:2*v][0], &s[:v+2][0], v, near, far)
+		}
+		interpGeneric(d[2*v:], s[v:], near, far)
+	}
+	ks.restrict2 = func(d, x, y []float64, w float64) {
+		v := len(d) &^ (lanes - 1)
+		if v > 0 {
+			a.restrict2(&d[0], &x[:2*v][0], &y[:2*v][0], v, w)
+		}
+		restrict2Generic(d[v:], x[2*v:], y[2*v:], w)
+	}
+	ks.restrict3 = func(d, x, y, z, e []float64, w float64) {
+		v := len(d) &^ (lanes - 1)
+		if v > 0 {
+			a.restrict3(&d[0], &x[:2*v][0], &y[:2*v][0], &z[:2*v][0], &e[:2*v][0], v, w)
+		}
+		restrict3Generic(d[v:], x[2*v:], y[2*v:], z[2*v:], e[2*v:], w)
+	}
 	ks.rows2D = func(k *Coeffs, r *Row, rows, stride int) { update(lanes, a.heat2D, a.heat2DSrc, k, r, rows, stride) }
-	ks.rows3D = func(k *Coeffs, r *Row, rows, stride int) { update3(lanes, a, k, r, rows, stride, nil) }
+	ks.rows3D = func(k *Coeffs, r *Row, rows, stride int) { update3(lanes, a, k, r, rows, stride, false) }
 	ks.check2D = func(k *Coeffs, r *Row, rows, stride int) float64 {
-		var out [8]uint64
+		var m uint64
 		v := whole(r, lanes, rows, stride)
 		if v > 0 {
 			if r.F == nil {
-				a.chk2D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], v, rows, stride, k.C0, k.CX, k.CY, &out[0])
+				m = a.chk2D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], v, rows, stride, k.C0, k.CX, k.CY)
 			} else {
-				a.chk2DSrc(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY, k.CF, &out[0])
+				m = a.chk2DSrc(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY, k.CF)
 			}
 		}
-		return absFloat(max(maxLanes(out[:lanes]), genericRows(false, k, r, v, rows, stride, true)))
+		return absFloat(max(m, genericRows(false, k, r, v, rows, stride, true)))
 	}
 	ks.check3D = func(k *Coeffs, r *Row, rows, stride int) float64 {
-		var out [8]uint64
-		tails := update3(lanes, a, k, r, rows, stride, &out) // before out is read
-		return absFloat(max(maxLanes(out[:lanes]), tails))
+		return absFloat(update3(lanes, a, k, r, rows, stride, true))
 	}
 	ks.heat2D = func(k *Coeffs, r *Row) { ks.rows2D(k, r, 1, 0) }
 	ks.heat3D = func(k *Coeffs, r *Row) { ks.rows3D(k, r, 1, 0) }
@@ -181,23 +209,24 @@ func update(lanes int, plain func(d, c, s, n *float64, cells, rows, stride int, 
 	genericRows(false, k, r, v, rows, stride, false)
 }
 
-// update3 runs the 3D update over the rows; with out, the check kernels,
-// returning the tails' largest change (the vectors' are in out).
-func update3(lanes int, a asm, k *Coeffs, r *Row, rows, stride int, out *[8]uint64) uint64 {
+// update3 runs the 3D update over the rows; with check, the check
+// kernels, returning the bits of the largest change.
+func update3(lanes int, a asm, k *Coeffs, r *Row, rows, stride int, check bool) uint64 {
 	v := whole(r, lanes, rows, stride)
+	var m uint64
 	if v > 0 {
 		switch {
-		case out == nil && r.F == nil:
+		case !check && r.F == nil:
 			a.heat3D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], v, rows, stride, k.C0, k.CX, k.CY, k.CZ)
-		case out == nil:
+		case !check:
 			a.heat3DSrc(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY, k.CZ, k.CF)
 		case r.F == nil:
-			a.chk3D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], v, rows, stride, k.C0, k.CX, k.CY, k.CZ, &out[0])
+			m = a.chk3D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], v, rows, stride, k.C0, k.CX, k.CY, k.CZ)
 		default:
-			a.chk3DSrc(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY, k.CZ, k.CF, &out[0])
+			m = a.chk3DSrc(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY, k.CZ, k.CF)
 		}
 	}
-	return genericRows(true, k, r, v, rows, stride, out != nil)
+	return max(m, genericRows(true, k, r, v, rows, stride, check))
 }
 
 // stream runs the 2D non-temporal update over a row: the generic kernel up

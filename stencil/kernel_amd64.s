@@ -518,9 +518,9 @@ residual2DAVX512_end:
 	VZEROUPPER
 	RET
 
-// func heat2DChkAVX2(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, out *uint64)
-// Requires: AVX, AVX2
-TEXT ·heat2DChkAVX2(SB), NOSPLIT, $0-88
+// func heat2DChkAVX2(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64) uint64
+// Requires: AVX, AVX2, CMOV
+TEXT ·heat2DChkAVX2(SB), NOSPLIT, $32-88
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -611,14 +611,24 @@ heat2DChkAVX2_done:
 	JMP  heat2DChkAVX2_row
 
 heat2DChkAVX2_end:
-	MOVQ    out+80(FP), AX
-	VMOVDQU Y3, (AX)
+	VMOVDQU Y3, (SP)
+	MOVQ    (SP), AX
+	MOVQ    8(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    16(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    24(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    AX, ret+80(FP)
 	VZEROUPPER
 	RET
 
-// func heat2DChkAVX512(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, out *uint64)
-// Requires: AVX, AVX512F
-TEXT ·heat2DChkAVX512(SB), NOSPLIT, $0-88
+// func heat2DChkAVX512(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64) uint64
+// Requires: AVX, AVX512F, CMOV
+TEXT ·heat2DChkAVX512(SB), NOSPLIT, $64-88
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -706,14 +716,36 @@ heat2DChkAVX512_done:
 	JMP  heat2DChkAVX512_row
 
 heat2DChkAVX512_end:
-	MOVQ      out+80(FP), AX
-	VMOVDQU64 Z3, (AX)
+	VMOVDQU64 Z3, (SP)
+	MOVQ      (SP), AX
+	MOVQ      8(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      16(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      24(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      32(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      40(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      48(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      56(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      AX, ret+80(FP)
 	VZEROUPPER
 	RET
 
-// func heat2DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64, out *uint64)
-// Requires: AVX, AVX2
-TEXT ·heat2DSrcChkAVX2(SB), NOSPLIT, $0-104
+// func heat2DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64) uint64
+// Requires: AVX, AVX2, CMOV
+TEXT ·heat2DSrcChkAVX2(SB), NOSPLIT, $32-104
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -813,14 +845,24 @@ heat2DSrcChkAVX2_done:
 	JMP  heat2DSrcChkAVX2_row
 
 heat2DSrcChkAVX2_end:
-	MOVQ    out+96(FP), AX
-	VMOVDQU Y4, (AX)
+	VMOVDQU Y4, (SP)
+	MOVQ    (SP), AX
+	MOVQ    8(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    16(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    24(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    AX, ret+96(FP)
 	VZEROUPPER
 	RET
 
-// func heat2DSrcChkAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64, out *uint64)
-// Requires: AVX, AVX512F
-TEXT ·heat2DSrcChkAVX512(SB), NOSPLIT, $0-104
+// func heat2DSrcChkAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64) uint64
+// Requires: AVX, AVX512F, CMOV
+TEXT ·heat2DSrcChkAVX512(SB), NOSPLIT, $64-104
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -917,8 +959,30 @@ heat2DSrcChkAVX512_done:
 	JMP  heat2DSrcChkAVX512_row
 
 heat2DSrcChkAVX512_end:
-	MOVQ      out+96(FP), AX
-	VMOVDQU64 Z4, (AX)
+	VMOVDQU64 Z4, (SP)
+	MOVQ      (SP), AX
+	MOVQ      8(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      16(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      24(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      32(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      40(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      48(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      56(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      AX, ret+96(FP)
 	VZEROUPPER
 	RET
 
@@ -1538,9 +1602,9 @@ residual3DAVX512_end:
 	VZEROUPPER
 	RET
 
-// func heat3DChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, out *uint64)
-// Requires: AVX, AVX2
-TEXT ·heat3DChkAVX2(SB), NOSPLIT, $0-112
+// func heat3DChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64) uint64
+// Requires: AVX, AVX2, CMOV
+TEXT ·heat3DChkAVX2(SB), NOSPLIT, $32-112
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -1648,14 +1712,24 @@ heat3DChkAVX2_done:
 	JMP  heat3DChkAVX2_row
 
 heat3DChkAVX2_end:
-	MOVQ    out+104(FP), AX
-	VMOVDQU Y4, (AX)
+	VMOVDQU Y4, (SP)
+	MOVQ    (SP), AX
+	MOVQ    8(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    16(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    24(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    AX, ret+104(FP)
 	VZEROUPPER
 	RET
 
-// func heat3DChkAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, out *uint64)
-// Requires: AVX, AVX512F
-TEXT ·heat3DChkAVX512(SB), NOSPLIT, $0-112
+// func heat3DChkAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64) uint64
+// Requires: AVX, AVX512F, CMOV
+TEXT ·heat3DChkAVX512(SB), NOSPLIT, $64-112
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -1760,14 +1834,36 @@ heat3DChkAVX512_done:
 	JMP  heat3DChkAVX512_row
 
 heat3DChkAVX512_end:
-	MOVQ      out+104(FP), AX
-	VMOVDQU64 Z4, (AX)
+	VMOVDQU64 Z4, (SP)
+	MOVQ      (SP), AX
+	MOVQ      8(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      16(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      24(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      32(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      40(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      48(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      56(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      AX, ret+104(FP)
 	VZEROUPPER
 	RET
 
-// func heat3DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64, out *uint64)
-// Requires: AVX, AVX2
-TEXT ·heat3DSrcChkAVX2(SB), NOSPLIT, $0-128
+// func heat3DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64) uint64
+// Requires: AVX, AVX2, CMOV
+TEXT ·heat3DSrcChkAVX2(SB), NOSPLIT, $32-128
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -1884,14 +1980,24 @@ heat3DSrcChkAVX2_done:
 	JMP  heat3DSrcChkAVX2_row
 
 heat3DSrcChkAVX2_end:
-	MOVQ    out+120(FP), AX
-	VMOVDQU Y5, (AX)
+	VMOVDQU Y5, (SP)
+	MOVQ    (SP), AX
+	MOVQ    8(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    16(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    24(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    AX, ret+120(FP)
 	VZEROUPPER
 	RET
 
-// func heat3DSrcChkAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64, out *uint64)
-// Requires: AVX, AVX512F
-TEXT ·heat3DSrcChkAVX512(SB), NOSPLIT, $0-128
+// func heat3DSrcChkAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64) uint64
+// Requires: AVX, AVX512F, CMOV
+TEXT ·heat3DSrcChkAVX512(SB), NOSPLIT, $64-128
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -2005,8 +2111,30 @@ heat3DSrcChkAVX512_done:
 	JMP  heat3DSrcChkAVX512_row
 
 heat3DSrcChkAVX512_end:
-	MOVQ      out+120(FP), AX
-	VMOVDQU64 Z5, (AX)
+	VMOVDQU64 Z5, (SP)
+	MOVQ      (SP), AX
+	MOVQ      8(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      16(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      24(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      32(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      40(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      48(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      56(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      AX, ret+120(FP)
 	VZEROUPPER
 	RET
 
@@ -2348,109 +2476,181 @@ heat2DSrcNTAVX512_end:
 	VZEROUPPER
 	RET
 
-// func maxAbsDiffAVX2(a *float64, b *float64, cells int, out *uint64)
-// Requires: AVX, AVX2
-TEXT ·maxAbsDiffAVX2(SB), NOSPLIT, $0-32
+// func maxAbsDiffAVX2(a *float64, b *float64, cells int) uint64
+// Requires: AVX, AVX2, CMOV
+TEXT ·maxAbsDiffAVX2(SB), NOSPLIT, $32-32
 	MOVQ  a+0(FP), AX
 	MOVQ  b+8(FP), CX
-	MOVQ  cells+16(FP), DX
-	MOVQ  out+24(FP), BX
-	XORQ  SI, SI
-	SHLQ  $0x03, DX
 	VPXOR Y0, Y0, Y0
+	MOVQ  cells+16(FP), DX
+	SHLQ  $0x03, DX
+	XORQ  BX, BX
+	XORQ  SI, SI
 
 maxAbsDiffAVX2_loop:
-	CMPQ      SI, DX
+	CMPQ      BX, DX
 	JAE       maxAbsDiffAVX2_done
-	VMOVUPD   (AX)(SI*1), Y1
-	VSUBPD    (CX)(SI*1), Y1, Y1
-	VPSLLQ    $0x01, Y1, Y1
-	VPSRLQ    $0x01, Y1, Y1
-	VPCMPGTQ  Y0, Y1, Y2
-	VBLENDVPD Y2, Y1, Y0, Y0
-	ADDQ      $0x00000020, SI
-	JMP       maxAbsDiffAVX2_loop
-
-maxAbsDiffAVX2_done:
-	VMOVDQU Y0, (BX)
-	VZEROUPPER
-	RET
-
-// func maxAbsDiffAVX512(a *float64, b *float64, cells int, out *uint64)
-// Requires: AVX, AVX512F
-TEXT ·maxAbsDiffAVX512(SB), NOSPLIT, $0-32
-	MOVQ   a+0(FP), AX
-	MOVQ   b+8(FP), CX
-	MOVQ   cells+16(FP), DX
-	MOVQ   out+24(FP), BX
-	XORQ   SI, SI
-	SHLQ   $0x03, DX
-	VPXORQ Z0, Z0, Z0
-
-maxAbsDiffAVX512_loop:
-	CMPQ    SI, DX
-	JAE     maxAbsDiffAVX512_done
-	VMOVUPD (AX)(SI*1), Z1
-	VSUBPD  (CX)(SI*1), Z1, Z1
-	VPSLLQ  $0x01, Z1, Z1
-	VPSRLQ  $0x01, Z1, Z1
-	VPMAXUQ Z1, Z0, Z0
-	ADDQ    $0x00000040, SI
-	JMP     maxAbsDiffAVX512_loop
-
-maxAbsDiffAVX512_done:
-	VMOVDQU64 Z0, (BX)
-	VZEROUPPER
-	RET
-
-// func maxAbsAVX2(a *float64, cells int, out *uint64)
-// Requires: AVX, AVX2
-TEXT ·maxAbsAVX2(SB), NOSPLIT, $0-24
-	MOVQ  a+0(FP), AX
-	MOVQ  cells+8(FP), CX
-	MOVQ  out+16(FP), DX
-	XORQ  BX, BX
-	SHLQ  $0x03, CX
-	VPXOR Y0, Y0, Y0
-
-maxAbsAVX2_loop:
-	CMPQ      BX, CX
-	JAE       maxAbsAVX2_done
 	VMOVUPD   (AX)(BX*1), Y1
+	VSUBPD    (CX)(BX*1), Y1, Y1
 	VPSLLQ    $0x01, Y1, Y1
 	VPSRLQ    $0x01, Y1, Y1
 	VPCMPGTQ  Y0, Y1, Y2
 	VBLENDVPD Y2, Y1, Y0, Y0
 	ADDQ      $0x00000020, BX
-	JMP       maxAbsAVX2_loop
+	ADDQ      $0x00000040, SI
+	JMP       maxAbsDiffAVX2_loop
 
-maxAbsAVX2_done:
-	VMOVDQU Y0, (DX)
+maxAbsDiffAVX2_done:
+	VMOVDQU Y0, (SP)
+	MOVQ    (SP), AX
+	MOVQ    8(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    16(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    24(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    AX, ret+24(FP)
 	VZEROUPPER
 	RET
 
-// func maxAbsAVX512(a *float64, cells int, out *uint64)
-// Requires: AVX, AVX512F
-TEXT ·maxAbsAVX512(SB), NOSPLIT, $0-24
+// func maxAbsDiffAVX512(a *float64, b *float64, cells int) uint64
+// Requires: AVX, AVX512F, CMOV
+TEXT ·maxAbsDiffAVX512(SB), NOSPLIT, $64-32
 	MOVQ   a+0(FP), AX
-	MOVQ   cells+8(FP), CX
-	MOVQ   out+16(FP), DX
-	XORQ   BX, BX
-	SHLQ   $0x03, CX
+	MOVQ   b+8(FP), CX
 	VPXORQ Z0, Z0, Z0
+	MOVQ   cells+16(FP), DX
+	SHLQ   $0x03, DX
+	XORQ   BX, BX
+	XORQ   SI, SI
 
-maxAbsAVX512_loop:
-	CMPQ    BX, CX
-	JAE     maxAbsAVX512_done
+maxAbsDiffAVX512_loop:
+	CMPQ    BX, DX
+	JAE     maxAbsDiffAVX512_done
 	VMOVUPD (AX)(BX*1), Z1
+	VSUBPD  (CX)(BX*1), Z1, Z1
 	VPSLLQ  $0x01, Z1, Z1
 	VPSRLQ  $0x01, Z1, Z1
 	VPMAXUQ Z1, Z0, Z0
 	ADDQ    $0x00000040, BX
+	ADDQ    $0x00000080, SI
+	JMP     maxAbsDiffAVX512_loop
+
+maxAbsDiffAVX512_done:
+	VMOVDQU64 Z0, (SP)
+	MOVQ      (SP), AX
+	MOVQ      8(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      16(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      24(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      32(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      40(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      48(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      56(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      AX, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func maxAbsAVX2(a *float64, cells int) uint64
+// Requires: AVX, AVX2, CMOV
+TEXT ·maxAbsAVX2(SB), NOSPLIT, $32-24
+	MOVQ  a+0(FP), AX
+	VPXOR Y0, Y0, Y0
+	MOVQ  cells+8(FP), CX
+	SHLQ  $0x03, CX
+	XORQ  DX, DX
+	XORQ  BX, BX
+
+maxAbsAVX2_loop:
+	CMPQ      DX, CX
+	JAE       maxAbsAVX2_done
+	VMOVUPD   (AX)(DX*1), Y1
+	VPSLLQ    $0x01, Y1, Y1
+	VPSRLQ    $0x01, Y1, Y1
+	VPCMPGTQ  Y0, Y1, Y2
+	VBLENDVPD Y2, Y1, Y0, Y0
+	ADDQ      $0x00000020, DX
+	ADDQ      $0x00000040, BX
+	JMP       maxAbsAVX2_loop
+
+maxAbsAVX2_done:
+	VMOVDQU Y0, (SP)
+	MOVQ    (SP), AX
+	MOVQ    8(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    16(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    24(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    AX, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func maxAbsAVX512(a *float64, cells int) uint64
+// Requires: AVX, AVX512F, CMOV
+TEXT ·maxAbsAVX512(SB), NOSPLIT, $64-24
+	MOVQ   a+0(FP), AX
+	VPXORQ Z0, Z0, Z0
+	MOVQ   cells+8(FP), CX
+	SHLQ   $0x03, CX
+	XORQ   DX, DX
+	XORQ   BX, BX
+
+maxAbsAVX512_loop:
+	CMPQ    DX, CX
+	JAE     maxAbsAVX512_done
+	VMOVUPD (AX)(DX*1), Z1
+	VPSLLQ  $0x01, Z1, Z1
+	VPSRLQ  $0x01, Z1, Z1
+	VPMAXUQ Z1, Z0, Z0
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000080, BX
 	JMP     maxAbsAVX512_loop
 
 maxAbsAVX512_done:
-	VMOVDQU64 Z0, (DX)
+	VMOVDQU64 Z0, (SP)
+	MOVQ      (SP), AX
+	MOVQ      8(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      16(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      24(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      32(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      40(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      48(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      56(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      AX, ret+16(FP)
 	VZEROUPPER
 	RET
 
@@ -2460,11 +2660,12 @@ TEXT ·mixAVX2(SB), NOSPLIT, $0-48
 	MOVQ         d+0(FP), AX
 	MOVQ         a+8(FP), CX
 	MOVQ         b+16(FP), DX
-	MOVQ         cells+24(FP), BX
-	SHLQ         $0x03, BX
 	VBROADCASTSD wa+32(FP), Y0
 	VBROADCASTSD wb+40(FP), Y1
+	MOVQ         cells+24(FP), BX
+	SHLQ         $0x03, BX
 	XORQ         SI, SI
+	XORQ         DI, DI
 
 mixAVX2_loop:
 	CMPQ    SI, BX
@@ -2474,6 +2675,7 @@ mixAVX2_loop:
 	VADDPD  Y3, Y2, Y2
 	VMOVUPD Y2, (AX)(SI*1)
 	ADDQ    $0x00000020, SI
+	ADDQ    $0x00000040, DI
 	JMP     mixAVX2_loop
 
 mixAVX2_done:
@@ -2486,11 +2688,12 @@ TEXT ·mixAVX512(SB), NOSPLIT, $0-48
 	MOVQ         d+0(FP), AX
 	MOVQ         a+8(FP), CX
 	MOVQ         b+16(FP), DX
-	MOVQ         cells+24(FP), BX
-	SHLQ         $0x03, BX
 	VBROADCASTSD wa+32(FP), Z0
 	VBROADCASTSD wb+40(FP), Z1
+	MOVQ         cells+24(FP), BX
+	SHLQ         $0x03, BX
 	XORQ         SI, SI
+	XORQ         DI, DI
 
 mixAVX512_loop:
 	CMPQ    SI, BX
@@ -2500,6 +2703,7 @@ mixAVX512_loop:
 	VADDPD  Z3, Z2, Z2
 	VMOVUPD Z2, (AX)(SI*1)
 	ADDQ    $0x00000040, SI
+	ADDQ    $0x00000080, DI
 	JMP     mixAVX512_loop
 
 mixAVX512_done:
@@ -2512,11 +2716,12 @@ TEXT ·mixAddAVX2(SB), NOSPLIT, $0-48
 	MOVQ         d+0(FP), AX
 	MOVQ         a+8(FP), CX
 	MOVQ         b+16(FP), DX
-	MOVQ         cells+24(FP), BX
-	SHLQ         $0x03, BX
 	VBROADCASTSD wa+32(FP), Y0
 	VBROADCASTSD wb+40(FP), Y1
+	MOVQ         cells+24(FP), BX
+	SHLQ         $0x03, BX
 	XORQ         SI, SI
+	XORQ         DI, DI
 
 mixAddAVX2_loop:
 	CMPQ    SI, BX
@@ -2527,6 +2732,7 @@ mixAddAVX2_loop:
 	VADDPD  (AX)(SI*1), Y2, Y2
 	VMOVUPD Y2, (AX)(SI*1)
 	ADDQ    $0x00000020, SI
+	ADDQ    $0x00000040, DI
 	JMP     mixAddAVX2_loop
 
 mixAddAVX2_done:
@@ -2539,11 +2745,12 @@ TEXT ·mixAddAVX512(SB), NOSPLIT, $0-48
 	MOVQ         d+0(FP), AX
 	MOVQ         a+8(FP), CX
 	MOVQ         b+16(FP), DX
-	MOVQ         cells+24(FP), BX
-	SHLQ         $0x03, BX
 	VBROADCASTSD wa+32(FP), Z0
 	VBROADCASTSD wb+40(FP), Z1
+	MOVQ         cells+24(FP), BX
+	SHLQ         $0x03, BX
 	XORQ         SI, SI
+	XORQ         DI, DI
 
 mixAddAVX512_loop:
 	CMPQ    SI, BX
@@ -2554,9 +2761,306 @@ mixAddAVX512_loop:
 	VADDPD  (AX)(SI*1), Z2, Z2
 	VMOVUPD Z2, (AX)(SI*1)
 	ADDQ    $0x00000040, SI
+	ADDQ    $0x00000080, DI
 	JMP     mixAddAVX512_loop
 
 mixAddAVX512_done:
+	VZEROUPPER
+	RET
+
+// func reflectAVX2(d *float64, m *float64, cells int, t float64)
+// Requires: AVX
+TEXT ·reflectAVX2(SB), NOSPLIT, $0-32
+	MOVQ         d+0(FP), AX
+	MOVQ         m+8(FP), CX
+	VBROADCASTSD t+24(FP), Y0
+	MOVQ         cells+16(FP), DX
+	SHLQ         $0x03, DX
+	XORQ         BX, BX
+	XORQ         SI, SI
+
+reflectAVX2_loop:
+	CMPQ    BX, DX
+	JAE     reflectAVX2_done
+	VSUBPD  (CX)(BX*1), Y0, Y1
+	VMOVUPD Y1, (AX)(BX*1)
+	ADDQ    $0x00000020, BX
+	ADDQ    $0x00000040, SI
+	JMP     reflectAVX2_loop
+
+reflectAVX2_done:
+	VZEROUPPER
+	RET
+
+// func interpAVX2(d *float64, s *float64, cells int, near float64, far float64)
+// Requires: AVX
+TEXT ·interpAVX2(SB), NOSPLIT, $0-40
+	MOVQ         d+0(FP), AX
+	MOVQ         s+8(FP), CX
+	VBROADCASTSD near+24(FP), Y0
+	VBROADCASTSD far+32(FP), Y1
+	MOVQ         cells+16(FP), DX
+	SHLQ         $0x03, DX
+	XORQ         BX, BX
+	XORQ         SI, SI
+
+interpAVX2_loop:
+	CMPQ       BX, DX
+	JAE        interpAVX2_done
+	VMULPD     8(CX)(BX*1), Y0, Y2
+	VMULPD     (CX)(BX*1), Y1, Y3
+	VADDPD     Y3, Y2, Y3
+	VMULPD     16(CX)(BX*1), Y1, Y4
+	VADDPD     Y4, Y2, Y4
+	VUNPCKLPD  Y4, Y3, Y2
+	VUNPCKHPD  Y4, Y3, Y4
+	VPERM2F128 $0x20, Y4, Y2, Y3
+	VPERM2F128 $0x31, Y4, Y2, Y4
+	VMOVUPD    Y3, (AX)(SI*1)
+	VMOVUPD    Y4, 32(AX)(SI*1)
+	ADDQ       $0x00000020, BX
+	ADDQ       $0x00000040, SI
+	JMP        interpAVX2_loop
+
+interpAVX2_done:
+	VZEROUPPER
+	RET
+
+// func restrict2DAVX2(d *float64, a *float64, b *float64, cells int, w float64)
+// Requires: AVX, AVX2
+TEXT ·restrict2DAVX2(SB), NOSPLIT, $0-40
+	MOVQ         d+0(FP), AX
+	MOVQ         a+8(FP), CX
+	MOVQ         b+16(FP), DX
+	VBROADCASTSD w+32(FP), Y0
+	MOVQ         cells+24(FP), BX
+	SHLQ         $0x03, BX
+	XORQ         SI, SI
+	XORQ         DI, DI
+
+restrict2DAVX2_loop:
+	CMPQ      SI, BX
+	JAE       restrict2DAVX2_done
+	VMOVUPD   (CX)(DI*1), Y1
+	VMOVUPD   32(CX)(DI*1), Y2
+	VUNPCKLPD Y2, Y1, Y2
+	VUNPCKHPD 32(CX)(DI*1), Y1, Y1
+	VADDPD    Y1, Y2, Y2
+	VMOVUPD   (DX)(DI*1), Y1
+	VMOVUPD   32(DX)(DI*1), Y3
+	VUNPCKLPD Y3, Y1, Y3
+	VUNPCKHPD 32(DX)(DI*1), Y1, Y1
+	VADDPD    Y1, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VMULPD    Y0, Y2, Y2
+	VPERMPD   $0xd8, Y2, Y2
+	VMOVUPD   Y2, (AX)(SI*1)
+	ADDQ      $0x00000020, SI
+	ADDQ      $0x00000040, DI
+	JMP       restrict2DAVX2_loop
+
+restrict2DAVX2_done:
+	VZEROUPPER
+	RET
+
+// func restrict3DAVX2(d *float64, a *float64, b *float64, c *float64, e *float64, cells int, w float64)
+// Requires: AVX, AVX2
+TEXT ·restrict3DAVX2(SB), NOSPLIT, $0-56
+	MOVQ         d+0(FP), AX
+	MOVQ         a+8(FP), CX
+	MOVQ         b+16(FP), DX
+	MOVQ         c+24(FP), BX
+	MOVQ         e+32(FP), SI
+	VBROADCASTSD w+48(FP), Y0
+	MOVQ         cells+40(FP), DI
+	SHLQ         $0x03, DI
+	XORQ         R8, R8
+	XORQ         R9, R9
+
+restrict3DAVX2_loop:
+	CMPQ      R8, DI
+	JAE       restrict3DAVX2_done
+	VMOVUPD   (CX)(R9*1), Y1
+	VMOVUPD   32(CX)(R9*1), Y2
+	VUNPCKLPD Y2, Y1, Y2
+	VUNPCKHPD 32(CX)(R9*1), Y1, Y1
+	VADDPD    Y1, Y2, Y2
+	VMOVUPD   (DX)(R9*1), Y1
+	VMOVUPD   32(DX)(R9*1), Y3
+	VUNPCKLPD Y3, Y1, Y3
+	VUNPCKHPD 32(DX)(R9*1), Y1, Y1
+	VADDPD    Y1, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VMOVUPD   (BX)(R9*1), Y1
+	VMOVUPD   32(BX)(R9*1), Y3
+	VUNPCKLPD Y3, Y1, Y3
+	VUNPCKHPD 32(BX)(R9*1), Y1, Y1
+	VADDPD    Y1, Y3, Y3
+	VMOVUPD   (SI)(R9*1), Y1
+	VMOVUPD   32(SI)(R9*1), Y4
+	VUNPCKLPD Y4, Y1, Y4
+	VUNPCKHPD 32(SI)(R9*1), Y1, Y1
+	VADDPD    Y1, Y4, Y4
+	VADDPD    Y4, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VMULPD    Y0, Y2, Y2
+	VPERMPD   $0xd8, Y2, Y2
+	VMOVUPD   Y2, (AX)(R8*1)
+	ADDQ      $0x00000020, R8
+	ADDQ      $0x00000040, R9
+	JMP       restrict3DAVX2_loop
+
+restrict3DAVX2_done:
+	VZEROUPPER
+	RET
+
+// func reflectAVX512(d *float64, m *float64, cells int, t float64)
+// Requires: AVX, AVX512F
+TEXT ·reflectAVX512(SB), NOSPLIT, $0-32
+	MOVQ         d+0(FP), AX
+	MOVQ         m+8(FP), CX
+	VBROADCASTSD t+24(FP), Z0
+	MOVQ         cells+16(FP), DX
+	SHLQ         $0x03, DX
+	XORQ         BX, BX
+	XORQ         SI, SI
+
+reflectAVX512_loop:
+	CMPQ    BX, DX
+	JAE     reflectAVX512_done
+	VSUBPD  (CX)(BX*1), Z0, Z1
+	VMOVUPD Z1, (AX)(BX*1)
+	ADDQ    $0x00000040, BX
+	ADDQ    $0x00000080, SI
+	JMP     reflectAVX512_loop
+
+reflectAVX512_done:
+	VZEROUPPER
+	RET
+
+// func interpAVX512(d *float64, s *float64, cells int, near float64, far float64)
+// Requires: AVX, AVX512F
+TEXT ·interpAVX512(SB), NOSPLIT, $0-40
+	MOVQ         d+0(FP), AX
+	MOVQ         s+8(FP), CX
+	VBROADCASTSD near+24(FP), Z0
+	VBROADCASTSD far+32(FP), Z1
+	MOVQ         cells+16(FP), DX
+	SHLQ         $0x03, DX
+	XORQ         BX, BX
+	XORQ         SI, SI
+
+interpAVX512_loop:
+	CMPQ       BX, DX
+	JAE        interpAVX512_done
+	VMULPD     8(CX)(BX*1), Z0, Z2
+	VMULPD     (CX)(BX*1), Z1, Z3
+	VADDPD     Z3, Z2, Z3
+	VMULPD     16(CX)(BX*1), Z1, Z4
+	VADDPD     Z4, Z2, Z4
+	VUNPCKLPD  Z4, Z3, Z2
+	VUNPCKHPD  Z4, Z3, Z4
+	VSHUFF64X2 $0x44, Z4, Z2, Z3
+	VSHUFF64X2 $0xd8, Z3, Z3, Z3
+	VSHUFF64X2 $0xee, Z4, Z2, Z4
+	VSHUFF64X2 $0xd8, Z4, Z4, Z4
+	VMOVUPD    Z3, (AX)(SI*1)
+	VMOVUPD    Z4, 64(AX)(SI*1)
+	ADDQ       $0x00000040, BX
+	ADDQ       $0x00000080, SI
+	JMP        interpAVX512_loop
+
+interpAVX512_done:
+	VZEROUPPER
+	RET
+
+// func restrict2DAVX512(d *float64, a *float64, b *float64, cells int, w float64)
+// Requires: AVX, AVX512F
+TEXT ·restrict2DAVX512(SB), NOSPLIT, $0-40
+	MOVQ         d+0(FP), AX
+	MOVQ         a+8(FP), CX
+	MOVQ         b+16(FP), DX
+	VBROADCASTSD w+32(FP), Z0
+	MOVQ         cells+24(FP), BX
+	SHLQ         $0x03, BX
+	XORQ         SI, SI
+	XORQ         DI, DI
+
+restrict2DAVX512_loop:
+	CMPQ       SI, BX
+	JAE        restrict2DAVX512_done
+	VMOVUPD    (CX)(DI*1), Z1
+	VMOVUPD    64(CX)(DI*1), Z2
+	VUNPCKLPD  Z2, Z1, Z2
+	VUNPCKHPD  64(CX)(DI*1), Z1, Z1
+	VADDPD     Z1, Z2, Z2
+	VMOVUPD    (DX)(DI*1), Z1
+	VMOVUPD    64(DX)(DI*1), Z3
+	VUNPCKLPD  Z3, Z1, Z3
+	VUNPCKHPD  64(DX)(DI*1), Z1, Z1
+	VADDPD     Z1, Z3, Z3
+	VADDPD     Z3, Z2, Z2
+	VMULPD     Z0, Z2, Z2
+	VPERMPD    $0xd8, Z2, Z2
+	VSHUFF64X2 $0xd8, Z2, Z2, Z2
+	VMOVUPD    Z2, (AX)(SI*1)
+	ADDQ       $0x00000040, SI
+	ADDQ       $0x00000080, DI
+	JMP        restrict2DAVX512_loop
+
+restrict2DAVX512_done:
+	VZEROUPPER
+	RET
+
+// func restrict3DAVX512(d *float64, a *float64, b *float64, c *float64, e *float64, cells int, w float64)
+// Requires: AVX, AVX512F
+TEXT ·restrict3DAVX512(SB), NOSPLIT, $0-56
+	MOVQ         d+0(FP), AX
+	MOVQ         a+8(FP), CX
+	MOVQ         b+16(FP), DX
+	MOVQ         c+24(FP), BX
+	MOVQ         e+32(FP), SI
+	VBROADCASTSD w+48(FP), Z0
+	MOVQ         cells+40(FP), DI
+	SHLQ         $0x03, DI
+	XORQ         R8, R8
+	XORQ         R9, R9
+
+restrict3DAVX512_loop:
+	CMPQ       R8, DI
+	JAE        restrict3DAVX512_done
+	VMOVUPD    (CX)(R9*1), Z1
+	VMOVUPD    64(CX)(R9*1), Z2
+	VUNPCKLPD  Z2, Z1, Z2
+	VUNPCKHPD  64(CX)(R9*1), Z1, Z1
+	VADDPD     Z1, Z2, Z2
+	VMOVUPD    (DX)(R9*1), Z1
+	VMOVUPD    64(DX)(R9*1), Z3
+	VUNPCKLPD  Z3, Z1, Z3
+	VUNPCKHPD  64(DX)(R9*1), Z1, Z1
+	VADDPD     Z1, Z3, Z3
+	VADDPD     Z3, Z2, Z2
+	VMOVUPD    (BX)(R9*1), Z1
+	VMOVUPD    64(BX)(R9*1), Z3
+	VUNPCKLPD  Z3, Z1, Z3
+	VUNPCKHPD  64(BX)(R9*1), Z1, Z1
+	VADDPD     Z1, Z3, Z3
+	VMOVUPD    (SI)(R9*1), Z1
+	VMOVUPD    64(SI)(R9*1), Z4
+	VUNPCKLPD  Z4, Z1, Z4
+	VUNPCKHPD  64(SI)(R9*1), Z1, Z1
+	VADDPD     Z1, Z4, Z4
+	VADDPD     Z4, Z3, Z3
+	VADDPD     Z3, Z2, Z2
+	VMULPD     Z0, Z2, Z2
+	VPERMPD    $0xd8, Z2, Z2
+	VSHUFF64X2 $0xd8, Z2, Z2, Z2
+	VMOVUPD    Z2, (AX)(R8*1)
+	ADDQ       $0x00000040, R8
+	ADDQ       $0x00000080, R9
+	JMP        restrict3DAVX512_loop
+
+restrict3DAVX512_done:
 	VZEROUPPER
 	RET
 

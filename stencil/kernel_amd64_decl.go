@@ -70,7 +70,7 @@ func residual2DAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, 
 //go:noescape
 func residual2DAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64)
 
-// heat2DChkAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2; out[0:4] gets the bits of the largest |d[j] − c[j+1]| of each lane;
+// heat2DChkAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2; returns the bits of the largest |d[j] − c[j+1]|;
 // cells a multiple of 4, c one cell before the row):
 //
 //	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j])
@@ -79,9 +79,9 @@ func residual2DAVX512(d *float64, c *float64, s *float64, n *float64, f *float64
 // each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
 //
 //go:noescape
-func heat2DChkAVX2(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, out *uint64)
+func heat2DChkAVX2(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64) uint64
 
-// heat2DChkAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512; out[0:8] gets the bits of the largest |d[j] − c[j+1]| of each lane;
+// heat2DChkAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512; returns the bits of the largest |d[j] − c[j+1]|;
 // cells a multiple of 8, c one cell before the row):
 //
 //	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j])
@@ -90,9 +90,9 @@ func heat2DChkAVX2(d *float64, c *float64, s *float64, n *float64, cells int, ro
 // each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
 //
 //go:noescape
-func heat2DChkAVX512(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, out *uint64)
+func heat2DChkAVX512(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64) uint64
 
-// heat2DSrcChkAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2; out[0:4] gets the bits of the largest |d[j] − c[j+1]| of each lane;
+// heat2DSrcChkAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2; returns the bits of the largest |d[j] − c[j+1]|;
 // cells a multiple of 4, c one cell before the row):
 //
 //	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cf·f[j]
@@ -101,9 +101,9 @@ func heat2DChkAVX512(d *float64, c *float64, s *float64, n *float64, cells int, 
 // each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
 //
 //go:noescape
-func heat2DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64, out *uint64)
+func heat2DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64) uint64
 
-// heat2DSrcChkAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512; out[0:8] gets the bits of the largest |d[j] − c[j+1]| of each lane;
+// heat2DSrcChkAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512; returns the bits of the largest |d[j] − c[j+1]|;
 // cells a multiple of 8, c one cell before the row):
 //
 //	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cf·f[j]
@@ -112,7 +112,7 @@ func heat2DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, f *float64
 // each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
 //
 //go:noescape
-func heat2DSrcChkAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64, out *uint64)
+func heat2DSrcChkAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64) uint64
 
 // heat3DAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2;
 // cells a multiple of 4, c one cell before the row):
@@ -180,7 +180,7 @@ func residual3DAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, 
 //go:noescape
 func residual3DAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64)
 
-// heat3DChkAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2; out[0:4] gets the bits of the largest |d[j] − c[j+1]| of each lane;
+// heat3DChkAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2; returns the bits of the largest |d[j] − c[j+1]|;
 // cells a multiple of 4, c one cell before the row):
 //
 //	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cz·(l[j] + u[j])
@@ -189,9 +189,9 @@ func residual3DAVX512(d *float64, c *float64, s *float64, n *float64, l *float64
 // each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
 //
 //go:noescape
-func heat3DChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, out *uint64)
+func heat3DChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64) uint64
 
-// heat3DChkAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512; out[0:8] gets the bits of the largest |d[j] − c[j+1]| of each lane;
+// heat3DChkAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512; returns the bits of the largest |d[j] − c[j+1]|;
 // cells a multiple of 8, c one cell before the row):
 //
 //	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cz·(l[j] + u[j])
@@ -200,9 +200,9 @@ func heat3DChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u
 // each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
 //
 //go:noescape
-func heat3DChkAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, out *uint64)
+func heat3DChkAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64) uint64
 
-// heat3DSrcChkAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2; out[0:4] gets the bits of the largest |d[j] − c[j+1]| of each lane;
+// heat3DSrcChkAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2; returns the bits of the largest |d[j] − c[j+1]|;
 // cells a multiple of 4, c one cell before the row):
 //
 //	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cz·(l[j] + u[j]) + cf·f[j]
@@ -211,9 +211,9 @@ func heat3DChkAVX512(d *float64, c *float64, s *float64, n *float64, l *float64,
 // each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
 //
 //go:noescape
-func heat3DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64, out *uint64)
+func heat3DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64) uint64
 
-// heat3DSrcChkAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512; out[0:8] gets the bits of the largest |d[j] − c[j+1]| of each lane;
+// heat3DSrcChkAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512; returns the bits of the largest |d[j] − c[j+1]|;
 // cells a multiple of 8, c one cell before the row):
 //
 //	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cz·(l[j] + u[j]) + cf·f[j]
@@ -222,7 +222,7 @@ func heat3DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64
 // each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
 //
 //go:noescape
-func heat3DSrcChkAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64, out *uint64)
+func heat3DSrcChkAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64) uint64
 
 // heat2DNTAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2, non-temporal stores, d aligned to 32 bytes;
 // cells a multiple of 4, c one cell before the row):
@@ -268,29 +268,29 @@ func heat2DSrcNTAVX2(d *float64, c *float64, s *float64, n *float64, f *float64,
 //go:noescape
 func heat2DSrcNTAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64)
 
-// maxAbsDiffAVX2 stores into out[0:4] the bits of the largest |a[j] − b[j]| (sign
-// bit cleared) over each lane's cells, for j in [0, cells), cells a multiple of 4.
+// maxAbsDiffAVX2 returns the bits of the largest |a[j] − b[j]| (sign bit cleared),
+// for j in [0, cells), cells a multiple of 4.
 //
 //go:noescape
-func maxAbsDiffAVX2(a *float64, b *float64, cells int, out *uint64)
+func maxAbsDiffAVX2(a *float64, b *float64, cells int) uint64
 
-// maxAbsDiffAVX512 stores into out[0:8] the bits of the largest |a[j] − b[j]| (sign
-// bit cleared) over each lane's cells, for j in [0, cells), cells a multiple of 8.
+// maxAbsDiffAVX512 returns the bits of the largest |a[j] − b[j]| (sign bit cleared),
+// for j in [0, cells), cells a multiple of 8.
 //
 //go:noescape
-func maxAbsDiffAVX512(a *float64, b *float64, cells int, out *uint64)
+func maxAbsDiffAVX512(a *float64, b *float64, cells int) uint64
 
-// maxAbsAVX2 stores into out[0:4] the bits of the largest |a[j]| (sign
-// bit cleared) over each lane's cells, for j in [0, cells), cells a multiple of 4.
+// maxAbsAVX2 returns the bits of the largest |a[j]| (sign bit cleared),
+// for j in [0, cells), cells a multiple of 4.
 //
 //go:noescape
-func maxAbsAVX2(a *float64, cells int, out *uint64)
+func maxAbsAVX2(a *float64, cells int) uint64
 
-// maxAbsAVX512 stores into out[0:8] the bits of the largest |a[j]| (sign
-// bit cleared) over each lane's cells, for j in [0, cells), cells a multiple of 8.
+// maxAbsAVX512 returns the bits of the largest |a[j]| (sign bit cleared),
+// for j in [0, cells), cells a multiple of 8.
 //
 //go:noescape
-func maxAbsAVX512(a *float64, cells int, out *uint64)
+func maxAbsAVX512(a *float64, cells int) uint64
 
 // mixAVX2 sets, for j in [0, cells), cells a multiple of 4 (AVX2):
 //
@@ -327,6 +327,52 @@ func mixAddAVX2(d *float64, a *float64, b *float64, cells int, wa float64, wb fl
 //
 //go:noescape
 func mixAddAVX512(d *float64, a *float64, b *float64, cells int, wa float64, wb float64)
+
+// reflectAVX2 sets d[j] = t − m[j] for j in [0, cells), cells a multiple of 4.
+//
+//go:noescape
+func reflectAVX2(d *float64, m *float64, cells int, t float64)
+
+// interpAVX2 sets d[2j] = near·s[j+1] + far·s[j] and d[2j+1] = near·s[j+1] + far·s[j+2]
+// for j in [0, cells), cells a multiple of 4.
+//
+//go:noescape
+func interpAVX2(d *float64, s *float64, cells int, near float64, far float64)
+
+// restrict2DAVX2 sets d[j], j in [0, cells), cells a multiple of 4, to the mean of its
+// 4 children (pairs in rows a, b, summed as restrict's generic loop, times w).
+//
+//go:noescape
+func restrict2DAVX2(d *float64, a *float64, b *float64, cells int, w float64)
+
+// restrict3DAVX2 sets d[j], j in [0, cells), cells a multiple of 4, to the mean of its
+// 8 children (pairs in rows a, b, c, e, summed as restrict's generic loop, times w).
+//
+//go:noescape
+func restrict3DAVX2(d *float64, a *float64, b *float64, c *float64, e *float64, cells int, w float64)
+
+// reflectAVX512 sets d[j] = t − m[j] for j in [0, cells), cells a multiple of 8.
+//
+//go:noescape
+func reflectAVX512(d *float64, m *float64, cells int, t float64)
+
+// interpAVX512 sets d[2j] = near·s[j+1] + far·s[j] and d[2j+1] = near·s[j+1] + far·s[j+2]
+// for j in [0, cells), cells a multiple of 8.
+//
+//go:noescape
+func interpAVX512(d *float64, s *float64, cells int, near float64, far float64)
+
+// restrict2DAVX512 sets d[j], j in [0, cells), cells a multiple of 8, to the mean of its
+// 4 children (pairs in rows a, b, summed as restrict's generic loop, times w).
+//
+//go:noescape
+func restrict2DAVX512(d *float64, a *float64, b *float64, cells int, w float64)
+
+// restrict3DAVX512 sets d[j], j in [0, cells), cells a multiple of 8, to the mean of its
+// 8 children (pairs in rows a, b, c, e, summed as restrict's generic loop, times w).
+//
+//go:noescape
+func restrict3DAVX512(d *float64, a *float64, b *float64, c *float64, e *float64, cells int, w float64)
 
 // sfence orders the non-temporal stores before it before every store after it.
 func sfence()

@@ -395,9 +395,9 @@ func TestRowsKernelsMatchRowByRow(t *testing.T) {
 	}
 }
 
-// Mix and MixAdd give every set the generic bits at every length 1..41 and
-// alignment, and write only their row.
-func TestMixMatchesGeneric(t *testing.T) {
+// Mix, MixAdd and the Dirichlet ghost rows of ApplyFaces give every set the
+// generic bits at every length 1..41 and alignment, and write only their row.
+func TestMixAndReflectMatchGeneric(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for n := 1; n <= 41; n++ {
 		for off := range 8 {
@@ -405,9 +405,12 @@ func TestMixMatchesGeneric(t *testing.T) {
 			b := newGuarded(n, 1+(off+3)%8, operandGuard, func() float64 { return value(rng) })
 			init := newGuarded(n, 1+(off+5)%8, destGuard, func() float64 { return value(rng) })
 			wa, wb := rng.Float64(), rng.Float64()
-			want, wantAdd := make([]float64, n), slices.Clone(init.view())
+			want, wantAdd, wantRefl := make([]float64, n), slices.Clone(init.view()), make([]float64, n)
 			mixGeneric(want, a.view(), b.view(), wa, wb)
 			mixAddGeneric(wantAdd, a.view(), b.view(), wa, wb)
+			for j, x := range a.view() {
+				wantRefl[j] = 2*wa - x
+			}
 			for _, ks := range Available() {
 				restore := Use(ks)
 				d := newGuarded(n, 1+(off+5)%8, destGuard, func() float64 { return poison })
@@ -415,7 +418,11 @@ func TestMixMatchesGeneric(t *testing.T) {
 				dAdd := newGuarded(n, 1+(off+5)%8, destGuard, func() float64 { return 0 })
 				copy(dAdd.view(), init.view())
 				MixAdd(dAdd.view(), a.view(), b.view(), wa, wb)
+				refl := newGuarded(n, 1+(off+5)%8, destGuard, func() float64 { return poison })
+				ks.reflectOrGeneric()(refl.view(), a.view(), 2*wa)
 				restore()
+				require.Equal(t, bitsOf(wantRefl), bitsOf(refl.view()), "%s reflect n=%d offset %d", ks.Name, n, off)
+				require.NoError(t, refl.guardsIntact())
 				require.Equal(t, bitsOf(want), bitsOf(d.view()), "%s Mix n=%d offset %d", ks.Name, n, off)
 				require.Equal(t, bitsOf(wantAdd), bitsOf(dAdd.view()), "%s MixAdd n=%d offset %d", ks.Name, n, off)
 				require.NoError(t, d.guardsIntact())
@@ -436,4 +443,48 @@ func maxAbsDiffRef(a, b []float64) float64 {
 		m = max(m, d)
 	}
 	return m
+}
+
+// The multigrid's transfers give every set the bits of the plain formulas
+// at every coarse length 1..41 and alignment, and write only their row.
+func TestTransfersMatchReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	fill := func() float64 { return value(rng) }
+	for n := 1; n <= 41; n++ {
+		for off := range 8 {
+			rows := make([]guarded, 4)
+			for k := range rows {
+				rows[k] = newGuarded(2*n, 1+(off+2*k)%8, operandGuard, fill)
+			}
+			coarse := newGuarded(n+2, 1+(off+3)%8, operandGuard, fill)
+			a, b, c, e := rows[0].view(), rows[1].view(), rows[2].view(), rows[3].view()
+			w, near, far := 1/8.0, 0.75, 0.25
+			want2, want3, wantI := make([]float64, n), make([]float64, n), make([]float64, 2*n)
+			for j := range n {
+				pa, pb, pc, pe := a[2*j]+a[2*j+1], b[2*j]+b[2*j+1], c[2*j]+c[2*j+1], e[2*j]+e[2*j+1]
+				want2[j] = (pa + pb) * w
+				want3[j] = ((pa + pb) + (pc + pe)) * w
+				s := coarse.view()
+				wantI[2*j] = near*s[j+1] + far*s[j]
+				wantI[2*j+1] = near*s[j+1] + far*s[j+2]
+			}
+			for _, ks := range Available() {
+				restore := Use(ks)
+				d2 := newGuarded(n, 1+(off+5)%8, destGuard, func() float64 { return poison })
+				Restrict2D(d2.view(), a, b, w)
+				d3 := newGuarded(n, 1+(off+6)%8, destGuard, func() float64 { return poison })
+				Restrict3D(d3.view(), a, b, c, e, w)
+				di := newGuarded(2*n, 1+(off+7)%8, destGuard, func() float64 { return poison })
+				Interp(di.view(), coarse.view(), near, far)
+				restore()
+				where := fmt.Sprintf("%s n=%d offset %d", ks.Name, n, off)
+				require.Equal(t, bitsOf(want2), bitsOf(d2.view()), "Restrict2D "+where)
+				require.Equal(t, bitsOf(want3), bitsOf(d3.view()), "Restrict3D "+where)
+				require.Equal(t, bitsOf(wantI), bitsOf(di.view()), "Interp "+where)
+				for _, g := range []guarded{d2, d3, di} {
+					require.NoError(t, g.guardsIntact(), where)
+				}
+			}
+		}
+	}
 }

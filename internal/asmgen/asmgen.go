@@ -51,6 +51,23 @@ func (i isa) store(c *build.Context, v reg.VecVirtual, m operand.Mem) {
 	}
 }
 
+// fold returns the largest of v's lanes (unsigned 64-bit integers) in a
+// general register, through a frame of the kernel's: the kernels return the
+// maximum itself, so their callers pass no buffer (one passed through a
+// function value escapes to the heap, an allocation a call).
+func (i isa) fold(c *build.Context, v reg.VecVirtual) reg.GPVirtual {
+	buf := c.AllocLocal(8 * i.lanes)
+	i.store(c, v, buf)
+	m, t := c.GP64(), c.GP64()
+	c.MOVQ(buf, m)
+	for l := 1; l < i.lanes; l++ {
+		c.MOVQ(buf.Offset(8*l), t)
+		c.CMPQ(t, m)
+		c.CMOVQHI(t, m)
+	}
+	return m
+}
+
 // maxAbs folds |t| (as bits, sign cleared; t is overwritten) into the
 // lanes' maxima m; AVX2 has no 64-bit integer max, but the patterns, sign
 // cleared, are non-negative as signed integers too, so a compare and a
@@ -131,9 +148,9 @@ func (k kernel) weights() []string {
 func (k kernel) signature() string {
 	out := ""
 	if k.check {
-		out = ", out *uint64"
+		out = " uint64"
 	}
-	return fmt.Sprintf("func(d, c, %s *float64, cells, rows, stride int, %s float64%s)", strings.Join(k.operands(), ", "), strings.Join(k.weights(), ", "), out)
+	return fmt.Sprintf("func(d, c, %s *float64, cells, rows, stride int, %s float64)%s", strings.Join(k.operands(), ", "), strings.Join(k.weights(), ", "), out)
 }
 
 func (k kernel) doc(i isa) []string {
@@ -156,7 +173,7 @@ func (k kernel) doc(i isa) []string {
 		stores = fmt.Sprintf(", non-temporal stores, d aligned to %d bytes", 8*i.lanes)
 	}
 	if k.check {
-		stores += fmt.Sprintf("; out[0:%d] gets the bits of the largest |d[j] − c[j+1]| of each lane", i.lanes)
+		stores += "; returns the bits of the largest |d[j] − c[j+1]|"
 	}
 	return []string{
 		fmt.Sprintf("%s sets, for j in [0, cells), %d cells a vector (%s%s;", k.name(i), i.lanes, i.name, stores),
@@ -183,15 +200,8 @@ func kernels() []kernel {
 
 // emit writes one kernel: a loop over whole vectors, the index in bytes.
 func emit(c *build.Context, k kernel, i isa) {
-	c.Function(k.name(i))
-	c.Attributes(attr.NOSPLIT)
-	c.Pragma("noescape")
-	c.Doc(k.doc(i)...)
-	c.SignatureExpr(k.signature())
-
-	ptr := func(name string) operand.Mem {
-		return operand.Mem{Base: c.Load(c.Param(name), c.GP64())}
-	}
+	function(c, k.name(i), k.signature(), k.doc(i)...)
+	ptr := func(name string) operand.Mem { return operand.Mem{Base: pointer(c, name)} }
 	d, src := ptr("d"), ptr("c")
 	ops := map[string]operand.Mem{}
 	for _, o := range k.operands() {
@@ -206,13 +216,7 @@ func emit(c *build.Context, k kernel, i isa) {
 	// measured ~230 ns a call (a 256-cell row ran at a quarter speed).
 	w := map[string]reg.VecVirtual{}
 	for _, name := range k.weights() {
-		b, err := c.Param(name).Resolve()
-		if err != nil {
-			panic(err) // the signature above declares every weight
-		}
-		v := i.reg(c)
-		c.VBROADCASTSD(b.Addr, v)
-		w[name] = v
+		w[name] = broadcast(c, i, name)
 	}
 	var macc reg.VecVirtual
 	if k.check {
@@ -262,7 +266,7 @@ func emit(c *build.Context, k kernel, i isa) {
 	c.JMP(operand.LabelRef(row))
 	c.Label(k.name(i) + "_end")
 	if k.check {
-		i.store(c, macc, operand.Mem{Base: c.Load(c.Param("out"), c.GP64())})
+		c.Store(i.fold(c, macc), c.ReturnIndex(0))
 	}
 	c.VZEROUPPER()
 	c.RET()
@@ -323,49 +327,97 @@ func body(c *build.Context, k kernel, i isa, w map[string]reg.VecVirtual, d, src
 	c.VMOVUPD(acc, at(d, off))
 }
 
-// emitMax writes the max-norm kernel of i: the lanes of the largest
-// |a[j] − b[j]| (diff) or |a[j]| as bit patterns, for j in [0, cells), into
-// out[0:lanes]. With the sign bit cleared, the bit patterns of doubles order
-// as their values and every NaN lies above +Inf, so an integer max finds the
-// largest magnitude or a NaN (stencil's generic maxAbsBits does the same).
-func emitMax(c *build.Context, i isa, diff bool) {
-	name, sig := "maxAbs"+i.name, "func(a *float64, cells int, out *uint64)"
-	what := "|a[j]|"
-	if diff {
-		name, sig, what = "maxAbsDiff"+i.name, "func(a, b *float64, cells int, out *uint64)", "|a[j] − b[j]|"
+// broadcast loads float64 argument name into every lane of a new register
+// (straight from the argument: a legacy-SSE load between vector code costs
+// a state transition).
+func broadcast(c *build.Context, i isa, name string) reg.VecVirtual {
+	m, err := c.Param(name).Resolve()
+	if err != nil {
+		panic(err) // every caller's signature declares it
 	}
-	c.Function(name)
-	c.Attributes(attr.NOSPLIT)
-	c.Pragma("noescape")
-	c.Doc(fmt.Sprintf("%s stores into out[0:%d] the bits of the largest %s (sign", name, i.lanes, what),
-		fmt.Sprintf("bit cleared) over each lane's cells, for j in [0, cells), cells a multiple of %d.", i.lanes))
-	c.SignatureExpr(sig)
-	a := operand.Mem{Base: c.Load(c.Param("a"), c.GP64())}
-	var b operand.Mem
-	if diff {
-		b = operand.Mem{Base: c.Load(c.Param("b"), c.GP64())}
-	}
+	v := i.reg(c)
+	c.VBROADCASTSD(m.Addr, v)
+	return v
+}
+
+// pointer loads pointer argument name.
+func pointer(c *build.Context, name string) reg.GPVirtual {
+	return c.Load(c.Param(name), c.GP64()).(reg.GPVirtual)
+}
+
+// elementwise writes the loop of a kernel over argument cells (a multiple
+// of the lanes), one vector a pass: body gets the operand at the current
+// cell of each pointer.
+func elementwise(c *build.Context, i isa, name string, body func(at func(reg.GPVirtual) operand.Mem)) {
+	twofold(c, i, name, func(at, _ func(reg.GPVirtual, int) operand.Mem) {
+		body(func(base reg.GPVirtual) operand.Mem { return at(base, 0) })
+	})
+}
+
+// twofold writes the loop of a kernel between a coarse row of argument
+// cells (a multiple of the lanes) and a fine row of twice as many, one
+// coarse vector a pass: body gets the operands at the current coarse and
+// fine cell of a pointer, plus a displacement in bytes.
+func twofold(c *build.Context, i isa, name string, body func(coarse, fine func(reg.GPVirtual, int) operand.Mem)) {
 	end := c.Load(c.Param("cells"), c.GP64())
-	out := operand.Mem{Base: c.Load(c.Param("out"), c.GP64())}
-	idx := c.GP64()
-	c.XORQ(idx, idx)
 	c.SHLQ(operand.U8(3), end)
-	m := i.reg(c)
-	i.zero(c, m)
+	idx, fine := c.GP64(), c.GP64()
+	c.XORQ(idx, idx)
+	c.XORQ(fine, fine)
 	loop, done := name+"_loop", name+"_done"
 	c.Label(loop)
 	c.CMPQ(idx, end)
 	c.JAE(operand.LabelRef(done))
-	t := i.reg(c)
-	c.VMOVUPD(operand.Mem{Base: a.Base, Index: idx, Scale: 1}, t)
-	if diff {
-		c.VSUBPD(operand.Mem{Base: b.Base, Index: idx, Scale: 1}, t, t)
+	at := func(index reg.GPVirtual) func(reg.GPVirtual, int) operand.Mem {
+		return func(base reg.GPVirtual, disp int) operand.Mem {
+			return operand.Mem{Base: base, Index: index, Scale: 1, Disp: disp}
+		}
 	}
-	i.maxAbs(c, t, m, i.reg(c))
+	body(at(idx), at(fine))
 	c.ADDQ(operand.U32(8*i.lanes), idx)
+	c.ADDQ(operand.U32(16*i.lanes), fine)
 	c.JMP(operand.LabelRef(loop))
 	c.Label(done)
-	i.store(c, m, out)
+}
+
+// function starts kernel name: its attributes, doc and signature.
+func function(c *build.Context, name, sig string, doc ...string) {
+	c.Function(name)
+	c.Attributes(attr.NOSPLIT)
+	c.Pragma("noescape")
+	c.Doc(doc...)
+	c.SignatureExpr(sig)
+}
+
+// emitMax writes the max-norm kernel of i: the bit pattern of the largest
+// |a[j] − b[j]| (diff) or |a[j]|, for j in [0, cells). With the sign bit
+// cleared, the bit patterns of doubles order as their values and every NaN
+// lies above +Inf, so an integer max finds the largest magnitude or a NaN
+// (stencil's generic maxAbsBits does the same).
+func emitMax(c *build.Context, i isa, diff bool) {
+	name, sig := "maxAbs"+i.name, "func(a *float64, cells int) uint64"
+	what := "|a[j]|"
+	if diff {
+		name, sig, what = "maxAbsDiff"+i.name, "func(a, b *float64, cells int) uint64", "|a[j] − b[j]|"
+	}
+	function(c, name, sig, fmt.Sprintf("%s returns the bits of the largest %s (sign bit cleared),", name, what),
+		fmt.Sprintf("for j in [0, cells), cells a multiple of %d.", i.lanes))
+	a := pointer(c, "a")
+	var b reg.GPVirtual
+	if diff {
+		b = pointer(c, "b")
+	}
+	m := i.reg(c)
+	i.zero(c, m)
+	elementwise(c, i, name, func(at func(reg.GPVirtual) operand.Mem) {
+		t := i.reg(c)
+		c.VMOVUPD(at(a), t)
+		if diff {
+			c.VSUBPD(at(b), t, t)
+		}
+		i.maxAbs(c, t, m, i.reg(c))
+	})
+	c.Store(i.fold(c, m), c.ReturnIndex(0))
 	c.VZEROUPPER()
 	c.RET()
 }
@@ -378,43 +430,138 @@ func emitMix(c *build.Context, i isa, add bool) {
 	if add {
 		name, formula = "mixAdd"+i.name, "d[j] = d[j] + (wa·a[j] + wb·b[j])"
 	}
-	c.Function(name)
-	c.Attributes(attr.NOSPLIT)
-	c.Pragma("noescape")
-	c.Doc(fmt.Sprintf("%s sets, for j in [0, cells), cells a multiple of %d (%s):", name, i.lanes, i.name), "", "\t"+formula, "",
+	function(c, name, "func(d, a, b *float64, cells int, wa, wb float64)",
+		fmt.Sprintf("%s sets, for j in [0, cells), cells a multiple of %d (%s):", name, i.lanes, i.name), "", "\t"+formula, "",
 		"each product rounded on its own.")
-	c.SignatureExpr("func(d, a, b *float64, cells int, wa, wb float64)")
-	ptr := func(name string) reg.GPVirtual { return c.Load(c.Param(name), c.GP64()).(reg.GPVirtual) }
-	d, a, b := ptr("d"), ptr("a"), ptr("b")
-	end := c.Load(c.Param("cells"), c.GP64())
-	c.SHLQ(operand.U8(3), end)
-	wts := map[string]reg.VecVirtual{}
-	for _, w := range []string{"wa", "wb"} {
-		m, err := c.Param(w).Resolve()
-		if err != nil {
-			panic(err)
+	d, a, b := pointer(c, "d"), pointer(c, "a"), pointer(c, "b")
+	wa, wb := broadcast(c, i, "wa"), broadcast(c, i, "wb")
+	elementwise(c, i, name, func(at func(reg.GPVirtual) operand.Mem) {
+		x, y := i.reg(c), i.reg(c)
+		c.VMULPD(at(a), wa, x)
+		c.VMULPD(at(b), wb, y)
+		c.VADDPD(y, x, x)
+		if add {
+			c.VADDPD(at(d), x, x)
 		}
-		wts[w] = i.reg(c)
-		c.VBROADCASTSD(m.Addr, wts[w])
+		c.VMOVUPD(x, at(d))
+	})
+	c.VZEROUPPER()
+	c.RET()
+}
+
+// emitReflect writes the Dirichlet ghost layer's kernel: d[j] = t − m[j]
+// (t twice the face's value, m the mirror cells), for j in [0, cells), cells
+// a multiple of the lanes.
+func emitReflect(c *build.Context, i isa) {
+	name := "reflect" + i.name
+	function(c, name, "func(d, m *float64, cells int, t float64)",
+		fmt.Sprintf("%s sets d[j] = t − m[j] for j in [0, cells), cells a multiple of %d.", name, i.lanes))
+	d, m := pointer(c, "d"), pointer(c, "m")
+	t := broadcast(c, i, "t")
+	elementwise(c, i, name, func(at func(reg.GPVirtual) operand.Mem) {
+		x := i.reg(c)
+		c.VSUBPD(at(m), t, x)
+		c.VMOVUPD(x, at(d))
+	})
+	c.VZEROUPPER()
+	c.RET()
+}
+
+// emitRestrict writes the full-weighting restriction of a coarse row whose
+// cells each have two children along x, y (and z in 3D): for j in [0,
+// cells),
+//
+//	d[j] = ((a[2j] + a[2j+1]) + (b[2j] + b[2j+1])) · w                    (2D)
+//	d[j] = (((a[2j] + a[2j+1]) + (b[2j] + b[2j+1])) + ((c… ) + (e… ))) · w (3D)
+//
+// a, b the fine rows of the children in one plane, c, e in the next. The
+// pair sums of two vectors of fine cells come out interleaved, (P0, P4, P1,
+// P5, …) with AVX-512 and (P0, P2, P1, P3) with AVX2; every later operation
+// is lane by lane, so one permutation before the store puts them in order.
+func emitRestrict(c *build.Context, i isa, dims int) {
+	name := fmt.Sprintf("restrict%dD%s", dims, i.name)
+	rows := []string{"a", "b"}
+	if dims == 3 {
+		rows = append(rows, "c", "e")
 	}
-	idx := c.GP64()
-	c.XORQ(idx, idx)
-	at := func(base reg.GPVirtual) operand.Mem { return operand.Mem{Base: base, Index: idx, Scale: 1} }
-	loop, done := name+"_loop", name+"_done"
-	c.Label(loop)
-	c.CMPQ(idx, end)
-	c.JAE(operand.LabelRef(done))
-	x, y := i.reg(c), i.reg(c)
-	c.VMULPD(at(a), wts["wa"], x)
-	c.VMULPD(at(b), wts["wb"], y)
-	c.VADDPD(y, x, x)
-	if add {
-		c.VADDPD(at(d), x, x)
+	function(c, name, fmt.Sprintf("func(d, %s *float64, cells int, w float64)", strings.Join(rows, ", ")),
+		fmt.Sprintf("%s sets d[j], j in [0, cells), cells a multiple of %d, to the mean of its", name, i.lanes),
+		fmt.Sprintf("%d children (pairs in rows %s, summed as restrict's generic loop, times w).", 1<<dims, strings.Join(rows, ", ")))
+	d := pointer(c, "d")
+	src := map[string]reg.GPVirtual{}
+	for _, r := range rows {
+		src[r] = pointer(c, r)
 	}
-	c.VMOVUPD(x, at(d))
-	c.ADDQ(operand.U32(8*i.lanes), idx)
-	c.JMP(operand.LabelRef(loop))
-	c.Label(done)
+	w := broadcast(c, i, "w")
+	step := 8 * i.lanes
+	twofold(c, i, name, func(coarse, fine func(reg.GPVirtual, int) operand.Mem) {
+		pair := func(r string) reg.VecVirtual {
+			x, lo := i.reg(c), i.reg(c)
+			c.VMOVUPD(fine(src[r], 0), x)
+			c.VMOVUPD(fine(src[r], step), lo)
+			c.VUNPCKLPD(lo, x, lo)
+			c.VUNPCKHPD(fine(src[r], step), x, x)
+			c.VADDPD(x, lo, lo)
+			return lo
+		}
+		v := pair("a")
+		c.VADDPD(pair("b"), v, v)
+		if dims == 3 {
+			u := pair("c")
+			c.VADDPD(pair("e"), u, u)
+			c.VADDPD(u, v, v)
+		}
+		c.VMULPD(w, v, v)
+		c.VPERMPD(operand.U8(0xD8), v, v) // lanes (0, 2, 1, 3) of each 256 bits
+		if i.lanes == 8 {
+			c.VSHUFF64X2(operand.U8(0xD8), v, v, v) // 128-bit lanes (0, 2, 1, 3)
+		}
+		c.VMOVUPD(v, coarse(d, 0))
+	})
+	c.VZEROUPPER()
+	c.RET()
+}
+
+// emitInterp writes the linear interpolation of a coarse row to the fine
+// row between its cells' centres: for j in [0, cells), p = s + 1 + j,
+//
+//	d[2j]   = near·p[0] + far·p[−1]
+//	d[2j+1] = near·p[0] + far·p[+1]
+//
+// (the two children of coarse cell p), each product rounded on its own. The
+// even and odd children are computed a vector each, then interleaved.
+func emitInterp(c *build.Context, i isa) {
+	name := "interp" + i.name
+	function(c, name, "func(d, s *float64, cells int, near, far float64)",
+		fmt.Sprintf("%s sets d[2j] = near·s[j+1] + far·s[j] and d[2j+1] = near·s[j+1] + far·s[j+2]", name),
+		fmt.Sprintf("for j in [0, cells), cells a multiple of %d.", i.lanes))
+	d, src := pointer(c, "d"), pointer(c, "s")
+	near, far := broadcast(c, i, "near"), broadcast(c, i, "far")
+	step := 8 * i.lanes
+	twofold(c, i, name, func(coarse, fine func(reg.GPVirtual, int) operand.Mem) {
+		mid, ev, od := i.reg(c), i.reg(c), i.reg(c)
+		c.VMULPD(coarse(src, 8), near, mid)
+		c.VMULPD(coarse(src, 0), far, ev)
+		c.VADDPD(ev, mid, ev)
+		c.VMULPD(coarse(src, 16), far, od)
+		c.VADDPD(od, mid, od)
+		lo, hi := i.reg(c), i.reg(c)
+		c.VUNPCKLPD(od, ev, lo) // (e0, o0, e2, o2, …)
+		c.VUNPCKHPD(od, ev, hi) // (e1, o1, e3, o3, …)
+		if i.lanes == 4 {
+			c.VPERM2F128(operand.U8(0x20), hi, lo, ev)
+			c.VPERM2F128(operand.U8(0x31), hi, lo, od)
+		} else {
+			// 128-bit lanes L0..L3 of lo and H0..H3 of hi to (L0, H0, L1,
+			// H1) and (L2, H2, L3, H3).
+			c.VSHUFF64X2(operand.U8(0x44), hi, lo, ev)
+			c.VSHUFF64X2(operand.U8(0xD8), ev, ev, ev)
+			c.VSHUFF64X2(operand.U8(0xEE), hi, lo, od)
+			c.VSHUFF64X2(operand.U8(0xD8), od, od, od)
+		}
+		c.VMOVUPD(ev, fine(d, 0))
+		c.VMOVUPD(od, fine(d, step))
+	})
 	c.VZEROUPPER()
 	c.RET()
 }
@@ -437,6 +584,13 @@ func Stencil() (asm, stubs []byte, err error) {
 	for _, add := range []bool{false, true} {
 		for _, i := range isas {
 			emitMix(c, i, add)
+		}
+	}
+	for _, i := range isas {
+		emitReflect(c, i)
+		emitInterp(c, i)
+		for _, dims := range []int{2, 3} {
+			emitRestrict(c, i, dims)
 		}
 	}
 	c.Function("sfence")
