@@ -8,7 +8,7 @@ import (
 )
 
 // pingPongTag is the tag of PingPong's messages.
-const pingPongTag = 31000
+const pingPongTag = comm.TagPingPong
 
 // PingPong is the one-way time of a bytes-long message between ranks 0 and
 // 1 of c: half the mean round trip over iters round trips, after a tenth as

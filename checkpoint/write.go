@@ -20,7 +20,7 @@ import (
 // tag is the message tag of every piece of a chunk sent to its writer.
 // One tag serves all pieces: pieces between two ranks go in increasing
 // chunk order on both sides, and (source, tag) matching is FIFO.
-const tag = 30011
+const tag = comm.TagCheckpoint
 
 // Write stores the field u as checkpoint step-NNNNNNNN (meta.Step) under
 // root. It is collective: every rank of c calls it with its own box of the
@@ -299,17 +299,10 @@ func (w *writer) recoverSetAside() error {
 }
 
 // agree tells every rank whether any rank failed (err != nil there), and
-// the highest such rank, in one Allreduce.
+// the lowest such rank (comm.Agree's rule).
 func agree(c comm.Comm, err error) (failed bool, who int, cerr error) {
-	in := []float64{0, 0}
-	if err != nil {
-		in[0], in[1] = 1, float64(c.Rank())
-	}
-	out := make([]float64, 2)
-	if cerr := c.Allreduce(comm.Max, in, out); cerr != nil {
-		return false, 0, cerr
-	}
-	return out[0] > 0, int(out[1]), nil
+	who, _, cerr = comm.Agree(c, err != nil, 1)
+	return who >= 0, who, cerr
 }
 
 // bcastJSON sends rank 0's v to every rank: its length, then its JSON.

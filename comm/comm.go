@@ -136,3 +136,23 @@ func RanksHere(c Comm) int {
 	}
 	return c.Size()
 }
+
+// Agree tells every rank of c the outcome of a phase that may fail on some
+// ranks only: first is the lowest failing rank (-1 if none failed) — by
+// heat's one rule the rank that reports the failure, the others staying
+// quiet — and code the largest of the failing ranks' codes. Collective: one
+// Allreduce.
+func Agree(c Comm, failed bool, code int) (first, maxCode int, err error) {
+	in := []float64{0, 0}
+	if failed {
+		in[0], in[1] = float64(c.Size()-c.Rank()), float64(code)
+	}
+	out := make([]float64, 2)
+	if err := c.Allreduce(Max, in, out); err != nil {
+		return -1, 0, err
+	}
+	if out[0] == 0 {
+		return -1, 0, nil
+	}
+	return c.Size() - int(out[0]), int(out[1]), nil
+}

@@ -16,7 +16,7 @@ import (
 // Its point-to-point messages travel as c's, under the same tags, so its
 // users keep their tags apart from c's other traffic. Its collectives run
 // over point-to-point messages through member 0 with the tags
-// SubsetTag..SubsetTag+4, folding the operands in rank order, so every
+// TagSubset..TagSubset+4, folding the operands in rank order, so every
 // member gets the same bits, as from c's own collectives.
 func Subset(c Comm, members []int) (Comm, error) {
 	if len(members) == 0 {
@@ -42,11 +42,8 @@ func Subset(c Comm, members []int) (Comm, error) {
 	return &subset{c: c, members: slices.Clone(members), me: me}, nil
 }
 
-// SubsetTag is the first of the tags a subset's collectives use.
-const SubsetTag = 32000
-
 const (
-	tagReduceUp = SubsetTag + iota
+	tagReduceUp = TagSubset + iota
 	tagReduceDown
 	tagBcast
 	tagGatherLen

@@ -331,7 +331,7 @@ func (m *MG) build(topo *decomp.Grid, shapes [][]int, boxes []decomp.Box, tm *te
 		// agglomerated copy share theirs, which is safe: every rank posts
 		// the copy's messages after the original's, and messages between
 		// two ranks under one tag match in order.
-		lv, err := newLevel(c, topo, shape, m.prob.Length, boxes[c.Rank()], m.prob.Faces, tm, 1000+64*(m.first+l))
+		lv, err := newLevel(c, topo, shape, m.prob.Length, boxes[c.Rank()], m.prob.Faces, tm, comm.TagMultigrid+comm.TagMultigridStride*(m.first+l))
 		if err != nil {
 			return err
 		}

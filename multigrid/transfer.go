@@ -284,12 +284,11 @@ type gatherer struct {
 	reqs    []comm.Request
 }
 
-// Tags of the gather and scatter messages (the levels' plans use 1000 on).
-// A rank hands its box on at most once, so no two hand-ons share a pair of
-// ranks.
+// Tags of the gather and scatter messages. A rank hands its box on at most
+// once, so no two hand-ons share a pair of ranks.
 const (
-	tagGather  = 990
-	tagScatter = 991
+	tagGather  = comm.TagMultigridHandOn
+	tagScatter = comm.TagMultigridHandOn + 1
 )
 
 func newGatherer(c comm.Comm, lay decomp.Layout, leader int, members []int, boxes []decomp.Box, dest decomp.Layout) *gatherer {

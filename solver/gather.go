@@ -8,7 +8,7 @@ import (
 )
 
 // gatherTag is the message tag of Gather's pieces.
-const gatherTag = 30500
+const gatherTag = comm.TagGather
 
 // Gather collects the global field (interior cells only, C order) on rank 0;
 // other ranks get nil. Collective. The pieces travel as float64 messages

@@ -134,9 +134,9 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	// One ghost layer: faces only, exchanged every step and overlapped with
 	// the interior. Deeper ghosts: every layer, corners included, once per
 	// block of up to Ghost steps (temporal.go).
-	hopt := halo.Options{Width: 1}
+	hopt := halo.Options{Width: 1, Tag: comm.TagHalo}
 	if spec.Ghost > 1 {
-		hopt = halo.Options{Width: spec.Ghost, Phased: true}
+		hopt = halo.Options{Width: spec.Ghost, Phased: true, Tag: comm.TagHalo}
 	}
 	s.plan, err = halo.NewPlan(c, g, s.lay, hopt)
 	if err != nil {

@@ -359,7 +359,7 @@ func resize(buf *[]float64, n int) []float64 {
 
 // planeTag is the message tag of coarsePlane's parts (planeTag+1: their
 // lists of skipped cells).
-const planeTag = 30600
+const planeTag = comm.TagPlane
 
 // partHeader is the length of a part's header: y0, y1, x0, x1 of the pixels
 // it covers, the min and max of its finite cells, and how many pixels
@@ -474,19 +474,14 @@ func (o *outputs) vti(c comm.Comm, s *solver.Solver, name string) error {
 		}
 	}
 	// Every rank's piece must be on disk before rank 0 lists them.
-	failed := 0.0
-	if err != nil {
-		failed = 1
-	}
-	var any [1]float64
-	if rerr := c.Allreduce(comm.Max, []float64{failed}, any[:]); rerr != nil {
+	who, _, rerr := comm.Agree(c, err != nil, 1)
+	switch {
+	case rerr != nil:
 		return rerr
-	}
-	if err != nil {
+	case err != nil:
 		return fmt.Errorf("snapshot %s: %w", name, err)
-	}
-	if any[0] != 0 {
-		return fmt.Errorf("snapshot %s: another rank failed to write its piece", name)
+	case who >= 0:
+		return fmt.Errorf("snapshot %s: rank %d failed to write its piece", name, who)
 	}
 	if c.Rank() != 0 {
 		return nil

@@ -144,10 +144,8 @@ func (e agreedError) Error() string { return "another rank failed" }
 func agree(c comm.Comm, err error) error {
 	failed := err != nil && !errors.Is(err, solver.ErrStopped)
 	code := 0
-	in := []float64{0, 0}
 	if failed {
 		code = exitCode(err)
-		in = []float64{float64(c.Size() - c.Rank()), float64(code)}
 		host, _ := os.Hostname()
 		err = fmt.Errorf("rank %d of %d (%s): %w", c.Rank(), c.Size(), host, err)
 		timer := time.AfterFunc(abortGrace, func() {
@@ -156,16 +154,16 @@ func agree(c comm.Comm, err error) error {
 		})
 		defer timer.Stop()
 	}
-	out := make([]float64, 2)
-	if cerr := c.Allreduce(comm.Max, in, out); cerr != nil {
+	first, maxCode, cerr := comm.Agree(c, failed, code)
+	if cerr != nil {
 		fmt.Fprintf(os.Stderr, "heat: rank %d: cannot agree on the outcome (%v): aborting the job\n", c.Rank(), cerr)
 		mpiWorld.Abort(max(code, 1))
 	}
 	switch {
-	case out[0] == 0:
+	case first < 0:
 		return err // nil, or a stop every rank agreed on
-	case failed && int(out[0]) == c.Size()-c.Rank():
+	case first == c.Rank():
 		return err
 	}
-	return agreedError{code: int(out[1])}
+	return agreedError{code: maxCode}
 }
