@@ -23,6 +23,7 @@ import (
 	"heat/decomp"
 	"heat/io/config"
 	"heat/multigrid"
+	"heat/run"
 )
 
 const benchUsage = `Usage:
@@ -164,7 +165,7 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 		if errors.Is(err, pflag.ErrHelp) {
 			return errHelp
 		}
-		return usageError{err}
+		return run.UsageError{Err: err}
 	}
 	if fs.NArg() > 0 {
 		return usagef("%s: unexpected argument %q", strings.TrimPrefix(fs.Name(), "heat "), fs.Arg(0))
@@ -260,7 +261,7 @@ func benchStudy(ctx context.Context, kind benchmarks.Kind, args []string, stdout
 	}
 	cfg, err := flags.Resolve()
 	if err != nil {
-		return usageError{err}
+		return run.UsageError{Err: err}
 	}
 	if len(cfg.Parallel.Dims) > 0 {
 		return usagef("%s: parallel.dims = %s fixes the process grid, but the study varies the ranks: leave it empty",
@@ -274,7 +275,7 @@ func benchStudy(ctx context.Context, kind benchmarks.Kind, args []string, stdout
 
 	o := benchmarks.StudyOptions{Kind: kind, Reps: *reps, Shape: cfg.Grid.Shape, Periodic: periodic, Steps: cfg.Run.Steps,
 		RunArgs: runArgs, Transport: *transport, Launcher: *launcher, Out: *out, Model: *model, PredictMax: *predictMax,
-		Command: append([]string{"heat", "bench", string(kind)}, args...), Version: version, Revision: revision()}
+		Command: append([]string{"heat", "bench", string(kind)}, args...), Version: run.Version, Revision: run.Revision()}
 	if o.Points, err = studyPoints(name, *ranks, *threads); err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"heat/comm/mpi"
 	"heat/internal/csvtest"
 	"heat/io/report"
+	"heat/run"
 )
 
 // With HEAT_BENCH_CHILD=1 this test binary is heat itself: a study started
@@ -73,7 +74,7 @@ func TestBenchStudiesEndToEnd(t *testing.T) {
 			require.Len(t, st.Runs, 4)
 			require.Len(t, st.Points, 2)
 			require.Equal(t, "bench", st.Record.Command[1])
-			require.Equal(t, version, st.Record.Version)
+			require.Equal(t, run.Version, st.Record.Version)
 			require.Equal(t, "local", st.Network.Transport)
 			require.NotNil(t, st.Model)
 			require.Equal(t, 1.5e-6, st.Target.Alpha)

@@ -15,6 +15,7 @@ import (
 
 	"heat/checkpoint"
 	"heat/decomp"
+	"heat/run"
 )
 
 // inspectCmd prints a checkpoint's metadata; --verify checks every chunk.
@@ -29,21 +30,21 @@ func inspectCmd(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		if errors.Is(err, pflag.ErrHelp) {
 			return errHelp
 		}
-		return usageError{err}
+		return run.UsageError{Err: err}
 	}
 	if fs.NArg() != 1 {
 		return usagef("inspect: need one checkpoint path, got %d arguments", fs.NArg())
 	}
 	path, err := checkpointPath(fs.Arg(0))
 	if err != nil {
-		return usageError{fmt.Errorf("inspect: %w", err)}
+		return run.UsageError{Err: fmt.Errorf("inspect: %w", err)}
 	}
 	ck, err := checkpoint.Open(path)
 	if err != nil {
 		if *verify {
 			return fmt.Errorf("inspect: %w", err)
 		}
-		return usageError{fmt.Errorf("inspect: %w", err)}
+		return run.UsageError{Err: fmt.Errorf("inspect: %w", err)}
 	}
 	m := ck.Meta()
 	shape := ck.Shape()

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"heat/run"
 	"heat/stencil"
 )
 
@@ -20,10 +21,10 @@ func main() {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		first := <-sigs
-		cancel(signalError{first})
+		cancel(run.SignalError{Sig: first})
 		second := <-sigs
 		fmt.Fprintf(os.Stderr, "heat: second %v: aborting now\n", second)
-		os.Exit(exitCode(signalError{second}))
+		os.Exit(exitCode(run.SignalError{Sig: second}))
 	}()
 	os.Exit(execute(ctx, os.Args[1:]))
 }
@@ -35,9 +36,9 @@ func main() {
 func execute(ctx context.Context, args []string) int {
 	err := startMPI(args)
 	if err == nil {
-		err = run(ctx, args, os.Stdout, os.Stderr)
+		err = cli(ctx, args, os.Stdout, os.Stderr)
 	}
-	var agreed agreedError
+	var agreed run.AgreedError
 	if err != nil && !errors.Is(err, errHelp) && !errors.As(err, &agreed) {
 		fmt.Fprintf(os.Stderr, "heat: %v\n", err)
 	}
@@ -52,50 +53,19 @@ func execute(ctx context.Context, args []string) int {
 	return code
 }
 
-// signalError is the cause of a run stopped by a signal.
-type signalError struct{ sig os.Signal }
-
-func (e signalError) Error() string { return "stopped by " + signalName(e.sig) }
-
-func signalName(s os.Signal) string {
-	if s == syscall.SIGTERM {
-		return "SIGTERM"
-	}
-	return "SIGINT"
-}
-
-// usageError is bad input: a wrong flag, config key or value (exit 2).
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+// usagef is bad input (exit 2).
+var usagef = run.Usagef
 
 // errHelp ends a run that only printed help.
 var errHelp = errors.New("help requested")
 
-// exitCode maps an error to the process exit status: 0 success, 1 run
-// failure, 2 usage or config error, 130/143 stopped by SIGINT/SIGTERM.
+// exitCode maps an error to the process exit status (run.ExitCode; help
+// is a success).
 func exitCode(err error) int {
-	var se signalError
-	var ue usageError
-	var ae agreedError
-	switch {
-	case err == nil, errors.Is(err, errHelp):
+	if errors.Is(err, errHelp) {
 		return 0
-	case errors.As(err, &ae):
-		return ae.code
-	case errors.As(err, &se):
-		if se.sig == syscall.SIGTERM {
-			return 143
-		}
-		return 130
-	case errors.As(err, &ue):
-		return 2
-	default:
-		return 1
 	}
+	return run.ExitCode(err)
 }
 
 const usage = `heat — heat equation and Poisson/Laplace (Jacobi) on 2D/3D grids split across ranks
@@ -115,8 +85,8 @@ Usage:
 Run 'heat run --help' for the flags of run.
 `
 
-// run is the whole command line: main only maps its error to an exit code.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// cli is the whole command line: main only maps its error to an exit code.
+func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return usagef("no command given")
@@ -136,7 +106,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "render":
 		return renderCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
-		fmt.Fprintln(stdout, versionString())
+		fmt.Fprintln(stdout, run.VersionString())
 		return nil
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)

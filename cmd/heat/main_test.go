@@ -14,6 +14,7 @@ import (
 
 	"heat/configs"
 	"heat/io/report"
+	"heat/run"
 	"heat/stencil"
 )
 
@@ -21,7 +22,7 @@ import (
 func heat(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var o, e bytes.Buffer
-	err := run(context.Background(), args, &o, &e)
+	err := cli(context.Background(), args, &o, &e)
 	if err != nil {
 		fmt.Fprintf(&e, "heat: %v\n", err)
 	}
@@ -150,17 +151,17 @@ func TestBadInputExitsTwo(t *testing.T) {
 func TestVersion(t *testing.T) {
 	code, stdout, _ := heat(t, "version")
 	require.Equal(t, 0, code)
-	require.True(t, strings.HasPrefix(stdout, "heat "+version))
+	require.True(t, strings.HasPrefix(stdout, "heat "+run.Version))
 }
 
 // A cancelled run stops on an agreed step, still writes its report, and
 // exits 130 for SIGINT.
 func TestInterruptExits130(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	cancel(signalError{os.Interrupt})
+	cancel(run.SignalError{Sig: os.Interrupt})
 	out := t.TempDir()
 	var o, e bytes.Buffer
-	err := run(ctx, []string{"run", "--out", out, "--ranks", "2"}, &o, &e)
+	err := cli(ctx, []string{"run", "--out", out, "--ranks", "2"}, &o, &e)
 	require.Equal(t, 130, exitCode(err))
 	require.ErrorContains(t, err, "SIGINT")
 	r := readReport(t, filepath.Join(out, "report.json"))

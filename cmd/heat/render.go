@@ -13,6 +13,7 @@ import (
 	"heat/comm/local"
 	"heat/decomp"
 	"heat/io/heatmap"
+	"heat/run"
 )
 
 // renderCmd draws a PNG of a checkpoint (a plane of it in 3D) without
@@ -32,7 +33,7 @@ func renderCmd(_ context.Context, args []string, stdout, stderr io.Writer) error
 		if errors.Is(err, pflag.ErrHelp) {
 			return errHelp
 		}
-		return usageError{err}
+		return run.UsageError{Err: err}
 	}
 	if fs.NArg() != 1 {
 		return usagef("render: need one checkpoint path, got %d arguments", fs.NArg())
@@ -41,15 +42,15 @@ func renderCmd(_ context.Context, args []string, stdout, stderr io.Writer) error
 		return usagef("render: --range must be min,max with min < max (got %v)", *rng)
 	}
 	if _, err := heatmap.Colormap(*cmap); err != nil {
-		return usageError{err}
+		return run.UsageError{Err: err}
 	}
 	path, err := checkpointPath(fs.Arg(0))
 	if err != nil {
-		return usageError{fmt.Errorf("render: %w", err)}
+		return run.UsageError{Err: fmt.Errorf("render: %w", err)}
 	}
 	ck, err := checkpoint.Open(path)
 	if err != nil {
-		return usageError{fmt.Errorf("render: %w", err)}
+		return run.UsageError{Err: fmt.Errorf("render: %w", err)}
 	}
 	shape := ck.Shape()
 	field := make([]float64, 1)
@@ -67,7 +68,7 @@ func renderCmd(_ context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	plane, ny, nx, label, err := heatmap.Slice(field, shape, *slice)
 	if err != nil {
-		return usageError{err}
+		return run.UsageError{Err: err}
 	}
 	m := ck.Meta()
 	title := fmt.Sprintf("step %d  t = %.4g", m.Step, m.Time)

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"heat/run"
 )
 
 // problem is a small run used by the restart tests.
@@ -125,9 +127,9 @@ func TestInterruptWritesCheckpointAndRestarts(t *testing.T) {
 
 	out := filepath.Join(dir, "int")
 	ctx, cancel := context.WithCancelCause(context.Background())
-	cancel(signalError{os.Interrupt})
+	cancel(run.SignalError{Sig: os.Interrupt})
 	var o, e strings.Builder
-	err := run(ctx, args(p, "--steps", "60", "--out", out, "--ranks", "3"), &o, &e)
+	err := cli(ctx, args(p, "--steps", "60", "--out", out, "--ranks", "3"), &o, &e)
 	require.Equal(t, 130, exitCode(err), "%v", err)
 	require.ErrorContains(t, err, "checkpoint")
 	stopped := readReport(t, filepath.Join(out, "report.json"))

@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"fmt"
@@ -7,9 +7,9 @@ import (
 )
 
 // version is heat's release; the VCS revision is added when the build has it.
-const version = "0.1.0-dev"
+const Version = "0.1.0-dev"
 
-func revision() string {
+func Revision() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return ""
@@ -32,9 +32,9 @@ func revision() string {
 	return rev
 }
 
-func versionString() string {
-	s := "heat " + version
-	if r := revision(); r != "" {
+func VersionString() string {
+	s := "heat " + Version
+	if r := Revision(); r != "" {
 		s += " (" + r + ")"
 	}
 	return fmt.Sprintf("%s %s %s/%s", s, runtime.Version(), runtime.GOOS, runtime.GOARCH)

@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"math"
@@ -11,7 +11,7 @@ import (
 )
 
 // specOf turns a validated config into the solver's description of the run.
-func specOf(cfg *config.Config) solver.Spec {
+func specOf(cfg *config.Config, w *World) solver.Spec {
 	nd := cfg.NDim()
 	s := solver.Spec{
 		Shape:      cfg.Grid.Shape,
@@ -26,7 +26,7 @@ func specOf(cfg *config.Config) solver.Spec {
 		Initial:    profileOf(cfg, cfg.Initial),
 		Source:     profileOf(cfg, cfg.Source),
 		Dims:       cfg.Parallel.Dims,
-		Threads:    threadsOf(cfg),
+		Threads:    threadsOf(cfg, w),
 	}
 	if cfg.Equation.Kind == "poisson" {
 		s.Equation = solver.Poisson
@@ -67,12 +67,12 @@ func specOf(cfg *config.Config) solver.Spec {
 
 // threadsOf is the worker count per rank: as configured, or the cores this
 // process may run on shared among the ranks, at least one.
-func threadsOf(cfg *config.Config) int {
+func threadsOf(cfg *config.Config, w *World) int {
 	if cfg.Parallel.Threads > 0 {
 		return cfg.Parallel.Threads
 	}
-	if mpiWorld != nil {
-		return mpiThreads()
+	if w != nil {
+		return threadsPerRank(runtime.NumCPU(), onlineCPUs(), w.LocalRanks)
 	}
 	return max(1, runtime.NumCPU()/cfg.Parallel.Ranks)
 }

@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"path/filepath"
@@ -19,7 +19,7 @@ func BenchmarkSnapshotPNG(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	spec := specOf(cfg)
+	spec := specOf(cfg, nil)
 	spec.Steps = 0
 	err = local.Run(1, func(c comm.Comm) error {
 		s, err := solver.New(c, spec)

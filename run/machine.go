@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 
 // buildRecord describes this binary for the run report.
 func buildRecord() report.Build {
-	b := report.Build{Revision: revision(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, Kernel: solver.KernelName()}
+	b := report.Build{Revision: Revision(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, Kernel: solver.KernelName()}
 	if info, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range info.Settings {
 			switch s.Key {

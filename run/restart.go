@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"encoding/json"
@@ -36,11 +36,11 @@ func restartCandidates(cfg *config.Config, arg string, stderr io.Writer) (cands 
 		fallback = true
 		newest, err := checkpoint.Resolve(root)
 		if err != nil {
-			return nil, false, usageError{fmt.Errorf("--restart latest: %w", err)}
+			return nil, false, UsageError{fmt.Errorf("--restart latest: %w", err)}
 		}
 		names, err := checkpoint.List(root)
 		if err != nil {
-			return nil, false, usageError{fmt.Errorf("--restart latest: %w", err)}
+			return nil, false, UsageError{fmt.Errorf("--restart latest: %w", err)}
 		}
 		paths = append(paths, newest)
 		for _, n := range names {
@@ -62,12 +62,12 @@ func restartCandidates(cfg *config.Config, arg string, stderr io.Writer) (cands 
 				fmt.Fprintf(stderr, "heat: warning: skipping checkpoint %s: %v\n", p, err)
 				continue
 			}
-			return nil, false, usageError{fmt.Errorf("cannot restart from %s: %w", p, err)}
+			return nil, false, UsageError{fmt.Errorf("cannot restart from %s: %w", p, err)}
 		}
 		cands = append(cands, ck)
 	}
 	if len(cands) == 0 {
-		return nil, false, usageError{fmt.Errorf("--restart latest: no usable checkpoint under %s", root)}
+		return nil, false, UsageError{fmt.Errorf("--restart latest: no usable checkpoint under %s", root)}
 	}
 	return cands, fallback, nil
 }
@@ -117,7 +117,7 @@ func restore(c comm.Comm, s *solver.Solver, j *job) error {
 		}
 		damaged := errors.Is(err, checkpoint.ErrChecksum) || errors.Is(err, checkpoint.ErrIncomplete)
 		if !j.fallback || !damaged || i == len(j.restarts)-1 {
-			return usageError{fmt.Errorf("cannot restart from %s: %w", ck.Path(), err)}
+			return UsageError{fmt.Errorf("cannot restart from %s: %w", ck.Path(), err)}
 		}
 		if c.Rank() == 0 {
 			j.prog.warn("checkpoint %s is damaged (%v); falling back to %s", ck.Path(), err, j.restarts[i+1].Path())

@@ -1,0 +1,468 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"heat/checkpoint"
+	"heat/comm"
+	"heat/comm/local"
+	"heat/comm/mpi"
+	"heat/decomp"
+	"heat/io/config"
+	"heat/io/report"
+	"heat/multigrid"
+	"heat/solver"
+)
+
+// Options are one `heat run` as the command line gave it.
+type Options struct {
+	Flags   *config.Flags // the config: file, --set, dedicated flags
+	Restart string        // --restart PATH|latest ("" = a fresh start)
+	Report  string        // --report FILE ("" = only <out>/report.json)
+	Quiet   bool          // -q: no progress, no summary
+	// Stdout gets the summary, Stderr progress, warnings and log lines.
+	Stdout, Stderr io.Writer
+	// World is this process's rank of an MPI job; nil runs every rank as a
+	// goroutine of this process.
+	World *World
+}
+
+// World is this process's place in an MPI job.
+type World struct {
+	Comm       comm.Comm
+	LocalRanks int            // ranks of the job on this host
+	Abort      func(code int) // ends the whole job (MPI_Abort)
+}
+
+// Run is one whole run: resolve the config, restart or start, solve with
+// checkpoints and snapshots on schedule, write the report. Under MPI every
+// rank calls it; rank 0 alone prints and writes the report.
+func Run(ctx context.Context, opt Options) error {
+	var c comm.Comm
+	stdout, stderr := opt.Stdout, opt.Stderr
+	if opt.World != nil {
+		c = opt.World.Comm
+		if c.Rank() != 0 {
+			stdout, stderr = io.Discard, io.Discard
+		}
+	}
+	j, err := prepare(opt, stderr, c)
+	if c != nil {
+		err = agree(opt.World, err)
+	}
+	if err != nil {
+		return err
+	}
+	cfg, rep := j.cfg, j.rep
+	var runErr error
+	if c == nil {
+		runErr = local.Run(cfg.Parallel.Ranks, func(c comm.Comm) error {
+			return runRank(ctx, c, j)
+		})
+	} else {
+		runErr = runRank(ctx, c, j)
+	}
+	j.prog.done()
+	if err := j.out.close(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("output: %w", err)
+	}
+	if c != nil {
+		runErr = agree(opt.World, runErr)
+	}
+	stopped := errors.Is(runErr, solver.ErrStopped)
+	if runErr != nil && !stopped {
+		var ue UsageError
+		var ae AgreedError
+		if errors.As(runErr, &ue) || errors.As(runErr, &ae) {
+			return runErr
+		}
+		return fmt.Errorf("run failed: %w", runErr)
+	}
+	if c != nil && c.Rank() != 0 {
+		if stopped {
+			return AgreedError{Code: ExitCode(context.Cause(ctx))}
+		}
+		return nil
+	}
+
+	paths := []string{filepath.Join(cfg.Output.Dir, "report.json")}
+	if j.reportPath != "" {
+		paths = append(paths, j.reportPath)
+	}
+	for _, p := range paths {
+		if err := report.Write(p, rep); err != nil {
+			return err
+		}
+	}
+	if !j.quiet {
+		printSummary(stdout, cfg, rep, paths[0])
+	}
+	if stopped {
+		cause := context.Cause(ctx)
+		var se SignalError
+		where := "checkpoint " + j.stopped + " (continue with --restart latest)"
+		if j.stopped == "" {
+			where = "no checkpoint written"
+		}
+		if errors.As(cause, &se) {
+			return fmt.Errorf("%w at step %d of %d; %s", se, rep.Steps, cfg.Run.Steps, where)
+		}
+		return fmt.Errorf("stopped at step %d: %v; %s", rep.Steps, cause, where)
+	}
+	return nil
+}
+
+// prepare resolves the config and prepares the job: restart candidates,
+// outputs, progress. c is this process's rank under MPI, nil when the
+// ranks are in-process.
+func prepare(opt Options, stderr io.Writer, c comm.Comm) (*job, error) {
+	flags := opt.Flags
+	transport := "local"
+	if c != nil {
+		// The launcher decides the ranks.
+		flags.WorldSize = c.Size()
+		transport = "mpi"
+	}
+	cfg, err := flags.Resolve()
+	if err != nil {
+		return nil, UsageError{err}
+	}
+	spec := specOf(cfg, opt.World)
+	// The report shows what was run: the time step and threads as resolved.
+	cfg.Equation.DT = spec.DT
+	cfg.Parallel.Threads = spec.Threads
+	if err := os.MkdirAll(cfg.Output.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cannot create output directory %q: %w", cfg.Output.Dir, err)
+	}
+	rank0 := c == nil || c.Rank() == 0
+
+	j := &job{cfg: cfg, spec: spec, reportPath: opt.Report, quiet: opt.Quiet || !rank0}
+	from := 0
+	if opt.Restart != "" {
+		j.restarts, j.fallback, err = restartCandidates(cfg, opt.Restart, stderr)
+		if err != nil {
+			return nil, err
+		}
+		from = j.restarts[0].Meta().Step
+	}
+	j.rep = &report.Report{
+		Version:     Version,
+		GoVersion:   runtime.Version(),
+		Build:       buildRecord(),
+		Transport:   transport,
+		MPILibrary:  mpi.LibraryVersion(),
+		Config:      cfg,
+		Ranks:       cfg.Parallel.Ranks,
+		Threads:     spec.Threads,
+		Checkpoints: []report.Checkpoint{},
+	}
+	if c == nil {
+		j.rep.MPILibrary = ""
+	}
+	j.out, err = openOutputs(cfg, opt.Restart != "", rank0)
+	if err != nil {
+		return nil, err
+	}
+	j.prog = newProgress(stderr, j.quiet, spec.Equation == solver.Poisson, from, cfg.Run.Steps)
+	return j, nil
+}
+
+// job is what the ranks of one run share: the inputs, and the report that
+// rank 0 fills.
+type job struct {
+	cfg        *config.Config
+	reportPath string // --report
+	quiet      bool   // no progress and no summary (-q, or not rank 0)
+	spec       solver.Spec
+	rep        *report.Report
+	prog       *progress
+	restarts   []*checkpoint.Checkpoint // candidates, newest first; nil = fresh start
+	fallback   bool                     // --restart latest: try older candidates if one is bad
+	lastGood   string                   // newest checkpoint known complete
+	stopped    string                   // checkpoint written on a signal
+	out        *outputs                 // snapshots and diagnostics
+}
+
+// rankRecord is what each rank sends rank 0 for the report.
+type rankRecord struct {
+	Rank report.Rank
+	Host report.Host
+}
+
+// runRank is one rank's whole run: restore, solve with checkpoints on
+// schedule, then gather the report's figures on rank 0.
+func runRank(ctx context.Context, c comm.Comm, j *job) error {
+	spec := j.spec
+	if c.Rank() == 0 {
+		spec.OnCheck = j.prog.check
+	}
+	s, err := solver.New(c, spec)
+	var ie *multigrid.IncompatibleError
+	if errors.As(err, &ie) {
+		return Usagef("source: %v; give the source a zero mean, or make a face dirichlet", ie)
+	}
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := restore(c, s, j); err != nil {
+		return err
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	from := s.Step()
+	var ckptTime, outTime time.Duration
+	cp, out := j.cfg.Checkpoint, j.cfg.Output
+	// output writes what is due at the current step (always at the end).
+	lastDiag, lastSnap := -1, -1
+	output := func(end bool) error {
+		t := time.Now()
+		defer func() { outTime += time.Since(t) }()
+		step := s.Step()
+		if out.DiagnosticsEvery > 0 && (step%out.DiagnosticsEvery == 0 || end) && step != lastDiag {
+			lastDiag = step
+			if err := j.out.diagnostics(c, s); err != nil {
+				return fmt.Errorf("diagnostics at step %d: %w", step, err)
+			}
+		}
+		if (end || (out.SnapshotEvery > 0 && step%out.SnapshotEvery == 0)) && step != lastSnap {
+			lastSnap = step
+			if err := j.out.snapshot(c, s); err != nil {
+				return fmt.Errorf("snapshot at step %d: %w", step, err)
+			}
+		}
+		return nil
+	}
+	if j.restarts == nil {
+		if err := output(false); err != nil {
+			return err
+		}
+	}
+	var runErr error
+	for {
+		// Run to the next step where something is due.
+		target := spec.Steps
+		for _, every := range []int{cp.Every, out.SnapshotEvery, out.DiagnosticsEvery} {
+			if every > 0 {
+				target = min(target, (s.Step()/every+1)*every)
+			}
+		}
+		runErr = s.RunTo(ctx, target)
+		stopped := errors.Is(runErr, solver.ErrStopped)
+		if runErr != nil && !stopped {
+			return fmt.Errorf("%w (last good checkpoint: %s)", runErr, orNone(j.lastGood))
+		}
+		end := stopped || s.Done()
+		if err := output(end); err != nil {
+			return err
+		}
+		scheduled := cp.Every > 0 && s.Step()%cp.Every == 0 && s.Step() > from
+		if stopped || scheduled || (s.Done() && cp.Final) {
+			t := time.Now()
+			err := writeCheckpoint(c, s, j)
+			ckptTime += time.Since(t)
+			if err != nil {
+				return err
+			}
+			if stopped && c.Rank() == 0 {
+				j.stopped = j.lastGood
+			}
+		}
+		if end {
+			break
+		}
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	wall := time.Since(t0)
+
+	field, err := summarise(c, s, j.cfg.Output.Fingerprint)
+	if err != nil {
+		return err
+	}
+	var discErr *report.Float
+	if p := exactOf(j.cfg, s.SimTime()); p != nil {
+		e, err := s.MaxError(p)
+		if err != nil {
+			return err
+		}
+		f := report.Float(e)
+		discErr = &f
+	}
+	st := s.Stats()
+	lay := s.Layout()
+	host, _ := os.Hostname()
+	mine, err := json.Marshal(rankRecord{Rank: report.Rank{
+		Rank: c.Rank(), Host: host, Coords: s.Grid().Coords(c.Rank()),
+		Offset: lay.Box.Lo, Shape: lay.N, Threads: s.Threads(), CPUs: affinity(),
+		ComputeS: st.Compute.Seconds(), HaloWaitS: st.HaloWait.Seconds(), ReduceS: st.Reduce.Seconds(),
+		CheckpointS: ckptTime.Seconds(), OutputS: outTime.Seconds(),
+		MessagesSent: st.Messages, BytesSent: st.Bytes, Collectives: st.Checks,
+	}, Host: hostRecord()})
+	if err != nil {
+		return err
+	}
+	parts, err := c.Gatherv(mine, 0)
+	if err != nil {
+		return err
+	}
+	if c.Rank() == 0 {
+		rep := j.rep
+		rep.Dims = s.Grid().Dims
+		rep.Steps = s.Step()
+		rep.SimTime = s.SimTime()
+		rep.Residual = s.Residual()
+		if spec.Equation == solver.Poisson {
+			conv := s.Converged()
+			rep.Converged = &conv
+		}
+		rep.WallS = wall.Seconds()
+		cells := 1
+		for _, n := range spec.Shape {
+			cells *= n
+		}
+		if compute := (wall - ckptTime - outTime).Seconds(); compute > 0 {
+			rep.MUpdatesPS = float64(cells) * float64(s.Step()-from) / compute / 1e6
+		}
+		rep.Field = field
+		rep.Solver = solverReport(s, c.Size(), discErr)
+		rep.PerRank = make([]report.Rank, len(parts))
+		hosts := make([]report.Host, len(parts))
+		for r, p := range parts {
+			var rec rankRecord
+			if err := json.Unmarshal(p, &rec); err != nil {
+				return fmt.Errorf("rank %d's report: %w", r, err)
+			}
+			rep.PerRank[r], hosts[r] = rec.Rank, rec.Host
+		}
+		rep.Hosts = mergeHosts(hosts)
+		rep.Straggler = report.Slowest(rep.PerRank)
+		if st := rep.Straggler; st != nil && st.ExcessPct > report.StragglerWarnPct && wall > time.Second {
+			j.prog.warn("rank %d was the slowest: %.0f%% over the median rank's compute time (%s); see per_rank in the report",
+				st.Rank, st.ExcessPct, map[string]string{"compute": "its own compute", "waiting": "waiting for messages"}[st.Cause])
+		}
+	}
+	return runErr
+}
+
+func orNone(path string) string {
+	if path == "" {
+		return "none"
+	}
+	return path
+}
+
+// summarise is the final field's summary on rank 0. With the fingerprint
+// the field is gathered and summarised in C order (split-independent bits);
+// without, min/max/mean/l2 come from reductions.
+func summarise(c comm.Comm, s *solver.Solver, fingerprint bool) (report.Field, error) {
+	if fingerprint {
+		g, err := s.Gather()
+		if err != nil || c.Rank() != 0 {
+			return report.Field{}, err
+		}
+		return report.Summarise(g, true), nil
+	}
+	lay := s.Layout()
+	u := s.Field()
+	lo, hi, sum, sq := math.Inf(1), math.Inf(-1), 0.0, 0.0
+	lay.ForRows(decomp.Box{Lo: make([]int, len(lay.N)), Hi: lay.N}, func(start, n int) {
+		for _, x := range u[start : start+n] {
+			lo, hi = min(lo, x), max(hi, x)
+			sum += x
+			sq += x * x
+		}
+	})
+	var mx, sm [2]float64
+	if err := c.Allreduce(comm.Max, []float64{hi, -lo}, mx[:]); err != nil {
+		return report.Field{}, err
+	}
+	if err := c.Allreduce(comm.Sum, []float64{sum, sq}, sm[:]); err != nil {
+		return report.Field{}, err
+	}
+	cells := 1
+	for _, n := range s.Grid().Shape {
+		cells *= n
+	}
+	return report.Field{Min: -mx[1], Max: mx[0], Mean: sm[0] / float64(cells), L2: math.Sqrt(sm[1])}, nil
+}
+
+func printSummary(w io.Writer, cfg *config.Config, rep *report.Report, path string) {
+	threads := "threads"
+	if rep.Threads == 1 {
+		threads = "thread"
+	}
+	fmt.Fprintf(w, "%s %s on %d rank(s) (%s) × %d %s: %d steps", cfg.Equation.Kind, decomp.FormatDims(cfg.Grid.Shape),
+		rep.Ranks, decomp.FormatDims(rep.Dims), rep.Threads, threads, rep.Steps)
+	if rep.Converged != nil {
+		state := "not converged"
+		if *rep.Converged {
+			state = "converged"
+		}
+		fmt.Fprintf(w, ", %s, residual %.3e", state, rep.Residual)
+	} else {
+		fmt.Fprintf(w, ", t = %.6g", rep.SimTime)
+	}
+	fmt.Fprintf(w, " in %.3f s (%.1f Mupdates/s)\n", rep.WallS, rep.MUpdatesPS)
+	if sv := rep.Solver; sv != nil && sv.Kind == "multigrid" {
+		fmt.Fprintf(w, "multigrid: %s-cycles, %s smoother, %d levels: %d cycles", strings.ToUpper(sv.Cycle), sv.Smoother, len(sv.Levels), sv.Cycles)
+		if sv.ConvergenceFactor != nil {
+			fmt.Fprintf(w, ", %.3f per cycle", float64(*sv.ConvergenceFactor))
+		}
+		if sv.CyclesPerStep > 0 {
+			fmt.Fprintf(w, ", %.1f per step", sv.CyclesPerStep)
+		}
+		if sv.Stalled {
+			fmt.Fprintf(w, "; stalled at the rounding floor above run.tolerance %g", cfg.Run.Tolerance)
+		}
+		fmt.Fprintln(w)
+	}
+	if sv := rep.Solver; sv != nil && sv.DiscretisationError != nil {
+		fmt.Fprintf(w, "error against the exact solution: max %.3e\n", float64(*sv.DiscretisationError))
+	}
+	fmt.Fprintf(w, "field: min %.6g max %.6g mean %.6g l2 %.6g\n", rep.Field.Min, rep.Field.Max, rep.Field.Mean, rep.Field.L2)
+	if rep.Field.SHA256 != "" {
+		fmt.Fprintf(w, "sha256 %s\n", rep.Field.SHA256)
+	}
+	fmt.Fprintf(w, "report: %s\n", path)
+}
+
+// solverReport is the report's account of how s solved the run on ranks
+// ranks.
+func solverReport(s *solver.Solver, ranks int, discErr *report.Float) *report.Solver {
+	in := s.Info()
+	r := &report.Solver{Kind: in.Kind, Scheme: in.Scheme, Smoother: in.Smoother, Cycle: in.Cycle,
+		Cycles: in.Cycles, Stalled: s.Stalled(), DiscretisationError: discErr}
+	for _, h := range in.History {
+		r.ResidualHistory = append(r.ResidualHistory, report.Float(h))
+	}
+	if in.Kind != "multigrid" {
+		return r
+	}
+	for l, shape := range in.MG.Shapes {
+		lv := report.Level{Shape: shape, Ranks: in.MG.Ranks[l], TimeS: in.MG.Level[l].Seconds()}
+		r.Levels = append(r.Levels, lv)
+	}
+	if in.Scheme == "" {
+		if n := len(in.History); n >= 2 {
+			f := report.Float(math.Pow(in.History[n-1]/in.History[0], 1/float64(n-1)))
+			r.ConvergenceFactor = &f
+		}
+	} else if s.Step() > 0 {
+		r.CyclesPerStep = float64(in.Cycles) / float64(s.Step())
+	}
+	return r
+}
