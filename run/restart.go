@@ -156,3 +156,62 @@ func writeCheckpoint(c comm.Comm, s *solver.Solver, j *job) error {
 	}
 	return nil
 }
+
+// CheckpointPath resolves what a user names as a checkpoint to one
+// checkpoint folder: a checkpoint (step-NNNNNNNN) itself; a checkpoints
+// folder or its latest file (the newest complete checkpoint there); or a
+// run's output folder (its checkpoints folder's newest).
+func CheckpointPath(p string) (string, error) {
+	root, one, err := checkpointRoot(p)
+	if err != nil {
+		return "", err
+	}
+	if one != "" {
+		return one, nil
+	}
+	return checkpoint.Resolve(root)
+}
+
+// checkpointRoot tells what p names: one checkpoint (one), or a folder of
+// checkpoints (root) whose newest is meant.
+func checkpointRoot(p string) (root, one string, err error) {
+	p = filepath.Clean(p)
+	st, err := os.Stat(p)
+	if err != nil {
+		return "", "", fmt.Errorf("%s: no such checkpoint, checkpoints folder or output folder", p)
+	}
+	isFile := func(name string) bool {
+		st, err := os.Stat(filepath.Join(p, name))
+		return err == nil && !st.IsDir()
+	}
+	switch {
+	case !st.IsDir() && filepath.Base(p) == "latest":
+		return filepath.Dir(p), "", nil
+	case !st.IsDir():
+		return "", "", fmt.Errorf("%s is a file, not a checkpoint (a step-NNNNNNNN folder), a checkpoints folder or its latest file", p)
+	case isFile("zarr.json"):
+		return "", p, nil
+	case isFile("latest"):
+		return p, "", nil
+	}
+	// A run's output folder: its checkpoints are where its config put
+	// them (by default <out>/checkpoints).
+	dir := filepath.Join(p, "checkpoints")
+	if data, err := os.ReadFile(filepath.Join(p, "report.json")); err == nil {
+		var r struct {
+			Config struct {
+				Checkpoint struct {
+					Dir string `json:"dir"`
+				} `json:"checkpoint"`
+			} `json:"config"`
+		}
+		if json.Unmarshal(data, &r) == nil && r.Config.Checkpoint.Dir != "" {
+			dir = r.Config.Checkpoint.Dir
+		}
+	}
+	if st, err := os.Stat(filepath.Join(dir, "latest")); err == nil && !st.IsDir() {
+		return dir, "", nil
+	}
+	return "", "", fmt.Errorf("%s holds no checkpoint: neither a checkpoint (no zarr.json), a checkpoints folder (no latest) nor a run's output folder (no %s)",
+		p, filepath.Join(dir, "latest"))
+}

@@ -76,3 +76,32 @@ func BenchmarkWavefront3D(b *testing.B) {
 		sv.Close()
 	}
 }
+
+// BenchmarkWavefront2D times 2D temporal blocks on a grid far larger than
+// the caches, against the depth.
+func BenchmarkWavefront2D(b *testing.B) {
+	n := 8192
+	s := heatSpec([]int{n, n})
+	s.Initial = Random(s.Shape, 1, 1, 0)
+	s.Threads = 2
+	for _, k := range []int{1, 8} {
+		s.Ghost = k
+		sv, err := New(local.NewWorld(1).Comm(0), s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("ghost=%d", k), func(b *testing.B) {
+			for b.Loop() {
+				if k == 1 {
+					if err := sv.advance(false); err != nil {
+						b.Fatal(err)
+					}
+				} else if err := sv.block(k, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mupdates/s")
+		})
+		sv.Close()
+	}
+}

@@ -123,7 +123,7 @@ func TestBenchUsageErrors(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"bench"}, "bench: say which study: kernel, strong, weak, pingpong or multigrid"},
+		{[]string{"bench"}, "bench: say which study: kernel, multigrid, pingpong, strong or weak"},
 		{[]string{"bench", "medium"}, `bench: unknown study "medium"`},
 		{[]string{"bench", "strong", "--reps", "0"}, "repetitions must be at least 1, got 0"},
 		{[]string{"bench", "weak", "--ranks", "0"}, "--ranks and --threads must be positive (got 0 and 1)"},
@@ -135,7 +135,8 @@ func TestBenchUsageErrors(t *testing.T) {
 		{[]string{"bench", "strong", "--model=false", "--alpha", "1us"}, "drop --model=false"},
 		{[]string{"bench", "strong", "--alpha", "-1us"}, "must be positive"},
 		{[]string{"bench", "strong", "--predict-max", "0"}, "positive maximum rank count, got 0"},
-		{[]string{"bench", "strong", "stray"}, `bench strong: unexpected argument "stray"`},
+		{[]string{"bench", "strong", "stray"}, `unknown command "stray" for "heat bench strong"`},
+		{[]string{"bench", "strng"}, `did you mean "strong"?`},
 		{[]string{"bench", "strong", "--frobnicate"}, "unknown flag: --frobnicate"},
 		{[]string{"bench", "pingpong", "--sizes", "8"}, "need 2 or more --sizes"},
 	}
@@ -150,9 +151,9 @@ func TestBenchUsageErrors(t *testing.T) {
 		require.Equal(t, 2, code, "%v: %s", tc.args, stderr)
 		require.Contains(t, stderr, tc.msg, "%v", tc.args)
 	}
-	code, _, stderr := heat(t, "bench", "weak", "--help")
+	code, stdout, _ := heat(t, "bench", "weak", "--help")
 	require.Equal(t, 0, code)
-	require.Contains(t, stderr, "Weak scaling: the problem's grid is the base, the cells each core gets.")
+	require.Contains(t, stdout, "Weak scaling: the problem's grid is the base, the cells each core gets.")
 }
 
 // Under MPI (a -tags mpi build, with mpirun) every point is started by the

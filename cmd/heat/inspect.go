@@ -2,109 +2,122 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"heat/checkpoint"
 	"heat/decomp"
 	"heat/run"
 )
 
-// inspectCmd prints a checkpoint's metadata; --verify checks every chunk.
-func inspectCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("heat inspect", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	verify := fs.Bool("verify", false, "check every chunk's checksum and contents; exit 1 naming each bad one")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: heat inspect PATH [--verify]\n\nPATH is a checkpoint (step-NNNNNNNN), a checkpoint directory or its `latest` file.\n\n%s", fs.FlagUsages())
+func inspectCommand() *cobra.Command {
+	var verify, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "inspect PATH",
+		Short: "print a checkpoint's metadata; --verify checks every chunk",
+		Long: `Prints a checkpoint's metadata: step, time, shape, chunks, compression, the ranks that
+wrote it and the config it was written with. PATH is a checkpoint (step-NNNNNNNN), a
+checkpoints folder or its latest file. --verify also reads every chunk and checks its
+size and checksum, exiting 1 naming each bad one.`,
+		Example: `  heat inspect heat-out/checkpoints/latest
+  heat inspect heat-out/checkpoints/step-00000500 --verify --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: body(func(cmd *cobra.Command, args []string) error {
+			return inspect(args[0], verify, asJSON, cmd.OutOrStdout())
+		}),
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return errHelp
-		}
-		return run.UsageError{Err: err}
-	}
-	if fs.NArg() != 1 {
-		return usagef("inspect: need one checkpoint path, got %d arguments", fs.NArg())
-	}
-	path, err := checkpointPath(fs.Arg(0))
+	cmd.Flags().BoolVar(&verify, "verify", false, "check every chunk's checksum and contents; exit 1 naming each bad one")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the metadata (and the verification) as JSON")
+	return cmd
+}
+
+// inspection is what inspect prints, and its --json form.
+type inspection struct {
+	Path     string          `json:"path"`
+	Step     int             `json:"step"`
+	Time     float64         `json:"time"`
+	Shape    []int           `json:"shape"`
+	Chunk    []int           `json:"chunk"`
+	Chunks   int             `json:"chunks"`
+	Level    int             `json:"zstd_level"`
+	RawBytes int64           `json:"raw_bytes"`
+	Stored   int64           `json:"stored_bytes"`
+	Ranks    int             `json:"ranks"`
+	Config   json.RawMessage `json:"config"`
+	Verified *bool           `json:"verified,omitempty"` // with --verify
+	Problems []string        `json:"problems,omitempty"`
+}
+
+// inspect prints checkpoint arg's metadata to stdout.
+func inspect(arg string, verify, asJSON bool, stdout io.Writer) error {
+	path, err := run.CheckpointPath(arg)
 	if err != nil {
 		return run.UsageError{Err: fmt.Errorf("inspect: %w", err)}
 	}
 	ck, err := checkpoint.Open(path)
 	if err != nil {
-		if *verify {
+		if verify {
 			return fmt.Errorf("inspect: %w", err)
 		}
 		return run.UsageError{Err: fmt.Errorf("inspect: %w", err)}
 	}
 	m := ck.Meta()
-	shape := ck.Shape()
-	raw := int64(8)
-	for _, n := range shape {
-		raw *= int64(n)
+	in := inspection{Path: ck.Path(), Step: m.Step, Time: m.Time, Shape: ck.Shape(), Chunk: ck.Chunk(), Chunks: 1,
+		Level: ck.Level(), RawBytes: 8, Stored: ck.StoredBytes(), Ranks: m.Ranks, Config: m.Config}
+	for a, n := range in.Shape {
+		in.RawBytes *= int64(n)
+		in.Chunks *= (n + in.Chunk[a] - 1) / in.Chunk[a]
 	}
-	stored := ck.StoredBytes()
-	chunks := 1
-	chunk := ck.Chunk()
-	for a, n := range shape {
-		chunks *= (n + chunk[a] - 1) / chunk[a]
+	if verify {
+		for _, e := range checkpoint.Verify(path) {
+			in.Problems = append(in.Problems, e.Error())
+		}
+		ok := len(in.Problems) == 0
+		in.Verified = &ok
 	}
-	fmt.Fprintf(stdout, "checkpoint   %s\n", ck.Path())
-	fmt.Fprintf(stdout, "step         %d\n", m.Step)
-	fmt.Fprintf(stdout, "time         %.9g\n", m.Time)
-	fmt.Fprintf(stdout, "shape        %s float64 (%s raw)\n", decomp.FormatDims(shape), mib(raw))
-	fmt.Fprintf(stdout, "chunks       %s, %d chunks, zstd level %d with checksums\n", decomp.FormatDims(chunk), chunks, ck.Level())
-	ratio := 0.0
-	if stored > 0 {
-		ratio = float64(raw) / float64(stored)
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(in); err != nil {
+			return err
+		}
+	} else {
+		printInspection(stdout, in)
 	}
-	fmt.Fprintf(stdout, "stored       %s, compression ratio %.2f\n", mib(stored), ratio)
-	fmt.Fprintf(stdout, "written by   %d rank(s)\n", m.Ranks)
-	var cfg bytes.Buffer
-	if err := json.Indent(&cfg, m.Config, "             ", "  "); err == nil {
-		fmt.Fprintf(stdout, "config       %s\n", cfg.String())
+	if len(in.Problems) > 0 {
+		return fmt.Errorf("inspect: %s: %d problem(s) found", path, len(in.Problems))
 	}
-	if !*verify {
-		return nil
-	}
-	bad := checkpoint.Verify(path)
-	if len(bad) == 0 {
-		fmt.Fprintf(stdout, "verify       ok: %d chunks\n", chunks)
-		return nil
-	}
-	for _, e := range bad {
-		fmt.Fprintf(stdout, "verify       BAD: %v\n", e)
-	}
-	return fmt.Errorf("inspect: %s: %d problem(s) found", path, len(bad))
+	return nil
 }
 
-// checkpointPath accepts a checkpoint, a checkpoint directory (its newest
-// complete checkpoint) or a `latest` file.
-func checkpointPath(p string) (string, error) {
-	st, err := os.Stat(p)
-	if err != nil {
-		return "", fmt.Errorf("%s: no such checkpoint", p)
+func printInspection(w io.Writer, in inspection) {
+	fmt.Fprintf(w, "checkpoint   %s\n", in.Path)
+	fmt.Fprintf(w, "step         %d\n", in.Step)
+	fmt.Fprintf(w, "time         %.9g\n", in.Time)
+	fmt.Fprintf(w, "shape        %s float64 (%s raw)\n", decomp.FormatDims(in.Shape), mib(in.RawBytes))
+	fmt.Fprintf(w, "chunks       %s, %d chunks, zstd level %d with checksums\n", decomp.FormatDims(in.Chunk), in.Chunks, in.Level)
+	ratio := 0.0
+	if in.Stored > 0 {
+		ratio = float64(in.RawBytes) / float64(in.Stored)
 	}
-	if !st.IsDir() && filepath.Base(p) == "latest" {
-		return checkpoint.Resolve(filepath.Dir(p))
+	fmt.Fprintf(w, "stored       %s, compression ratio %.2f\n", mib(in.Stored), ratio)
+	fmt.Fprintf(w, "written by   %d rank(s)\n", in.Ranks)
+	var cfg bytes.Buffer
+	if err := json.Indent(&cfg, in.Config, "             ", "  "); err == nil {
+		fmt.Fprintf(w, "config       %s\n", cfg.String())
 	}
-	if st.IsDir() {
-		if _, err := os.Stat(filepath.Join(p, "zarr.json")); err != nil {
-			if _, err := os.Stat(filepath.Join(p, "latest")); err == nil {
-				return checkpoint.Resolve(p)
-			}
-		}
+	if in.Verified == nil {
+		return
 	}
-	return strings.TrimSuffix(p, string(filepath.Separator)), nil
+	if *in.Verified {
+		fmt.Fprintf(w, "verify       ok: %d chunks\n", in.Chunks)
+	}
+	for _, p := range in.Problems {
+		fmt.Fprintf(w, "verify       BAD: %s\n", p)
+	}
 }
 
 func mib(n int64) string { return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20)) }

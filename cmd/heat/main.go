@@ -1,5 +1,8 @@
 // Command heat solves the heat equation and Poisson's equation on 2D and 3D
 // grids split across ranks. See README.md for the commands and the config.
+//
+// This package is the command line only (commands, flags, help, completion,
+// exit codes); a run itself is package run's.
 package main
 
 import (
@@ -9,7 +12,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/spf13/cobra"
 
 	"heat/run"
 	"heat/stencil"
@@ -39,7 +45,7 @@ func execute(ctx context.Context, args []string) int {
 		err = cli(ctx, args, os.Stdout, os.Stderr)
 	}
 	var agreed run.AgreedError
-	if err != nil && !errors.Is(err, errHelp) && !errors.As(err, &agreed) {
+	if err != nil && !errors.As(err, &agreed) {
 		fmt.Fprintf(os.Stderr, "heat: %v\n", err)
 	}
 	code := exitCode(err)
@@ -56,63 +62,104 @@ func execute(ctx context.Context, args []string) int {
 // usagef is bad input (exit 2).
 var usagef = run.Usagef
 
-// errHelp ends a run that only printed help.
-var errHelp = errors.New("help requested")
-
-// exitCode maps an error to the process exit status (run.ExitCode; help
-// is a success).
-func exitCode(err error) int {
-	if errors.Is(err, errHelp) {
-		return 0
-	}
-	return run.ExitCode(err)
-}
-
-const usage = `heat — heat equation and Poisson/Laplace (Jacobi) on 2D/3D grids split across ranks
-
-Usage:
-  heat run [-c FILE] [--set key=value]... [--steps N] [--ranks N] [--threads N]
-           [--dims AxB[xC]] [--out DIR] [--restart PATH|latest] [--report FILE] [-q]
-  heat inspect PATH [--verify]
-  heat render PATH [-o FILE.png] [--cmap NAME] [--slice z=mid] [--range MIN,MAX]
-  heat bench kernel [--dims 2] [--sizes 256,2048] [--threads 1,2] [--ghost 1,4]
-  heat bench strong|weak [-c FILE] [--set k=v]... [--steps N] [--ranks 1,2,4] [--threads 1,2]
-           [--reps 3] [--transport local|mpi] [--launcher T] [--out DIR]
-  heat bench pingpong [--sizes ...] [--json]
-  heat bench multigrid [--dims 2] [--sizes 256,1024,2048] [--ranks 1,2] [--cycle f|w|v]
-  heat version
-
-Run 'heat run --help' for the flags of run.
-`
+// exitCode maps an error to the process exit status (run.ExitCode).
+func exitCode(err error) int { return run.ExitCode(err) }
 
 // cli is the whole command line: main only maps its error to an exit code.
+// An error of cobra's own (an unknown command or flag, a wrong argument
+// count) is a usage error; a command's error says what it is.
 func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return usagef("no command given")
-	}
-	// HEAT_KERNEL forces a kernel set (generic, avx2, avx512; auto: the
-	// fastest), to measure the path this CPU would not pick.
-	if err := stencil.Select(os.Getenv("HEAT_KERNEL")); err != nil {
-		return usagef("HEAT_KERNEL: %v", err)
-	}
-	switch args[0] {
-	case "run":
-		return runCmd(ctx, args[1:], stdout, stderr)
-	case "bench":
-		return benchCmd(ctx, args[1:], stdout, stderr)
-	case "inspect":
-		return inspectCmd(ctx, args[1:], stdout, stderr)
-	case "render":
-		return renderCmd(ctx, args[1:], stdout, stderr)
-	case "version", "--version":
-		fmt.Fprintln(stdout, run.VersionString())
+	root := newRoot()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	var ce commandError
+	switch {
+	case err == nil:
 		return nil
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
-	default:
-		fmt.Fprint(stderr, usage)
-		return usagef("unknown command %q", args[0])
+	case errors.As(err, &ce):
+		return ce.err
 	}
+	return run.UsageError{Err: err}
+}
+
+// commandError marks an error returned by a command's own code (not by
+// cobra's parsing), so cli can tell the two apart.
+type commandError struct{ err error }
+
+func (e commandError) Error() string { return e.err.Error() }
+
+// body wraps a command's function: its errors are its own.
+func body(f func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := f(cmd, args); err != nil {
+			return commandError{err}
+		}
+		return nil
+	}
+}
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "heat",
+		Short: "heat equation and Poisson/Laplace on 2D and 3D grids split across ranks",
+		Long: `heat solves the heat equation (explicit, backward Euler, Crank–Nicolson) and
+Poisson/Laplace problems (geometric multigrid, Jacobi) on 2D and 3D grids split
+across ranks: goroutine ranks in one process, or MPI ranks under mpirun/srun
+(a build with -tags mpi). Results are bit-for-bit the same on every split.`,
+		Example: `  heat run                              # the built-in default problem, outputs under heat-out/
+  heat run -c poisson-2d --ranks 4      # an example problem (heat config list) on 4 ranks
+  heat run --restart heat-out           # continue a stopped run where it stopped
+  heat inspect heat-out/checkpoints/latest --verify`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		// HEAT_KERNEL forces a kernel set (generic, avx2, avx512; auto: the
+		// fastest), to measure the path this CPU would not pick.
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			if err := stencil.Select(os.Getenv("HEAT_KERNEL")); err != nil {
+				return commandError{usagef("HEAT_KERNEL: %v", err)}
+			}
+			return nil
+		},
+	}
+	root.SuggestionsMinimumDistance = 2
+	root.SetFlagErrorFunc(flagError)
+	root.AddCommand(runCommand(), inspectCommand(), renderCommand(), benchCommand(), configCommand(), versionCommand())
+	return root
+}
+
+// flagError is a bad flag, with the nearest flag the command has when the
+// name looks mistyped.
+func flagError(cmd *cobra.Command, err error) error {
+	if s := suggestFlag(cmd, err); s != "" {
+		return fmt.Errorf("%w\n\nDid you mean this?\n\t--%s", err, s)
+	}
+	return err
+}
+
+// group makes cmd, a command of subcommands only, refuse to run without
+// one: no subcommand, or an unknown one (with the nearest names), is a
+// usage error naming those there are, as noun.
+func group(cmd *cobra.Command, noun string) *cobra.Command {
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = body(func(c *cobra.Command, args []string) error {
+		var names []string
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() {
+				names = append(names, sub.Name())
+			}
+		}
+		known := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+		if len(args) == 0 {
+			return usagef("%s: say which %s: %s", c.Name(), noun, known)
+		}
+		msg := fmt.Sprintf("%s: unknown %s %q (known: %s)", c.Name(), noun, args[0], known)
+		c.SuggestionsMinimumDistance = 2
+		if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += fmt.Sprintf("; did you mean %q?", s[0])
+		}
+		return usagef("%s", msg)
+	})
+	return cmd
 }

@@ -1,12 +1,11 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
+	"strings"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"heat/checkpoint"
 	"heat/comm"
@@ -16,35 +15,45 @@ import (
 	"heat/run"
 )
 
-// renderCmd draws a PNG of a checkpoint (a plane of it in 3D) without
-// running anything.
-func renderCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("heat render", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	out := fs.StringP("output", "o", "", "PNG file to write (default: <checkpoint>.png beside the checkpoint)")
-	cmap := fs.String("cmap", heatmap.DefaultCmap, "colour map: viridis, inferno, coolwarm")
-	slice := fs.String("slice", heatmap.DefaultSlice, "plane of a 3D field: z=mid, y=10, x=0.25")
-	rng := fs.Float64Slice("range", nil, "fixed colour range min,max (default: the data's)")
-	size := fs.Int("size", heatmap.DefaultMaxPixels, "longest side of the field in pixels (larger fields are downsampled)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: heat render PATH [-o FILE.png] [flags]\n\nPATH is a checkpoint (step-NNNNNNNN), a checkpoint directory or its `latest` file.\n\n%s", fs.FlagUsages())
+func renderCommand() *cobra.Command {
+	var o renderOptions
+	cmd := &cobra.Command{
+		Use:   "render PATH",
+		Short: "draw a checkpoint's field (a plane of it in 3D) as a PNG",
+		Long: `Draws the field of a checkpoint as a PNG heatmap, without running anything. PATH is a
+run's output folder, its checkpoints folder or latest file, or one checkpoint
+(step-NNNNNNNN). Fields larger than --size pixels a side are box-averaged.`,
+		Example: `  heat render heat-out -o field.png
+  heat render heat-out/checkpoints/step-00000500 --slice y=0.25 --cmap inferno`,
+		Args: cobra.ExactArgs(1),
+		RunE: body(func(cmd *cobra.Command, args []string) error {
+			return render(args[0], o, cmd.OutOrStdout())
+		}),
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return errHelp
-		}
+	fs := cmd.Flags()
+	fs.StringVarP(&o.out, "output", "o", "", "PNG `FILE` to write (default: <checkpoint>.png beside the checkpoint)")
+	fs.StringVar(&o.cmap, "cmap", heatmap.DefaultCmap, "colour map: "+strings.Join(heatmap.Cmaps(), ", "))
+	fs.StringVar(&o.slice, "slice", heatmap.DefaultSlice, "plane of a 3D field: z=mid, y=10, x=0.25")
+	fs.Float64SliceVar(&o.rng, "range", nil, "fixed colour range min,max (default: the data's)")
+	fs.IntVar(&o.size, "size", heatmap.DefaultMaxPixels, "longest side of the field in pixels (larger fields are downsampled)")
+	return cmd
+}
+
+type renderOptions struct {
+	out, cmap, slice string
+	rng              []float64
+	size             int
+}
+
+// render draws checkpoint arg as a PNG.
+func render(arg string, o renderOptions, stdout io.Writer) error {
+	if len(o.rng) != 0 && (len(o.rng) != 2 || !(o.rng[0] < o.rng[1])) {
+		return usagef("render: --range must be min,max with min < max (got %v)", o.rng)
+	}
+	if _, err := heatmap.Colormap(o.cmap); err != nil {
 		return run.UsageError{Err: err}
 	}
-	if fs.NArg() != 1 {
-		return usagef("render: need one checkpoint path, got %d arguments", fs.NArg())
-	}
-	if len(*rng) != 0 && (len(*rng) != 2 || !((*rng)[0] < (*rng)[1])) {
-		return usagef("render: --range must be min,max with min < max (got %v)", *rng)
-	}
-	if _, err := heatmap.Colormap(*cmap); err != nil {
-		return run.UsageError{Err: err}
-	}
-	path, err := checkpointPath(fs.Arg(0))
+	path, err := run.CheckpointPath(arg)
 	if err != nil {
 		return run.UsageError{Err: fmt.Errorf("render: %w", err)}
 	}
@@ -66,7 +75,7 @@ func renderCmd(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
-	plane, ny, nx, label, err := heatmap.Slice(field, shape, *slice)
+	plane, ny, nx, label, err := heatmap.Slice(field, shape, o.slice)
 	if err != nil {
 		return run.UsageError{Err: err}
 	}
@@ -75,17 +84,17 @@ func renderCmd(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if label != "" {
 		title += "  " + label
 	}
-	opt := heatmap.Options{Cmap: *cmap, MaxPixels: *size, Title: title}
-	if len(*rng) == 2 {
-		opt.Min, opt.Max, opt.Fixed = (*rng)[0], (*rng)[1], true
+	opt := heatmap.Options{Cmap: o.cmap, MaxPixels: o.size, Title: title}
+	if len(o.rng) == 2 {
+		opt.Min, opt.Max, opt.Fixed = o.rng[0], o.rng[1], true
 	}
-	if *out == "" {
-		*out = ck.Path() + ".png"
+	if o.out == "" {
+		o.out = ck.Path() + ".png"
 	}
-	if err := heatmap.Write(*out, plane, ny, nx, opt); err != nil {
+	if err := heatmap.Write(o.out, plane, ny, nx, opt); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: %s of %s at step %d\n", *out, planeName(label), decomp.FormatDims(shape), m.Step)
+	fmt.Fprintf(stdout, "%s: %s of %s at step %d\n", o.out, planeName(label), decomp.FormatDims(shape), m.Step)
 	return nil
 }
 

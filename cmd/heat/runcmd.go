@@ -1,36 +1,45 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"io"
-
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"heat/io/config"
 	"heat/run"
 )
 
-// runCmd parses heat run's command line and runs it.
-func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("heat run", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	opt := run.Options{Flags: config.AddFlags(fs), Stdout: stdout, Stderr: stderr, World: world}
+func runCommand() *cobra.Command {
+	var opt run.Options
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "solve a problem: the built-in default, an example (-c NAME) or a config file",
+		Long: `Solves the problem of -c FILE (a TOML config), -c NAME (an example problem: heat config
+list) or, without -c, the built-in default problem, and writes <out>/report.json,
+diagnostics.csv, snapshots and checkpoints as configured.
+
+Layers, each overriding the keys it names: built-in defaults < config file < --set
+key=value (in order) < the dedicated flags (--steps, --ranks, ...).
+
+run.steps is the total step count (heat) or the iteration cap (poisson): a restart
+continues to that total. --restart PATH continues a stopped run from its checkpoint
+with the checkpoint's own config; PATH is a run's output folder, its checkpoints
+folder, their latest file, or one checkpoint (step-NNNNNNNN).
+
+Exit codes: 0 done, 1 the run failed (diverged, I/O), 2 bad input, 130/143 stopped
+by SIGINT/SIGTERM after writing a checkpoint.`,
+		Example: `  heat run
+  heat run -c configs/cube-3d.toml --ranks 4 --threads 2
+  heat run -c poisson-2d --set grid.shape=[1024,1024] --out poisson-out
+  heat run --restart heat-out --steps 4000`,
+		Args: cobra.NoArgs,
+		RunE: body(func(cmd *cobra.Command, _ []string) error {
+			opt.Stdout, opt.Stderr, opt.World = cmd.OutOrStdout(), cmd.ErrOrStderr(), world
+			return run.Run(cmd.Context(), opt)
+		}),
+	}
+	fs := cmd.Flags()
+	opt.Flags = config.AddFlags(fs)
 	fs.StringVar(&opt.Report, "report", "", "also write the run report (JSON) to `FILE`")
-	fs.StringVar(&opt.Restart, "restart", "", "continue from checkpoint `PATH`, or \"latest\" (the newest complete one under checkpoint.dir)")
+	fs.StringVar(&opt.Restart, "restart", "", "continue the run whose checkpoint `PATH` names (an output folder, checkpoints folder, latest, or one checkpoint), or \"latest\" (the newest under checkpoint.dir)")
 	fs.BoolVarP(&opt.Quiet, "quiet", "q", false, "print no progress and no summary, only errors")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: heat run [flags]\n\nSolves the problem of -c FILE (or the built-in default) and writes <out>/report.json.\n\n%s", fs.FlagUsages())
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return errHelp
-		}
-		return run.UsageError{Err: err}
-	}
-	if fs.NArg() > 0 {
-		return usagef("run: unexpected argument %q (config files go after -c)", fs.Arg(0))
-	}
-	return run.Run(ctx, opt)
+	return cmd
 }

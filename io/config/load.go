@@ -15,6 +15,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"heat/configs"
+	"heat/internal/textdist"
 )
 
 // BuiltinSource is the source name of the embedded default problem
@@ -261,7 +262,7 @@ func unknownKey(parent reflect.Type, k toml.Key) *Error {
 	last := k[len(k)-1]
 	best, bestD := "", 3
 	for _, name := range tagsOf(parent) {
-		if d := editDistance(strings.ToLower(last), name); d < bestD || (d == bestD && name < best) {
+		if d := textdist.Edits(strings.ToLower(last), name); d < bestD || (d == bestD && name < best) {
 			best, bestD = name, d
 		}
 	}
@@ -269,27 +270,6 @@ func unknownKey(parent reflect.Type, k toml.Key) *Error {
 		msg += fmt.Sprintf(" (did you mean %q?)", append(slices.Clone(k[:len(k)-1]), best).String())
 	}
 	return &Error{Msg: msg}
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // rawAt is the decoded value at key k, descending through tables only.
