@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -19,57 +18,86 @@ import (
 	"heat/solver"
 )
 
-// restartCandidates opens what --restart names: one checkpoint (a path), or
-// for "latest" every complete checkpoint under checkpoint.dir, newest
-// first, so that a damaged newest one can fall back to the one before.
-func restartCandidates(cfg *config.Config, arg string, stderr io.Writer) (cands []*checkpoint.Checkpoint, fallback bool, err error) {
-	var paths []string
-	root := cfg.Checkpoint.Dir
-	if arg != "latest" {
-		if _, err := os.Stat(filepath.Join(arg, "zarr.json")); err != nil {
-			if _, lerr := os.Stat(filepath.Join(arg, "latest")); lerr == nil {
-				root, arg = arg, "latest" // a checkpoint directory: its newest
-			}
-		}
-	}
+// resolveRestart finds what --restart names and the config that continues
+// it: the config of the checkpoint, with the command line's changes over
+// it (config.Flags.ResolveRestart: what may not change is refused). The
+// candidates are that checkpoint alone (a step-NNNNNNNN folder), or every
+// complete checkpoint of a checkpoints folder, newest first, so that a
+// damaged newest one can fall back to the one before (fallback).
+func resolveRestart(flags *config.Flags, arg string, warn func(format string, args ...any)) (cfg *config.Config, cands []*checkpoint.Checkpoint, fallback bool, err error) {
+	var root, one string
 	if arg == "latest" {
+		// The newest under the checkpoint.dir the command line resolves to.
+		here, err := flags.Resolve()
+		if err != nil {
+			return nil, nil, false, UsageError{err}
+		}
+		root = here.Checkpoint.Dir
+	} else if root, one, err = checkpointRoot(arg); err != nil {
+		return nil, nil, false, UsageError{fmt.Errorf("--restart: %w", err)}
+	}
+	paths := []string{one}
+	if one == "" {
 		fallback = true
 		newest, err := checkpoint.Resolve(root)
 		if err != nil {
-			return nil, false, UsageError{fmt.Errorf("--restart latest: %w", err)}
+			return nil, nil, false, UsageError{fmt.Errorf("--restart %s: %w", arg, err)}
 		}
 		names, err := checkpoint.List(root)
 		if err != nil {
-			return nil, false, UsageError{fmt.Errorf("--restart latest: %w", err)}
+			return nil, nil, false, UsageError{fmt.Errorf("--restart %s: %w", arg, err)}
 		}
-		paths = append(paths, newest)
-		for _, n := range names {
-			p := filepath.Join(root, n)
-			if filepath.Clean(p) != filepath.Clean(newest) {
+		paths = []string{newest}
+		for i := len(names) - 1; i >= 0; i-- {
+			if p := filepath.Join(root, names[i]); filepath.Clean(p) != filepath.Clean(newest) {
 				paths = append(paths, p)
 			}
 		}
-	} else {
-		paths = []string{arg}
 	}
 	for _, p := range paths {
 		ck, err := checkpoint.Open(p)
+		if err == nil && cfg == nil {
+			cfg, err = continued(flags, ck)
+			var ce *config.Error
+			if errors.As(err, &ce) {
+				return nil, nil, false, UsageError{err}
+			}
+		}
 		if err == nil {
 			err = compatible(cfg, ck)
 		}
 		if err != nil {
 			if fallback && !errors.Is(err, errMismatch) && len(paths) > 1 {
-				fmt.Fprintf(stderr, "heat: warning: skipping checkpoint %s: %v\n", p, err)
+				warn("skipping checkpoint %s: %v", p, err)
 				continue
 			}
-			return nil, false, UsageError{fmt.Errorf("cannot restart from %s: %w", p, err)}
+			return nil, nil, false, UsageError{fmt.Errorf("cannot restart from %s: %w", p, err)}
 		}
 		cands = append(cands, ck)
 	}
 	if len(cands) == 0 {
-		return nil, false, UsageError{fmt.Errorf("--restart latest: no usable checkpoint under %s", root)}
+		return nil, nil, false, UsageError{fmt.Errorf("--restart %s: no usable checkpoint under %s", arg, root)}
 	}
-	return cands, fallback, nil
+	m := cands[0].Meta()
+	converged, _ := m.Extra["converged"].(bool)
+	switch {
+	case cfg.Equation.Kind == config.Poisson && converged:
+		return nil, nil, false, Usagef("--restart %s: checkpoint %s is of a converged solve (at iteration %d): nothing to continue", arg, cands[0].Path(), m.Step)
+	case m.Step >= cfg.Run.Steps:
+		return nil, nil, false, Usagef("--restart %s: checkpoint %s is at step %d, and run.steps = %d is the total step count: nothing to run; give --steps above %d (or a later run.t_end)",
+			arg, cands[0].Path(), m.Step, cfg.Run.Steps, m.Step)
+	}
+	return cfg, cands, fallback, nil
+}
+
+// continued is the config of a restart from ck: ck's own, with the command
+// line's changes.
+func continued(flags *config.Flags, ck *checkpoint.Checkpoint) (*config.Config, error) {
+	var was config.Config
+	if err := json.Unmarshal(ck.Meta().Config, &was); err != nil {
+		return nil, fmt.Errorf("%w: its config cannot be read: %v", checkpoint.ErrIncompatible, err)
+	}
+	return flags.ResolveRestart(&was, "checkpoint "+ck.Path())
 }
 
 var errMismatch = errors.New("checkpoint does not match this run")
@@ -130,7 +158,7 @@ func restore(c comm.Comm, s *solver.Solver, j *job) error {
 // run unless checkpoint.continue_on_error; the previous checkpoint survives
 // either way.
 func writeCheckpoint(c comm.Comm, s *solver.Solver, j *job) error {
-	cfgJSON, err := json.Marshal(j.cfg)
+	cfgJSON, err := json.Marshal(j.given)
 	if err != nil {
 		return err
 	}

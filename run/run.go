@@ -35,6 +35,11 @@ type Options struct {
 	// World is this process's rank of an MPI job; nil runs every rank as a
 	// goroutine of this process.
 	World *World
+	// Program is how the user started heat ("heat", "./heat", "go run
+	// ./cmd/heat"), for the command that continues a stopped run.
+	Program string
+	// Args is the command line, for the report.
+	Args []string
 }
 
 // World is this process's place in an MPI job.
@@ -110,7 +115,7 @@ func Run(ctx context.Context, opt Options) error {
 	if stopped {
 		cause := context.Cause(ctx)
 		var se SignalError
-		where := "checkpoint " + j.stopped + " (continue with --restart latest)"
+		where := "checkpoint " + j.stopped + "; continue with: " + continueCommand(opt, cfg)
 		if j.stopped == "" {
 			where = "no checkpoint written"
 		}
@@ -120,6 +125,31 @@ func Run(ctx context.Context, opt Options) error {
 		return fmt.Errorf("stopped at step %d: %v; %s", rep.Steps, cause, where)
 	}
 	return nil
+}
+
+// continueCommand is the command line that continues a stopped run: its
+// output folder names it when its checkpoints are in their usual place.
+func continueCommand(opt Options, cfg *config.Config) string {
+	target := cfg.Checkpoint.Dir
+	if filepath.Clean(target) == filepath.Join(cfg.Output.Dir, "checkpoints") {
+		target = cfg.Output.Dir
+	}
+	prog := opt.Program
+	if prog == "" {
+		prog = "heat"
+	}
+	if opt.World != nil {
+		prog = fmt.Sprintf("mpirun -np %d %s", opt.World.Comm.Size(), prog)
+	}
+	return prog + " run --restart " + shellQuote(target)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=+:,@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // prepare resolves the config and prepares the job: restart candidates,
@@ -133,12 +163,29 @@ func prepare(opt Options, stderr io.Writer, c comm.Comm) (*job, error) {
 		flags.WorldSize = c.Size()
 		transport = "mpi"
 	}
-	cfg, err := flags.Resolve()
-	if err != nil {
-		return nil, UsageError{err}
+	warn := func(format string, args ...any) { fmt.Fprintf(stderr, "heat: warning: "+format+"\n", args...) }
+	var (
+		cfg      *config.Config
+		restarts []*checkpoint.Checkpoint
+		fallback bool
+		err      error
+	)
+	if opt.Restart != "" {
+		cfg, restarts, fallback, err = resolveRestart(flags, opt.Restart, warn)
+	} else if cfg, err = flags.Resolve(); err != nil {
+		err = UsageError{err}
 	}
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range flags.Notes {
+		warn("%s", n)
+	}
+	// Checkpoints keep the config as given (a restart resolves it again,
+	// on its own ranks); the report shows the time step and threads as
+	// resolved.
+	given := *cfg
 	spec := specOf(cfg, opt.World)
-	// The report shows what was run: the time step and threads as resolved.
 	cfg.Equation.DT = spec.DT
 	cfg.Parallel.Threads = spec.Threads
 	if err := os.MkdirAll(cfg.Output.Dir, 0o755); err != nil {
@@ -146,14 +193,11 @@ func prepare(opt Options, stderr io.Writer, c comm.Comm) (*job, error) {
 	}
 	rank0 := c == nil || c.Rank() == 0
 
-	j := &job{cfg: cfg, spec: spec, reportPath: opt.Report, quiet: opt.Quiet || !rank0}
+	j := &job{cfg: cfg, given: &given, spec: spec, reportPath: opt.Report, quiet: opt.Quiet || !rank0,
+		restarts: restarts, fallback: fallback}
 	from := 0
-	if opt.Restart != "" {
-		j.restarts, j.fallback, err = restartCandidates(cfg, opt.Restart, stderr)
-		if err != nil {
-			return nil, err
-		}
-		from = j.restarts[0].Meta().Step
+	if restarts != nil {
+		from = restarts[0].Meta().Step
 	}
 	j.rep = &report.Report{
 		Version:     Version,
@@ -180,9 +224,10 @@ func prepare(opt Options, stderr io.Writer, c comm.Comm) (*job, error) {
 // job is what the ranks of one run share: the inputs, and the report that
 // rank 0 fills.
 type job struct {
-	cfg        *config.Config
-	reportPath string // --report
-	quiet      bool   // no progress and no summary (-q, or not rank 0)
+	cfg        *config.Config // as resolved (threads, time step)
+	given      *config.Config // as given: what checkpoints keep
+	reportPath string         // --report
+	quiet      bool           // no progress and no summary (-q, or not rank 0)
 	spec       solver.Spec
 	rep        *report.Report
 	prog       *progress

@@ -116,8 +116,10 @@ func TestScheduledCheckpointsAndKeep(t *testing.T) {
 	require.ElementsMatch(t, []string{"step-00000040", "step-00000050", "latest"}, names)
 }
 
-// SIGINT: the ranks agree on a step, write a checkpoint, exit 130, and the
-// restart finishes with the bits of the uninterrupted run.
+// SIGINT: the ranks agree on a step, write a checkpoint, exit 130 and print
+// the command that continues the run; that restart, given nothing but the
+// path (in every form) and another rank count, takes the run's config from
+// the checkpoint and finishes with the bits of the uninterrupted run.
 func TestInterruptWritesCheckpointAndRestarts(t *testing.T) {
 	p := restartProblems[1]
 	dir := t.TempDir()
@@ -131,15 +133,25 @@ func TestInterruptWritesCheckpointAndRestarts(t *testing.T) {
 	var o, e strings.Builder
 	err := cli(ctx, args(p, "--steps", "60", "--out", out, "--ranks", "3"), &o, &e)
 	require.Equal(t, 130, exitCode(err), "%v", err)
-	require.ErrorContains(t, err, "checkpoint")
+	require.ErrorContains(t, err, "continue with: go run ./cmd/heat run --restart "+out)
 	stopped := readReport(t, filepath.Join(out, "report.json"))
 	require.Less(t, stopped.Steps, 60)
 	require.Len(t, stopped.Checkpoints, 1)
 	require.Equal(t, stopped.Steps, stopped.Checkpoints[0].Step)
 
-	code, _, stderr = heat(t, args(p, "--steps", "60", "--out", out, "--ranks", "2", "--restart", "latest")...)
-	require.Equal(t, 0, code, stderr)
-	require.Equal(t, want.Field.SHA256, readReport(t, filepath.Join(out, "report.json")).Field.SHA256)
+	ckpts := filepath.Join(out, "checkpoints")
+	for i, path := range []string{out, ckpts, filepath.Join(ckpts, "latest"), stopped.Checkpoints[0].Path} {
+		code, _, stderr = heat(t, "run", "-q", "--restart", path, "--ranks", fmt.Sprint(1+i%3))
+		require.Equal(t, 0, code, "%s: %s", path, stderr)
+		got := readReport(t, filepath.Join(out, "report.json"))
+		require.Equal(t, want.Field.SHA256, got.Field.SHA256, path)
+		require.Equal(t, 60, got.Steps, path)
+	}
+	// The run is done: a restart to the same total has nothing to do.
+	code, _, stderr = heat(t, "run", "-q", "--restart", out, "--steps", fmt.Sprint(stopped.Steps))
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stderr, "run.steps")
+	require.Contains(t, stderr, "total step count")
 }
 
 // A damaged checkpoint is refused by name; only --restart latest falls back
@@ -173,7 +185,8 @@ func TestDamagedCheckpointRefusedOrFallenBackFrom(t *testing.T) {
 	// Another grid is refused.
 	code, _, stderr = heat(t, args(p, "--steps", "30", "--out", out, "--restart", "latest", "--set", "grid.shape=[20,20]")...)
 	require.Equal(t, 2, code, stderr)
-	require.Contains(t, stderr, "37x29")
+	require.Contains(t, stderr, "[37,29]")
+	require.Contains(t, stderr, "[20,20]")
 }
 
 func TestInspectPrintsMetadata(t *testing.T) {

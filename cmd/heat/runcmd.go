@@ -1,11 +1,25 @@
 package main
 
 import (
+	"os"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"heat/io/config"
 	"heat/run"
 )
+
+// program is how the user started heat, as a command to type again: the
+// binary as they named it, or "go run ./cmd/heat" for a binary go run (or
+// go test) built.
+func program() string {
+	p := os.Args[0]
+	if strings.Contains(p, "go-build") || strings.HasSuffix(p, ".test") {
+		return "go run ./cmd/heat"
+	}
+	return p
+}
 
 func runCommand() *cobra.Command {
 	var opt run.Options
@@ -33,6 +47,7 @@ by SIGINT/SIGTERM after writing a checkpoint.`,
 		Args: cobra.NoArgs,
 		RunE: body(func(cmd *cobra.Command, _ []string) error {
 			opt.Stdout, opt.Stderr, opt.World = cmd.OutOrStdout(), cmd.ErrOrStderr(), world
+			opt.Program, opt.Args = program(), os.Args
 			return run.Run(cmd.Context(), opt)
 		}),
 	}

@@ -55,19 +55,21 @@ func (e *Error) Error() string {
 	return strings.Join(parts, ": ")
 }
 
-// Default is the built-in configuration under every layer: a 256×256 heat
-// problem with a hot disc in the middle and cold Dirichlet walls. Lengths and
+// Default is the built-in configuration under every layer, the same values
+// as the built-in default problem (configs/default.toml; a test holds them
+// equal): a 512×512 heat problem, 2000 explicit steps, with a hot disc in
+// the middle and cold Dirichlet walls. Lengths and
 // profile centres are left nil; resolution fills them from the grid.
 func Default() *Config {
 	return &Config{
-		Grid: Grid{Shape: []int{256, 256}, Ghost: 1},
+		Grid: Grid{Shape: []int{512, 512}, Ghost: 1},
 		Equation: Equation{
 			Kind:   Heat,
 			Solver: "multigrid",
 			Scheme: "explicit",
 			Alpha:  1.0,
 		},
-		Run:      Run{Steps: 1000, CheckEvery: 10},
+		Run:      Run{Steps: 2000, CheckEvery: 10},
 		Boundary: Boundary{Kind: Dirichlet},
 		Initial:  Profile{Kind: "hotspot", Value: 1, Radius: 0.1, Seed: 1},
 		Source:   Profile{Kind: "none"},

@@ -59,8 +59,8 @@ func TestPrecedence(t *testing.T) {
 
 	const other = "[equation]\nalpha = 2.0\n" // a file that leaves the keys alone
 	rows := []row{
-		// run.steps: default 1000, built-in problem 2000.
-		{"steps/default", other, nil, steps, 1000},
+		// run.steps: the defaults are the built-in problem's, 2000.
+		{"steps/default", other, nil, steps, 2000},
 		{"steps/builtin", "", nil, steps, 2000},
 		{"steps/file", "[run]\nsteps = 7\n", nil, steps, 7},
 		{"steps/set>file", "[run]\nsteps = 7\n", []string{"--set", "run.steps=8"}, steps, 8},
@@ -88,7 +88,7 @@ func TestPrecedence(t *testing.T) {
 		{"out/set>file", "[output]\ndir = \"a\"\n", []string{"--set", `output.dir="b"`}, out, "b"},
 		{"out/flag>set", "[output]\ndir = \"a\"\n", []string{"--set", `output.dir="b"`, "--out", "c"}, out, "c"},
 		// keys without a dedicated flag: the file and --set layers
-		{"shape/default", other, nil, shape, []int{256, 256}},
+		{"shape/default", other, nil, shape, []int{512, 512}},
 		{"shape/builtin", "", nil, shape, []int{512, 512}},
 		{"shape/file", "[grid]\nshape = [32, 16]\n", nil, shape, []int{32, 16}},
 		{"shape/set>file", "[grid]\nshape = [32, 16]\n", []string{"--set", "grid.shape=[8,8,8]"}, shape, []int{8, 8, 8}},
@@ -212,7 +212,7 @@ func TestDefaultsResolved(t *testing.T) {
 	c, err = Load(writeFile(t, "y.toml", "[run]\nsteps = 1\n"), nil)
 	require.NoError(t, err)
 	require.Equal(t, []float64{1, 1}, c.Grid.Length)
-	require.Equal(t, []int{256, 256}, c.Grid.Shape)
+	require.Equal(t, []int{512, 512}, c.Grid.Shape)
 	require.Equal(t, 1, c.Grid.Ghost)
 
 	// Validate is idempotent on a resolved config.
@@ -331,7 +331,10 @@ func TestMissingFile(t *testing.T) {
 	_, err := Load("nope.toml", nil)
 	var ce *Error
 	require.ErrorAs(t, err, &ce)
-	require.Equal(t, `config file "nope.toml": no such file`, err.Error())
+	require.True(t, strings.HasPrefix(err.Error(), `config file "nope.toml": no such file (and no example problem of that name: `), err.Error())
+	_, err = Load(filepath.Join(t.TempDir(), "nope.toml"), nil)
+	require.ErrorAs(t, err, &ce)
+	require.True(t, strings.HasSuffix(err.Error(), `nope.toml": no such file`), "a path is no example's name: %v", err)
 
 	_, err = Load(t.TempDir(), nil)
 	require.ErrorAs(t, err, &ce)
@@ -509,4 +512,87 @@ func TestNoAliasing(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 512, b.Grid.Shape[0])
 	require.Equal(t, 0.5, b.Initial.Center[0])
+}
+
+// -c NAME runs the embedded example of that name when no file NAME exists,
+// and a file of that name wins over the example.
+func TestExampleByName(t *testing.T) {
+	for _, name := range []string{"poisson-3d", "poisson-3d.toml"} {
+		c, err := Load(name, nil)
+		require.NoError(t, err)
+		require.Equal(t, Poisson, c.Equation.Kind)
+		require.Len(t, c.Grid.Shape, 3)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	require.NoError(t, os.WriteFile("poisson-3d", []byte("[grid]\nshape = [12, 12]\n"), 0o644))
+	c, err := Load("poisson-3d", nil)
+	require.NoError(t, err)
+	require.Equal(t, []int{12, 12}, c.Grid.Shape)
+}
+
+// One set of defaults: the built-in problem (configs/default.toml) is
+// Default itself, so an empty config file, a file naming only some keys and
+// no file at all start from the same values.
+func TestOneSetOfDefaults(t *testing.T) {
+	builtin, err := Load("", nil)
+	require.NoError(t, err)
+	f := Flags{Config: writeFile(t, "empty.toml", "# nothing set\n")}
+	empty, err := f.Resolve()
+	require.NoError(t, err)
+	require.Equal(t, builtin, empty)
+	require.Len(t, f.Notes, 1)
+	require.Contains(t, f.Notes[0], "empty.toml")
+	require.Contains(t, f.Notes[0], "built-in defaults")
+	d := Default()
+	require.NoError(t, d.Validate())
+	require.Equal(t, builtin, d)
+}
+
+// A restart starts from the checkpoint's config: what may change does,
+// what is the problem itself is refused naming the key and both values.
+func TestResolveRestart(t *testing.T) {
+	base, err := resolve(t, "--set", "grid.shape=[64,32]", "--ranks", "4", "--dims", "2x2", "--out", "first", "--set", "run.t_end=0.01")
+	require.NoError(t, err)
+	again := func(args ...string) (*Config, error) {
+		t.Helper()
+		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+		f := AddFlags(fs)
+		require.NoError(t, fs.Parse(args))
+		return f.ResolveRestart(base, "checkpoint step-00000010")
+	}
+	// Nothing given: the checkpoint's config, as it was.
+	c, err := again()
+	require.NoError(t, err)
+	require.Equal(t, base, c)
+
+	// Steps, ranks, output: a new rank count drops the old process grid, a
+	// new output folder takes the checkpoints along.
+	c, err = again("--steps", "500", "--ranks", "3", "--out", "second")
+	require.NoError(t, err)
+	require.Equal(t, 500, c.Run.Steps)
+	require.Equal(t, 0.0, c.Run.TEnd, "the later layer's stop wins")
+	require.Equal(t, 3, c.Parallel.Ranks)
+	require.Empty(t, c.Parallel.Dims)
+	require.Equal(t, filepath.Join("second", "checkpoints"), c.Checkpoint.Dir)
+	c, err = again("--set", "run.t_end=0.02")
+	require.NoError(t, err)
+	require.Greater(t, c.Run.Steps, base.Run.Steps)
+
+	for _, r := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--set", "grid.shape=[64,64]"}, []string{"grid.shape", "[64,32]", "[64,64]", "checkpoint step-00000010", "--set grid.shape=[64,64]"}},
+		{[]string{"--set", "equation.alpha=2"}, []string{"equation.alpha", "1", "2"}},
+		{[]string{"--set", "boundary.x_lo.kind=neumann"}, []string{"boundary.x_lo.kind", "unset", `"neumann"`}},
+		{[]string{"-c", writeFile(t, "p.toml", "[equation]\nkind = \"poisson\"\n")}, []string{"equation.kind", `"heat"`, `"poisson"`}},
+	} {
+		_, err := again(r.args...)
+		var ce *Error
+		require.ErrorAs(t, err, &ce, "%v", r.args)
+		for _, w := range r.want {
+			require.Contains(t, err.Error(), w, "%v", r.args)
+		}
+	}
 }

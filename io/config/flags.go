@@ -1,7 +1,11 @@
 package config
 
 import (
+	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,6 +29,10 @@ type Flags struct {
 	// error. A config file's parallel.ranks describes local runs and is
 	// overridden. Not a flag; the caller sets it after parsing.
 	WorldSize int
+
+	// Notes, after Resolve, are what the user should be told about the
+	// layers (an empty config file).
+	Notes []string
 
 	fs *pflag.FlagSet
 }
@@ -57,6 +65,16 @@ func (f *Flags) Resolve() (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	f.Notes = src.notes
+	if err := f.over(c, src); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// over layers the dedicated flags the user set over c, then the MPI
+// world's rank count, and finishes c.
+func (f *Flags) over(c *Config, src *sources) error {
 	if f.changed("steps") {
 		c.Run.Steps = f.Steps
 		src.set("run.steps", "--steps")
@@ -73,7 +91,7 @@ func (f *Flags) Resolve() (*Config, error) {
 		d, err := ParseDims(f.Dims)
 		if err != nil {
 			err.(*Error).Source = "--dims"
-			return nil, err
+			return err
 		}
 		c.Parallel.Dims = d
 		src.set("parallel.dims", "--dims")
@@ -84,16 +102,144 @@ func (f *Flags) Resolve() (*Config, error) {
 	}
 	if f.WorldSize > 0 {
 		if s := src.of("parallel.ranks"); strings.HasPrefix(s, "--") && c.Parallel.Ranks != f.WorldSize {
-			return nil, &Error{Source: s, Key: "parallel.ranks",
+			return &Error{Source: s, Key: "parallel.ranks",
 				Msg: fmt.Sprintf("%d conflicts with the %d ranks of the MPI world", c.Parallel.Ranks, f.WorldSize)}
 		}
 		c.Parallel.Ranks = f.WorldSize
 		src.set("parallel.ranks", "the MPI world")
 	}
-	if err := finish(c, src); err != nil {
+	return finish(c, src)
+}
+
+// RestartMutable are the keys (or tables) a restart may change: how long
+// to run, how the work is split, what is written where. Every other key is
+// the problem itself, fixed by the checkpoint.
+var RestartMutable = []string{"run.steps", "run.t_end", "run.tolerance", "run.check_every", "grid.ghost",
+	"parallel", "output", "checkpoint"}
+
+// ResolveRestart builds the Config of a restart: base (the config the
+// checkpoint was written with, named by source in messages) < the config
+// file, if one is given < --set < the dedicated flags. A changed rank
+// count without a process grid drops the checkpoint's grid; a new
+// output.dir moves the checkpoints the base kept under the old one. Any
+// key outside RestartMutable that differs from base is an *Error naming
+// the key, both values and where the new one came from.
+func (f *Flags) ResolveRestart(base *Config, source string) (*Config, error) {
+	c := &Config{}
+	data, err := json.Marshal(base)
+	if err == nil {
+		err = json.Unmarshal(data, c)
+	}
+	if err != nil {
+		return nil, &Error{Source: source, Msg: fmt.Sprintf("its config cannot be read: %v", err)}
+	}
+	src := &sources{}
+	if f.Config != "" {
+		if err := decodeFile(c, src, f.Config); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range f.Sets {
+		if err := applySet(c, src, s); err != nil {
+			return nil, err
+		}
+	}
+	f.Notes = src.notes
+	if err := f.overRestart(c, base, src, source); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// overRestart is over, after carrying what the base derived from keys
+// the restart changes: its process grid (for another rank count) and its
+// checkpoint folder (under a new output folder).
+func (f *Flags) overRestart(c, base *Config, src *sources, source string) error {
+	// The problem first: a changed key is the mistake to report, not what
+	// validation would say of the mix.
+	if err := compareRestart(base, c, src, source); err != nil {
+		return err
+	}
+	_, dims := src.exact("parallel.dims")
+	_, ranks := src.exact("parallel.ranks")
+	if !dims && !f.changed("dims") && (ranks || f.changed("ranks") || f.WorldSize > 0 && f.WorldSize != base.Parallel.Ranks) {
+		c.Parallel.Dims = []int{}
+	}
+	_, ckdir := src.exact("checkpoint.dir")
+	if !ckdir && base.Checkpoint.Dir == filepath.Join(base.Output.Dir, "checkpoints") {
+		c.Checkpoint.Dir = ""
+	}
+	return f.over(c, src)
+}
+
+// compareRestart refuses a restart config that changes a key outside
+// RestartMutable.
+func compareRestart(base, c *Config, src *sources, source string) error {
+	was, now := flatten(base), flatten(c)
+	keys := make([]string, 0, len(now))
+	for k := range now {
+		keys = append(keys, k)
+	}
+	for k := range was {
+		if _, ok := now[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if mutable(k) || reflect.DeepEqual(was[k], now[k]) {
+			continue
+		}
+		from := src.of(k)
+		if from == "" {
+			from = "this run"
+		}
+		return &Error{Source: from, Key: k, Msg: fmt.Sprintf("is %s in %s but %s here: a restart continues the same problem, so it cannot change %s (it may change %s)",
+			jsonText(was[k]), source, jsonText(now[k]), k, strings.Join(RestartMutable, ", "))}
+	}
+	return nil
+}
+
+func mutable(key string) bool {
+	for _, m := range RestartMutable {
+		if key == m || strings.HasPrefix(key, m+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// flatten is c as dotted keys and their JSON values.
+func flatten(c *Config) map[string]any {
+	data, err := json.Marshal(c)
+	if err != nil {
+		panic(err) // a Config holds only numbers, strings and lists of them
+	}
+	var tree map[string]any
+	if err := json.Unmarshal(data, &tree); err != nil {
+		panic(err)
+	}
+	out := map[string]any{}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		if m, ok := v.(map[string]any); ok {
+			for k, x := range m {
+				walk(prefix+k+".", x)
+			}
+			return
+		}
+		out[strings.TrimSuffix(prefix, ".")] = v
+	}
+	walk("", tree)
+	return out
+}
+
+func jsonText(v any) string {
+	if v == nil {
+		return "unset"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // ParseDims parses a process grid as users type it, AxB or AxBxC in C order

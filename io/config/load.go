@@ -51,14 +51,8 @@ func layer(file string, sets []string) (*Config, *sources, error) {
 		if err := decodeDoc(c, src, BuiltinSource, string(configs.Default()), true); err != nil {
 			return nil, nil, err
 		}
-	} else {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return nil, nil, &Error{Source: fmt.Sprintf("config file %q", file), Msg: readProblem(err)}
-		}
-		if err := decodeDoc(c, src, file, string(data), true); err != nil {
-			return nil, nil, err
-		}
+	} else if err := decodeFile(c, src, file); err != nil {
+		return nil, nil, err
 	}
 	for _, s := range sets {
 		if err := applySet(c, src, s); err != nil {
@@ -66,6 +60,42 @@ func layer(file string, sets []string) (*Config, *sources, error) {
 		}
 	}
 	return c, src, nil
+}
+
+// decodeFile decodes config file (or, when no such file exists, the
+// embedded example problem of that name) onto c.
+func decodeFile(c *Config, src *sources, file string) error {
+	data, err := os.ReadFile(file)
+	source := file
+	if errors.Is(err, fs.ErrNotExist) {
+		if ex, ok := configs.Lookup(file); ok {
+			data, source, err = ex.Text, "example "+ex.Name, nil
+		}
+	}
+	if err != nil {
+		return &Error{Source: fmt.Sprintf("config file %q", file), Msg: readProblem(err) + exampleHint(file)}
+	}
+	before := src.n
+	if err := decodeDoc(c, src, source, string(data), true); err != nil {
+		return err
+	}
+	if src.n == before {
+		src.notes = append(src.notes, fmt.Sprintf("config file %q sets no keys: running the built-in defaults (the default problem, heat config show default)", file))
+	}
+	return nil
+}
+
+// exampleHint names the embedded examples after a missing config file
+// that looks like the name of one.
+func exampleHint(file string) string {
+	if strings.ContainsAny(file, "/\\") || strings.Contains(file, ".") && !strings.HasSuffix(file, ".toml") {
+		return ""
+	}
+	var names []string
+	for _, ex := range configs.Examples() {
+		names = append(names, ex.Name)
+	}
+	return fmt.Sprintf(" (and no example problem of that name: %s; see heat config list)", strings.Join(names, ", "))
 }
 
 // readProblem says in a few words why a file could not be read.
@@ -86,8 +116,9 @@ func readProblem(err error) string {
 // sources remembers which layer last set each dotted key, so that a
 // validation error can say where the bad value came from.
 type sources struct {
-	by map[string]origin
-	n  int // settings so far
+	by    map[string]origin
+	n     int      // settings so far
+	notes []string // what the user should hear about the layers
 }
 
 // origin is the layer that set a key; seq orders the settings.
