@@ -40,6 +40,8 @@ type Options struct {
 	Program string
 	// Args is the command line, for the report.
 	Args []string
+
+	started time.Time
 }
 
 // World is this process's place in an MPI job.
@@ -53,6 +55,7 @@ type World struct {
 // checkpoints and snapshots on schedule, write the report. Under MPI every
 // rank calls it; rank 0 alone prints and writes the report.
 func Run(ctx context.Context, opt Options) error {
+	opt.started = time.Now().UTC().Truncate(time.Millisecond)
 	var c comm.Comm
 	stdout, stderr := opt.Stdout, opt.Stderr
 	if opt.World != nil {
@@ -85,46 +88,75 @@ func Run(ctx context.Context, opt Options) error {
 		runErr = agree(opt.World, runErr)
 	}
 	stopped := errors.Is(runErr, solver.ErrStopped)
+	final := runErr
 	if runErr != nil && !stopped {
 		var ue UsageError
 		var ae AgreedError
-		if errors.As(runErr, &ue) || errors.As(runErr, &ae) {
-			return runErr
+		if !errors.As(runErr, &ue) && !errors.As(runErr, &ae) {
+			final = fmt.Errorf("run failed: %w", runErr)
 		}
-		return fmt.Errorf("run failed: %w", runErr)
-	}
-	if c != nil && c.Rank() != 0 {
-		if stopped {
-			return AgreedError{Code: ExitCode(context.Cause(ctx))}
-		}
-		return nil
-	}
-
-	paths := []string{filepath.Join(cfg.Output.Dir, "report.json")}
-	if j.reportPath != "" {
-		paths = append(paths, j.reportPath)
-	}
-	for _, p := range paths {
-		if err := report.Write(p, rep); err != nil {
-			return err
-		}
-	}
-	if !j.quiet {
-		printSummary(stdout, cfg, rep, paths[0])
 	}
 	if stopped {
 		cause := context.Cause(ctx)
+		if c != nil && c.Rank() != 0 {
+			return AgreedError{Code: ExitCode(cause)}
+		}
 		var se SignalError
 		where := "checkpoint " + j.stopped + "; continue with: " + continueCommand(opt, cfg)
 		if j.stopped == "" {
 			where = "no checkpoint written"
 		}
 		if errors.As(cause, &se) {
-			return fmt.Errorf("%w at step %d of %d; %s", se, rep.Steps, cfg.Run.Steps, where)
+			final = fmt.Errorf("%w at step %d of %d; %s", se, rep.Steps, cfg.Run.Steps, where)
+		} else {
+			final = fmt.Errorf("stopped at step %d: %v; %s", rep.Steps, cause, where)
 		}
-		return fmt.Errorf("stopped at step %d: %v; %s", rep.Steps, cause, where)
 	}
-	return nil
+	if c != nil && c.Rank() != 0 {
+		return final
+	}
+	// Every run leaves its report, however it ended.
+	rep.Status, rep.StopReason = outcome(cfg, rep, runErr, final)
+	rep.ExitCode = ExitCode(final)
+	paths := []string{filepath.Join(cfg.Output.Dir, "report.json")}
+	if j.reportPath != "" {
+		paths = append(paths, j.reportPath)
+	}
+	for _, p := range paths {
+		if err := report.Write(p, rep); err != nil {
+			if final == nil {
+				return err
+			}
+			j.prog.warn("%v", err)
+		}
+	}
+	if !j.quiet && (final == nil || stopped) {
+		printSummary(stdout, cfg, rep, paths[0])
+	}
+	return final
+}
+
+// outcome is the report's status and stop reason for a run that ended
+// with runErr (the ranks' agreed error) and returns final.
+func outcome(cfg *config.Config, rep *report.Report, runErr, final error) (status, reason string) {
+	var de *solver.DivergedError
+	switch {
+	case errors.Is(runErr, solver.ErrStopped):
+		return "interrupted", final.Error()
+	case errors.As(runErr, &de):
+		return "diverged", de.Error()
+	case final != nil:
+		return "failed", final.Error()
+	case rep.Converged != nil && *rep.Converged:
+		return "converged", fmt.Sprintf("residual %.3g below run.tolerance %g after %d iterations", float64(rep.Residual), cfg.Run.Tolerance, rep.Steps)
+	case rep.Converged != nil && rep.Solver != nil && rep.Solver.Stalled:
+		return "completed", fmt.Sprintf("stalled at the rounding floor: residual %.3g above run.tolerance %g after %d cycles", float64(rep.Residual), cfg.Run.Tolerance, rep.Steps)
+	case rep.Converged != nil:
+		return "completed", fmt.Sprintf("iteration cap run.steps = %d reached; residual %.3g above run.tolerance %g", cfg.Run.Steps, float64(rep.Residual), cfg.Run.Tolerance)
+	case cfg.Run.TEnd > 0:
+		return "completed", fmt.Sprintf("reached run.t_end = %g in %d steps", cfg.Run.TEnd, rep.Steps)
+	}
+	return "completed", fmt.Sprintf("reached run.steps = %d (t = %g)", cfg.Run.Steps, rep.SimTime)
 }
 
 // continueCommand is the command line that continues a stopped run: its
@@ -200,6 +232,10 @@ func prepare(opt Options, stderr io.Writer, c comm.Comm) (*job, error) {
 		from = restarts[0].Meta().Step
 	}
 	j.rep = &report.Report{
+		Status:      "failed",
+		StartedAt:   opt.started,
+		Command:     opt.Args,
+		PerRank:     []report.Rank{},
 		Version:     Version,
 		GoVersion:   runtime.Version(),
 		Build:       buildRecord(),
@@ -305,7 +341,18 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 			}
 		}
 		runErr = s.RunTo(ctx, target)
+		if c.Rank() == 0 {
+			j.rep.Steps, j.rep.SimTime, j.rep.Residual = s.Step(), s.SimTime(), report.Float(s.Residual())
+		}
 		stopped := errors.Is(runErr, solver.ErrStopped)
+		var de *solver.DivergedError
+		if errors.As(runErr, &de) {
+			// Every rank found it at the same check: the report can still
+			// show the field that diverged.
+			if st, err := fieldStats(c, s); err == nil && c.Rank() == 0 {
+				j.rep.Field = st.Field()
+			}
+		}
 		if runErr != nil && !stopped {
 			return fmt.Errorf("%w (last good checkpoint: %s)", runErr, orNone(j.lastGood))
 		}
@@ -369,7 +416,7 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 		rep.Dims = s.Grid().Dims
 		rep.Steps = s.Step()
 		rep.SimTime = s.SimTime()
-		rep.Residual = s.Residual()
+		rep.Residual = report.Float(s.Residual())
 		if spec.Equation == solver.Poisson {
 			conv := s.Converged()
 			rep.Converged = &conv
@@ -412,7 +459,7 @@ func orNone(path string) string {
 
 // summarise is the final field's summary on rank 0. With the fingerprint
 // the field is gathered and summarised in C order (split-independent bits);
-// without, min/max/mean/l2 come from reductions.
+// without, from the ranks' summaries (fieldStats).
 func summarise(c comm.Comm, s *solver.Solver, fingerprint bool) (report.Field, error) {
 	if fingerprint {
 		g, err := s.Gather()
@@ -421,28 +468,27 @@ func summarise(c comm.Comm, s *solver.Solver, fingerprint bool) (report.Field, e
 		}
 		return report.Summarise(g, true), nil
 	}
+	st, err := fieldStats(c, s)
+	return st.Field(), err
+}
+
+// fieldStats is the summary of the global field on every rank: each rank's
+// own, combined in two Allreduces. The one reduction of the field the run's
+// outputs share (the report, diagnostics.csv). Collective.
+func fieldStats(c comm.Comm, s *solver.Solver) (report.Stats, error) {
 	lay := s.Layout()
 	u := s.Field()
-	lo, hi, sum, sq := math.Inf(1), math.Inf(-1), 0.0, 0.0
-	lay.ForRows(decomp.Box{Lo: make([]int, len(lay.N)), Hi: lay.N}, func(start, n int) {
-		for _, x := range u[start : start+n] {
-			lo, hi = min(lo, x), max(hi, x)
-			sum += x
-			sq += x * x
-		}
-	})
-	var mx, sm [2]float64
-	if err := c.Allreduce(comm.Max, []float64{hi, -lo}, mx[:]); err != nil {
-		return report.Field{}, err
+	st := report.NewStats()
+	lay.ForRows(decomp.Box{Lo: make([]int, len(lay.N)), Hi: lay.N}, func(start, n int) { st.Add(u[start : start+n]) })
+	var mx [2]float64
+	sm := make([]float64, 3)
+	if err := c.Allreduce(comm.Max, []float64{st.Max, -st.Min}, mx[:]); err != nil {
+		return st, err
 	}
-	if err := c.Allreduce(comm.Sum, []float64{sum, sq}, sm[:]); err != nil {
-		return report.Field{}, err
+	if err := c.Allreduce(comm.Sum, []float64{st.Sum, st.SumSq, float64(st.N)}, sm); err != nil {
+		return st, err
 	}
-	cells := 1
-	for _, n := range s.Grid().Shape {
-		cells *= n
-	}
-	return report.Field{Min: -mx[1], Max: mx[0], Mean: sm[0] / float64(cells), L2: math.Sqrt(sm[1])}, nil
+	return report.Stats{Min: -mx[1], Max: mx[0], Sum: sm[0], SumSq: sm[1], N: int(sm[2])}, nil
 }
 
 func printSummary(w io.Writer, cfg *config.Config, rep *report.Report, path string) {

@@ -71,7 +71,7 @@ func (s *Solver) runMG(ctx context.Context, target int) error {
 			s.simTime = s.spec.timeAt(s.step)
 		}
 		if math.IsNaN(s.residual) || math.IsInf(s.residual, 0) {
-			return fmt.Errorf("step %d: the solution is no longer finite (relative residual %v)", s.step, s.residual)
+			return &DivergedError{Step: s.step, What: fmt.Sprintf("relative residual %v", s.residual)}
 		}
 		stop := 0.0
 		if ctx.Err() != nil {

@@ -30,6 +30,17 @@ const JacobiWeight = 0.8
 // consistent at the step the ranks agreed to stop on.
 var ErrStopped = errors.New("solver: stopped")
 
+// DivergedError ends a run whose field is no longer finite: the step the
+// check found it at, and what it measured.
+type DivergedError struct {
+	Step int
+	What string // "max |Δu| = +Inf", "relative residual NaN"
+}
+
+func (e *DivergedError) Error() string {
+	return fmt.Sprintf("step %d: the solution is no longer finite (%s)", e.Step, e.What)
+}
+
 // Stats are one rank's counters.
 type Stats struct {
 	Compute  time.Duration // updating cells and applying boundaries
@@ -550,7 +561,7 @@ func (s *Solver) RunTo(ctx context.Context, target int) error {
 		s.stats.Checks++
 		s.residual = out[0]
 		if math.IsNaN(s.residual) || math.IsInf(s.residual, 0) {
-			return fmt.Errorf("step %d: the solution is no longer finite (max |Δu| = %v)", s.step, s.residual)
+			return &DivergedError{Step: s.step, What: fmt.Sprintf("max |Δu| = %v", s.residual)}
 		}
 		if s.spec.Equation == Poisson && s.residual < s.spec.Tolerance {
 			s.converged = true

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -199,4 +200,52 @@ func TestHeatKernelForcesASet(t *testing.T) {
 	require.Contains(t, stderr, `"sse9"`)
 	require.Contains(t, stderr, "generic")
 	require.NoError(t, stencil.Select(""))
+}
+
+// Every run leaves a report saying how it ended: completed, converged,
+// diverged (its non-finite field statistics still valid JSON), interrupted.
+func TestReportForEveryOutcome(t *testing.T) {
+	type want struct {
+		code           int
+		status, reason string
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want
+	}{
+		{"completed", []string{"--steps", "5", "--set", "grid.shape=[16,16]"}, want{0, "completed", "reached run.steps = 5"}},
+		{"converged", []string{"-c", "poisson-2d", "--set", "grid.shape=[32,32]"}, want{0, "converged", "below run.tolerance"}},
+		{"diverged", []string{"--steps", "30", "--set", "grid.shape=[8,8]", "--set", "boundary.kind=neumann",
+			"--set", "initial.kind=constant", "--set", "initial.value=1.7e308"}, want{1, "diverged", "no longer finite"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := t.TempDir()
+			code, _, stderr := heat(t, append([]string{"run", "-q", "--out", out}, c.args...)...)
+			require.Equal(t, c.code, code, stderr)
+			data, err := os.ReadFile(filepath.Join(out, "report.json"))
+			require.NoError(t, err)
+			require.True(t, json.Valid(data))
+			r := readReport(t, filepath.Join(out, "report.json"))
+			require.Equal(t, c.status, r.Status)
+			require.Contains(t, r.StopReason, c.reason)
+			require.Equal(t, c.code, r.ExitCode)
+			require.False(t, r.StartedAt.IsZero())
+			require.NotEmpty(t, r.Command)
+			if c.status == "diverged" {
+				require.Contains(t, string(data), `"+Inf"`)
+				require.Contains(t, stderr, "no longer finite")
+			}
+		})
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(run.SignalError{Sig: syscall.SIGTERM})
+	out := t.TempDir()
+	var o, e bytes.Buffer
+	err := cli(ctx, []string{"run", "-q", "--out", out, "--set", "grid.shape=[16,16]"}, &o, &e)
+	require.Equal(t, 143, exitCode(err))
+	r := readReport(t, filepath.Join(out, "report.json"))
+	require.Equal(t, "interrupted", r.Status)
+	require.Equal(t, 143, r.ExitCode)
+	require.Contains(t, r.StopReason, "SIGTERM")
 }

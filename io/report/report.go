@@ -13,12 +13,23 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"time"
 
 	"heat/internal/atomicfile"
 )
 
-// Report is one run's outcome.
+// Report is one run's outcome. Every run writes one, however it ended:
+// Status says how, StopReason why in words, ExitCode is the process's.
 type Report struct {
+	Status     string    `json:"status"` // completed, converged, diverged, interrupted, failed
+	StopReason string    `json:"stop_reason"`
+	ExitCode   int       `json:"exit_code"`
+	StartedAt  time.Time `json:"started_at"`
+	Command    []string  `json:"command"`
+	// MemoryEstimate is the bytes the run was estimated to need on each
+	// host, checked against the memory there before the run.
+	MemoryEstimate int64 `json:"memory_estimate_bytes"`
+
 	Version     string       `json:"version"`
 	GoVersion   string       `json:"go_version"`
 	Transport   string       `json:"transport"` // "local" or "mpi"
@@ -30,7 +41,7 @@ type Report struct {
 	Steps       int          `json:"steps"`   // steps (heat) or iterations (poisson) done
 	SimTime     float64      `json:"sim_time"`
 	Converged   *bool        `json:"converged"` // poisson only; null for heat
-	Residual    float64      `json:"residual"`  // max |Δu| at the last check
+	Residual    Float        `json:"residual"`  // max |Δu| at the last check
 	WallS       float64      `json:"wall_s"`    // time stepping, setup and final gather excluded
 	MUpdatesPS  float64      `json:"mupdates_per_s"`
 	Field       Field        `json:"field"`
@@ -73,15 +84,16 @@ type Restart struct {
 	ReadS float64 `json:"read_s"`
 }
 
-// Field summarises the final global field (interior cells).
+// Field summarises the final global field (interior cells). Min and Max
+// are over the finite values (a NaN shows in Mean and L2).
 type Field struct {
 	// SHA256 is over the global values in C order, each as 8 little-endian
 	// IEEE-754 bytes; empty when output.fingerprint is false.
-	SHA256 string  `json:"sha256"`
-	Min    float64 `json:"min"`
-	Max    float64 `json:"max"`
-	Mean   float64 `json:"mean"`
-	L2     float64 `json:"l2"` // sqrt(Σ u²) over all cells
+	SHA256 string `json:"sha256"`
+	Min    Float  `json:"min"`
+	Max    Float  `json:"max"`
+	Mean   Float  `json:"mean"`
+	L2     Float  `json:"l2"` // sqrt(Σ u²) over all cells
 }
 
 // Solver is how the run was solved: explicit steps, Jacobi sweeps, or
@@ -116,16 +128,45 @@ type Level struct {
 	TimeS float64 `json:"time_s"` // rank 0's time in the level's own work
 }
 
-// Float is a float64 that is null in JSON when not finite.
+// Float is a float64 whose JSON stays valid when it is not finite: a
+// number, or the string "NaN", "+Inf" or "-Inf" (JSON has no such numbers;
+// Python's float() and Go's strconv.ParseFloat read these strings).
 type Float float64
 
-// MarshalJSON writes f, or null for NaN and ±Inf.
+// MarshalJSON writes f as a number, or NaN and ±Inf as strings.
 func (f Float) MarshalJSON() ([]byte, error) {
 	x := float64(f)
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return []byte("null"), nil
+	switch {
+	case math.IsNaN(x):
+		return []byte(`"NaN"`), nil
+	case math.IsInf(x, 1):
+		return []byte(`"+Inf"`), nil
+	case math.IsInf(x, -1):
+		return []byte(`"-Inf"`), nil
 	}
 	return json.Marshal(x)
+}
+
+// UnmarshalJSON reads a number, one of the strings MarshalJSON writes, or
+// null (NaN).
+func (f *Float) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case "null", `"NaN"`:
+		*f = Float(math.NaN())
+		return nil
+	case `"+Inf"`:
+		*f = Float(math.Inf(1))
+		return nil
+	case `"-Inf"`:
+		*f = Float(math.Inf(-1))
+		return nil
+	}
+	var x float64
+	if err := json.Unmarshal(b, &x); err != nil {
+		return fmt.Errorf("report: %s is not a number, \"NaN\", \"+Inf\" or \"-Inf\"", b)
+	}
+	*f = Float(x)
+	return nil
 }
 
 // Rank is one rank's share of the work and its timings.
@@ -155,33 +196,63 @@ type Checkpoint struct {
 	WriteS float64 `json:"write_s"`
 }
 
-// Summarise computes the field summary of a global field in C order.
-func Summarise(u []float64, fingerprint bool) Field {
-	f := Field{Min: math.Inf(1), Max: math.Inf(-1)}
-	h := sha256.New()
-	buf := make([]byte, 0, 8*4096)
-	sum, sq := 0.0, 0.0
-	for _, x := range u {
-		f.Min = min(f.Min, x)
-		f.Max = max(f.Max, x)
+// Stats accumulates the summary of a field given in runs of values, in any
+// split: the finite min and max, and the sums of u and u².
+type Stats struct {
+	Min, Max, Sum, SumSq float64
+	N                    int
+}
+
+// NewStats is an empty summary.
+func NewStats() Stats { return Stats{Min: math.Inf(1), Max: math.Inf(-1)} }
+
+// Add takes in the values xs. The comparisons are plain (a NaN is never a
+// min or max, but shows in the sums): Go's NaN-aware min and max cost
+// ~6 ns a value, and this pass runs every few steps for diagnostics.
+func (s *Stats) Add(xs []float64) {
+	lo, hi, sum, sq := s.Min, s.Max, s.Sum, s.SumSq
+	for _, x := range xs {
+		if x < lo {
+			lo = x
+		}
+		if x > hi {
+			hi = x
+		}
 		sum += x
 		sq += x * x
-		if fingerprint {
+	}
+	s.Min, s.Max, s.Sum, s.SumSq = lo, hi, sum, sq
+	s.N += len(xs)
+}
+
+// Field is the summary as the report shows it (without the fingerprint).
+func (s Stats) Field() Field {
+	f := Field{Min: Float(s.Min), Max: Float(s.Max), L2: Float(math.Sqrt(s.SumSq))}
+	if s.N > 0 {
+		f.Mean = Float(s.Sum / float64(s.N))
+	}
+	return f
+}
+
+// Summarise computes the field summary of a global field in C order, with
+// its fingerprint when asked.
+func Summarise(u []float64, fingerprint bool) Field {
+	st := NewStats()
+	st.Add(u)
+	f := st.Field()
+	if fingerprint {
+		h := sha256.New()
+		buf := make([]byte, 0, 8*4096)
+		for _, x := range u {
 			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(x))
 			if len(buf) == cap(buf) {
 				h.Write(buf)
 				buf = buf[:0]
 			}
 		}
-	}
-	if fingerprint {
 		h.Write(buf)
 		f.SHA256 = hex.EncodeToString(h.Sum(nil))
 	}
-	if len(u) > 0 {
-		f.Mean = sum / float64(len(u))
-	}
-	f.L2 = math.Sqrt(sq)
 	return f
 }
 

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"math"
 	"testing"
 
@@ -26,11 +27,30 @@ func TestSummariseFingerprint(t *testing.T) {
 		require.Empty(t, Summarise(u, false).SHA256)
 	}
 	f := Summarise([]float64{3, -4, 0}, true)
-	require.Equal(t, -4.0, f.Min)
-	require.Equal(t, 3.0, f.Max)
-	require.InDelta(t, -1.0/3, f.Mean, 1e-15)
-	require.Equal(t, 5.0, f.L2)
+	require.Equal(t, Float(-4), f.Min)
+	require.Equal(t, Float(3), f.Max)
+	require.InDelta(t, -1.0/3, float64(f.Mean), 1e-15)
+	require.Equal(t, Float(5), f.L2)
 	// One little-endian 1.0: 00 00 00 00 00 00 f0 3f.
 	one := sha256.Sum256([]byte{0, 0, 0, 0, 0, 0, 0xf0, 0x3f})
 	require.Equal(t, hex.EncodeToString(one[:]), Summarise([]float64{1}, true).SHA256)
+}
+
+// Non-finite statistics keep the JSON valid and read back as they were.
+func TestFloatNonFinite(t *testing.T) {
+	in := Field{Min: Float(math.Inf(-1)), Max: Float(math.Inf(1)), Mean: Float(math.NaN()), L2: 2.5}
+	data, err := json.Marshal(in)
+	require.NoError(t, err)
+	require.True(t, json.Valid(data))
+	require.JSONEq(t, `{"sha256":"","min":"-Inf","max":"+Inf","mean":"NaN","l2":2.5}`, string(data))
+	var out Field
+	require.NoError(t, json.Unmarshal(data, &out))
+	require.True(t, math.IsInf(float64(out.Min), -1))
+	require.True(t, math.IsInf(float64(out.Max), 1))
+	require.True(t, math.IsNaN(float64(out.Mean)))
+	require.Equal(t, Float(2.5), out.L2)
+	var f Float
+	require.NoError(t, json.Unmarshal([]byte("null"), &f))
+	require.True(t, math.IsNaN(float64(f)))
+	require.Error(t, json.Unmarshal([]byte(`"big"`), &f))
 }
