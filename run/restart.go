@@ -24,28 +24,30 @@ import (
 // candidates are that checkpoint alone (a step-NNNNNNNN folder), or every
 // complete checkpoint of a checkpoints folder, newest first, so that a
 // damaged newest one can fall back to the one before (fallback).
-func resolveRestart(flags *config.Flags, arg string, warn func(format string, args ...any)) (cfg *config.Config, cands []*checkpoint.Checkpoint, fallback bool, err error) {
+//
+// wasOut is the output folder of the run that wrote the checkpoint.
+func resolveRestart(flags *config.Flags, arg string, warn func(format string, args ...any)) (cfg *config.Config, cands []*checkpoint.Checkpoint, fallback bool, wasOut string, err error) {
 	var root, one string
 	if arg == "latest" {
 		// The newest under the checkpoint.dir the command line resolves to.
 		here, err := flags.Resolve()
 		if err != nil {
-			return nil, nil, false, UsageError{err}
+			return nil, nil, false, "", UsageError{err}
 		}
 		root = here.Checkpoint.Dir
 	} else if root, one, err = checkpointRoot(arg); err != nil {
-		return nil, nil, false, UsageError{fmt.Errorf("--restart: %w", err)}
+		return nil, nil, false, "", UsageError{fmt.Errorf("--restart: %w", err)}
 	}
 	paths := []string{one}
 	if one == "" {
 		fallback = true
 		newest, err := checkpoint.Resolve(root)
 		if err != nil {
-			return nil, nil, false, UsageError{fmt.Errorf("--restart %s: %w", arg, err)}
+			return nil, nil, false, "", UsageError{fmt.Errorf("--restart %s: %w", arg, err)}
 		}
 		names, err := checkpoint.List(root)
 		if err != nil {
-			return nil, nil, false, UsageError{fmt.Errorf("--restart %s: %w", arg, err)}
+			return nil, nil, false, "", UsageError{fmt.Errorf("--restart %s: %w", arg, err)}
 		}
 		paths = []string{newest}
 		for i := len(names) - 1; i >= 0; i-- {
@@ -57,10 +59,10 @@ func resolveRestart(flags *config.Flags, arg string, warn func(format string, ar
 	for _, p := range paths {
 		ck, err := checkpoint.Open(p)
 		if err == nil && cfg == nil {
-			cfg, err = continued(flags, ck)
+			cfg, wasOut, err = continued(flags, ck)
 			var ce *config.Error
 			if errors.As(err, &ce) {
-				return nil, nil, false, UsageError{err}
+				return nil, nil, false, "", UsageError{err}
 			}
 		}
 		if err == nil {
@@ -71,33 +73,34 @@ func resolveRestart(flags *config.Flags, arg string, warn func(format string, ar
 				warn("skipping checkpoint %s: %v", p, err)
 				continue
 			}
-			return nil, nil, false, UsageError{fmt.Errorf("cannot restart from %s: %w", p, err)}
+			return nil, nil, false, "", UsageError{fmt.Errorf("cannot restart from %s: %w", p, err)}
 		}
 		cands = append(cands, ck)
 	}
 	if len(cands) == 0 {
-		return nil, nil, false, UsageError{fmt.Errorf("--restart %s: no usable checkpoint under %s", arg, root)}
+		return nil, nil, false, "", UsageError{fmt.Errorf("--restart %s: no usable checkpoint under %s", arg, root)}
 	}
 	m := cands[0].Meta()
 	converged, _ := m.Extra["converged"].(bool)
 	switch {
 	case cfg.Equation.Kind == config.Poisson && converged:
-		return nil, nil, false, Usagef("--restart %s: checkpoint %s is of a converged solve (at iteration %d): nothing to continue", arg, cands[0].Path(), m.Step)
+		return nil, nil, false, "", Usagef("--restart %s: checkpoint %s is of a converged solve (at iteration %d): nothing to continue", arg, cands[0].Path(), m.Step)
 	case m.Step >= cfg.Run.Steps:
-		return nil, nil, false, Usagef("--restart %s: checkpoint %s is at step %d, and run.steps = %d is the total step count: nothing to run; give --steps above %d (or a later run.t_end)",
+		return nil, nil, false, "", Usagef("--restart %s: checkpoint %s is at step %d, and run.steps = %d is the total step count: nothing to run; give --steps above %d (or a later run.t_end)",
 			arg, cands[0].Path(), m.Step, cfg.Run.Steps, m.Step)
 	}
-	return cfg, cands, fallback, nil
+	return cfg, cands, fallback, wasOut, nil
 }
 
 // continued is the config of a restart from ck: ck's own, with the command
 // line's changes.
-func continued(flags *config.Flags, ck *checkpoint.Checkpoint) (*config.Config, error) {
+func continued(flags *config.Flags, ck *checkpoint.Checkpoint) (cfg *config.Config, wasOut string, err error) {
 	var was config.Config
 	if err := json.Unmarshal(ck.Meta().Config, &was); err != nil {
-		return nil, fmt.Errorf("%w: its config cannot be read: %v", checkpoint.ErrIncompatible, err)
+		return nil, "", fmt.Errorf("%w: its config cannot be read: %v", checkpoint.ErrIncompatible, err)
 	}
-	return flags.ResolveRestart(&was, "checkpoint "+ck.Path())
+	cfg, err = flags.ResolveRestart(&was, "checkpoint "+ck.Path())
+	return cfg, was.Output.Dir, err
 }
 
 var errMismatch = errors.New("checkpoint does not match this run")

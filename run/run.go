@@ -30,6 +30,12 @@ type Options struct {
 	Restart string        // --restart PATH|latest ("" = a fresh start)
 	Report  string        // --report FILE ("" = only <out>/report.json)
 	Quiet   bool          // -q: no progress, no summary
+	// DryRun prints the resolved config, the decomposition and the memory
+	// estimate, and runs nothing.
+	DryRun bool
+	// Overwrite lets a new run replace another run's results in its
+	// output folder.
+	Overwrite bool
 	// Stdout gets the summary, Stderr progress, warnings and log lines.
 	Stdout, Stderr io.Writer
 	// World is this process's rank of an MPI job; nil runs every rank as a
@@ -64,9 +70,12 @@ func Run(ctx context.Context, opt Options) error {
 			stdout, stderr = io.Discard, io.Discard
 		}
 	}
-	j, err := prepare(opt, stderr, c)
+	j, err := prepare(opt, stdout, stderr, c)
 	if c != nil {
 		err = agree(opt.World, err)
+	}
+	if errors.Is(err, errDryRun) {
+		return nil
 	}
 	if err != nil {
 		return err
@@ -117,6 +126,10 @@ func Run(ctx context.Context, opt Options) error {
 	}
 	// Every run leaves its report, however it ended.
 	rep.Status, rep.StopReason = outcome(cfg, rep, runErr, final)
+	rep.PeakRSS = peakRSS()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	rep.GoSys = int64(ms.Sys)
 	rep.ExitCode = ExitCode(final)
 	paths := []string{filepath.Join(cfg.Output.Dir, "report.json")}
 	if j.reportPath != "" {
@@ -187,7 +200,7 @@ func shellQuote(s string) string {
 // prepare resolves the config and prepares the job: restart candidates,
 // outputs, progress. c is this process's rank under MPI, nil when the
 // ranks are in-process.
-func prepare(opt Options, stderr io.Writer, c comm.Comm) (*job, error) {
+func prepare(opt Options, stdout, stderr io.Writer, c comm.Comm) (*job, error) {
 	flags := opt.Flags
 	transport := "local"
 	if c != nil {
@@ -200,10 +213,11 @@ func prepare(opt Options, stderr io.Writer, c comm.Comm) (*job, error) {
 		cfg      *config.Config
 		restarts []*checkpoint.Checkpoint
 		fallback bool
+		wasOut   string
 		err      error
 	)
 	if opt.Restart != "" {
-		cfg, restarts, fallback, err = resolveRestart(flags, opt.Restart, warn)
+		cfg, restarts, fallback, wasOut, err = resolveRestart(flags, opt.Restart, warn)
 	} else if cfg, err = flags.Resolve(); err != nil {
 		err = UsageError{err}
 	}
@@ -220,10 +234,40 @@ func prepare(opt Options, stderr io.Writer, c comm.Comm) (*job, error) {
 	spec := specOf(cfg, opt.World)
 	cfg.Equation.DT = spec.DT
 	cfg.Parallel.Threads = spec.Threads
-	if err := os.MkdirAll(cfg.Output.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("cannot create output directory %q: %w", cfg.Output.Dir, err)
-	}
 	rank0 := c == nil || c.Rank() == 0
+
+	// Fail before the work: the memory the run needs, the folders it
+	// writes.
+	g, err := decomp.New(spec.Shape, cfg.Parallel.Ranks, spec.Dims, periodicAxes(spec))
+	if err != nil {
+		return nil, UsageError{err}
+	}
+	mine, hostRanks := []int{}, 1
+	if c == nil {
+		for r := range cfg.Parallel.Ranks {
+			mine = append(mine, r)
+		}
+	} else {
+		mine, hostRanks = []int{c.Rank()}, max(1, opt.World.LocalRanks)
+	}
+	mem := estimateMemory(cfg, spec, g, mine)
+	avail, availWhat := available()
+	if opt.DryRun {
+		if rank0 {
+			if err := dryRun(stdout, cfg, spec, g, mem, avail, availWhat); err != nil {
+				return nil, err
+			}
+		}
+		return nil, errDryRun
+	}
+	if need := mem.Total() * int64(hostRanks); avail > 0 && need > avail {
+		return nil, Usagef("the run needs about %s on this host, more than the %s available (%s): use more hosts, a smaller grid.shape or fewer outputs (--dry-run shows the estimate)",
+			bytesText(need), bytesText(avail), availWhat)
+	}
+	inPlace := opt.Restart != "" && filepath.Clean(wasOut) == filepath.Clean(cfg.Output.Dir)
+	if err := claimFolders(cfg, opt.Report, opt.Overwrite, inPlace, rank0); err != nil {
+		return nil, err
+	}
 
 	j := &job{cfg: cfg, given: &given, spec: spec, reportPath: opt.Report, quiet: opt.Quiet || !rank0,
 		restarts: restarts, fallback: fallback}
@@ -232,19 +276,21 @@ func prepare(opt Options, stderr io.Writer, c comm.Comm) (*job, error) {
 		from = restarts[0].Meta().Step
 	}
 	j.rep = &report.Report{
-		Status:      "failed",
-		StartedAt:   opt.started,
-		Command:     opt.Args,
-		PerRank:     []report.Rank{},
-		Version:     Version,
-		GoVersion:   runtime.Version(),
-		Build:       buildRecord(),
-		Transport:   transport,
-		MPILibrary:  mpi.LibraryVersion(),
-		Config:      cfg,
-		Ranks:       cfg.Parallel.Ranks,
-		Threads:     spec.Threads,
-		Checkpoints: []report.Checkpoint{},
+		Status:         "failed",
+		StartedAt:      opt.started,
+		Command:        opt.Args,
+		PerRank:        []report.Rank{},
+		Dims:           g.Dims,
+		MemoryEstimate: mem.Total(),
+		Version:        Version,
+		GoVersion:      runtime.Version(),
+		Build:          buildRecord(),
+		Transport:      transport,
+		MPILibrary:     mpi.LibraryVersion(),
+		Config:         cfg,
+		Ranks:          cfg.Parallel.Ranks,
+		Threads:        spec.Threads,
+		Checkpoints:    []report.Checkpoint{},
 	}
 	if c == nil {
 		j.rep.MPILibrary = ""

@@ -47,7 +47,12 @@ func (s *Solver) newMultigrid() error {
 		}
 		return err
 	}
-	s.ref, err = mg.RHSNorm()
+	if s.ref, err = mg.RHSNorm(); err != nil || s.ref != 0 {
+		return err
+	}
+	// No data (f = 0, zero boundary values): the solution is u = 0, and
+	// the residual is measured against the initial guess's instead.
+	s.ref, err = mg.Residual()
 	return err
 }
 

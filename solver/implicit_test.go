@@ -151,3 +151,25 @@ func TestTEndWithTemporalBlocking(t *testing.T) {
 		require.Equal(t, want.steps, got.steps)
 	}
 }
+
+// Laplace's equation with no data (f = 0, zero Dirichlet faces) has the
+// solution u = 0: multigrid measures its residual against the initial
+// guess's (there is no ‖f‖ to divide by) and converges to it, on 1 and 3
+// ranks alike.
+func TestPoissonWithoutDataConverges(t *testing.T) {
+	for _, shape := range [][]int{{32, 32}, {16, 16, 16}} {
+		s := heatSpec(shape)
+		s.Equation, s.Multigrid, s.Steps, s.Tolerance, s.CheckEvery = Poisson, true, 30, 1e-10, 1
+		s.Initial = Hotspot([]float64{0.5, 0.5, 0.5}[:len(shape)], 0.2, 1, 0)
+		var want string
+		for _, ranks := range []int{1, 3} {
+			out := run(t, ranks, s)
+			require.True(t, out.converged, "%v on %d ranks: residual %v", shape, ranks, out.residual)
+			require.Less(t, spread(out.field), 1e-8, "the hot spot of 1 gone to the rounding of the tolerance")
+			if want == "" {
+				want = fingerprint(out.field)
+			}
+			require.Equal(t, want, fingerprint(out.field))
+		}
+	}
+}

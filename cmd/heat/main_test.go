@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -139,8 +140,12 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{[]string{"run", "--bogus"}, []string{"bogus"}},
 		{[]string{"frobnicate"}, []string{"frobnicate"}},
 	}
-	for _, c := range cases {
-		code, _, stderr := heat(t, c.args...)
+	for i, c := range cases {
+		args := c.args
+		if args[0] == "run" {
+			args = append(slices.Clone(args), "--out", filepath.Join(dir, fmt.Sprint("out", i)))
+		}
+		code, _, stderr := heat(t, args...)
 		require.Equal(t, 2, code, "%v: %s", c.args, stderr)
 		for _, w := range c.want {
 			require.Contains(t, stderr, w, "%v", c.args)

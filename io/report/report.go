@@ -29,6 +29,12 @@ type Report struct {
 	// MemoryEstimate is the bytes the run was estimated to need on each
 	// host, checked against the memory there before the run.
 	MemoryEstimate int64 `json:"memory_estimate_bytes"`
+	// PeakRSS is rank 0's process's peak resident memory (VmHWM), for
+	// comparison.
+	PeakRSS int64 `json:"peak_rss_bytes"`
+	// GoSys is the memory rank 0's Go runtime obtained from the OS (its
+	// heap, stacks and metadata), at the end of the run.
+	GoSys int64 `json:"go_sys_bytes"`
 
 	Version     string       `json:"version"`
 	GoVersion   string       `json:"go_version"`

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Impossible runs fail at once, exit 2, naming the figure or the path,
+// before any field is allocated or step taken.
+func TestImpossibleRunsFailBeforeTheWork(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--set", "grid.shape=[200000,200000]"}, []string{"needs about", "GiB", "available"}},
+		{[]string{"--set", "grid.shape=[4000,4000,4000]", "--ranks", "8"}, []string{"needs about", "available"}},
+		{[]string{"--report", "/proc/r.json"}, []string{"--report /proc/r.json", "not writable"}},
+		{[]string{"--out", "/proc/heat-out"}, []string{"output folder", "/proc/heat-out", "not writable"}},
+		{[]string{"--set", `checkpoint.dir="/proc/ck"`, "--set", "checkpoint.every=5"}, []string{"checkpoint folder", "/proc/ck"}},
+	} {
+		start := time.Now()
+		args := append([]string{"run", "-q", "--steps", "100000", "--out", filepath.Join(dir, "out")}, c.args...)
+		code, _, stderr := heat(t, args...)
+		require.Equal(t, 2, code, "%v: %s", c.args, stderr)
+		for _, w := range c.want {
+			require.Contains(t, stderr, w, "%v", c.args)
+		}
+		require.NotContains(t, stderr, "goroutine ")
+		require.Less(t, time.Since(start), 2*time.Second, "%v: refused before the work", c.args)
+	}
+}
+
+// A new run into a folder that holds another run's results is refused
+// unless --overwrite, which removes them; a restart continues in place.
+func TestOutputFolderHoldsOneRun(t *testing.T) {
+	out := t.TempDir()
+	base := []string{"run", "-q", "--out", out, "--set", "grid.shape=[24,24]", "--set", "output.snapshot_every=4"}
+	code, _, stderr := heat(t, append(base, "--steps", "8", "--set", "checkpoint.final=true")...)
+	require.Equal(t, 0, code, stderr)
+	require.FileExists(t, filepath.Join(out, "snapshots", "u-00000004.png"))
+
+	code, _, stderr = heat(t, append(base, "--steps", "6")...)
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stderr, out)
+	require.Contains(t, stderr, "--overwrite")
+	require.Contains(t, stderr, "--restart")
+
+	code, _, stderr = heat(t, "run", "-q", "--restart", out, "--steps", "12")
+	require.Equal(t, 0, code, "a restart continues in place: %s", stderr)
+	require.FileExists(t, filepath.Join(out, "snapshots", "u-00000012.png"))
+
+	code, _, stderr = heat(t, append(base, "--steps", "6", "--overwrite", "--set", "output.snapshot_every=3")...)
+	require.Equal(t, 0, code, stderr)
+	require.NoFileExists(t, filepath.Join(out, "snapshots", "u-00000004.png"), "the previous run's snapshots are gone")
+	require.FileExists(t, filepath.Join(out, "snapshots", "u-00000003.png"))
+	require.NoDirExists(t, filepath.Join(out, "checkpoints"))
+	require.Equal(t, 6, readReport(t, filepath.Join(out, "report.json")).Steps)
+}
+
+// --dry-run prints the resolved config, the split and the memory, and
+// runs nothing.
+func TestDryRun(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := heat(t, "run", "--dry-run", "--out", out, "--ranks", "4", "--set", "grid.shape=[64,48]")
+	require.Equal(t, 0, code, stderr)
+	for _, w := range []string{"nothing is run", "4 rank(s) as 2x2", "memory", "[grid]", "shape = [64, 48]", "rank 3"} {
+		require.Contains(t, stdout, w)
+	}
+	require.NoDirExists(t, out, "a dry run writes nothing")
+}
+
+// The memory estimate is within 20% of the peak of the memory a 2D and a
+// 3D run take from the OS: resident memory (VmHWM) in a plain build, the Go
+// runtime's own count (MemStats.Sys) under the race detector, whose
+// shadow memory is no part of heat's.
+func TestMemoryEstimateMatchesPeak(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	for _, sets := range [][]string{
+		{"grid.shape=[1536,1536]", "parallel.threads=2"},
+		{"grid.shape=[128,128,128]", "parallel.ranks=2"},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		args := []string{"run", "-q", "--steps", "10", "--out", out}
+		for _, s := range sets {
+			args = append(args, "--set", s)
+		}
+		cmd := exec.Command(exe, args...)
+		cmd.Env = append(os.Environ(), "HEAT_BENCH_CHILD=1", "GORACE=atexit_sleep_ms=0")
+		b, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(b))
+		r := readReport(t, filepath.Join(out, "report.json"))
+		peak, what := r.PeakRSS, "peak RSS"
+		if raceEnabled {
+			peak, what = r.GoSys, "Go runtime's Sys"
+		}
+		require.Positive(t, peak)
+		ratio := float64(r.MemoryEstimate) / float64(peak)
+		t.Logf("%v: estimate %.1f MB, %s %.1f MB (ratio %.2f)", sets, float64(r.MemoryEstimate)/1e6, what, float64(peak)/1e6, ratio)
+		require.InDelta(t, 1, ratio, 0.2, "%v", sets)
+	}
+}

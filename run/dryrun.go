@@ -1,0 +1,62 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"heat/decomp"
+	"heat/io/config"
+	"heat/solver"
+)
+
+// errDryRun ends a --dry-run after its printout: a success.
+var errDryRun = errors.New("dry run")
+
+// periodicAxes says which axes of spec wrap around.
+func periodicAxes(spec solver.Spec) []bool {
+	p := make([]bool, len(spec.Faces))
+	for a, f := range spec.Faces {
+		p[a] = f[0].Kind == solver.Periodic
+	}
+	return p
+}
+
+// dryRun prints what a run would do: the problem, the split, the memory it
+// needs against the memory there, and the resolved config.
+func dryRun(w io.Writer, cfg *config.Config, spec solver.Spec, g *decomp.Grid, mem memory, avail int64, availWhat string) error {
+	how := fmt.Sprintf("%d %s steps, dt = %g", cfg.Run.Steps, cfg.Equation.Scheme, spec.DT)
+	if cfg.Equation.Kind == config.Poisson {
+		how = fmt.Sprintf("%s, at most %d iterations, run.tolerance %g", cfg.Equation.Solver, cfg.Run.Steps, cfg.Run.Tolerance)
+	}
+	fmt.Fprintf(w, "heat run --dry-run: nothing is run\n")
+	fmt.Fprintf(w, "problem      %s %s: %s\n", cfg.Equation.Kind, decomp.FormatDims(cfg.Grid.Shape), how)
+	fmt.Fprintf(w, "split        %d rank(s) as %s, %d thread(s) each\n", g.Size(), decomp.FormatDims(g.Dims), spec.Threads)
+	for r := range min(g.Size(), 8) {
+		b := g.Box(r)
+		fmt.Fprintf(w, "  rank %-5d coords %v, cells %v from %v\n", r, g.Coords(r), b.Shape(), b.Lo)
+	}
+	if g.Size() > 8 {
+		fmt.Fprintf(w, "  … and %d more ranks\n", g.Size()-8)
+	}
+	fmt.Fprintf(w, "memory       %s per process\n", mem)
+	if avail > 0 {
+		fmt.Fprintf(w, "available    %s (%s)\n", bytesText(avail), availWhat)
+	}
+	fmt.Fprintf(w, "outputs      %s (report.json", cfg.Output.Dir)
+	if cfg.Output.DiagnosticsEvery > 0 {
+		fmt.Fprintf(w, ", diagnostics.csv every %d", cfg.Output.DiagnosticsEvery)
+	}
+	if len(cfg.Output.Formats) > 0 {
+		fmt.Fprintf(w, ", snapshots %s", strings.Join(cfg.Output.Formats, "+"))
+	}
+	fmt.Fprintln(w, ")")
+	if cfg.Checkpoint.Every > 0 || cfg.Checkpoint.Final {
+		fmt.Fprintf(w, "checkpoints  %s, every %d steps, final %v, keep %d\n", cfg.Checkpoint.Dir, cfg.Checkpoint.Every, cfg.Checkpoint.Final, cfg.Checkpoint.Keep)
+	}
+	fmt.Fprintf(w, "\n# The resolved config (heat run -c this-file runs it):\n")
+	return toml.NewEncoder(w).Encode(cfg)
+}

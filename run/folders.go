@@ -1,0 +1,100 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"heat/io/config"
+)
+
+// A run's output folder holds one run's results. A new run into a folder
+// that holds another's (its report, diagnostics, snapshots or checkpoints)
+// is refused, unless --overwrite (which first removes them: report.json,
+// diagnostics.csv, snapshots/ and, when they are kept there, checkpoints/)
+// or it restarts that run, which continues in place.
+
+// results are the entries of an output folder that belong to a run.
+var results = []string{"report.json", "diagnostics.csv", "snapshots", "checkpoints"}
+
+// claimFolders checks, before any work, that the run may write where it
+// will: the output folder is free (or overwrite, or inPlace: a restart of
+// the run that wrote it), and the output folder, the checkpoint folder
+// (when checkpoints are due) and the report's folder are writable. Rank
+// 0's job: with remove it also clears the folder for --overwrite.
+func claimFolders(cfg *config.Config, report string, overwrite, inPlace, remove bool) error {
+	out := cfg.Output.Dir
+	if !inPlace {
+		var found []string
+		for _, name := range results {
+			if nonEmpty(filepath.Join(out, name)) {
+				found = append(found, name)
+			}
+		}
+		switch {
+		case len(found) > 0 && !overwrite:
+			return Usagef("output folder %s holds another run's results (%s): give another --out, continue that run with --restart %s, or replace them with --overwrite",
+				out, strings.Join(found, ", "), shellQuote(out))
+		case len(found) > 0 && remove:
+			for _, name := range found {
+				if name == "checkpoints" && filepath.Clean(cfg.Checkpoint.Dir) != filepath.Join(out, "checkpoints") {
+					continue // this run keeps its checkpoints elsewhere
+				}
+				if err := os.RemoveAll(filepath.Join(out, name)); err != nil {
+					return fmt.Errorf("--overwrite: cannot remove the previous run's %s: %w", name, err)
+				}
+			}
+		}
+	}
+	dirs := []struct{ what, dir string }{{"output folder (output.dir)", out}}
+	if cfg.Checkpoint.Every > 0 || cfg.Checkpoint.Final {
+		dirs = append(dirs, struct{ what, dir string }{"checkpoint folder (checkpoint.dir)", cfg.Checkpoint.Dir})
+	}
+	if report != "" {
+		dirs = append(dirs, struct{ what, dir string }{"--report " + report + ": its folder", filepath.Dir(report)})
+	}
+	for _, d := range dirs {
+		if err := writable(d.dir); err != nil {
+			return Usagef("%s %s is not writable: %v", d.what, d.dir, err)
+		}
+	}
+	return nil
+}
+
+// writable creates dir if need be and a file in it, and removes the file.
+func writable(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return pe.Err
+		}
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".heat-probe-*")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return pe.Err
+		}
+		return err
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
+// nonEmpty says whether path is a file, or a folder with entries.
+func nonEmpty(path string) bool {
+	st, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	if !st.IsDir() {
+		return true
+	}
+	entries, err := os.ReadDir(path)
+	return err == nil && len(entries) > 0
+}

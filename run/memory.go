@@ -1,0 +1,147 @@
+package run
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"heat/decomp"
+	"heat/io/config"
+	"heat/solver"
+)
+
+// memory is what a process of the run is estimated to need, by part.
+type memory struct {
+	Fields     int64 // its ranks' fields, levels, halo buffers (solver.Memory)
+	Gather     int64 // the final field gathered onto rank 0 (the fingerprint)
+	Snapshot   int64 // a PNG's plane of pixel sums and its picture
+	Checkpoint int64 // the checkpoint writers' chunk buffers
+	Runtime    int64 // the Go runtime and heat's own code
+}
+
+// runtimeBytes is the resident memory of a heat process before its fields:
+// the runtime, the binary's code and data, the worker goroutines' stacks
+// (measured: 12.5–13 MB for a 64² run).
+const runtimeBytes = 12 << 20
+
+func (m memory) Total() int64 { return m.Fields + m.Gather + m.Snapshot + m.Checkpoint + m.Runtime }
+
+func (m memory) String() string {
+	return fmt.Sprintf("%s (fields %s, final gather %s, snapshot %s, checkpoint buffers %s, runtime %s)",
+		bytesText(m.Total()), bytesText(m.Fields), bytesText(m.Gather), bytesText(m.Snapshot), bytesText(m.Checkpoint), bytesText(m.Runtime))
+}
+
+// estimateMemory is the memory of the process holding ranks (all of them
+// in-process; one under MPI) of a run of cfg, split as g.
+func estimateMemory(cfg *config.Config, spec solver.Spec, g *decomp.Grid, ranks []int) memory {
+	m := memory{Runtime: runtimeBytes}
+	global := int64(8)
+	for _, n := range cfg.Grid.Shape {
+		global *= int64(n)
+	}
+	biggest := int64(0)
+	for _, r := range ranks {
+		m.Fields += solver.Memory(spec, g, r)
+		box := 8 * int64(g.Box(r).Size())
+		biggest = max(biggest, box)
+		if cfg.Output.Fingerprint {
+			if r == 0 {
+				// The gathered field, and a receive buffer per other rank.
+				m.Gather += global + global - box
+			} else {
+				m.Gather += box // its send buffer
+			}
+		}
+	}
+	if len(cfg.Output.Formats) > 0 {
+		px := int64(min(cfg.Output.ImageSize, max(cfg.Grid.Shape[len(cfg.Grid.Shape)-1], cfg.Grid.Shape[len(cfg.Grid.Shape)-2])))
+		// The ranks' pixel sums (8 B a pixel, a plane's worth together),
+		// rank 0's sum of them (several ranks) and its RGBA picture.
+		m.Snapshot = 8*px*px + 4*px*px
+		if g.Size() > 1 && slices.Contains(ranks, 0) {
+			m.Snapshot += 8 * px * px
+		}
+	}
+	if cfg.Checkpoint.Every > 0 || cfg.Checkpoint.Final {
+		// A chunk (about 2 MiB) raw and compressed per writer goroutine.
+		m.Checkpoint = int64(len(ranks)) * int64(spec.Threads) * 2 * (2 << 20)
+	}
+	return m
+}
+
+// available is the memory this process may still use: the host's
+// MemAvailable, or less where a cgroup limit (memory.max, v1
+// memory.limit_in_bytes) leaves less; 0 and "" when unknown.
+func available() (bytes int64, what string) {
+	if v, ok := meminfo("MemAvailable"); ok {
+		bytes, what = v, "MemAvailable in /proc/meminfo"
+	}
+	for _, c := range []struct{ limit, usage string }{
+		{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
+		{"/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"},
+	} {
+		limit, ok1 := readInt(c.limit)
+		usage, ok2 := readInt(c.usage)
+		if ok1 && ok2 && limit < 1<<60 && (bytes == 0 || limit-usage < bytes) {
+			bytes, what = limit-usage, "the cgroup's limit ("+c.limit+") less its usage"
+		}
+	}
+	return bytes, what
+}
+
+func meminfo(key string) (int64, bool) {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok || k != key {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		return n << 10, err == nil
+	}
+	return 0, false
+}
+
+func readInt(path string) (int64, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	return n, err == nil
+}
+
+// peakRSS is the process's peak resident memory (VmHWM), 0 if unknown.
+func peakRSS() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n << 10
+		}
+	}
+	return 0
+}
+
+func bytesText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
+}

@@ -1,0 +1,42 @@
+package solver
+
+import (
+	"heat/decomp"
+)
+
+// Memory is the bytes rank r of a run of spec on grid g allocates for its
+// fields: u and v (or the multigrid levels' u, b and scratch, each level a
+// quarter (2D) or an eighth (3D) of the one above), the source, the halo
+// buffers and the temporal-blocking rings. A run checks it against the
+// memory there before allocating anything.
+func Memory(spec Spec, g *decomp.Grid, r int) int64 {
+	lay := decomp.NewLayout(g.Box(r), spec.Ghost)
+	cells := int64(lay.Len())
+	nd := len(spec.Shape)
+	var fields float64
+	if spec.usesMG() {
+		// u, b and tmp on every level; the levels shrink geometrically.
+		shrink := 1.0 / float64(int(1)<<nd)
+		fields = 3 / (1 - shrink)
+		if spec.Equation == Heat && spec.Source != nil {
+			fields++
+		}
+	} else {
+		fields = 2
+		if spec.Source != nil {
+			fields++
+		}
+	}
+	bytes := int64(fields * float64(8*cells))
+	// Halo buffers: a send and a receive buffer per face, Ghost deep.
+	for a := range nd {
+		face := int64(spec.Ghost) * cells / int64(lay.Padded[a])
+		bytes += 2 * 2 * 8 * face
+	}
+	if spec.Ghost > 1 && !spec.usesMG() {
+		// Per worker: four slabs (a row in 2D, a plane in 3D) per step of
+		// a block but the last.
+		bytes += int64(spec.Threads) * int64(spec.Ghost-1) * 4 * 8 * int64(lay.Stride[0])
+	}
+	return bytes
+}
