@@ -1,28 +1,47 @@
 package run
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"log/slog"
+	"math"
 	"os"
+	"strings"
+	"sync"
 	"time"
 )
 
-// progress reports a run's advance on stderr: a line redrawn in place when
-// stderr is a terminal, otherwise a log line every tenth of the run.
-type progress struct {
-	w       io.Writer
-	tty     bool
-	quiet   bool
-	poisson bool
-	from    int // step the run started at
-	total   int
-	start   time.Time
-	last    time.Time
-	tenth   int
+// logger prints a run's log lines on stderr: events (a checkpoint written,
+// a restart), warnings, and progress. On a terminal the lines are plain
+// ("heat: …") and progress is one line redrawn in place; off a terminal (a
+// batch job's log) every line is a log/slog text record with a timestamp
+// (time=… level=… msg=…), easy to grep and to parse. TERM=dumb or NO_COLOR
+// redraw with a carriage return only, without escape codes.
+type logger struct {
+	mu    sync.Mutex
+	w     io.Writer
+	tty   bool
+	plain bool // no escape codes
+	quiet bool
+	sl    *slog.Logger
+	drawn int // length of the progress line on screen, 0 if none
 }
 
-func newProgress(w io.Writer, quiet, poisson bool, from, total int) *progress {
-	return &progress{w: w, tty: isTerminal(w), quiet: quiet, poisson: poisson, from: from, total: total, start: time.Now()}
+func newLogger(w io.Writer, quiet bool) *logger {
+	l := &logger{w: w, tty: isTerminal(w), quiet: quiet,
+		plain: os.Getenv("TERM") == "dumb" || os.Getenv("NO_COLOR") != ""}
+	if l.tty {
+		l.sl = terminalLogger(l)
+	} else {
+		l.sl = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				a.Value = slog.StringValue(a.Value.Time().UTC().Format("2006-01-02T15:04:05.000Z"))
+			}
+			return a
+		}}))
+	}
+	return l
 }
 
 func isTerminal(w io.Writer) bool {
@@ -34,58 +53,170 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// log prints an event, unless quiet.
+func (l *logger) log(format string, args ...any) {
+	if !l.quiet {
+		l.sl.Info(fmt.Sprintf(format, args...))
+	}
+}
+
+// warn prints a warning even when quiet.
+func (l *logger) warn(format string, args ...any) { l.sl.Warn(fmt.Sprintf(format, args...)) }
+
+// progress prints a progress record: redrawn in place on a terminal.
+func (l *logger) progress(line string, attrs ...any) {
+	if l.tty {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		pad := ""
+		if l.plain && l.drawn > len(line) {
+			pad = strings.Repeat(" ", l.drawn-len(line))
+		}
+		fmt.Fprintf(l.w, "\r%s%s%s", l.erase(), line, pad)
+		l.drawn = max(1, len(line))
+		return
+	}
+	l.sl.Info("progress", attrs...)
+}
+
+// done ends a redrawn progress line.
+func (l *logger) done() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.drawn > 0 {
+		fmt.Fprintln(l.w)
+		l.drawn = 0
+	}
+}
+
+func (l *logger) erase() string {
+	if l.plain {
+		return ""
+	}
+	return "\033[K"
+}
+
+func terminalLogger(l *logger) *slog.Logger { return slog.New(&plainHandler{l: l}) }
+
+// plainHandler writes "heat: msg" (warnings "heat: warning: msg") on a
+// terminal, below a redrawn progress line.
+type plainHandler struct{ l *logger }
+
+func (h *plainHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *plainHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *plainHandler) WithGroup(string) slog.Handler            { return h }
+func (h *plainHandler) Handle(_ context.Context, r slog.Record) error {
+	l := h.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.drawn > 0 {
+		fmt.Fprint(l.w, "\r", l.erase())
+		if l.plain {
+			fmt.Fprint(l.w, strings.Repeat(" ", l.drawn), "\r")
+		}
+		l.drawn = 0
+	}
+	prefix := "heat: "
+	if r.Level >= slog.LevelWarn {
+		prefix = "heat: warning: "
+	}
+	_, err := fmt.Fprintln(l.w, prefix+r.Message)
+	return err
+}
+
+// progress follows a run's checks: a line redrawn every 200 ms on a
+// terminal; off a terminal a line every `every` (output.progress_every)
+// and at every tenth of the run. The rate is smoothed over the checks
+// (the first steps pay the page faults and the caches' warm-up), and a
+// Poisson run's ETA comes from its convergence rate, not its cap.
+type progress struct {
+	log       *logger
+	poisson   bool
+	tolerance float64
+	from      int
+	total     int
+	every     time.Duration
+
+	start, last, lastLine time.Time
+	lastStep              int
+	tenth                 int
+	rate                  float64 // steps (iterations) a second, smoothed
+	samples               int     // intervals in rate
+	lastRes               float64
+	logFactor             float64 // log of the residual's factor an iteration, smoothed
+}
+
+func newProgress(l *logger, poisson bool, tolerance float64, from, total int, every time.Duration) *progress {
+	now := time.Now()
+	return &progress{log: l, poisson: poisson, tolerance: tolerance, from: from, total: total, every: every,
+		start: now, last: now, lastLine: now, lastStep: from, tenth: 10 * from / max(1, total)}
+}
+
+// smoothing is the weight of the newest interval in the smoothed rate.
+const smoothing = 0.3
+
 func (p *progress) check(step int, residual float64) {
-	if p.quiet || p.total <= 0 {
+	if p.log.quiet || p.total <= 0 {
 		return
 	}
 	now := time.Now()
-	tenth := 10 * step / p.total
-	if p.tty {
-		if now.Sub(p.last) < 200*time.Millisecond && step < p.total {
-			return
+	if dt := now.Sub(p.last).Seconds(); dt > 0 && step > p.lastStep {
+		r := float64(step-p.lastStep) / dt
+		if p.rate == 0 {
+			p.rate = r
+		} else {
+			p.rate = smoothing*r + (1-smoothing)*p.rate
 		}
-	} else if tenth == p.tenth && step < p.total {
+		p.samples++
+	}
+	if p.poisson && residual > 0 && p.lastRes > 0 && step > p.lastStep {
+		f := math.Log(residual/p.lastRes) / float64(step-p.lastStep)
+		if p.logFactor == 0 {
+			p.logFactor = f
+		} else {
+			p.logFactor = smoothing*f + (1-smoothing)*p.logFactor
+		}
+	}
+	p.last, p.lastStep, p.lastRes = now, step, residual
+	tenth := 10 * step / p.total
+	due := step >= p.total || tenth > p.tenth
+	if p.log.tty {
+		due = due || now.Sub(p.lastLine) >= 200*time.Millisecond
+	} else {
+		due = due || now.Sub(p.lastLine) >= p.every
+	}
+	if !due {
 		return
 	}
-	p.last, p.tenth = now, tenth
-	el := now.Sub(p.start).Seconds()
-	rate := float64(step-p.from) / el
-	line := fmt.Sprintf("step %d/%d (%3.0f%%)  %.0f steps/s", step, p.total, 100*float64(step)/float64(p.total), rate)
-	if rate > 0 && step < p.total {
-		line += fmt.Sprintf("  ETA %s", (time.Duration(float64(p.total-step) / rate * 1e9)).Round(100*time.Millisecond))
+	p.tenth, p.lastLine = tenth, now
+	pct := 100 * float64(step) / float64(p.total)
+	line := fmt.Sprintf("step %d/%d (%3.0f%%)  %.0f steps/s", step, p.total, pct, p.rate)
+	attrs := []any{"step", step, "of", p.total, "pct", math.Round(pct*10) / 10, "steps_per_s", math.Round(p.rate*10) / 10}
+	if eta, ok := p.eta(step, residual); ok {
+		line += "  ETA " + eta.String()
+		attrs = append(attrs, "eta", eta.String())
 	}
 	if p.poisson {
 		line += fmt.Sprintf("  residual %.3e", residual)
+		attrs = append(attrs, "residual", residual)
 	}
-	if p.tty {
-		fmt.Fprintf(p.w, "\r\033[K%s", line)
-	} else {
-		fmt.Fprintln(p.w, line)
-	}
+	p.log.progress(line, attrs...)
 }
 
-// done ends the redrawn line.
-func (p *progress) done() {
-	if p.tty && !p.quiet && !p.last.IsZero() {
-		fmt.Fprintln(p.w)
+// eta is the time left: the steps left at the smoothed rate; for Poisson
+// the iterations its convergence rate needs to reach the tolerance (at
+// most the cap).
+func (p *progress) eta(step int, residual float64) (time.Duration, bool) {
+	// None until the rate has settled: a second in, or three intervals.
+	if p.rate <= 0 || step >= p.total || time.Since(p.start) < time.Second && p.samples < 3 {
+		return 0, false
 	}
-}
-
-// log prints a line of its own (not redrawn), unless quiet.
-func (p *progress) log(format string, args ...any) {
-	if p.quiet {
-		return
+	left := float64(p.total - step)
+	if p.poisson {
+		if !(p.logFactor < 0) || !(residual > p.tolerance) {
+			return 0, false
+		}
+		left = min(left, math.Ceil(math.Log(p.tolerance/residual)/p.logFactor))
 	}
-	if p.tty {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
-	fmt.Fprintf(p.w, format+"\n", args...)
-}
-
-// warn prints a line of its own even when quiet.
-func (p *progress) warn(format string, args ...any) {
-	if p.tty {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
-	fmt.Fprintf(p.w, "heat: warning: "+format+"\n", args...)
+	return time.Duration(left / p.rate * float64(time.Second)).Round(100 * time.Millisecond), true
 }

@@ -139,7 +139,7 @@ func restore(c comm.Comm, s *solver.Solver, j *job) error {
 			if c.Rank() == 0 {
 				j.lastGood = ck.Path()
 				j.rep.Restart = &report.Restart{Path: ck.Path(), Step: m.Step, ReadS: time.Since(t0).Seconds()}
-				j.prog.log("restarted from %s (step %d, read in %.2f s)", ck.Path(), m.Step, j.rep.Restart.ReadS)
+				j.log.log("restarted from %s (step %d, read in %.2f s)", ck.Path(), m.Step, j.rep.Restart.ReadS)
 			}
 			return nil
 		}
@@ -151,7 +151,7 @@ func restore(c comm.Comm, s *solver.Solver, j *job) error {
 			return UsageError{fmt.Errorf("cannot restart from %s: %w", ck.Path(), err)}
 		}
 		if c.Rank() == 0 {
-			j.prog.warn("checkpoint %s is damaged (%v); falling back to %s", ck.Path(), err, j.restarts[i+1].Path())
+			j.log.warn("checkpoint %s is damaged (%v); falling back to %s", ck.Path(), err, j.restarts[i+1].Path())
 		}
 	}
 	return nil
@@ -176,14 +176,14 @@ func writeCheckpoint(c comm.Comm, s *solver.Solver, j *job) error {
 			return fmt.Errorf("checkpoint at step %d failed: %w (last good checkpoint: %s)", s.Step(), err, orNone(j.lastGood))
 		}
 		if c.Rank() == 0 {
-			j.prog.warn("checkpoint at step %d failed, continuing (checkpoint.continue_on_error): %v", s.Step(), err)
+			j.log.warn("checkpoint at step %d failed, continuing (checkpoint.continue_on_error): %v", s.Step(), err)
 		}
 		return nil
 	}
 	if c.Rank() == 0 {
 		j.lastGood = info.Path
 		j.rep.Checkpoints = append(j.rep.Checkpoints, report.Checkpoint{Step: info.Step, Path: info.Path, Bytes: info.Bytes, WriteS: info.WriteS})
-		j.prog.log("checkpoint step %d: %s (%.1f MB in %.2f s)", info.Step, info.Path, float64(info.Bytes)/1e6, info.WriteS)
+		j.log.log("checkpoint step %d: %s (%.1f MB in %.2f s)", info.Step, info.Path, float64(info.Bytes)/1e6, info.WriteS)
 	}
 	return nil
 }

@@ -89,7 +89,7 @@ func Run(ctx context.Context, opt Options) error {
 	} else {
 		runErr = runRank(ctx, c, j)
 	}
-	j.prog.done()
+	j.log.done()
 	if err := j.out.close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("output: %w", err)
 	}
@@ -140,7 +140,7 @@ func Run(ctx context.Context, opt Options) error {
 			if final == nil {
 				return err
 			}
-			j.prog.warn("%v", err)
+			j.log.warn("%v", err)
 		}
 	}
 	if !j.quiet && (final == nil || stopped) {
@@ -208,7 +208,8 @@ func prepare(opt Options, stdout, stderr io.Writer, c comm.Comm) (*job, error) {
 		flags.WorldSize = c.Size()
 		transport = "mpi"
 	}
-	warn := func(format string, args ...any) { fmt.Fprintf(stderr, "heat: warning: "+format+"\n", args...) }
+	log := newLogger(stderr, opt.Quiet || (c != nil && c.Rank() != 0))
+	warn := log.warn
 	var (
 		cfg      *config.Config
 		restarts []*checkpoint.Checkpoint
@@ -299,7 +300,9 @@ func prepare(opt Options, stdout, stderr io.Writer, c comm.Comm) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
-	j.prog = newProgress(stderr, j.quiet, spec.Equation == solver.Poisson, from, cfg.Run.Steps)
+	j.log = log
+	j.prog = newProgress(log, spec.Equation == solver.Poisson, cfg.Run.Tolerance, from, cfg.Run.Steps,
+		time.Duration(cfg.Output.ProgressEvery*float64(time.Second)))
 	return j, nil
 }
 
@@ -312,6 +315,7 @@ type job struct {
 	quiet      bool           // no progress and no summary (-q, or not rank 0)
 	spec       solver.Spec
 	rep        *report.Report
+	log        *logger
 	prog       *progress
 	restarts   []*checkpoint.Checkpoint // candidates, newest first; nil = fresh start
 	fallback   bool                     // --restart latest: try older candidates if one is bad
@@ -487,10 +491,10 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 			rep.PerRank[r], hosts[r] = rec.Rank, rec.Host
 		}
 		rep.Hosts = mergeHosts(hosts)
-		rep.Straggler = report.Slowest(rep.PerRank)
+		rep.Straggler = report.Slowest(rep.PerRank, wall.Seconds())
 		if st := rep.Straggler; st != nil && st.ExcessPct > report.StragglerWarnPct && wall > time.Second {
-			j.prog.warn("rank %d was the slowest: %.0f%% over the median rank's compute time (%s); see per_rank in the report",
-				st.Rank, st.ExcessPct, map[string]string{"compute": "its own compute", "waiting": "waiting for messages"}[st.Cause])
+			j.log.warn("rank %d was the slowest: the others waited %.2f s for it, %.0f%% of the run (%s); see per_rank in the report",
+				st.Rank, st.ExcessS, st.ExcessPct, map[string]string{"compute": "its own compute", "waiting": "waiting for messages"}[st.Cause])
 		}
 	}
 	return runErr

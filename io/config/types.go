@@ -117,6 +117,7 @@ type Output struct {
 	VTKFloat32       bool      `toml:"vtk_float32" json:"vtk_float32"`             // vti values as Float32 instead of the field's Float64
 	VTKCompress      bool      `toml:"vtk_compress" json:"vtk_compress"`           // zlib-compress vti data
 	DiagnosticsEvery int       `toml:"diagnostics_every" json:"diagnostics_every"` // steps between diagnostics.csv rows; 0 = none
+	ProgressEvery    float64   `toml:"progress_every" json:"progress_every"`       // off a terminal: seconds between progress lines (also one at every 10%)
 }
 
 // Checkpoint is when and how the run saves restartable state.

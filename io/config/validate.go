@@ -368,6 +368,8 @@ func (k *checker) output() *Error {
 		return k.bad("output.snapshot_every", "must be >= 0 (got %d)", o.SnapshotEvery)
 	case o.DiagnosticsEvery < 0:
 		return k.bad("output.diagnostics_every", "must be >= 0 (got %d)", o.DiagnosticsEvery)
+	case !(o.ProgressEvery >= 0) || math.IsInf(o.ProgressEvery, 0):
+		return k.bad("output.progress_every", "must be >= 0 seconds and finite (got %s)", formatFloat(o.ProgressEvery))
 	case o.ImageSize < 16:
 		return k.bad("output.image_size", "must be at least 16 pixels (got %d)", o.ImageSize)
 	}

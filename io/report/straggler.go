@@ -13,8 +13,11 @@ type Straggler struct {
 	// the median of that over all ranks.
 	BusyS   float64 `json:"busy_s"`
 	MedianS float64 `json:"median_s"`
-	// ExcessPct is how much longer than the median the rank computed, in
-	// percent of the median compute time: the time the others waited for it.
+	// ExcessS is how much longer than the median rank it computed (or
+	// waited): the time the others waited for it; ExcessPct is that in
+	// percent of the run's wall time (at most 100, however many ranks: a
+	// median near zero, as with thousands of tiny boxes, cannot inflate it).
+	ExcessS   float64 `json:"excess_s"`
 	ExcessPct float64 `json:"excess_pct"`
 	// Cause is "compute" when the rank's own work made it slow (more cells,
 	// a slower core, a noisy neighbour) and "waiting" when it waited longer
@@ -22,15 +25,15 @@ type Straggler struct {
 	Cause string `json:"cause"`
 }
 
-// StragglerWarnPct is the excess (percent over the median compute time)
-// above which heat run warns about its slowest rank.
-const StragglerWarnPct = 20
+// StragglerWarnPct is the excess (percent of the wall time) above which
+// heat run warns about its slowest rank.
+const StragglerWarnPct = 10
 
 // Slowest finds the straggler of a run from its per-rank times: the rank
 // with the most compute time, its excess over the median, and whether its
 // compute or its waiting (halo and reductions) stands out more against the
-// median rank. Nil for fewer than two ranks.
-func Slowest(ranks []Rank) *Straggler {
+// median rank; wall is the run's wall time. Nil for fewer than two ranks.
+func Slowest(ranks []Rank, wall float64) *Straggler {
 	if len(ranks) < 2 {
 		return nil
 	}
@@ -46,10 +49,7 @@ func Slowest(ranks []Rank) *Straggler {
 		}
 	}
 	mc, mw, mb := median(compute), median(wait), median(busy)
-	s := &Straggler{Rank: ranks[slow].Rank, BusyS: busy[slow], MedianS: mb, Cause: "compute"}
-	if mc > 0 {
-		s.ExcessPct = 100 * (compute[slow] - mc) / mc
-	}
+	s := &Straggler{Rank: ranks[slow].Rank, BusyS: busy[slow], MedianS: mb, Cause: "compute", ExcessS: compute[slow] - mc}
 	// The rank that waited longest beyond the median, if that beats the
 	// compute excess, is what held the run up.
 	w := 0
@@ -59,10 +59,10 @@ func Slowest(ranks []Rank) *Straggler {
 		}
 	}
 	if wait[w]-mw > compute[slow]-mc {
-		s.Rank, s.BusyS, s.Cause = ranks[w].Rank, busy[w], "waiting"
-		if mc > 0 {
-			s.ExcessPct = 100 * (wait[w] - mw) / mc
-		}
+		s.Rank, s.BusyS, s.Cause, s.ExcessS = ranks[w].Rank, busy[w], "waiting", wait[w]-mw
+	}
+	if wall > 0 {
+		s.ExcessPct = min(100, 100*s.ExcessS/wall)
 	}
 	return s
 }
