@@ -166,7 +166,7 @@ func (o *outputs) png(c comm.Comm, s *solver.Solver, path string) error {
 			return err
 		}
 	}
-	plane, ny, nx, label, lo, hi, err := coarsePlane(c, s, o.cfg.Output.Slice, o.cfg.Output.ImageSize, &o.bufs[c.Rank()])
+	plane, ny, nx, label, lo, hi, err := coarsePlane(c, viewOf(s), o.cfg.Output.Slice, o.cfg.Output.ImageSize, &o.bufs[c.Rank()])
 	if err != nil || c.Rank() != 0 {
 		return err
 	}
@@ -189,6 +189,19 @@ func (o *outputs) png(c comm.Comm, s *solver.Solver, path string) error {
 	return nil
 }
 
+// fieldView is one rank's box of a field as the plane averaging reads it:
+// the grid's split, the box's layout and values, the threads to use.
+type fieldView struct {
+	grid    *decomp.Grid
+	lay     decomp.Layout
+	u       []float64
+	threads int
+}
+
+func viewOf(s *solver.Solver) fieldView {
+	return fieldView{grid: s.Grid(), lay: s.Layout(), u: s.Field(), threads: s.Threads()}
+}
+
 // coarsePlane is the plane of the field a PNG shows, already box-averaged
 // to at most maxPixels a side, on rank 0, with the plane's finite min and
 // max. Each rank sums its own cells into the pixels its box covers and
@@ -198,8 +211,8 @@ func (o *outputs) png(c comm.Comm, s *solver.Solver, path string) error {
 // Pixels average finite cells only. A cell that is NaN or ±Inf is rare, so
 // instead of a count per pixel (as many numbers again, and fresh pages cost
 // here more than the arithmetic) a part lists the pixels that skipped cells.
-func coarsePlane(c comm.Comm, s *solver.Solver, spec string, maxPixels int, bufs *planeBufs) (plane []float64, ny, nx int, label string, lo, hi float64, err error) {
-	shape := s.Grid().Shape
+func coarsePlane(c comm.Comm, s fieldView, spec string, maxPixels int, bufs *planeBufs) (plane []float64, ny, nx int, label string, lo, hi float64, err error) {
+	shape := s.grid.Shape
 	// The plane's axes (py slower, px faster) and, in 3D, the cut.
 	py, px, cut, at := 0, 1, -1, 0
 	if len(shape) == 3 {
@@ -250,7 +263,7 @@ func coarsePlane(c comm.Comm, s *solver.Solver, spec string, maxPixels int, bufs
 		for r := range c.Size() {
 			p := mine
 			if r > 0 {
-				b := s.Grid().Box(r)
+				b := s.grid.Box(r)
 				y0, y1, x0, x1 := pixelSpan(b, py, f), pixelSpanHi(b, py, f), pixelSpan(b, px, f), pixelSpanHi(b, px, f)
 				n := partHeader
 				if cut < 0 || (at >= b.Lo[cut] && at < b.Hi[cut]) {
@@ -349,8 +362,8 @@ func pixelSpanHi(b decomp.Box, a, f int) int { return (b.Hi[a] + f - 1) / f }
 // and the sums of the finite cells of each pixel its box covers, plus the
 // list (pixel, cells skipped) of pixels where cells were NaN or ±Inf. A box
 // the plane misses sends the header alone.
-func planePart(s *solver.Solver, py, px, cut, at, f int, bufs *planeBufs) (part, skips []float64) {
-	lay := s.Layout()
+func planePart(s fieldView, py, px, cut, at, f int, bufs *planeBufs) (part, skips []float64) {
+	lay := s.lay
 	box := lay.Box
 	y0, y1, x0, x1 := pixelSpan(box, py, f), pixelSpanHi(box, py, f), pixelSpan(box, px, f), pixelSpanHi(box, px, f)
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -370,11 +383,11 @@ func planePart(s *solver.Solver, py, px, cut, at, f int, bufs *planeBufs) (part,
 			base += g * lay.Stride[a]
 		}
 	}
-	u := s.Field()
+	u := s.u
 	sy, sx := lay.Stride[py], lay.Stride[px]
 	// The rank's threads take whole pixel rows each, so no two write the
 	// same sums.
-	threads := max(1, s.Threads())
+	threads := max(1, s.threads)
 	los, his := make([]float64, threads), make([]float64, threads)
 	lists := make([][]float64, threads)
 	var wg sync.WaitGroup

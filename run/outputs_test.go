@@ -49,7 +49,7 @@ func TestCoarsePlaneMatchesGatheredField(t *testing.T) {
 						}
 					}
 				}
-				plane, cy, cx, _, lo, hi, err := coarsePlane(c, s, spec, 7, new(planeBufs))
+				plane, cy, cx, _, lo, hi, err := coarsePlane(c, viewOf(s), spec, 7, new(planeBufs))
 				if err != nil {
 					return err
 				}

@@ -28,13 +28,13 @@ func BenchmarkSnapshotPNG(b *testing.B) {
 		}
 		defer s.Close()
 		var bufs planeBufs
-		plane, ny, nx, _, lo, hi, err := coarsePlane(c, s, "", cfg.Output.ImageSize, &bufs)
+		plane, ny, nx, _, lo, hi, err := coarsePlane(c, viewOf(s), "", cfg.Output.ImageSize, &bufs)
 		if err != nil {
 			return err
 		}
 		b.Run("part=average", func(b *testing.B) {
 			for b.Loop() {
-				if _, _, _, _, _, _, err := coarsePlane(c, s, "", cfg.Output.ImageSize, &bufs); err != nil {
+				if _, _, _, _, _, _, err := coarsePlane(c, viewOf(s), "", cfg.Output.ImageSize, &bufs); err != nil {
 					b.Fatal(err)
 				}
 			}

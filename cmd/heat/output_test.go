@@ -130,3 +130,23 @@ func TestRenderCheckpoint(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Contains(t, stderr, "z=99")
 }
+
+// heat render and a run's snapshots draw with one averaging routine: the
+// render of the final checkpoint is the final snapshot, byte for byte, for
+// a field downsampled 3× (on 3 ranks) and one that is not.
+func TestRenderEqualsSnapshot(t *testing.T) {
+	for _, c := range []struct{ shape, size string }{{"[90,60]", "30"}, {"[24,20]", "64"}} {
+		out := t.TempDir()
+		code, _, stderr := heat(t, "run", "-q", "--set", "grid.shape="+c.shape, "--set", "initial.kind=random", "--steps", "5", "--ranks", "3",
+			"--out", out, "--set", "checkpoint.final=true", "--set", "output.image_size="+c.size)
+		require.Equal(t, 0, code, stderr)
+		img := filepath.Join(out, "r.png")
+		code, _, stderr = heat(t, "render", out, "-o", img, "--size", c.size)
+		require.Equal(t, 0, code, stderr)
+		snap, err := os.ReadFile(filepath.Join(out, "snapshots", "u-00000005.png"))
+		require.NoError(t, err)
+		drawn, err := os.ReadFile(img)
+		require.NoError(t, err)
+		require.Equal(t, snap, drawn, c.shape)
+	}
+}
