@@ -37,4 +37,3 @@ run's output folder, its checkpoints folder or latest file, or one checkpoint
 	fs.IntVar(&o.Size, "size", heatmap.DefaultMaxPixels, "longest side of the field in pixels (larger fields are downsampled)")
 	return cmd
 }
-
