@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"heat/decomp"
+	"heat/io/heatmap"
 	"heat/multigrid"
+	"heat/solver"
 )
 
 // Limits of the accepted values.
@@ -25,9 +27,9 @@ const (
 var (
 	equationKinds = []string{Heat, Poisson}
 	solverKinds   = []string{"multigrid", "jacobi"}
-	schemeKinds   = []string{"explicit", "backward-euler", "crank-nicolson"}
-	smootherKinds = []string{"chebyshev", "jacobi", "rbgs"}
-	cycleKinds    = []string{"f", "w", "v", "fmg"}
+	schemeKinds   = solver.Schemes
+	smootherKinds = multigrid.Smoothers
+	cycleKinds    = append(slices.Clone(multigrid.Cycles), "fmg")
 	interpKinds   = []string{"linear", "constant"}
 	boundaryKinds = []string{Dirichlet, Neumann, Periodic}
 	initialKinds  = []string{"constant", "hotspot", "gaussian", "sine", "random"}
@@ -383,8 +385,8 @@ func (k *checker) output() *Error {
 		}
 		seen[f] = true
 	}
-	if !slices.Contains([]string{"viridis", "inferno", "coolwarm"}, o.Cmap) {
-		return k.bad("output.cmap", "unknown colour map %q (known: viridis, inferno, coolwarm)", o.Cmap)
+	if !slices.Contains(heatmap.Cmaps(), o.Cmap) {
+		return k.bad("output.cmap", "unknown colour map %q (known: %s)", o.Cmap, strings.Join(heatmap.Cmaps(), ", "))
 	}
 	if len(o.Range) != 0 && (len(o.Range) != 2 || !(o.Range[0] < o.Range[1]) || isNaNInf(o.Range[0]) || isNaNInf(o.Range[1])) {
 		return k.bad("output.range", "must be empty or [min, max] with min < max (got %v)", o.Range)
@@ -395,28 +397,15 @@ func (k *checker) output() *Error {
 	return nil
 }
 
-// checkSlice validates a plane of a 3D grid: "AXIS=mid", "AXIS=INDEX" or
-// "AXIS=FRACTION" (a number with a point, 0 to 1). It returns the problem.
+// checkSlice validates a plane of a 3D grid as heatmap reads it ("z=mid",
+// "y=10", "x=0.25"); a 2D run has no plane to cut, so only the syntax
+// counts. It returns the problem.
 func checkSlice(spec string, shape []int) string {
-	axis, at, ok := strings.Cut(spec, "=")
-	names := map[string]int{"z": 0, "y": 1, "x": 2}
-	a, known := names[axis]
-	if !ok || !known {
-		return fmt.Sprintf("%q: want AXIS=mid, AXIS=INDEX or AXIS=FRACTION with AXIS one of z, y, x", spec)
+	if len(shape) != 3 {
+		shape = []int{math.MaxInt32, math.MaxInt32, math.MaxInt32}
 	}
-	if len(shape) != 3 || at == "mid" {
-		return ""
-	}
-	if strings.Contains(at, ".") {
-		f, err := strconv.ParseFloat(at, 64)
-		if err != nil || f < 0 || f > 1 {
-			return fmt.Sprintf("%q: a fraction must be from 0 to 1", spec)
-		}
-		return ""
-	}
-	i, err := strconv.Atoi(at)
-	if err != nil || i < 0 || i >= shape[a] {
-		return fmt.Sprintf("%q: index must be from 0 to %d along %s", spec, shape[a]-1, axis)
+	if _, _, _, err := heatmap.ParseSlice(spec, shape); err != nil {
+		return strings.TrimPrefix(err.Error(), "heatmap: slice ")
 	}
 	return ""
 }
