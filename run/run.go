@@ -330,8 +330,8 @@ type rankRecord struct {
 	Host report.Host
 }
 
-// runRank is one rank's whole run: restore, solve with checkpoints on
-// schedule, then gather the report's figures on rank 0.
+// runRank is one rank's whole run: restore, solve with checkpoints and
+// outputs on schedule, then gather the report's figures on rank 0.
 func runRank(ctx context.Context, c comm.Comm, j *job) error {
 	spec := j.spec
 	if c.Rank() == 0 {
@@ -352,45 +352,50 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 	if err := c.Barrier(); err != nil {
 		return err
 	}
-	t0 := time.Now()
-	from := s.Step()
-	var ckptTime, outTime time.Duration
-	cp, out := j.cfg.Checkpoint, j.cfg.Output
-	// output writes what is due at the current step (always at the end).
-	lastDiag, lastSnap := -1, -1
-	output := func(end bool) error {
-		t := time.Now()
-		defer func() { outTime += time.Since(t) }()
-		step := s.Step()
-		if out.DiagnosticsEvery > 0 && (step%out.DiagnosticsEvery == 0 || end) && step != lastDiag {
-			lastDiag = step
-			if err := j.out.diagnostics(c, s); err != nil {
-				return fmt.Errorf("diagnostics at step %d: %w", step, err)
-			}
-		}
-		if (end || (out.SnapshotEvery > 0 && step%out.SnapshotEvery == 0)) && step != lastSnap {
-			lastSnap = step
-			if err := j.out.snapshot(c, s); err != nil {
-				return fmt.Errorf("snapshot at step %d: %w", step, err)
-			}
-		}
-		return nil
+	r := &rankRun{c: c, s: s, j: j, start: time.Now(), from: s.Step(), lastDiag: -1, lastSnap: -1}
+	runErr := r.loop(ctx)
+	if runErr != nil && !errors.Is(runErr, solver.ErrStopped) {
+		return runErr
 	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	if err := r.report(time.Since(r.start)); err != nil {
+		return err
+	}
+	return runErr
+}
+
+// rankRun is one rank's run in progress: what it has done and spent.
+type rankRun struct {
+	c                  comm.Comm
+	s                  *solver.Solver
+	j                  *job
+	start              time.Time
+	from               int // the step it started from
+	ckptTime, outTime  time.Duration
+	lastDiag, lastSnap int // the steps of the last outputs
+}
+
+// loop advances the solver from one scheduled event (a checkpoint, a
+// snapshot, a diagnostics row) to the next until the run is done, stopped
+// (solver.ErrStopped, after the stop's checkpoint) or failed.
+func (r *rankRun) loop(ctx context.Context) error {
+	c, s, j := r.c, r.s, r.j
+	cp, out := j.cfg.Checkpoint, j.cfg.Output
 	if j.restarts == nil {
-		if err := output(false); err != nil {
+		if err := r.output(false); err != nil {
 			return err
 		}
 	}
-	var runErr error
 	for {
-		// Run to the next step where something is due.
-		target := spec.Steps
+		target := j.spec.Steps
 		for _, every := range []int{cp.Every, out.SnapshotEvery, out.DiagnosticsEvery} {
 			if every > 0 {
 				target = min(target, (s.Step()/every+1)*every)
 			}
 		}
-		runErr = s.RunTo(ctx, target)
+		runErr := s.RunTo(ctx, target)
 		if c.Rank() == 0 {
 			j.rep.Steps, j.rep.SimTime, j.rep.Residual = s.Step(), s.SimTime(), report.Float(s.Residual())
 		}
@@ -407,14 +412,14 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 			return fmt.Errorf("%w (last good checkpoint: %s)", runErr, orNone(j.lastGood))
 		}
 		end := stopped || s.Done()
-		if err := output(end); err != nil {
+		if err := r.output(end); err != nil {
 			return err
 		}
-		scheduled := cp.Every > 0 && s.Step()%cp.Every == 0 && s.Step() > from
+		scheduled := cp.Every > 0 && s.Step()%cp.Every == 0 && s.Step() > r.from
 		if stopped || scheduled || (s.Done() && cp.Final) {
 			t := time.Now()
 			err := writeCheckpoint(c, s, j)
-			ckptTime += time.Since(t)
+			r.ckptTime += time.Since(t)
 			if err != nil {
 				return err
 			}
@@ -423,14 +428,36 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 			}
 		}
 		if end {
-			break
+			return runErr
 		}
 	}
-	if err := c.Barrier(); err != nil {
-		return err
-	}
-	wall := time.Since(t0)
+}
 
+// output writes what is due at the current step (always at the end).
+func (r *rankRun) output(end bool) error {
+	t := time.Now()
+	defer func() { r.outTime += time.Since(t) }()
+	out, step := r.j.cfg.Output, r.s.Step()
+	if out.DiagnosticsEvery > 0 && (step%out.DiagnosticsEvery == 0 || end) && step != r.lastDiag {
+		r.lastDiag = step
+		if err := r.j.out.diagnostics(r.c, r.s); err != nil {
+			return fmt.Errorf("diagnostics at step %d: %w", step, err)
+		}
+	}
+	if (end || (out.SnapshotEvery > 0 && step%out.SnapshotEvery == 0)) && step != r.lastSnap {
+		r.lastSnap = step
+		if err := r.j.out.snapshot(r.c, r.s); err != nil {
+			return fmt.Errorf("snapshot at step %d: %w", step, err)
+		}
+	}
+	return nil
+}
+
+// report gathers every rank's figures on rank 0 and fills the report: the
+// field's summary, the solver's account, per-rank times, the straggler.
+// Collective.
+func (r *rankRun) report(wall time.Duration) error {
+	c, s, j := r.c, r.s, r.j
 	field, err := summarise(c, s, j.cfg.Output.Fingerprint)
 	if err != nil {
 		return err
@@ -451,53 +478,49 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 		Rank: c.Rank(), Host: host, Coords: s.Grid().Coords(c.Rank()),
 		Offset: lay.Box.Lo, Shape: lay.N, Threads: s.Threads(), CPUs: affinity(),
 		ComputeS: st.Compute.Seconds(), HaloWaitS: st.HaloWait.Seconds(), ReduceS: st.Reduce.Seconds(),
-		CheckpointS: ckptTime.Seconds(), OutputS: outTime.Seconds(),
+		CheckpointS: r.ckptTime.Seconds(), OutputS: r.outTime.Seconds(),
 		MessagesSent: st.Messages, BytesSent: st.Bytes, Collectives: st.Checks,
 	}, Host: hostRecord()})
 	if err != nil {
 		return err
 	}
 	parts, err := c.Gatherv(mine, 0)
-	if err != nil {
+	if err != nil || c.Rank() != 0 {
 		return err
 	}
-	if c.Rank() == 0 {
-		rep := j.rep
-		rep.Dims = s.Grid().Dims
-		rep.Steps = s.Step()
-		rep.SimTime = s.SimTime()
-		rep.Residual = report.Float(s.Residual())
-		if spec.Equation == solver.Poisson {
-			conv := s.Converged()
-			rep.Converged = &conv
-		}
-		rep.WallS = wall.Seconds()
-		cells := 1
-		for _, n := range spec.Shape {
-			cells *= n
-		}
-		if compute := (wall - ckptTime - outTime).Seconds(); compute > 0 {
-			rep.MUpdatesPS = float64(cells) * float64(s.Step()-from) / compute / 1e6
-		}
-		rep.Field = field
-		rep.Solver = solverReport(s, c.Size(), discErr)
-		rep.PerRank = make([]report.Rank, len(parts))
-		hosts := make([]report.Host, len(parts))
-		for r, p := range parts {
-			var rec rankRecord
-			if err := json.Unmarshal(p, &rec); err != nil {
-				return fmt.Errorf("rank %d's report: %w", r, err)
-			}
-			rep.PerRank[r], hosts[r] = rec.Rank, rec.Host
-		}
-		rep.Hosts = mergeHosts(hosts)
-		rep.Straggler = report.Slowest(rep.PerRank, wall.Seconds())
-		if st := rep.Straggler; st != nil && st.ExcessPct > report.StragglerWarnPct && wall > time.Second {
-			j.log.warn("rank %d was the slowest: the others waited %.2f s for it, %.0f%% of the run (%s); see per_rank in the report",
-				st.Rank, st.ExcessS, st.ExcessPct, map[string]string{"compute": "its own compute", "waiting": "waiting for messages"}[st.Cause])
-		}
+	rep := j.rep
+	rep.Dims = s.Grid().Dims
+	rep.Steps, rep.SimTime, rep.Residual = s.Step(), s.SimTime(), report.Float(s.Residual())
+	if j.spec.Equation == solver.Poisson {
+		conv := s.Converged()
+		rep.Converged = &conv
 	}
-	return runErr
+	rep.WallS = wall.Seconds()
+	cells := 1
+	for _, n := range j.spec.Shape {
+		cells *= n
+	}
+	if compute := (wall - r.ckptTime - r.outTime).Seconds(); compute > 0 {
+		rep.MUpdatesPS = float64(cells) * float64(s.Step()-r.from) / compute / 1e6
+	}
+	rep.Field = field
+	rep.Solver = solverReport(s, c.Size(), discErr)
+	rep.PerRank = make([]report.Rank, len(parts))
+	hosts := make([]report.Host, len(parts))
+	for i, p := range parts {
+		var rec rankRecord
+		if err := json.Unmarshal(p, &rec); err != nil {
+			return fmt.Errorf("rank %d's report: %w", i, err)
+		}
+		rep.PerRank[i], hosts[i] = rec.Rank, rec.Host
+	}
+	rep.Hosts = mergeHosts(hosts)
+	rep.Straggler = report.Slowest(rep.PerRank, wall.Seconds())
+	if st := rep.Straggler; st != nil && st.ExcessPct > report.StragglerWarnPct && wall > time.Second {
+		j.log.warn("rank %d was the slowest: the others waited %.2f s for it, %.0f%% of the run (%s); see per_rank in the report",
+			st.Rank, st.ExcessS, st.ExcessPct, map[string]string{"compute": "its own compute", "waiting": "waiting for messages"}[st.Cause])
+	}
+	return nil
 }
 
 func orNone(path string) string {

@@ -99,7 +99,8 @@ func TestExamplesBitForBitAcrossSplits(t *testing.T) {
 	}
 }
 
-// Bad input exits 2 with a message that names the key, value or file.
+// Bad input exits 2 with a message that names the key, value or file, and
+// the binary prints no stack trace.
 func TestBadInputExitsTwo(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {
@@ -145,7 +146,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		if args[0] == "run" {
 			args = append(slices.Clone(args), "--out", filepath.Join(dir, fmt.Sprint("out", i)))
 		}
-		code, _, stderr := heat(t, args...)
+		code, stderr := asBinary(t, args...)
 		require.Equal(t, 2, code, "%v: %s", c.args, stderr)
 		for _, w := range c.want {
 			require.Contains(t, stderr, w, "%v", c.args)
