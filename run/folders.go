@@ -23,14 +23,16 @@ var results = []string{"report.json", "diagnostics.csv", "snapshots", "checkpoin
 // claimFolders checks, before any work, that the run may write where it
 // will: the output folder is free (or overwrite, or inPlace: a restart of
 // the run that wrote it), and the output folder, the checkpoint folder
-// (when checkpoints are due) and the report's folder are writable. Rank
-// 0's job: with remove it also clears the folder for --overwrite.
-func claimFolders(cfg *config.Config, report string, overwrite, inPlace, remove bool) error {
+// (when checkpoints are due) and the report's folder are writable. The
+// folder's results are rank 0's to judge and clear (--overwrite): under MPI
+// the other ranks only probe, or they might see what rank 0 has just begun
+// to write.
+func claimFolders(cfg *config.Config, report string, overwrite, inPlace, rank0 bool) error {
 	out := cfg.Output.Dir
-	if !inPlace {
+	if !inPlace && rank0 {
 		var found []string
 		for _, name := range results {
-			if nonEmpty(filepath.Join(out, name)) {
+			if holds(filepath.Join(out, name), name == "snapshots") {
 				found = append(found, name)
 			}
 		}
@@ -38,7 +40,7 @@ func claimFolders(cfg *config.Config, report string, overwrite, inPlace, remove 
 		case len(found) > 0 && !overwrite:
 			return Usagef("output folder %s holds another run's results (%s): give another --out, continue that run with --restart %s, or replace them with --overwrite",
 				out, strings.Join(found, ", "), shellQuote(out))
-		case len(found) > 0 && remove:
+		case len(found) > 0:
 			for _, name := range found {
 				if name == "checkpoints" && filepath.Clean(cfg.Checkpoint.Dir) != filepath.Join(out, "checkpoints") {
 					continue // this run keeps its checkpoints elsewhere
@@ -86,8 +88,10 @@ func writable(dir string) error {
 	return os.Remove(name)
 }
 
-// nonEmpty says whether path is a file, or a folder with entries.
-func nonEmpty(path string) bool {
+// holds says whether path is a file, or a folder with entries (with
+// files only: with a file of its own, as a folder of snapshots has — its
+// PNGs, its .pvd — whatever else it holds).
+func holds(path string, files bool) bool {
 	st, err := os.Stat(path)
 	if err != nil {
 		return false
@@ -96,5 +100,13 @@ func nonEmpty(path string) bool {
 		return true
 	}
 	entries, err := os.ReadDir(path)
-	return err == nil && len(entries) > 0
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if !files || e.Type().IsRegular() {
+			return true
+		}
+	}
+	return false
 }
