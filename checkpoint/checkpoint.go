@@ -44,7 +44,7 @@ import (
 
 // Format is the version of heat's layout inside the Zarr group (the
 // attributes.heat object). Open refuses any other version.
-const Format = 1
+const Format = 2
 
 // Sentinel errors; match them with errors.Is. Returned errors wrap them with
 // a message that names the checkpoint file or chunk at fault.
@@ -122,6 +122,8 @@ type FS interface {
 	// removed in it durable.
 	SyncDir(path string) error
 	ReadDir(path string) ([]os.DirEntry, error)
+	// Size is the size of file path in bytes.
+	Size(path string) (int64, error)
 }
 
 // OS is the FS of the operating system.
@@ -164,6 +166,14 @@ func (OS) ReadFile(path string, buf []byte) ([]byte, error) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return buf, nil
+}
+
+func (OS) Size(path string) (int64, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
 }
 
 func (OS) Rename(oldpath, newpath string) error       { return os.Rename(oldpath, newpath) }

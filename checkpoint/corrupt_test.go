@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -80,7 +81,7 @@ func TestCorruption(t *testing.T) {
 		{
 			name: "unknown format version",
 			damage: func(t *testing.T, dir string) {
-				editGroup(t, dir, func(heat map[string]any) { heat["format"] = 2 })
+				editGroup(t, dir, func(heat map[string]any) { heat["format"] = Format + 1 })
 			},
 			sentinel: ErrIncompatible, file: func(dir string) string { return filepath.Join(dir, "zarr.json") }, open: true,
 		},
@@ -170,12 +171,32 @@ func editGroup(t *testing.T, dir string, f func(heat map[string]any)) {
 	editJSON(t, filepath.Join(dir, "zarr.json"), func(m map[string]any) {
 		f(m["attributes"].(map[string]any)["heat"].(map[string]any))
 	})
+	reseal(t, dir)
 }
 
 // editArray rewrites the array metadata of dir through f.
 func editArray(t *testing.T, dir string, f func(m map[string]any)) {
 	t.Helper()
 	editJSON(t, filepath.Join(dir, "u", "zarr.json"), f)
+	reseal(t, dir)
+}
+
+// reseal seals dir's metadata again after an edit, as a forger who knows
+// the format would: the array document's CRC32-C into the group, the
+// group's own seal. What Open then refuses, it refuses for what the edit
+// says, not for a broken seal.
+func reseal(t *testing.T, dir string) {
+	t.Helper()
+	ab := mustRead(t, filepath.Join(dir, "u", "zarr.json"))
+	group := filepath.Join(dir, "zarr.json")
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(mustRead(t, group), &m))
+	heat := m["attributes"].(map[string]any)["heat"].(map[string]any)
+	heat["array_crc32c"] = fmt.Sprintf("%08x", crc32c(ab))
+	heat["metadata_crc32c"] = sealZero
+	b, err := json.MarshalIndent(m, "", "  ")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(group, seal(b), 0o644))
 }
 
 func editJSON(t *testing.T, file string, f func(m map[string]any)) {

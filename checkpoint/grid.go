@@ -19,6 +19,14 @@ const defaultChunkValues = 1 << 18
 // memory and in what common zstd decoders accept as one frame.
 const maxChunkValues = 1 << 27
 
+// maxChunks and maxValues bound what Open accepts of a checkpoint's
+// metadata before allocating by it: 2^20 chunks (2 TiB of the default 2 MiB
+// chunks) and 2^44 cells (128 TiB).
+const (
+	maxChunks = 1 << 20
+	maxValues = 1 << 44
+)
+
 // DefaultChunk is the chunk shape Write uses when Options.Chunk is empty:
 // about 2^18 values, each axis a like fraction of the grid's, so chunks are
 // shaped like the grid; no axis is longer than the grid's, and a grid of at

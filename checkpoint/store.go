@@ -148,38 +148,52 @@ func writeLatest(fsys FS, root, name string) error {
 // N, step-N.prev holds it, and Resolve returns that. (The next Write puts it
 // back under its name.)
 func Resolve(root string) (string, error) {
-	var skipped []string
+	path, _, err := ResolveSkipping(root)
+	return path, err
+}
+
+// ResolveSkipping is Resolve, with the reason for every checkpoint it
+// passed over on the way (a garbage latest, one whose metadata does not
+// open), newest first, so that callers can say what they fell back past.
+func ResolveSkipping(root string) (path string, skipped []error, err error) {
 	name, err := Latest(root)
 	if err != nil {
-		skipped = append(skipped, err.Error())
+		skipped = append(skipped, err)
 	} else if name != "" {
 		path := filepath.Join(root, name)
 		_, err := Open(path)
 		if err == nil {
-			return path, nil
+			return path, nil, nil
 		}
-		skipped = append(skipped, err.Error())
 		if _, serr := os.Stat(path); errors.Is(serr, fs.ErrNotExist) {
 			if _, err := Open(path + prevSuffix); err == nil {
-				return path + prevSuffix, nil
+				return path + prevSuffix, nil, nil
 			}
 		}
+		skipped = append(skipped, fmt.Errorf("latest names %s, which does not open: %w", name, err))
 	}
 	names, err := List(root)
 	if err != nil {
-		return "", err
+		return "", skipped, err
 	}
-	for _, n := range names {
+	for _, n := range names { // newest first
 		path := filepath.Join(root, n)
+		if n == name {
+			continue // tried above
+		}
 		_, err := Open(path)
 		if err == nil {
-			return path, nil
+			return path, skipped, nil
 		}
-		skipped = append(skipped, err.Error())
+		skipped = append(skipped, err)
 	}
 	msg := fmt.Sprintf("checkpoint: no complete checkpoint in %s", root)
 	if len(skipped) > 0 {
-		msg += " (skipped: " + strings.Join(skipped, "; ") + ")"
+		var why []string
+		for _, e := range skipped {
+			why = append(why, e.Error())
+		}
+		msg += " (skipped: " + strings.Join(why, "; ") + ")"
 	}
-	return "", fmt.Errorf("%s: %w", msg, fs.ErrNotExist)
+	return "", skipped, fmt.Errorf("%s: %w", msg, fs.ErrNotExist)
 }

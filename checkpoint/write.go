@@ -257,7 +257,7 @@ func (w *writer) preparePartial() error {
 	if len(w.meta.Config) > 0 && !json.Valid(w.meta.Config) {
 		return errors.New("the config to store is not valid JSON")
 	}
-	if _, err := encodeGroup(w.meta, nil); err != nil {
+	if _, err := encodeGroup(w.meta, nil, nil); err != nil {
 		return fmt.Errorf("the solver state cannot be stored: %w", err)
 	}
 	if err := w.recoverSetAside(); err != nil {
@@ -608,7 +608,7 @@ func (w *writer) commit(sums map[string]chunkSum) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	groupDoc, err := encodeGroup(w.meta, sums)
+	groupDoc, err := encodeGroup(w.meta, sums, arrayDoc)
 	if err != nil {
 		return 0, err
 	}

@@ -62,6 +62,61 @@ type heatAttrs struct {
 	Config json.RawMessage     `json:"config"`
 	Chunks map[string]chunkSum `json:"chunks"`
 	Extra  map[string]any      `json:"extra"`
+	// ArrayCRC is the CRC32-C of the array's zarr.json (8 hex digits), and
+	// MetaCRC seals the group's own document (seal).
+	ArrayCRC string `json:"array_crc32c"`
+	MetaCRC  string `json:"metadata_crc32c"`
+}
+
+// The seal: attributes.heat.metadata_crc32c holds the CRC32-C of the whole
+// group document as written with those 8 hex digits zeroed. With the array
+// document's CRC32-C inside it, every byte of both metadata files is
+// covered: a flipped bit anywhere, the digits included, is refused before
+// anything of the document is believed.
+const (
+	sealKey  = `"metadata_crc32c": "`
+	sealZero = "00000000"
+)
+
+// seal fills the zeroed metadata_crc32c of doc in place.
+func seal(doc []byte) []byte {
+	i := bytes.Index(doc, []byte(sealKey+sealZero+`"`))
+	if i < 0 || bytes.Count(doc, []byte(sealKey)) != 1 {
+		panic("checkpoint: the group document has no single metadata_crc32c to seal") // encodeGroup writes one
+	}
+	copy(doc[i+len(sealKey):], fmt.Sprintf("%08x", crc32c(doc)))
+	return doc
+}
+
+// checkSeal refuses a group document whose seal is missing, malformed or
+// wrong.
+func checkSeal(doc []byte) error {
+	if n := bytes.Count(doc, []byte(sealKey)); n != 1 {
+		return fmt.Errorf("has %d metadata_crc32c seals, want 1: %w", n, ErrChecksum)
+	}
+	i := bytes.Index(doc, []byte(sealKey)) + len(sealKey)
+	if i+9 > len(doc) || doc[i+8] != '"' {
+		return fmt.Errorf("metadata_crc32c is not 8 hex digits: %w", ErrChecksum)
+	}
+	want, err := parseHex32(string(doc[i : i+8]))
+	if err != nil {
+		return fmt.Errorf("metadata_crc32c %q: %v: %w", doc[i:i+8], err, ErrChecksum)
+	}
+	zeroed := slices.Clone(doc)
+	copy(zeroed[i:], sealZero)
+	if got := crc32c(zeroed); got != want {
+		return fmt.Errorf("damaged: its CRC32-C is %08x, its seal says %08x: %w", got, want, ErrChecksum)
+	}
+	return nil
+}
+
+// parseHex32 parses 8 lower-case hex digits, as Write writes them.
+func parseHex32(s string) (uint32, error) {
+	if len(s) != 8 || strings.Trim(s, "0123456789abcdef") != "" {
+		return 0, errors.New("want 8 lower-case hex digits")
+	}
+	v, err := strconv.ParseUint(s, 16, 32)
+	return uint32(v), err
 }
 
 // groupDoc is the group metadata document that Write stores.
@@ -99,8 +154,9 @@ func encodeArray(shape, chunk []int, level int) ([]byte, error) {
 	return marshal(doc)
 }
 
-// encodeGroup is the group metadata document of a checkpoint.
-func encodeGroup(meta Meta, sums map[string]chunkSum) ([]byte, error) {
+// encodeGroup is the sealed group metadata document of a checkpoint whose
+// array document is arrayDoc.
+func encodeGroup(meta Meta, sums map[string]chunkSum, arrayDoc []byte) ([]byte, error) {
 	var doc groupDoc
 	doc.ZarrFormat = 3
 	doc.NodeType = "group"
@@ -121,7 +177,13 @@ func encodeGroup(meta Meta, sums map[string]chunkSum) ([]byte, error) {
 	if h.Extra == nil {
 		h.Extra = map[string]any{}
 	}
-	return marshal(doc)
+	h.ArrayCRC = fmt.Sprintf("%08x", crc32c(arrayDoc))
+	h.MetaCRC = sealZero
+	b, err := marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	return seal(b), nil
 }
 
 // marshal is v as indented JSON ending in a newline; Zarr readers do not
@@ -232,18 +294,61 @@ func openFS(fsys FS, path string) (*Checkpoint, error) {
 		return nil, err
 	}
 	ck.metaSize = int64(len(gb) + len(ab))
+	// Nothing of either document is believed before the seal holds.
+	if err := checkSeal(gb); err != nil {
+		return nil, fmt.Errorf("checkpoint: %s: %w", groupFile, err)
+	}
+	var sums struct {
+		Attributes struct {
+			Heat struct {
+				Format   int    `json:"format"`
+				ArrayCRC string `json:"array_crc32c"`
+				Config   struct {
+					Grid struct {
+						Shape []int `json:"shape"`
+					} `json:"grid"`
+				} `json:"config"`
+			} `json:"heat"`
+		} `json:"attributes"`
+	}
+	if err := json.Unmarshal(gb, &sums); err != nil {
+		return nil, fmt.Errorf("checkpoint: %s: damaged, not valid JSON (%v): %w", groupFile, err, ErrChecksum)
+	}
+	if f := sums.Attributes.Heat.Format; f != Format {
+		return nil, fmt.Errorf("checkpoint: %s: %w", groupFile, incompatible("format version %d, this heat reads version %d", f, Format))
+	}
+	if want, err := parseHex32(sums.Attributes.Heat.ArrayCRC); err != nil || crc32c(ab) != want {
+		return nil, fmt.Errorf("checkpoint: %s: damaged: its CRC32-C is %08x, the group records %q: %w", arrayFile, crc32c(ab), sums.Attributes.Heat.ArrayCRC, ErrChecksum)
+	}
 	if err := ck.parseArray(ab); err != nil {
 		return nil, fmt.Errorf("checkpoint: %s: %w", arrayFile, err)
 	}
+	// The array is the run's grid, as its config says.
+	if want := sums.Attributes.Heat.Config.Grid.Shape; want != nil && !slices.Equal(want, ck.grid.shape) {
+		return nil, fmt.Errorf("checkpoint: %s: shape %v, but the run's config (in %s) has grid.shape %v: %w", arrayFile, ck.grid.shape, groupFile, want, ErrIncompatible)
+	}
+	ck.keys = ck.grid.keys()
 	if err := ck.parseGroup(gb); err != nil {
 		return nil, fmt.Errorf("checkpoint: %s: %w", groupFile, err)
+	}
+	// The folder's name is the step's.
+	name := strings.TrimSuffix(filepath.Base(path), prevSuffix)
+	if step, ok := parseName(name); !ok || step != ck.meta.Step {
+		return nil, fmt.Errorf("checkpoint: %s records step %d, but its folder is %s: %w", groupFile, ck.meta.Step, name, ErrChecksum)
 	}
 	return ck, nil
 }
 
+// maxMetaBytes bounds a metadata file: the group's lists a checksum per
+// chunk, some 60 bytes each, for at most maxChunks chunks.
+const maxMetaBytes = 128 << 20
+
 // readMeta reads a metadata file; a missing one makes the checkpoint
-// incomplete.
+// incomplete, one larger than any heat writes damaged.
 func readMeta(fsys FS, file string) ([]byte, error) {
+	if size, err := fsys.Size(file); err == nil && size > maxMetaBytes {
+		return nil, fmt.Errorf("checkpoint: %s is %d bytes, more than any metadata heat writes (%d): %w", file, size, maxMetaBytes, ErrChecksum)
+	}
 	b, err := fsys.ReadFile(file, nil)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("checkpoint: %s is missing: %w", file, ErrIncomplete)
@@ -356,6 +461,16 @@ func (ck *Checkpoint) parseArray(b []byte) error {
 			return incompatible("chunk_shape %v has more than %d values", chunk, maxChunkValues)
 		}
 	}
+	// Bounds before anything is sized by them: the chunk count (each has a
+	// key and a checksum in memory), the field's size.
+	chunks, values := 1, 1
+	for a, n := range shape {
+		chunks *= (n + chunk[a] - 1) / chunk[a]
+		values *= n
+		if chunks > maxChunks || values > maxValues {
+			return incompatible("shape %v in chunks of %v: more than %d chunks or %d values, more than heat writes", shape, chunk, maxChunks, maxValues)
+		}
+	}
 
 	name, cfg, _, err = extension(m["chunk_key_encoding"])
 	if err != nil || name != "default" {
@@ -402,7 +517,6 @@ func (ck *Checkpoint) parseArray(b []byte) error {
 		return err
 	}
 	ck.grid = newChunkGrid(shape, chunk)
-	ck.keys = ck.grid.keys()
 	return nil
 }
 

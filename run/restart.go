@@ -41,7 +41,10 @@ func resolveRestart(flags *config.Flags, arg string, warn func(format string, ar
 	paths := []string{one}
 	if one == "" {
 		fallback = true
-		newest, err := checkpoint.Resolve(root)
+		newest, skipped, err := checkpoint.ResolveSkipping(root)
+		for _, e := range skipped {
+			warn("--restart %s: skipping: %v", arg, e)
+		}
 		if err != nil {
 			return nil, nil, false, "", UsageError{fmt.Errorf("--restart %s: %w", arg, err)}
 		}
@@ -50,11 +53,17 @@ func resolveRestart(flags *config.Flags, arg string, warn func(format string, ar
 			return nil, nil, false, "", UsageError{fmt.Errorf("--restart %s: %w", arg, err)}
 		}
 		paths = []string{newest}
-		for i := len(names) - 1; i >= 0; i-- {
-			if p := filepath.Join(root, names[i]); filepath.Clean(p) != filepath.Clean(newest) {
-				paths = append(paths, p)
+		// The older ones, to fall back to: those listed (newest first)
+		// after the one Resolve chose.
+		var older []string
+		for _, n := range names {
+			if p := filepath.Join(root, n); filepath.Clean(p) == filepath.Clean(newest) {
+				older = older[:0]
+			} else {
+				older = append(older, p)
 			}
 		}
+		paths = append(paths, older...)
 	}
 	for _, p := range paths {
 		ck, err := checkpoint.Open(p)
@@ -146,12 +155,13 @@ func restore(c comm.Comm, s *solver.Solver, j *job) error {
 		if errors.Is(err, comm.ErrAborted) {
 			return err
 		}
-		damaged := errors.Is(err, checkpoint.ErrChecksum) || errors.Is(err, checkpoint.ErrIncomplete)
-		if !j.fallback || !damaged || i == len(j.restarts)-1 {
+		// Any checkpoint that does not load is passed over (when a folder of
+		// them was named), always with a warning naming it and why.
+		if !j.fallback || i == len(j.restarts)-1 {
 			return UsageError{fmt.Errorf("cannot restart from %s: %w", ck.Path(), err)}
 		}
 		if c.Rank() == 0 {
-			j.log.warn("checkpoint %s is damaged (%v); falling back to %s", ck.Path(), err, j.restarts[i+1].Path())
+			j.log.warn("checkpoint %s does not load (%v); falling back to %s", ck.Path(), err, j.restarts[i+1].Path())
 		}
 	}
 	return nil
@@ -193,14 +203,22 @@ func writeCheckpoint(c comm.Comm, s *solver.Solver, j *job) error {
 // folder or its latest file (the newest complete checkpoint there); or a
 // run's output folder (its checkpoints folder's newest).
 func CheckpointPath(p string) (string, error) {
+	path, _, err := ResolveCheckpoint(p)
+	return path, err
+}
+
+// ResolveCheckpoint is CheckpointPath, with what it passed over on the way
+// to a folder's newest loadable checkpoint (a garbage latest, one whose
+// metadata does not open).
+func ResolveCheckpoint(p string) (path string, skipped []error, err error) {
 	root, one, err := checkpointRoot(p)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if one != "" {
-		return one, nil
+		return one, nil, nil
 	}
-	return checkpoint.Resolve(root)
+	return checkpoint.ResolveSkipping(root)
 }
 
 // checkpointRoot tells what p names: one checkpoint (one), or a folder of

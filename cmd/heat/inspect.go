@@ -26,7 +26,7 @@ size and checksum, exiting 1 naming each bad one.`,
   heat inspect heat-out/checkpoints/step-00000500 --verify --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: body(func(cmd *cobra.Command, args []string) error {
-			return inspect(args[0], verify, asJSON, cmd.OutOrStdout())
+			return inspect(args[0], verify, asJSON, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		}),
 	}
 	cmd.Flags().BoolVar(&verify, "verify", false, "check every chunk's checksum and contents; exit 1 naming each bad one")
@@ -52,10 +52,17 @@ type inspection struct {
 }
 
 // inspect prints checkpoint arg's metadata to stdout.
-func inspect(arg string, verify, asJSON bool, stdout io.Writer) error {
-	path, err := run.CheckpointPath(arg)
+func inspect(arg string, verify, asJSON bool, stdout, stderr io.Writer) error {
+	path, skipped, err := run.ResolveCheckpoint(arg)
 	if err != nil {
 		return run.UsageError{Err: fmt.Errorf("inspect: %w", err)}
+	}
+	// What the folder's latest should have been, if it was passed over:
+	// the checkpoint shown is another.
+	var passed []string
+	for _, e := range skipped {
+		passed = append(passed, e.Error())
+		fmt.Fprintf(stderr, "heat: warning: inspect %s: passed over: %v\n", arg, e)
 	}
 	ck, err := checkpoint.Open(path)
 	if err != nil {
@@ -72,6 +79,9 @@ func inspect(arg string, verify, asJSON bool, stdout io.Writer) error {
 		in.Chunks *= (n + in.Chunk[a] - 1) / in.Chunk[a]
 	}
 	if verify {
+		// A folder whose latest names a bad checkpoint fails the
+		// verification, whatever the older one shown holds.
+		in.Problems = append(in.Problems, passed...)
 		for _, e := range checkpoint.Verify(path) {
 			in.Problems = append(in.Problems, e.Error())
 		}

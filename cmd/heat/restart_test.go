@@ -202,3 +202,72 @@ func TestInspectPrintsMetadata(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Contains(t, stderr, "nope")
 }
+
+// --restart of a run falls back past every kind of damage to its newest
+// checkpoint, always with a warning naming what it passed over and why;
+// inspect --verify of the folder fails when latest names a bad one.
+func TestRestartFallsBackPastAnyDamage(t *testing.T) {
+	p := restartProblems[0]
+	chunk := func(dir string) string { return filepath.Join(dir, "u", "c", "1", "1") }
+	group := func(dir string) string { return filepath.Join(dir, "zarr.json") }
+	for _, c := range []struct {
+		name   string
+		damage func(t *testing.T, dir string)
+		from   int // the step the restart continues from
+	}{
+		{"chunk flipped", func(t *testing.T, dir string) { flipByte(t, chunk(dir)) }, 10},
+		{"chunk truncated", func(t *testing.T, dir string) { truncate(t, chunk(dir)) }, 10},
+		{"chunk deleted", func(t *testing.T, dir string) { require.NoError(t, os.Remove(chunk(dir))) }, 10},
+		{"chunk made a directory", func(t *testing.T, dir string) {
+			require.NoError(t, os.Remove(chunk(dir)))
+			require.NoError(t, os.Mkdir(chunk(dir), 0o755))
+		}, 10},
+		{"metadata garbage", func(t *testing.T, dir string) {
+			require.NoError(t, os.WriteFile(group(dir), []byte("garbage"), 0o644))
+		}, 10},
+		{"metadata flipped", func(t *testing.T, dir string) { flipByte(t, group(dir)) }, 10},
+		{"metadata truncated", func(t *testing.T, dir string) { truncate(t, group(dir)) }, 10},
+		{"metadata deleted", func(t *testing.T, dir string) { require.NoError(t, os.Remove(group(dir))) }, 10},
+		{"latest garbage", func(t *testing.T, dir string) {
+			require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(dir), "latest"), []byte("garbage\n"), 0o644))
+		}, 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := t.TempDir()
+			code, _, stderr := heat(t, args(p, "--steps", "20", "--out", out, "--set", "checkpoint.every=10", "--set", "checkpoint.chunk=[10,10]")...)
+			require.Equal(t, 0, code, stderr)
+			newest := filepath.Join(out, "checkpoints", "step-00000020")
+			c.damage(t, newest)
+
+			code, stdout, stderr := heat(t, "inspect", out, "--verify")
+			require.Equal(t, 1, code, "inspect --verify of the damaged folder fails: %s%s", stdout, stderr)
+
+			code, _, stderr = heat(t, "run", "-q", "--restart", out, "--steps", "30")
+			require.Equal(t, 0, code, stderr)
+			r := readReport(t, filepath.Join(out, "report.json"))
+			require.Equal(t, c.from, r.Restart.Step)
+			require.Equal(t, 30, r.Steps)
+			require.Contains(t, stderr, "level=WARN")
+			if c.from == 20 {
+				require.Contains(t, stderr, "latest")
+			} else {
+				require.Contains(t, stderr, "step-00000020", "the warning names the checkpoint passed over")
+			}
+		})
+	}
+}
+
+func flipByte(t *testing.T, file string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	b[len(b)/2] ^= 0x10
+	require.NoError(t, os.WriteFile(file, b, 0o644))
+}
+
+func truncate(t *testing.T, file string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(file, b[:len(b)/2], 0o644))
+}
