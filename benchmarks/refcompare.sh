@@ -27,8 +27,8 @@ printf '%-4s %10s %14s %14s\n' rep C heat_1x$t heat_${t}x1
 cs=() h1=() h2=()
 for r in $(seq "$reps"); do
 	c=$(OMP_NUM_THREADS=$t OMP_PROC_BIND=close OMP_PLACES=cores "$tmp/ref/jacobi" "$n" 0 "$steps" "$dims" | sed -n 's/.* mups=\([0-9.]*\).*/\1/p')
-	"$tmp/heat" run --set "grid.shape=[$shape]" --steps "$steps" --ranks 1 --threads "$t" --out "$tmp/a" -q --set output.fingerprint=false
-	"$tmp/heat" run --set "grid.shape=[$shape]" --steps "$steps" --ranks "$t" --threads 1 --out "$tmp/b" -q --set output.fingerprint=false
+	"$tmp/heat" run --set "grid.shape=[$shape]" --steps "$steps" --ranks 1 --threads "$t" --out "$tmp/a" --overwrite -q --set output.fingerprint=false
+	"$tmp/heat" run --set "grid.shape=[$shape]" --steps "$steps" --ranks "$t" --threads 1 --out "$tmp/b" --overwrite -q --set output.fingerprint=false
 	a=$(mups "$tmp/a") b=$(mups "$tmp/b")
 	printf '%-4s %10.1f %14.1f %14.1f\n' "$r" "$c" "$a" "$b"
 	cs+=("$c") h1+=("$a") h2+=("$b")
