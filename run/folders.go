@@ -1,13 +1,17 @@
 package run
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"heat/checkpoint"
 	"heat/io/config"
 )
 
@@ -104,9 +108,44 @@ func holds(path string, files bool) bool {
 		return false
 	}
 	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue // a lock, a probe: no results
+		}
 		if !files || e.Type().IsRegular() {
 			return true
 		}
 	}
 	return false
+}
+
+// newRunID is a fresh run's id: 16 random hex digits.
+func newRunID() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return fmt.Sprintf("%016x", time.Now().UnixNano())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// claimCheckpoints takes the checkpoint folder for run runID (continuing
+// run from, "" for a new one): its lock, and no checkpoints of another run
+// in it, whose keep-pruning would otherwise delete one another's.
+func claimCheckpoints(dir, runID, from string) (*checkpoint.Lock, error) {
+	lock, err := checkpoint.LockRoot(dir, runID)
+	if errors.Is(err, checkpoint.ErrLocked) {
+		return nil, Usagef("checkpoint.dir %v; two runs cannot share a checkpoint folder: give this one another checkpoint.dir (or --out)", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	id, err := checkpoint.ForeignWriter(dir, runID, from)
+	if err == nil && id != "" {
+		err = Usagef("checkpoint.dir %s holds the checkpoints of another run (run %s): continue that run with --restart %s, or give this one another checkpoint.dir",
+			dir, id, shellQuote(dir))
+	}
+	if err != nil {
+		lock.Unlock()
+		return nil, err
+	}
+	return lock, nil
 }

@@ -175,7 +175,7 @@ func writeCheckpoint(c comm.Comm, s *solver.Solver, j *job) error {
 	if err != nil {
 		return err
 	}
-	extra := map[string]any{"equation": j.cfg.Equation.Kind, "converged": s.Converged()}
+	extra := map[string]any{"equation": j.cfg.Equation.Kind, "converged": s.Converged(), "run_id": j.runID}
 	if r := s.Residual(); !math.IsNaN(r) && !math.IsInf(r, 0) {
 		extra["residual"] = r
 	}

@@ -71,6 +71,9 @@ func Run(ctx context.Context, opt Options) error {
 		}
 	}
 	j, err := prepare(opt, stdout, stderr, c)
+	if j != nil {
+		defer j.lock.Unlock()
+	}
 	if c != nil {
 		err = agree(opt.World, err)
 	}
@@ -269,9 +272,24 @@ func prepare(opt Options, stdout, stderr io.Writer, c comm.Comm) (*job, error) {
 	if err := claimFolders(cfg, opt.Report, opt.Overwrite, inPlace, rank0); err != nil {
 		return nil, err
 	}
+	// One writer per checkpoint folder: this run's id (a restart keeps the
+	// one of the run it continues), the folder's lock, and no other run's
+	// checkpoints in it.
+	runID, continues := newRunID(), ""
+	if restarts != nil {
+		if id, _ := restarts[0].Meta().Extra["run_id"].(string); id != "" {
+			runID, continues = id, id
+		}
+	}
+	var lock *checkpoint.Lock
+	if rank0 && (cfg.Checkpoint.Every > 0 || cfg.Checkpoint.Final) {
+		if lock, err = claimCheckpoints(cfg.Checkpoint.Dir, runID, continues); err != nil {
+			return nil, err
+		}
+	}
 
 	j := &job{cfg: cfg, given: &given, spec: spec, reportPath: opt.Report, quiet: opt.Quiet || !rank0,
-		restarts: restarts, fallback: fallback}
+		restarts: restarts, fallback: fallback, runID: runID, lock: lock}
 	from := 0
 	if restarts != nil {
 		from = restarts[0].Meta().Step
@@ -311,8 +329,10 @@ func prepare(opt Options, stdout, stderr io.Writer, c comm.Comm) (*job, error) {
 type job struct {
 	cfg        *config.Config // as resolved (threads, time step)
 	given      *config.Config // as given: what checkpoints keep
-	reportPath string         // --report
-	quiet      bool           // no progress and no summary (-q, or not rank 0)
+	runID      string         // this run's id, in its checkpoints and report
+	lock       *checkpoint.Lock
+	reportPath string // --report
+	quiet      bool   // no progress and no summary (-q, or not rank 0)
 	spec       solver.Spec
 	rep        *report.Report
 	log        *logger

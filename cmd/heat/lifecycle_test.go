@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"heat/run"
 )
 
 // asBinary runs this test binary as the heat command, in its own process:
@@ -123,4 +128,44 @@ func TestMemoryEstimateMatchesPeak(t *testing.T) {
 		t.Logf("%v: estimate %.1f MB, %s %.1f MB (ratio %.2f)", sets, float64(r.MemoryEstimate)/1e6, what, float64(peak)/1e6, ratio)
 		require.InDelta(t, 1, ratio, 0.2, "%v", sets)
 	}
+}
+
+// Two runs on one checkpoint.dir: the second exits 2 at start, naming the
+// first (pid, host); the first's checkpoints stay intact. A new run into a
+// folder holding another (finished) run's checkpoints is refused too.
+func TestOneWriterPerCheckpointFolder(t *testing.T) {
+	dir := t.TempDir()
+	shared := filepath.Join(dir, "shared-checkpoints")
+	ck := []string{"--set", `checkpoint.dir="` + shared + `"`, "--set", "checkpoint.every=5", "--set", "grid.shape=[64,64]"}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	first := make(chan error, 1)
+	go func() {
+		var o, e bytes.Buffer
+		first <- cli(ctx, append([]string{"run", "-q", "--steps", "100000000", "--out", filepath.Join(dir, "a")}, ck...), &o, &e)
+	}()
+	// Wait for the first run's first checkpoint.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(shared, "latest")); err == nil {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the first run wrote no checkpoint")
+		time.Sleep(10 * time.Millisecond)
+	}
+	code, _, stderr := heat(t, append([]string{"run", "-q", "--steps", "20", "--out", filepath.Join(dir, "b")}, ck...)...)
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stderr, fmt.Sprintf("pid %d", os.Getpid()))
+	host, _ := os.Hostname()
+	require.Contains(t, stderr, host)
+	cancel(run.SignalError{Sig: os.Interrupt})
+	require.Equal(t, 130, exitCode(<-first))
+
+	code, stdout, stderr := heat(t, "inspect", shared, "--verify")
+	require.Equal(t, 0, code, "the first run's checkpoints are intact: %s%s", stdout, stderr)
+
+	// Finished, its checkpoints still are its own.
+	code, _, stderr = heat(t, append([]string{"run", "-q", "--steps", "20", "--out", filepath.Join(dir, "c")}, ck...)...)
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stderr, "another run")
+	require.Contains(t, stderr, "--restart")
 }

@@ -113,7 +113,7 @@ func TestScheduledCheckpointsAndKeep(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	require.ElementsMatch(t, []string{"step-00000040", "step-00000050", "latest"}, names)
+	require.ElementsMatch(t, []string{"step-00000040", "step-00000050", "latest", ".lock"}, names, "the two newest, latest, and the one-writer lock")
 }
 
 // SIGINT: the ranks agree on a step, write a checkpoint, exit 130 and print

@@ -25,7 +25,10 @@ type Report struct {
 	StopReason string    `json:"stop_reason"`
 	ExitCode   int       `json:"exit_code"`
 	StartedAt  time.Time `json:"started_at"`
-	Command    []string  `json:"command"`
+	// RunID names the run; a restart keeps the id of the run it continues,
+	// and every checkpoint records it.
+	RunID   string   `json:"run_id"`
+	Command []string `json:"command"`
 	// MemoryEstimate is the bytes the run was estimated to need on each
 	// host, checked against the memory there before the run.
 	MemoryEstimate int64 `json:"memory_estimate_bytes"`
