@@ -40,14 +40,63 @@ const tag = comm.TagCheckpoint
 // removing old checkpoints) comes with a valid Info: the checkpoint itself is
 // complete.
 func Write(c comm.Comm, g *decomp.Grid, lay decomp.Layout, u []float64, root string, meta Meta, opt Options) (Info, error) {
+	p, err := Begin(c, g, lay, u, root, meta, opt)
+	if err != nil {
+		return Info{}, err
+	}
+	return p.Finish()
+}
+
+// Pending is a checkpoint Begin started: its chunks being compressed and
+// written in the background, its commit still to come (Finish).
+type Pending struct {
+	w     *writer
+	start time.Time
+	done  chan struct{}
+	notes []chunkNote
+	ioErr error // this rank's first file or encoding error
+	// Blocking is the time Begin took: what the caller waited for.
+	Blocking time.Duration
+}
+
+// Begin is Write's first half, collective like Write: the ranks agree to
+// write, every chunk's parts travel to its writer, which assembles them in
+// memory (a copy of its chunks, about its own box of the field: u is free
+// again when Begin returns), then compresses and writes them in the
+// background. Finish, collective again, waits for that and commits; a
+// failure of the background work surfaces there. One checkpoint in flight
+// at a time: Finish one before the next Begin.
+func Begin(c comm.Comm, g *decomp.Grid, lay decomp.Layout, u []float64, root string, meta Meta, opt Options) (*Pending, error) {
 	start := time.Now()
 	w := &writer{c: c, g: g, lay: lay, u: u, fs: fsOf(opt), opt: opt, meta: meta, root: root}
 	w.meta.Ranks = c.Size()
 	w.name = StepName(meta.Step)
 	w.final = filepath.Join(root, w.name)
 	w.partial = w.final + partialSuffix
-	info, err := w.run()
-	info.WriteS = time.Since(start).Seconds()
+	if err := w.begin(); err != nil {
+		return nil, err
+	}
+	own, cerr := w.exchange()
+	if cerr != nil {
+		w.abandon()
+		return nil, w.fail(cerr)
+	}
+	p := &Pending{w: w, start: start, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.notes, p.ioErr = w.writeOwn(own)
+	}()
+	p.Blocking = time.Since(start)
+	return p, nil
+}
+
+// Finish waits for the background writing and commits the checkpoint:
+// the ranks agree every chunk is on disk, rank 0 writes the metadata,
+// renames the folder and updates latest (see Write). Collective.
+func (p *Pending) Finish() (Info, error) {
+	<-p.done
+	info, err := p.w.commitAll(p.notes, p.ioErr)
+	info.WriteS = time.Since(p.start).Seconds()
 	return info, err
 }
 
@@ -90,39 +139,33 @@ type chunkNote struct {
 	Bytes int    `json:"bytes"`
 }
 
-func (w *writer) run() (Info, error) {
-	rank := w.c.Rank()
-	info := Info{Step: w.meta.Step, Path: w.final, Raw: 8 * int64(prod(w.g.Shape))}
-
-	// Phase 1: check the arguments; rank 0 prepares the .partial directory.
-	// Everyone agrees before any chunk moves.
+// begin is phase 1: check the arguments, rank 0 prepares the .partial
+// directory, and everyone agrees before any chunk moves.
+func (w *writer) begin() error {
 	err := w.prepare()
-	if rank == 0 && err == nil {
+	if w.c.Rank() == 0 && err == nil {
 		err = w.preparePartial()
 	}
 	failed, who, cerr := agree(w.c, err)
-	if cerr != nil {
+	switch {
+	case cerr != nil:
 		w.abandon()
-		return Info{}, w.fail(cerr)
-	}
-	if err != nil {
+		return w.fail(cerr)
+	case err != nil:
 		w.abandon()
-		return Info{}, w.fail(err)
-	}
-	if failed {
+		return w.fail(err)
+	case failed:
 		w.abandon()
-		return Info{}, fmt.Errorf("checkpoint: writing %s: rank %d failed while preparing (its error says why)", w.name, who)
+		return fmt.Errorf("checkpoint: writing %s: rank %d failed while preparing (its error says why)", w.name, who)
 	}
+	return nil
+}
 
-	// Phase 2: move every chunk to its writer, which compresses and writes it.
-	notes, ioErr, cerr := w.writeChunks()
-	if cerr != nil {
-		w.abandon()
-		return Info{}, w.fail(cerr)
-	}
-
-	// Phase 3: rank 0 gathers every rank's chunks, everyone agrees on
-	// success, rank 0 commits (or cleans up) and tells the outcome.
+// commitAll is phase 3: rank 0 gathers every rank's chunks, everyone
+// agrees on success, rank 0 commits (or cleans up) and tells the outcome.
+func (w *writer) commitAll(notes []chunkNote, ioErr error) (Info, error) {
+	rank := w.c.Rank()
+	info := Info{Step: w.meta.Step, Path: w.final, Raw: 8 * int64(prod(w.g.Shape))}
 	rep := report{Chunks: notes}
 	if ioErr != nil {
 		rep.Err = ioErr.Error()
@@ -136,7 +179,7 @@ func (w *writer) run() (Info, error) {
 		w.abandon()
 		return Info{}, w.fail(cerr)
 	}
-	failed, who, cerr = agree(w.c, ioErr)
+	failed, who, cerr := agree(w.c, ioErr)
 	if cerr != nil {
 		w.abandon()
 		return Info{}, w.fail(cerr)
@@ -340,20 +383,20 @@ type ownChunk struct {
 	idx    []int
 	pieces []piece
 	reqs   []comm.Request
+	raw    []byte // the assembled chunk, until written
 }
 
-// writeChunks sends this rank's parts of other ranks' chunks, receives the
-// parts of its own chunks, and compresses and writes those. ioErr is the
-// first file or encoding error (after which the rank still completes every
-// message, writing nothing more); cerr a transport error, after which it
-// gives up.
-func (w *writer) writeChunks() (notes []chunkNote, ioErr, cerr error) {
+// exchange is phase 2's collective half: this rank sends its parts of
+// other ranks' chunks and receives the parts of its own, each chunk then
+// assembled whole (its raw bytes) in memory. Sends go in increasing chunk
+// order, receives are posted in the same order, and one tag serves them all
+// (FIFO per source and tag).
+func (w *writer) exchange() (own []*ownChunk, cerr error) {
 	c, g, cg := w.c, w.g, w.grid
 	rank := c.Rank()
 	my := g.Box(rank)
 	fv := fieldView(w.lay)
 
-	// Post every send first, nonblocking, in increasing chunk order.
 	var sends []comm.Request
 	lo, hi := cg.crossing(my)
 	eachIndex(lo, hi, func(idx []int) {
@@ -376,11 +419,9 @@ func (w *writer) writeChunks() (notes []chunkNote, ioErr, cerr error) {
 		sends = append(sends, req)
 	})
 	if cerr != nil {
-		return nil, nil, cerr
+		return nil, cerr
 	}
 
-	// Post the receives of the chunks this rank writes, in the same order.
-	var own []*ownChunk
 	lo, hi = cg.starting(my)
 	eachIndex(lo, hi, func(idx []int) {
 		if cerr != nil {
@@ -414,10 +455,44 @@ func (w *writer) writeChunks() (notes []chunkNote, ioErr, cerr error) {
 		own = append(own, oc)
 	})
 	if cerr != nil {
-		return nil, nil, cerr
+		return nil, cerr
 	}
+	for _, oc := range own {
+		if err := c.Waitall(oc.reqs); err != nil {
+			return nil, err
+		}
+		w.assemble(oc, fv)
+	}
+	if err := c.Waitall(sends); err != nil {
+		return nil, err
+	}
+	return own, nil
+}
 
-	// Workers assemble, compress and write each chunk once its pieces are in.
+// assemble puts chunk oc together in its raw bytes: this rank's part from
+// the field, the others' from their pieces, the fill value past the
+// array's edge.
+func (w *writer) assemble(oc *ownChunk, fv view) {
+	cg := w.grid
+	full := cg.full(oc.idx)
+	cv := denseView(full)
+	oc.raw = make([]byte, 8*full.Size())
+	if cg.box(oc.idx).Size() < full.Size() {
+		fillNaN(oc.raw)
+	}
+	mine := cg.box(oc.idx).Intersect(w.g.Box(w.c.Rank()))
+	putBox(oc.raw, cv, w.u, fv, mine)
+	for _, p := range oc.pieces {
+		putBox(oc.raw, cv, p.buf, denseView(p.box), p.box)
+	}
+	oc.pieces = nil
+}
+
+// writeOwn is phase 2's local half, which may run in the background: the
+// rank's opt.Workers goroutines compress and write its assembled chunks,
+// then the new directories are fsynced. ioErr is the first file or
+// encoding error.
+func (w *writer) writeOwn(own []*ownChunk) (notes []chunkNote, ioErr error) {
 	notes = make([]chunkNote, len(own))
 	var (
 		mu    sync.Mutex
@@ -429,13 +504,13 @@ func (w *writer) writeChunks() (notes []chunkNote, ioErr, cerr error) {
 	failed := func() bool { mu.Lock(); defer mu.Unlock(); return first != nil }
 	for range max(1, w.opt.Workers) {
 		wg.Go(func() {
-			raw := make([]byte, 8*cg.cells())
 			var frame []byte // the compressed chunk, its storage reused
 			for i := range jobs {
 				if failed() {
 					continue
 				}
-				note, dir, err := w.writeChunk(own[i], raw, &frame, fv, dirs, &mu)
+				note, dir, err := w.writeChunk(own[i], &frame, dirs, &mu)
+				own[i].raw = nil
 				mu.Lock()
 				if err != nil && first == nil {
 					first = err
@@ -448,51 +523,28 @@ func (w *writer) writeChunks() (notes []chunkNote, ioErr, cerr error) {
 			}
 		})
 	}
-	for i, oc := range own {
-		if err := c.Waitall(oc.reqs); err != nil {
-			cerr = err
-			break
-		}
+	for i := range own {
 		jobs <- i
 	}
 	close(jobs)
 	wg.Wait()
-	if cerr != nil {
-		return nil, nil, cerr
-	}
-	if err := c.Waitall(sends); err != nil {
-		return nil, nil, err
-	}
 	if first != nil {
-		return nil, first, nil
+		return nil, first
 	}
 	// Make the new directory entries durable: every directory that holds a
 	// chunk file of this rank, and their parents up to the array.
 	if err := w.syncDirs(dirs); err != nil {
-		return nil, err, nil
+		return nil, err
 	}
-	return notes, nil, nil
+	return notes, nil
 }
 
-// writeChunk assembles chunk oc in raw (8 bytes per value of the full
-// chunk), compresses it into *frame's storage and writes it. dir is the
-// directory it created for the file ("" if another chunk did); dirs and mu
-// guard that set.
-func (w *writer) writeChunk(oc *ownChunk, raw []byte, frame *[]byte, fv view, dirs map[string]bool, mu *sync.Mutex) (note chunkNote, dir string, err error) {
+// writeChunk compresses assembled chunk oc into *frame's storage and
+// writes it. dir is the directory it created for the file ("" if another
+// chunk did); dirs and mu guard that set.
+func (w *writer) writeChunk(oc *ownChunk, frame *[]byte, dirs map[string]bool, mu *sync.Mutex) (note chunkNote, dir string, err error) {
 	cg := w.grid
-	full := cg.full(oc.idx)
-	cv := denseView(full)
-	if cg.box(oc.idx).Size() < full.Size() {
-		// Past the array's edge a chunk holds the fill value; inside it,
-		// the ranks' pieces cover every cell.
-		fillNaN(raw)
-	}
-	mine := cg.box(oc.idx).Intersect(w.g.Box(w.c.Rank()))
-	putBox(raw, cv, w.u, fv, mine)
-	for _, p := range oc.pieces {
-		putBox(raw, cv, p.buf, denseView(p.box), p.box)
-	}
-	data, err := compress(w.level, raw, *frame)
+	data, err := compress(w.level, oc.raw, *frame)
 	if err != nil {
 		return note, "", err
 	}

@@ -66,8 +66,11 @@ func estimateMemory(cfg *config.Config, spec solver.Spec, g *decomp.Grid, ranks 
 		}
 	}
 	if cfg.Checkpoint.Every > 0 || cfg.Checkpoint.Final {
-		// A chunk (about 2 MiB) raw and compressed per writer goroutine.
-		m.Checkpoint = int64(len(ranks)) * int64(spec.Threads) * 2 * (2 << 20)
+		// Each writer's chunks assembled (about its box of the field) and a
+		// compressed chunk (about 2 MiB) per writer goroutine.
+		for _, r := range ranks {
+			m.Checkpoint += 8*int64(g.Box(r).Size()) + int64(spec.Threads)*(2<<20)
+		}
 	}
 	return m
 }

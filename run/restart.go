@@ -167,33 +167,52 @@ func restore(c comm.Comm, s *solver.Solver, j *job) error {
 	return nil
 }
 
-// writeCheckpoint saves the solver's state collectively. A failure ends the
-// run unless checkpoint.continue_on_error; the previous checkpoint survives
-// either way.
-func writeCheckpoint(c comm.Comm, s *solver.Solver, j *job) error {
+// beginCheckpoint starts saving the solver's state collectively
+// (checkpoint.Begin: the field is copied to its writers; compressing and
+// writing go on in the background); finishCheckpoint commits it. A failure
+// ends the run unless checkpoint.continue_on_error; the previous checkpoint
+// survives either way.
+func beginCheckpoint(c comm.Comm, s *solver.Solver, j *job) (*checkpoint.Pending, error) {
 	cfgJSON, err := json.Marshal(j.given)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	extra := map[string]any{"equation": j.cfg.Equation.Kind, "converged": s.Converged(), "run_id": j.runID}
 	if r := s.Residual(); !math.IsNaN(r) && !math.IsInf(r, 0) {
 		extra["residual"] = r
 	}
 	meta := checkpoint.Meta{Step: s.Step(), Time: s.SimTime(), Config: cfgJSON, Extra: extra}
-	info, err := checkpoint.Write(c, s.Grid(), s.Layout(), s.Field(), j.cfg.Checkpoint.Dir, meta, ckptOptions(j.cfg, s.Threads()))
+	p, err := checkpoint.Begin(c, s.Grid(), s.Layout(), s.Field(), j.cfg.Checkpoint.Dir, meta, ckptOptions(j.cfg, s.Threads()))
 	if err != nil {
-		if errors.Is(err, comm.ErrAborted) || !j.cfg.Checkpoint.ContinueOnError {
-			return fmt.Errorf("checkpoint at step %d failed: %w (last good checkpoint: %s)", s.Step(), err, orNone(j.lastGood))
-		}
-		if c.Rank() == 0 {
-			j.log.warn("checkpoint at step %d failed, continuing (checkpoint.continue_on_error): %v", s.Step(), err)
-		}
-		return nil
+		return nil, checkpointFailed(c, j, s.Step(), err)
+	}
+	return p, nil
+}
+
+// finishCheckpoint commits the checkpoint of step p began. Collective.
+func finishCheckpoint(c comm.Comm, j *job, step int, p *checkpoint.Pending) error {
+	info, err := p.Finish()
+	if err != nil {
+		return checkpointFailed(c, j, step, err)
 	}
 	if c.Rank() == 0 {
 		j.lastGood = info.Path
-		j.rep.Checkpoints = append(j.rep.Checkpoints, report.Checkpoint{Step: info.Step, Path: info.Path, Bytes: info.Bytes, WriteS: info.WriteS})
-		j.log.log("checkpoint step %d: %s (%.1f MB in %.2f s)", info.Step, info.Path, float64(info.Bytes)/1e6, info.WriteS)
+		j.rep.Checkpoints = append(j.rep.Checkpoints, report.Checkpoint{Step: info.Step, Path: info.Path, Bytes: info.Bytes,
+			WriteS: info.WriteS, BlockingS: p.Blocking.Seconds()})
+		j.log.log("checkpoint step %d: %s (%.1f MB in %.2f s, %.2f s of it blocking the run)", info.Step, info.Path,
+			float64(info.Bytes)/1e6, info.WriteS, p.Blocking.Seconds())
+	}
+	return nil
+}
+
+// checkpointFailed is the run's error for the checkpoint of step that
+// failed, or nil (with a warning) under checkpoint.continue_on_error.
+func checkpointFailed(c comm.Comm, j *job, step int, err error) error {
+	if errors.Is(err, comm.ErrAborted) || !j.cfg.Checkpoint.ContinueOnError {
+		return fmt.Errorf("checkpoint at step %d failed: %w (last good checkpoint: %s)", step, err, orNone(j.lastGood))
+	}
+	if c.Rank() == 0 {
+		j.log.warn("checkpoint at step %d failed, continuing (checkpoint.continue_on_error): %v", step, err)
 	}
 	return nil
 }

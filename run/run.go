@@ -395,6 +395,42 @@ type rankRun struct {
 	from               int // the step it started from
 	ckptTime, outTime  time.Duration
 	lastDiag, lastSnap int // the steps of the last outputs
+	// pending is the checkpoint being written in the background (at most
+	// one), of step pendingStep.
+	pending     *checkpoint.Pending
+	pendingStep int
+}
+
+// checkpoint saves the solver's state: the one in flight committed first,
+// then this one begun, and with checkpoint.async = false (or now) finished
+// at once. Collective.
+func (r *rankRun) checkpoint(now bool) error {
+	t := time.Now()
+	defer func() { r.ckptTime += time.Since(t) }()
+	if err := r.settle(); err != nil {
+		return err
+	}
+	p, err := beginCheckpoint(r.c, r.s, r.j)
+	if err != nil || p == nil {
+		return err
+	}
+	r.pending, r.pendingStep = p, r.s.Step()
+	if now || !r.j.cfg.Checkpoint.Async {
+		return r.settle()
+	}
+	return nil
+}
+
+// settle commits the checkpoint in flight, if any. Collective.
+func (r *rankRun) settle() error {
+	if r.pending == nil {
+		return nil
+	}
+	t := time.Now()
+	defer func() { r.ckptTime += time.Since(t) }()
+	p := r.pending
+	r.pending = nil
+	return finishCheckpoint(r.c, r.j, r.pendingStep, p)
 }
 
 // loop advances the solver from one scheduled event (a checkpoint, a
@@ -429,6 +465,13 @@ func (r *rankRun) loop(ctx context.Context) error {
 			}
 		}
 		if runErr != nil && !stopped {
+			if de != nil {
+				// Agreed by every rank: the checkpoint in flight, of a good
+				// step, is still worth its commit.
+				if err := r.settle(); err != nil {
+					return err
+				}
+			}
 			return fmt.Errorf("%w (last good checkpoint: %s)", runErr, orNone(j.lastGood))
 		}
 		end := stopped || s.Done()
@@ -437,14 +480,18 @@ func (r *rankRun) loop(ctx context.Context) error {
 		}
 		scheduled := cp.Every > 0 && s.Step()%cp.Every == 0 && s.Step() > r.from
 		if stopped || scheduled || (s.Done() && cp.Final) {
-			t := time.Now()
-			err := writeCheckpoint(c, s, j)
-			r.ckptTime += time.Since(t)
-			if err != nil {
+			// A stop's checkpoint and the last are complete before the
+			// run ends; the others commit at the next one.
+			if err := r.checkpoint(end); err != nil {
 				return err
 			}
 			if stopped && c.Rank() == 0 {
 				j.stopped = j.lastGood
+			}
+		}
+		if end {
+			if err := r.settle(); err != nil {
+				return err
 			}
 		}
 		if end {

@@ -129,4 +129,5 @@ type Checkpoint struct {
 	Chunk           []int  `toml:"chunk" json:"chunk"`                         // chunk shape, C order; empty = ~2 MiB chunks
 	Level           int    `toml:"level" json:"level"`                         // zstd level 1..22
 	ContinueOnError bool   `toml:"continue_on_error" json:"continue_on_error"` // a failed checkpoint warns instead of ending the run
+	Async           bool   `toml:"async" json:"async"`                         // compress and write while the run steps on (a copy of the field: 8 bytes a cell)
 }

@@ -197,12 +197,15 @@ type Rank struct {
 	Collectives  int64   `json:"collectives"` // residual checks (Allreduce), the solver's only collectives
 }
 
-// Checkpoint is one checkpoint written by the run.
+// Checkpoint is one checkpoint written by the run: WriteS from its start
+// to its commit, BlockingS the part the run waited for (with
+// checkpoint.async the compressing and writing go on while it steps).
 type Checkpoint struct {
-	Step   int     `json:"step"`
-	Path   string  `json:"path"`
-	Bytes  int64   `json:"bytes"`
-	WriteS float64 `json:"write_s"`
+	Step      int     `json:"step"`
+	Path      string  `json:"path"`
+	Bytes     int64   `json:"bytes"`
+	WriteS    float64 `json:"write_s"`
+	BlockingS float64 `json:"blocking_s"`
 }
 
 // Stats accumulates the summary of a field given in runs of values, in any

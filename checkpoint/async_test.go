@@ -1,0 +1,77 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"heat/comm"
+	"heat/comm/local"
+	"heat/decomp"
+)
+
+// Begin takes the field as it is when Begin returns: the caller may change
+// it at once (the solver steps on) and the checkpoint still holds the
+// field of its step, on every rank count; a file error of the background
+// writing surfaces at Finish, on every rank, and leaves no checkpoint.
+func TestBeginSnapshotsTheField(t *testing.T) {
+	shape := []int{23, 17}
+	for _, ranks := range []int{1, 3} {
+		root := t.TempDir()
+		g, err := decomp.New(shape, ranks, nil, nil)
+		require.NoError(t, err)
+		meta := Meta{Step: 5, Config: []byte(`{"grid":{"shape":[23,17]}}`)}
+		err = local.Run(ranks, func(c comm.Comm) error {
+			lay, u := rankField(g, c.Rank(), 1, func(idx []int) float64 { return value(shape, idx, 5) })
+			p, err := Begin(c, g, lay, u, root, meta, Options{Chunk: []int{6, 5}, Workers: 2})
+			if err != nil {
+				return err
+			}
+			for i := range u {
+				u[i] = -1 // the next steps
+			}
+			_, err = p.Finish()
+			return err
+		})
+		require.NoError(t, err)
+		errs := readRanks(t, filepath.Join(root, StepName(5)), 2, Options{}, func(idx []int) float64 { return value(shape, idx, 5) })
+		for _, e := range errs {
+			require.NoError(t, e)
+		}
+
+		// A write that fails in the background.
+		root = t.TempDir()
+		fail := faultFS{fail: func(op, path string) error {
+			if op == "WriteFile" && strings.Contains(path, filepath.Join("u", "c")) {
+				return errInjected
+			}
+			return nil
+		}}
+		errs = make([]error, ranks)
+		err = local.Run(ranks, func(c comm.Comm) error {
+			lay, u := rankField(g, c.Rank(), 1, func(idx []int) float64 { return value(shape, idx, 6) })
+			opt := Options{Chunk: []int{6, 5}}
+			if c.Rank() == ranks-1 {
+				opt.FS = fail
+			}
+			p, err := Begin(c, g, lay, u, root, Meta{Step: 6}, opt)
+			if err != nil {
+				return fmt.Errorf("begin: %w", err)
+			}
+			_, errs[c.Rank()] = p.Finish()
+			return nil
+		})
+		require.NoError(t, err)
+		for r, e := range errs {
+			require.Error(t, e, "rank %d", r)
+			require.ErrorContains(t, e, StepName(6), "rank %d", r)
+		}
+		require.True(t, errors.Is(errs[ranks-1], errInjected))
+		_, err = Resolve(root)
+		require.Error(t, err, "no checkpoint committed")
+	}
+}
