@@ -122,15 +122,19 @@ func best() Set {
 // or the fastest for "" or "auto": HEAT_KERNEL forces a path this way, to
 // measure the one the CPU would not pick. A name this build or CPU cannot
 // run is an error that lists those it can.
+//
+// Selecting the set already active writes nothing: solvers running in this
+// process (a test's concurrent runs) read Active while they step.
 func Select(name string) error {
 	if name == "" || name == "auto" {
-		Active = best()
-		return nil
+		name = best().Name
 	}
 	var names []string
 	for _, ks := range Available() {
 		if ks.Name == name {
-			Active = ks
+			if Active.Name != name {
+				Active = ks
+			}
 			return nil
 		}
 		names = append(names, ks.Name)
