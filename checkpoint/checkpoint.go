@@ -83,6 +83,11 @@ type Options struct {
 	// chunks (2^18 values) shaped like the grid; an axis longer than the
 	// grid is cut to the grid.
 	Chunk []int
+	// Shard, when set, is the shard shape in C order (cut to the grid):
+	// every file holds one shard of inner chunks of shape Chunk (which must
+	// divide it; empty chooses a divisor near 2 MiB), Zarr's sharding_indexed
+	// codec. Shards the size of the ranks' boxes give one file per writer.
+	Shard []int
 	// Level is the zstd level, mapped to the encoder as by
 	// zstd.EncoderLevelFromZstd; 0 means 1.
 	Level int

@@ -40,7 +40,11 @@ func TestHelperWriter(t *testing.T) {
 	// Stop by itself should the parent die without killing it.
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
 		step++
-		writeField(t, root, crashShape, 1+step%4, step, Options{Chunk: []int{4, 5}, Keep: 3, Workers: 2})
+		opt := Options{Chunk: []int{4, 5}, Keep: 3, Workers: 2}
+		if step%2 == 0 {
+			opt.Shard = []int{8, 10} // every other checkpoint sharded
+		}
+		writeField(t, root, crashShape, 1+step%4, step, opt)
 	}
 }
 

@@ -20,6 +20,10 @@ func fuzzSeed(f *testing.F) (group, array []byte) {
 func FuzzOpenMetadata(f *testing.F) {
 	group, array := fuzzSeed(f)
 	f.Add(group, array)
+	root := f.TempDir()
+	writeField(f, root, []int{9, 7}, 2, 3, Options{Shard: []int{8, 7}, Chunk: []int{4, 7}})
+	sharded := filepath.Join(root, StepName(3))
+	f.Add(mustRead(f, filepath.Join(sharded, metaFile)), mustRead(f, filepath.Join(sharded, arrayName, metaFile)))
 	f.Add([]byte("{}"), array)
 	f.Add(group, []byte(`{"zarr_format":3,"node_type":"array","shape":[3000000,3000000]}`))
 	dir := filepath.Join("fuzz", StepName(3))
@@ -63,6 +67,30 @@ func FuzzDecompressChunk(f *testing.F) {
 		out, err := decompress(data, size, nil)
 		if err == nil && len(out) != size {
 			t.Fatalf("decoded %d bytes for a chunk of %d", len(out), size)
+		}
+	})
+}
+
+// The shard decoder takes any bytes: a damaged index, an entry outside the
+// file or a bad inner frame is an error, never a panic, and a decoded shard
+// has its full size.
+func FuzzDecodeShard(f *testing.F) {
+	shard, inner := []int{8, 6}, []int{4, 3}
+	raw := make([]byte, 8*48)
+	for i := range raw {
+		raw[i] = byte(i)
+	}
+	good, err := encodeShard(raw, shard, inner, 1)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add(good[:len(good)-3])
+	f.Add(append([]byte{0}, good...))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, err := decodeShard(data, shard, inner, nil)
+		if err == nil && len(out) != len(raw) {
+			t.Fatalf("decoded %d bytes for a shard of %d", len(out), len(raw))
 		}
 	})
 }

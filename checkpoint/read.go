@@ -184,7 +184,12 @@ func (ck *Checkpoint) loadChunk(fsys FS, key string, bufs *chunkBufs) ([]byte, e
 	if crc := crc32c(data); crc != sum.CRC32C {
 		return nil, fmt.Errorf("checkpoint: chunk %s has CRC32-C %08x, the metadata records %08x: %w", file, crc, sum.CRC32C, ErrChecksum)
 	}
-	raw, err := decompress(data, 8*ck.grid.cells(), bufs.raw)
+	var raw []byte
+	if ck.inner != nil {
+		raw, err = decodeShard(data, ck.grid.chunk, ck.inner, bufs.raw)
+	} else {
+		raw, err = decompress(data, 8*ck.grid.cells(), bufs.raw)
+	}
 	if raw != nil {
 		bufs.raw = raw
 	}

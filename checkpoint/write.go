@@ -114,7 +114,8 @@ type writer struct {
 	name, final, partial string
 
 	level int
-	grid  chunkGrid
+	grid  chunkGrid // the array's chunks: with sharding, its shards
+	inner []int     // the inner chunk shape of a sharded checkpoint, or nil
 
 	committed bool  // rank 0: the checkpoint is at its final name
 	commitErr error // rank 0: why committing failed
@@ -267,6 +268,14 @@ func (w *writer) prepare() error {
 		return err
 	}
 	w.level = level
+	if len(w.opt.Shard) > 0 {
+		shard, inner, err := shardShapes(g.Shape, w.opt.Shard, w.opt.Chunk)
+		if err != nil {
+			return err
+		}
+		w.grid, w.inner = newChunkGrid(g.Shape, shard), inner
+		return nil
+	}
 	chunk, err := chunkShape(g.Shape, w.opt.Chunk)
 	if err != nil {
 		return err
@@ -544,11 +553,16 @@ func (w *writer) writeOwn(own []*ownChunk) (notes []chunkNote, ioErr error) {
 // chunk did); dirs and mu guard that set.
 func (w *writer) writeChunk(oc *ownChunk, frame *[]byte, dirs map[string]bool, mu *sync.Mutex) (note chunkNote, dir string, err error) {
 	cg := w.grid
-	data, err := compress(w.level, oc.raw, *frame)
+	var data []byte
+	if w.inner != nil {
+		data, err = encodeShard(oc.raw, cg.chunk, w.inner, w.level)
+	} else {
+		data, err = compress(w.level, oc.raw, *frame)
+		*frame = data
+	}
 	if err != nil {
 		return note, "", err
 	}
-	*frame = data
 	key := cg.key(oc.idx)
 	file := filepath.Join(w.partial, arrayName, filepath.FromSlash(key))
 	parent := filepath.Dir(file)
@@ -656,7 +670,7 @@ func (w *writer) finish(reports [][]byte, failed bool) outcome {
 // step-N.prev; the next Write puts it back if the writer died there.
 func (w *writer) commit(sums map[string]chunkSum) (int64, error) {
 	fsys := w.fs
-	arrayDoc, err := encodeArray(w.g.Shape, w.grid.chunk, w.level)
+	arrayDoc, err := encodeArray(w.g.Shape, w.grid.chunk, w.inner, w.level)
 	if err != nil {
 		return 0, err
 	}

@@ -129,8 +129,9 @@ type groupDoc struct {
 }
 
 // encodeArray is the array metadata document of a checkpoint of a grid of
-// shape in chunks of chunk, compressed at level.
-func encodeArray(shape, chunk []int, level int) ([]byte, error) {
+// shape in chunks of chunk, compressed at level; with inner, the chunks
+// are shards of inner chunks of that shape.
+func encodeArray(shape, chunk, inner []int, level int) ([]byte, error) {
 	nd := len(shape)
 	names := make([]string, nd)
 	for a := range names {
@@ -144,14 +145,27 @@ func encodeArray(shape, chunk []int, level int) ([]byte, error) {
 		ChunkGrid:        named{Name: "regular", Configuration: map[string]any{"chunk_shape": chunk}},
 		ChunkKeyEncoding: named{Name: "default", Configuration: map[string]any{"separator": "/"}},
 		FillValue:        "NaN",
-		Codecs: []named{
-			{Name: "bytes", Configuration: map[string]any{"endian": "little"}},
-			{Name: "zstd", Configuration: map[string]any{"level": level, "checksum": true}},
-		},
-		DimensionNames: names,
-		Attributes:     map[string]any{},
+		Codecs:           chunkCodecs(level),
+		DimensionNames:   names,
+		Attributes:       map[string]any{},
+	}
+	if inner != nil {
+		doc.Codecs = []named{{Name: "sharding_indexed", Configuration: map[string]any{
+			"chunk_shape":    inner,
+			"codecs":         chunkCodecs(level),
+			"index_codecs":   []named{{Name: "bytes", Configuration: map[string]any{"endian": "little"}}, {Name: "crc32c"}},
+			"index_location": "end",
+		}}}
 	}
 	return marshal(doc)
+}
+
+// chunkCodecs are the codecs of a chunk (or of a shard's inner chunk).
+func chunkCodecs(level int) []named {
+	return []named{
+		{Name: "bytes", Configuration: map[string]any{"endian": "little"}},
+		{Name: "zstd", Configuration: map[string]any{"level": level, "checksum": true}},
+	}
 }
 
 // encodeGroup is the sealed group metadata document of a checkpoint whose
@@ -201,7 +215,8 @@ func marshal(v any) ([]byte, error) {
 type Checkpoint struct {
 	path     string
 	meta     Meta
-	grid     chunkGrid
+	grid     chunkGrid // the array's chunks: with sharding, its shards
+	inner    []int     // a sharded checkpoint's inner chunk shape, or nil
 	level    int
 	checksum bool
 	fill     float64
@@ -230,6 +245,10 @@ func (ck *Checkpoint) Shape() []int { return slices.Clone(ck.grid.shape) }
 
 // Chunk is the chunk shape, C order.
 func (ck *Checkpoint) Chunk() []int { return slices.Clone(ck.grid.chunk) }
+
+// InnerChunk is a sharded checkpoint's inner chunk shape (its Chunk is then
+// the shard shape, a file each), nil when not sharded.
+func (ck *Checkpoint) InnerChunk() []int { return slices.Clone(ck.inner) }
 
 // Level is the zstd level the chunks were compressed at.
 func (ck *Checkpoint) Level() int { return ck.level }
@@ -489,6 +508,7 @@ func (ck *Checkpoint) parseArray(b []byte) error {
 	}
 	ck.fill = fill
 
+	ck.grid = newChunkGrid(shape, chunk) // the sharding codec checks its shards
 	if err := ck.parseCodecs(m["codecs"]); err != nil {
 		return err
 	}
@@ -552,6 +572,11 @@ func (ck *Checkpoint) parseCodecs(v json.RawMessage) error {
 	if err := json.Unmarshal(v, &codecs); err != nil {
 		return incompatible("codecs is %s, want a list", shown(v))
 	}
+	if len(codecs) == 1 {
+		if name, cfg, _, err := extension(codecs[0]); err == nil && name == "sharding_indexed" {
+			return ck.parseSharding(cfg)
+		}
+	}
 	want := `[{"name":"bytes","configuration":{"endian":"little"}}, {"name":"zstd",...}]`
 	if len(codecs) != 2 {
 		return incompatible("codecs are %s, want %s", shown(v), want)
@@ -574,6 +599,46 @@ func (ck *Checkpoint) parseCodecs(v json.RawMessage) error {
 	if err := json.Unmarshal(cfg["checksum"], &ck.checksum); err != nil {
 		return incompatible("zstd checksum is %s, want a boolean", shown(cfg["checksum"]))
 	}
+	return nil
+}
+
+// parseSharding checks a sharding_indexed codec as Write writes it: inner
+// chunks that divide the shard, their codecs [bytes, zstd], the index
+// [bytes, crc32c] at the end.
+func (ck *Checkpoint) parseSharding(cfg map[string]json.RawMessage) error {
+	nd := len(ck.grid.shape)
+	var inner []int
+	if err := json.Unmarshal(cfg["chunk_shape"], &inner); err != nil || len(inner) != nd {
+		return incompatible("sharding chunk_shape is %s, want %d lengths", shown(cfg["chunk_shape"]), nd)
+	}
+	n := 1
+	for a, c := range inner {
+		if c < 1 || ck.grid.chunk[a]%c != 0 {
+			return incompatible("sharding chunk_shape %v does not divide the shard shape %v", inner, ck.grid.chunk)
+		}
+		n *= ck.grid.chunk[a] / c
+	}
+	if n > maxChunks {
+		return incompatible("shards of %d inner chunks, more than %d", n, maxChunks)
+	}
+	var loc string
+	if err := json.Unmarshal(cfg["index_location"], &loc); err != nil || loc != "end" {
+		return incompatible("sharding index_location is %s, want \"end\"", shown(cfg["index_location"]))
+	}
+	var ic []named
+	if err := json.Unmarshal(cfg["index_codecs"], &ic); err != nil || len(ic) != 2 || ic[0].Name != "bytes" || ic[1].Name != "crc32c" {
+		return incompatible("sharding index_codecs are %s, want [bytes, crc32c]", shown(cfg["index_codecs"]))
+	}
+	if e, _ := ic[0].Configuration["endian"].(string); e != "little" {
+		return incompatible("sharding index endian is %v, want little", ic[0].Configuration["endian"])
+	}
+	if err := ck.parseCodecs(cfg["codecs"]); err != nil {
+		return err
+	}
+	if ck.inner != nil {
+		return incompatible("nested sharding is not supported")
+	}
+	ck.inner = inner
 	return nil
 }
 

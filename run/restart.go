@@ -130,7 +130,7 @@ func compatible(cfg *config.Config, ck *checkpoint.Checkpoint) error {
 }
 
 func ckptOptions(cfg *config.Config, threads int) checkpoint.Options {
-	return checkpoint.Options{Chunk: cfg.Checkpoint.Chunk, Level: cfg.Checkpoint.Level, Keep: cfg.Checkpoint.Keep, Workers: threads}
+	return checkpoint.Options{Chunk: cfg.Checkpoint.Chunk, Shard: cfg.Checkpoint.Shard, Level: cfg.Checkpoint.Level, Keep: cfg.Checkpoint.Keep, Workers: threads}
 }
 
 // restore loads the restart checkpoint into the solver: collectively, each

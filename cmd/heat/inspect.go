@@ -41,6 +41,7 @@ type inspection struct {
 	Time     float64         `json:"time"`
 	Shape    []int           `json:"shape"`
 	Chunk    []int           `json:"chunk"`
+	Inner    []int           `json:"inner_chunk,omitempty"` // sharded: chunk is the shard, a file each
 	Chunks   int             `json:"chunks"`
 	Level    int             `json:"zstd_level"`
 	RawBytes int64           `json:"raw_bytes"`
@@ -72,7 +73,7 @@ func inspect(arg string, verify, asJSON bool, stdout, stderr io.Writer) error {
 		return run.UsageError{Err: fmt.Errorf("inspect: %w", err)}
 	}
 	m := ck.Meta()
-	in := inspection{Path: ck.Path(), Step: m.Step, Time: m.Time, Shape: ck.Shape(), Chunk: ck.Chunk(), Chunks: 1,
+	in := inspection{Path: ck.Path(), Step: m.Step, Time: m.Time, Shape: ck.Shape(), Chunk: ck.Chunk(), Inner: ck.InnerChunk(), Chunks: 1,
 		Level: ck.Level(), RawBytes: 8, Stored: ck.StoredBytes(), Ranks: m.Ranks, Config: m.Config}
 	for a, n := range in.Shape {
 		in.RawBytes *= int64(n)
@@ -108,7 +109,11 @@ func printInspection(w io.Writer, in inspection) {
 	fmt.Fprintf(w, "step         %d\n", in.Step)
 	fmt.Fprintf(w, "time         %.9g\n", in.Time)
 	fmt.Fprintf(w, "shape        %s float64 (%s raw)\n", decomp.FormatDims(in.Shape), mib(in.RawBytes))
-	fmt.Fprintf(w, "chunks       %s, %d chunks, zstd level %d with checksums\n", decomp.FormatDims(in.Chunk), in.Chunks, in.Level)
+	if in.Inner != nil {
+		fmt.Fprintf(w, "shards       %s, %d shard files of %s chunks, zstd level %d with checksums\n", decomp.FormatDims(in.Chunk), in.Chunks, decomp.FormatDims(in.Inner), in.Level)
+	} else {
+		fmt.Fprintf(w, "chunks       %s, %d chunks, zstd level %d with checksums\n", decomp.FormatDims(in.Chunk), in.Chunks, in.Level)
+	}
 	ratio := 0.0
 	if in.Stored > 0 {
 		ratio = float64(in.RawBytes) / float64(in.Stored)

@@ -271,3 +271,30 @@ func truncate(t *testing.T, file string) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(file, b[:len(b)/2], 0o644))
 }
+
+// Sharded checkpoints (shards the size of the boxes): one file per writer,
+// and a restart on another rank count gives the straight run's bits.
+func TestShardedCheckpointOneFilePerWriter(t *testing.T) {
+	dir := t.TempDir()
+	problem := []string{"--set", "grid.shape=[40,30]", "--set", "initial.kind=random"}
+	code, _, stderr := heat(t, append([]string{"run", "-q", "--steps", "20", "--out", filepath.Join(dir, "straight")}, problem...)...)
+	require.Equal(t, 0, code, stderr)
+	want := readReport(t, filepath.Join(dir, "straight", "report.json")).Field.SHA256
+	out := filepath.Join(dir, "sharded")
+	code, _, stderr = heat(t, append([]string{"run", "-q", "--steps", "10", "--out", out, "--ranks", "4", "--dims", "2x2",
+		"--set", "checkpoint.final=true", "--set", "checkpoint.shard=[20,15]", "--set", "checkpoint.chunk=[10,5]"}, problem...)...)
+	require.Equal(t, 0, code, stderr)
+	var files int
+	require.NoError(t, filepath.Walk(filepath.Join(out, "checkpoints", "step-00000010", "u", "c"), func(_ string, info os.FileInfo, err error) error {
+		if err == nil && info.Mode().IsRegular() {
+			files++
+		}
+		return err
+	}))
+	require.Equal(t, 4, files, "one shard file per writer")
+	code, _, stderr = heat(t, "run", "-q", "--restart", out, "--steps", "20", "--ranks", "3")
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, want, readReport(t, filepath.Join(out, "report.json")).Field.SHA256)
+	code, stdout, stderr := heat(t, "inspect", out, "--verify")
+	require.Equal(t, 0, code, stdout+stderr)
+}

@@ -79,21 +79,28 @@ func TestZarritaReadsCheckpoints(t *testing.T) {
 		name         string
 		shape, chunk []int
 		ranks        int
+		shard        []int // sharded: the shard shape
 	}{
-		{"2d", []int{37, 29}, []int{8, 7}, 3},
-		{"3d", []int{9, 11, 10}, []int{4, 5, 3}, 4},
-		{"2d-tiny", []int{5, 4}, []int{2, 3}, 2},
+		{"2d", []int{37, 29}, []int{8, 7}, 3, nil},
+		{"3d", []int{9, 11, 10}, []int{4, 5, 3}, 4, nil},
+		{"2d-tiny", []int{5, 4}, []int{2, 3}, 2, nil},
+		{"2d-sharded", []int{37, 29}, []int{4, 8}, 3, []int{16, 16}},
+		{"3d-sharded", []int{9, 11, 10}, []int{3, 3, 5}, 2, []int{9, 6, 10}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			const steps = 20
-			out, dir := zarrWriteFinalCheckpoint(t, tc.shape, tc.chunk, tc.ranks, steps, 1)
+			var extra []string
+			if tc.shard != nil {
+				extra = []string{"--set", "checkpoint.shard=" + zarrJSONList(tc.shard)}
+			}
+			out, dir := zarrWriteFinalCheckpoint(t, tc.shape, tc.chunk, tc.ranks, steps, 1, extra...)
 			rep := readReport(t, filepath.Join(out, "report.json"))
 			require.Len(t, rep.Field.SHA256, 64)
 
 			res := zarritaRead(t, node, script, dir)
 			require.Equal(t, tc.shape, res.Shape)
-			require.Equal(t, tc.chunk, res.Chunks)
+			require.Equal(t, tc.chunk, res.Chunks, "zarrita's chunks (a sharded array's: the inner chunks)")
 			require.Equal(t, "float64", res.DataType)
 			require.NotNil(t, res.GroupStep, "zarrita sees the group's attributes.heat.step")
 			require.Equal(t, steps, *res.GroupStep)
@@ -101,6 +108,9 @@ func TestZarritaReadsCheckpoints(t *testing.T) {
 			require.Zero(t, res.NaNCount, "no fill value (NaN) inside the array")
 			require.Equal(t, rep.Field.SHA256, res.SHA256, "zarrita's SHA-256 of u vs report.json field.sha256")
 
+			if tc.shard != nil {
+				return // the spec reader below reads unsharded arrays only
+			}
 			// Both independent readers agree value for value.
 			r, err := newZarrReader(dir)
 			require.NoError(t, err)

@@ -671,7 +671,7 @@ func zarrJSONList(v []int) string {
 
 // zarrWriteFinalCheckpoint runs heat in-process and returns the report path and
 // the directory of its final checkpoint.
-func zarrWriteFinalCheckpoint(t *testing.T, shape, chunk []int, ranks, steps, level int) (out, ckpt string) {
+func zarrWriteFinalCheckpoint(t *testing.T, shape, chunk []int, ranks, steps, level int, extra ...string) (out, ckpt string) {
 	t.Helper()
 	out = t.TempDir()
 	args := []string{"run", "-q", "--out", out, "--steps", strconv.Itoa(steps), "--ranks", strconv.Itoa(ranks),
@@ -683,6 +683,7 @@ func zarrWriteFinalCheckpoint(t *testing.T, shape, chunk []int, ranks, steps, le
 	if chunk != nil {
 		args = append(args, "--set", "checkpoint.chunk="+zarrJSONList(chunk))
 	}
+	args = append(args, extra...)
 	code, _, stderr := heat(t, args...)
 	require.Equal(t, 0, code, stderr)
 	ckpt = filepath.Join(out, "checkpoints", fmt.Sprintf("step-%08d", steps))

@@ -431,6 +431,20 @@ func (k *checker) checkpoint() *Error {
 			}
 		}
 	}
+	if len(ck.Shard) > 0 {
+		shape := k.c.Grid.Shape
+		if len(ck.Shard) != len(shape) {
+			return k.bad("checkpoint.shard", "has %d entries but grid.shape has %d", len(ck.Shard), len(shape))
+		}
+		for a, n := range ck.Shard {
+			if n < 1 {
+				return k.bad("checkpoint.shard", "must be positive (got %v)", ck.Shard)
+			}
+			if len(ck.Chunk) > 0 && min(n, shape[a])%ck.Chunk[a] != 0 {
+				return k.bad("checkpoint.chunk", "%v must divide checkpoint.shard %v (cut to the grid): a shard holds whole chunks", ck.Chunk, ck.Shard)
+			}
+		}
+	}
 	if strings.TrimSpace(ck.Dir) == "" {
 		ck.Dir = filepath.Join(k.c.Output.Dir, "checkpoints")
 	}

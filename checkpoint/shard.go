@@ -1,0 +1,163 @@
+package checkpoint
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+
+	"heat/decomp"
+)
+
+// Sharding (Zarr v3's sharding_indexed codec): with Options.Shard a chunk
+// of the array's grid is a shard, one file holding the shard's inner chunks
+// (Options.Chunk, which must divide it), each its own zstd frame, one after
+// another, then the index — an (offset, length) pair of little-endian
+// uint64 for every inner chunk in C order — then the index's CRC32-C
+// (index_codecs [bytes, crc32c], index_location "end"). With shards the
+// size of the ranks' boxes a checkpoint is one file per writer, whatever
+// the chunk count.
+
+// shardShapes are the shard and inner chunk shapes Write uses for a grid
+// of shape: the shard cut to the grid, and the inner chunk opt gives (which
+// must divide the shard) or, by default, along each axis the largest
+// divisor of the shard's length up to DefaultChunk's.
+func shardShapes(shape, shard, chunk []int) (outer, inner []int, err error) {
+	if len(shard) != len(shape) {
+		return nil, nil, fmt.Errorf("checkpoint: shard shape %v has %d axes but the grid %v has %d", shard, len(shard), shape, len(shape))
+	}
+	outer = make([]int, len(shape))
+	cells := 1
+	for a, n := range shard {
+		if n < 1 {
+			return nil, nil, fmt.Errorf("checkpoint: shard shape %v: every axis needs at least 1 cell", shard)
+		}
+		outer[a] = min(n, shape[a])
+		cells *= outer[a]
+		if cells > maxChunkValues {
+			return nil, nil, fmt.Errorf("checkpoint: shard shape %v has more than %d values", outer, maxChunkValues)
+		}
+	}
+	if len(chunk) == 0 {
+		inner = DefaultChunk(outer)
+		for a := range inner {
+			for outer[a]%inner[a] != 0 {
+				inner[a]--
+			}
+		}
+		return outer, inner, nil
+	}
+	if len(chunk) != len(shape) {
+		return nil, nil, fmt.Errorf("checkpoint: chunk shape %v has %d axes but the grid %v has %d", chunk, len(chunk), shape, len(shape))
+	}
+	inner = slices.Clone(chunk)
+	for a := range inner {
+		if inner[a] < 1 || outer[a]%inner[a] != 0 {
+			return nil, nil, fmt.Errorf("checkpoint: chunk shape %v does not divide the shard shape %v (Zarr's sharding needs whole inner chunks)", chunk, outer)
+		}
+	}
+	return outer, inner, nil
+}
+
+// innerGrid is the grid of inner chunks of one shard.
+func innerGrid(shard, inner []int) chunkGrid { return newChunkGrid(shard, inner) }
+
+// emptyEntry marks an inner chunk that is not stored (the fill value).
+const emptyEntry = math.MaxUint64
+
+// encodeShard compresses the shard raw (its full shape, C order, 8 bytes a
+// value) inner chunk by inner chunk and appends the index and its CRC32-C.
+func encodeShard(raw []byte, shard, inner []int, level int) ([]byte, error) {
+	ig := innerGrid(shard, inner)
+	whole := decomp.Box{Lo: make([]int, len(shard)), Hi: shard}
+	sv := denseView(whole)
+	buf := make([]byte, 8*ig.cells())
+	index := make([]byte, 16*ig.len())
+	var out, frame []byte
+	var err error
+	i := 0
+	eachIndex(make([]int, len(shard)), ig.count, func(idx []int) {
+		if err != nil {
+			return
+		}
+		b := ig.full(idx)
+		copyBytes(buf, denseView(b), raw, sv, b)
+		frame, err = compress(level, buf, frame)
+		binary.LittleEndian.PutUint64(index[16*i:], uint64(len(out)))
+		binary.LittleEndian.PutUint64(index[16*i+8:], uint64(len(frame)))
+		out = append(out, frame...)
+		i++
+	})
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, index...)
+	return binary.LittleEndian.AppendUint32(out, crc32c(index)), nil
+}
+
+// decodeShard is encodeShard undone: the shard's raw bytes (its full
+// shape), into dst's storage when it has room. A damaged index (its CRC32-C),
+// an entry outside the file, or an inner chunk that does not decode to its
+// size is an error.
+func decodeShard(data []byte, shard, inner []int, dst []byte) ([]byte, error) {
+	ig := innerGrid(shard, inner)
+	n := ig.len()
+	if len(data) < 16*n+4 {
+		return nil, fmt.Errorf("shard of %d bytes is too short for the index of %d inner chunks", len(data), n)
+	}
+	index := data[len(data)-16*n-4 : len(data)-4]
+	if got, want := crc32c(index), binary.LittleEndian.Uint32(data[len(data)-4:]); got != want {
+		return nil, fmt.Errorf("shard index has CRC32-C %08x, it records %08x", got, want)
+	}
+	body := uint64(len(data) - 16*n - 4)
+	whole := decomp.Box{Lo: make([]int, len(shard)), Hi: shard}
+	size := 8 * whole.Size()
+	if cap(dst) < size {
+		dst = make([]byte, size)
+	}
+	dst = dst[:size]
+	sv := denseView(whole)
+	var buf []byte
+	var err error
+	i := 0
+	eachIndex(make([]int, len(shard)), ig.count, func(idx []int) {
+		if err != nil {
+			return
+		}
+		off, length := binary.LittleEndian.Uint64(index[16*i:]), binary.LittleEndian.Uint64(index[16*i+8:])
+		i++
+		b := ig.full(idx)
+		if off == emptyEntry && length == emptyEntry {
+			fillBox(dst, sv, b)
+			return
+		}
+		if off > body || length > body-off {
+			err = fmt.Errorf("inner chunk %v at %d+%d lies outside the shard's %d data bytes", idx, off, length, body)
+			return
+		}
+		buf, err = decompress(data[off:off+length], 8*ig.cells(), buf)
+		if err != nil {
+			err = fmt.Errorf("inner chunk %v: %w", idx, err)
+			return
+		}
+		copyBytes(dst, sv, buf, denseView(b), b)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return dst, nil
+}
+
+// copyBytes copies box b of the raw float64 bytes src (laid out as sv)
+// into dst (laid out as dv), a row at a time.
+func copyBytes(dst []byte, dv view, src []byte, sv view, b decomp.Box) {
+	eachRow(b, func(lo []int, n int) {
+		copy(dst[8*dv.at(lo):8*(dv.at(lo)+n)], src[8*sv.at(lo):8*(sv.at(lo)+n)])
+	})
+}
+
+// fillBox sets box b of dst (raw float64 bytes, laid out as dv) to the
+// fill value, NaN.
+func fillBox(dst []byte, dv view, b decomp.Box) {
+	eachRow(b, func(lo []int, n int) { fillNaN(dst[8*dv.at(lo) : 8*(dv.at(lo)+n)]) })
+}

@@ -1,0 +1,79 @@
+package checkpoint
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Sharded checkpoints: N writers, M readers, every value back bit for bit;
+// one file per shard (shards the size of the boxes: one per writer); the
+// metadata says sharding_indexed; a flipped byte anywhere in a shard is
+// refused.
+func TestShardedRoundTrip(t *testing.T) {
+	for _, c := range []struct {
+		shape, shard, chunk []int
+		writers, files      int
+	}{
+		{[]int{40, 30}, []int{20, 30}, nil, 2, 2}, // a shard per box
+		{[]int{40, 30}, []int{20, 15}, []int{5, 5}, 4, 4},
+		{[]int{37, 29}, []int{16, 16}, []int{4, 8}, 3, 6}, // shards past the edge
+		{[]int{9, 11, 10}, []int{9, 6, 10}, []int{3, 3, 5}, 2, 2},
+	} {
+		root := t.TempDir()
+		writeField(t, root, c.shape, c.writers, 2, Options{Shard: c.shard, Chunk: c.chunk, Workers: 2})
+		dir := filepath.Join(root, StepName(2))
+		var files []string
+		require.NoError(t, filepath.Walk(filepath.Join(dir, arrayName, "c"), func(p string, info os.FileInfo, err error) error {
+			if err == nil && info.Mode().IsRegular() {
+				files = append(files, p)
+			}
+			return err
+		}))
+		require.Len(t, files, c.files, "%v in shards of %v", c.shape, c.shard)
+		array := string(mustRead(t, filepath.Join(dir, arrayName, metaFile)))
+		require.Contains(t, array, `"sharding_indexed"`)
+		require.Contains(t, array, `"crc32c"`)
+		for _, readers := range []int{1, 3, 5} {
+			for r, err := range readRanks(t, dir, readers, Options{Workers: 2}, func(idx []int) float64 { return value(c.shape, idx, 2) }) {
+				require.NoError(t, err, "%v: reader %d of %d", c.shape, r, readers)
+			}
+		}
+		require.Empty(t, Verify(dir))
+		b := mustRead(t, files[0])
+		b[len(b)-10] ^= 4 // in the index
+		require.NoError(t, os.WriteFile(files[0], b, 0o644))
+		errs := Verify(dir)
+		require.Len(t, errs, 1)
+		require.ErrorIs(t, errs[0], ErrChecksum)
+	}
+}
+
+// A shard's index and entries are checked on their own too (a shard whose
+// file CRC32-C a forger fixed up).
+func TestDecodeShardRefusesDamage(t *testing.T) {
+	shard, inner := []int{8, 8}, []int{4, 4}
+	raw := make([]byte, 8*64)
+	for i := range raw {
+		raw[i] = byte(i * 7)
+	}
+	data, err := encodeShard(raw, shard, inner, 1)
+	require.NoError(t, err)
+	got, err := decodeShard(data, shard, inner, nil)
+	require.NoError(t, err)
+	require.Equal(t, raw, got)
+	bad := append([]byte(nil), data...)
+	bad[len(bad)-20] ^= 1 // an index entry: the index CRC
+	_, err = decodeShard(bad, shard, inner, nil)
+	require.ErrorContains(t, err, "CRC32-C")
+	_, err = decodeShard(data[:10], shard, inner, nil)
+	require.ErrorContains(t, err, "too short")
+	bad = append([]byte(nil), data...)
+	bad[3] ^= 0x55 // an inner chunk's frame
+	_, err = decodeShard(bad, shard, inner, nil)
+	require.Error(t, err)
+	_, _, err = shardShapes([]int{16, 16}, []int{8, 8}, []int{3, 4})
+	require.ErrorContains(t, err, "does not divide")
+}
