@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"path/filepath"
 	"testing"
+
+	"heat/decomp"
 )
 
 // fuzzSeed is a small real checkpoint's metadata, the fuzzers' start.
@@ -80,7 +82,7 @@ func FuzzDecodeShard(f *testing.F) {
 	for i := range raw {
 		raw[i] = byte(i)
 	}
-	good, err := encodeShard(raw, shard, inner, 1)
+	good, err := encodeShard(raw, shard, inner, 1, 2)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -88,7 +90,7 @@ func FuzzDecodeShard(f *testing.F) {
 	f.Add(good[:len(good)-3])
 	f.Add(append([]byte{0}, good...))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		out, err := decodeShard(data, shard, inner, nil)
+		out, err := decodeShard(data, shard, inner, decomp.Box{Lo: []int{0, 0}, Hi: shard}, 1, nil)
 		if err == nil && len(out) != len(raw) {
 			t.Fatalf("decoded %d bytes for a shard of %d", len(out), len(raw))
 		}

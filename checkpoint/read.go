@@ -130,7 +130,7 @@ func readChunks(ck *Checkpoint, my decomp.Box, lay decomp.Layout, u []float64, f
 					continue
 				}
 				idx := todo[i]
-				raw, err := ck.loadChunk(fsys, cg.key(idx), &bufs)
+				raw, err := ck.loadChunk(fsys, idx, &bufs, my, workers)
 				if err != nil {
 					errs[i] = err
 					mu.Lock()
@@ -165,7 +165,11 @@ type chunkBufs struct{ file, raw []byte }
 // loadChunk reads the chunk with the given key, checks its size and CRC32-C
 // against the metadata, and decompresses it to the full chunk's bytes, all
 // in bufs' storage, which it keeps for the next chunk.
-func (ck *Checkpoint) loadChunk(fsys FS, key string, bufs *chunkBufs) ([]byte, error) {
+//
+// A sharded chunk (a shard) decodes only the inner chunks that hold a cell
+// of need (global coordinates), with workers goroutines.
+func (ck *Checkpoint) loadChunk(fsys FS, idx []int, bufs *chunkBufs, need decomp.Box, workers int) ([]byte, error) {
+	key := ck.grid.key(idx)
 	file := ck.ChunkFile(key)
 	data, err := fsys.ReadFile(file, bufs.file)
 	if data != nil {
@@ -186,7 +190,14 @@ func (ck *Checkpoint) loadChunk(fsys FS, key string, bufs *chunkBufs) ([]byte, e
 	}
 	var raw []byte
 	if ck.inner != nil {
-		raw, err = decodeShard(data, ck.grid.chunk, ck.inner, bufs.raw)
+		// need, in the shard's own coordinates.
+		full := ck.grid.full(idx)
+		local := need.Intersect(full)
+		for a := range local.Lo {
+			local.Lo[a] -= full.Lo[a]
+			local.Hi[a] -= full.Lo[a]
+		}
+		raw, err = decodeShard(data, ck.grid.chunk, ck.inner, local, workers, bufs.raw)
 	} else {
 		raw, err = decompress(data, 8*ck.grid.cells(), bufs.raw)
 	}
@@ -216,7 +227,8 @@ func Verify(path string) []error {
 		wg.Go(func() {
 			var bufs chunkBufs
 			for i := range jobs {
-				_, errs[i] = ck.loadChunk(OS{}, ck.keys[i], &bufs)
+				idx := ck.grid.index(i)
+				_, errs[i] = ck.loadChunk(OS{}, idx, &bufs, ck.grid.full(idx), 1)
 			}
 		})
 	}

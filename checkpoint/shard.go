@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"heat/decomp"
 )
@@ -66,40 +68,75 @@ func innerGrid(shard, inner []int) chunkGrid { return newChunkGrid(shard, inner)
 const emptyEntry = math.MaxUint64
 
 // encodeShard compresses the shard raw (its full shape, C order, 8 bytes a
-// value) inner chunk by inner chunk and appends the index and its CRC32-C.
-func encodeShard(raw []byte, shard, inner []int, level int) ([]byte, error) {
+// value) inner chunk by inner chunk, with workers goroutines, and appends
+// the index and its CRC32-C.
+func encodeShard(raw []byte, shard, inner []int, level, workers int) ([]byte, error) {
 	ig := innerGrid(shard, inner)
-	whole := decomp.Box{Lo: make([]int, len(shard)), Hi: shard}
-	sv := denseView(whole)
-	buf := make([]byte, 8*ig.cells())
-	index := make([]byte, 16*ig.len())
-	var out, frame []byte
-	var err error
-	i := 0
-	eachIndex(make([]int, len(shard)), ig.count, func(idx []int) {
-		if err != nil {
-			return
-		}
+	n := ig.len()
+	sv := denseView(decomp.Box{Lo: make([]int, len(shard)), Hi: shard})
+	frames := make([][]byte, n)
+	err := eachInner(ig, workers, func(i int, idx []int, buf []byte) error {
 		b := ig.full(idx)
 		copyBytes(buf, denseView(b), raw, sv, b)
-		frame, err = compress(level, buf, frame)
-		binary.LittleEndian.PutUint64(index[16*i:], uint64(len(out)))
-		binary.LittleEndian.PutUint64(index[16*i+8:], uint64(len(frame)))
-		out = append(out, frame...)
-		i++
+		f, err := compress(level, buf, nil)
+		frames[i] = f
+		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	size := 16*n + 4
+	for _, f := range frames {
+		size += len(f)
+	}
+	out := make([]byte, 0, size)
+	index := make([]byte, 16*n)
+	for i, f := range frames {
+		binary.LittleEndian.PutUint64(index[16*i:], uint64(len(out)))
+		binary.LittleEndian.PutUint64(index[16*i+8:], uint64(len(f)))
+		out = append(out, f...)
 	}
 	out = append(out, index...)
 	return binary.LittleEndian.AppendUint32(out, crc32c(index)), nil
 }
 
-// decodeShard is encodeShard undone: the shard's raw bytes (its full
-// shape), into dst's storage when it has room. A damaged index (its CRC32-C),
-// an entry outside the file, or an inner chunk that does not decode to its
-// size is an error.
-func decodeShard(data []byte, shard, inner []int, dst []byte) ([]byte, error) {
+// eachInner calls f for every inner chunk of ig (its position in C order,
+// its index, and a scratch buffer of one inner chunk's bytes), spread over
+// workers goroutines; the first error wins.
+func eachInner(ig chunkGrid, workers int, f func(i int, idx []int, buf []byte) error) error {
+	var idxs [][]int
+	eachIndex(make([]int, len(ig.count)), ig.count, func(idx []int) { idxs = append(idxs, slices.Clone(idx)) })
+	errs := make([]error, len(idxs))
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for range max(1, min(workers, len(idxs))) {
+		wg.Go(func() {
+			buf := make([]byte, 8*ig.cells())
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(idxs) {
+					return
+				}
+				errs[i] = f(i, idxs[i], buf)
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeShard is encodeShard undone for the inner chunks that hold a cell
+// of need (in the shard's own coordinates; the whole shard for all), into
+// the shard's raw bytes (its full shape), into dst's storage when it has
+// room; cells of other inner chunks are left as they were. A damaged index
+// (its CRC32-C), an entry outside the file, or an inner chunk that does not
+// decode to its size is an error.
+func decodeShard(data []byte, shard, inner []int, need decomp.Box, workers int, dst []byte) ([]byte, error) {
 	ig := innerGrid(shard, inner)
 	n := ig.len()
 	if len(data) < 16*n+4 {
@@ -117,30 +154,25 @@ func decodeShard(data []byte, shard, inner []int, dst []byte) ([]byte, error) {
 	}
 	dst = dst[:size]
 	sv := denseView(whole)
-	var buf []byte
-	var err error
-	i := 0
-	eachIndex(make([]int, len(shard)), ig.count, func(idx []int) {
-		if err != nil {
-			return
+	err := eachInner(ig, workers, func(i int, idx []int, buf []byte) error {
+		b := ig.full(idx)
+		if b.Intersect(need).Empty() {
+			return nil
 		}
 		off, length := binary.LittleEndian.Uint64(index[16*i:]), binary.LittleEndian.Uint64(index[16*i+8:])
-		i++
-		b := ig.full(idx)
 		if off == emptyEntry && length == emptyEntry {
 			fillBox(dst, sv, b)
-			return
+			return nil
 		}
 		if off > body || length > body-off {
-			err = fmt.Errorf("inner chunk %v at %d+%d lies outside the shard's %d data bytes", idx, off, length, body)
-			return
+			return fmt.Errorf("inner chunk %v at %d+%d lies outside the shard's %d data bytes", idx, off, length, body)
 		}
-		buf, err = decompress(data[off:off+length], 8*ig.cells(), buf)
+		raw, err := decompress(data[off:off+length], 8*ig.cells(), buf)
 		if err != nil {
-			err = fmt.Errorf("inner chunk %v: %w", idx, err)
-			return
+			return fmt.Errorf("inner chunk %v: %w", idx, err)
 		}
-		copyBytes(dst, sv, buf, denseView(b), b)
+		copyBytes(dst, sv, raw, denseView(b), b)
+		return nil
 	})
 	if err != nil {
 		return nil, err

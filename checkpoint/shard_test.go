@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"heat/decomp"
 )
 
 // Sharded checkpoints: N writers, M readers, every value back bit for bit;
@@ -59,20 +61,26 @@ func TestDecodeShardRefusesDamage(t *testing.T) {
 	for i := range raw {
 		raw[i] = byte(i * 7)
 	}
-	data, err := encodeShard(raw, shard, inner, 1)
+	data, err := encodeShard(raw, shard, inner, 1, 3)
 	require.NoError(t, err)
-	got, err := decodeShard(data, shard, inner, nil)
+	all := decomp.Box{Lo: []int{0, 0}, Hi: shard}
+	got, err := decodeShard(data, shard, inner, all, 2, nil)
 	require.NoError(t, err)
 	require.Equal(t, raw, got)
+	// Decoding what a box needs touches only the inner chunks it crosses.
+	part, err := decodeShard(data, shard, inner, decomp.Box{Lo: []int{0, 0}, Hi: []int{3, 3}}, 1, make([]byte, len(raw)))
+	require.NoError(t, err)
+	require.Equal(t, raw[:32], part[:32], "the first row of the first inner chunk")
+	require.Equal(t, make([]byte, 32), part[8*4:8*8], "the second inner chunk left alone")
 	bad := append([]byte(nil), data...)
 	bad[len(bad)-20] ^= 1 // an index entry: the index CRC
-	_, err = decodeShard(bad, shard, inner, nil)
+	_, err = decodeShard(bad, shard, inner, all, 1, nil)
 	require.ErrorContains(t, err, "CRC32-C")
-	_, err = decodeShard(data[:10], shard, inner, nil)
+	_, err = decodeShard(data[:10], shard, inner, all, 1, nil)
 	require.ErrorContains(t, err, "too short")
 	bad = append([]byte(nil), data...)
 	bad[3] ^= 0x55 // an inner chunk's frame
-	_, err = decodeShard(bad, shard, inner, nil)
+	_, err = decodeShard(bad, shard, inner, all, 1, nil)
 	require.Error(t, err)
 	_, _, err = shardShapes([]int{16, 16}, []int{8, 8}, []int{3, 4})
 	require.ErrorContains(t, err, "does not divide")

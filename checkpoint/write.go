@@ -555,7 +555,7 @@ func (w *writer) writeChunk(oc *ownChunk, frame *[]byte, dirs map[string]bool, m
 	cg := w.grid
 	var data []byte
 	if w.inner != nil {
-		data, err = encodeShard(oc.raw, cg.chunk, w.inner, w.level)
+		data, err = encodeShard(oc.raw, cg.chunk, w.inner, w.level, max(1, w.opt.Workers))
 	} else {
 		data, err = compress(w.level, oc.raw, *frame)
 		*frame = data
