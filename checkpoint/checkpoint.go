@@ -129,6 +129,9 @@ type FS interface {
 	ReadDir(path string) ([]os.DirEntry, error)
 	// Size is the size of file path in bytes.
 	Size(path string) (int64, error)
+	// ReadRange returns n bytes of path from offset off, read into buf's
+	// storage when it has room.
+	ReadRange(path string, off int64, n int, buf []byte) ([]byte, error)
 }
 
 // OS is the FS of the operating system.
@@ -169,6 +172,22 @@ func (OS) ReadFile(path string, buf []byte) ([]byte, error) {
 	buf = buf[:n]
 	if _, err := io.ReadFull(f, buf); err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return buf, nil
+}
+
+func (OS) ReadRange(path string, off int64, n int, buf []byte) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := f.ReadAt(buf, off); err != nil {
+		return nil, fmt.Errorf("read %s at %d+%d: %w", path, off, n, err)
 	}
 	return buf, nil
 }

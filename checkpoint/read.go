@@ -171,6 +171,11 @@ type chunkBufs struct{ file, raw []byte }
 func (ck *Checkpoint) loadChunk(fsys FS, idx []int, bufs *chunkBufs, need decomp.Box, workers int) ([]byte, error) {
 	key := ck.grid.key(idx)
 	file := ck.ChunkFile(key)
+	full := ck.grid.full(idx)
+	if in := ck.grid.box(idx); ck.inner != nil && need.Intersect(in).Size() < in.Size() {
+		// A part of a shard: read only what it takes.
+		return ck.loadShardPart(fsys, file, key, full, bufs, need, workers)
+	}
 	data, err := fsys.ReadFile(file, bufs.file)
 	if data != nil {
 		bufs.file = data
@@ -190,14 +195,7 @@ func (ck *Checkpoint) loadChunk(fsys FS, idx []int, bufs *chunkBufs, need decomp
 	}
 	var raw []byte
 	if ck.inner != nil {
-		// need, in the shard's own coordinates.
-		full := ck.grid.full(idx)
-		local := need.Intersect(full)
-		for a := range local.Lo {
-			local.Lo[a] -= full.Lo[a]
-			local.Hi[a] -= full.Lo[a]
-		}
-		raw, err = decodeShard(data, ck.grid.chunk, ck.inner, local, workers, bufs.raw)
+		raw, err = decodeShard(data, ck.grid.chunk, ck.inner, localBox(need, full), workers, bufs.raw)
 	} else {
 		raw, err = decompress(data, 8*ck.grid.cells(), bufs.raw)
 	}
@@ -208,6 +206,52 @@ func (ck *Checkpoint) loadChunk(fsys FS, idx []int, bufs *chunkBufs, need decomp
 		return nil, fmt.Errorf("checkpoint: chunk %s does not decode: %v: %w", file, err, ErrChecksum)
 	}
 	return raw, nil
+}
+
+// loadShardPart reads of a shard file only what box need takes from it:
+// its index (checked by its CRC32-C), then each inner chunk that crosses
+// need (checked by its zstd frame checksum and size), by range reads. The
+// file's own CRC32-C needs the whole file; its size is checked instead.
+func (ck *Checkpoint) loadShardPart(fsys FS, file, key string, full decomp.Box, bufs *chunkBufs, need decomp.Box, workers int) ([]byte, error) {
+	sum := ck.sums[key]
+	size, err := fsys.Size(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("checkpoint: chunk %s is missing: %w", file, ErrIncomplete)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: chunk %s: %w", file, err)
+	}
+	if size != int64(sum.Bytes) {
+		return nil, fmt.Errorf("checkpoint: chunk %s has %d bytes, the metadata records %d: %w", file, size, sum.Bytes, ErrChecksum)
+	}
+	n := innerGrid(ck.grid.chunk, ck.inner).len()
+	if size < int64(16*n+4) {
+		return nil, fmt.Errorf("checkpoint: shard %s of %d bytes is too short for its index: %w", file, size, ErrChecksum)
+	}
+	index, err := fsys.ReadRange(file, size-int64(16*n+4), 16*n+4, nil)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: chunk %s: %w", file, err)
+	}
+	raw, err := decodeShardFrom(func(off, length uint64) ([]byte, error) {
+		return fsys.ReadRange(file, int64(off), int(length), nil)
+	}, index, uint64(size)-uint64(16*n+4), ck.grid.chunk, ck.inner, localBox(need, full), workers, bufs.raw)
+	if raw != nil {
+		bufs.raw = raw
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: chunk %s does not decode: %v: %w", file, err, ErrChecksum)
+	}
+	return raw, nil
+}
+
+// localBox is need in the coordinates of the box full starts.
+func localBox(need, full decomp.Box) decomp.Box {
+	local := need.Intersect(full)
+	for a := range local.Lo {
+		local.Lo[a] -= full.Lo[a]
+		local.Hi[a] -= full.Lo[a]
+	}
+	return local
 }
 
 // Verify checks the checkpoint in directory path completely: its metadata

@@ -137,16 +137,29 @@ func eachInner(ig chunkGrid, workers int, f func(i int, idx []int, buf []byte) e
 // (its CRC32-C), an entry outside the file, or an inner chunk that does not
 // decode to its size is an error.
 func decodeShard(data []byte, shard, inner []int, need decomp.Box, workers int, dst []byte) ([]byte, error) {
-	ig := innerGrid(shard, inner)
-	n := ig.len()
+	n := innerGrid(shard, inner).len()
 	if len(data) < 16*n+4 {
 		return nil, fmt.Errorf("shard of %d bytes is too short for the index of %d inner chunks", len(data), n)
 	}
-	index := data[len(data)-16*n-4 : len(data)-4]
-	if got, want := crc32c(index), binary.LittleEndian.Uint32(data[len(data)-4:]); got != want {
+	body := uint64(len(data) - 16*n - 4)
+	return decodeShardFrom(func(off, length uint64) ([]byte, error) { return data[off : off+length], nil },
+		data[body:], body, shard, inner, need, workers, dst)
+}
+
+// decodeShardFrom decodes the inner chunks of a shard that cross need,
+// given the shard's index with its CRC32-C (indexCRC: the file's last
+// 16·n+4 bytes), the length of its data before the index, and a way to
+// fetch a range of the data (from memory, or by a range read of the file).
+func decodeShardFrom(fetch func(off, length uint64) ([]byte, error), indexCRC []byte, body uint64, shard, inner []int, need decomp.Box, workers int, dst []byte) ([]byte, error) {
+	ig := innerGrid(shard, inner)
+	n := ig.len()
+	if len(indexCRC) != 16*n+4 {
+		return nil, fmt.Errorf("shard index of %d bytes, want %d", len(indexCRC), 16*n+4)
+	}
+	index := indexCRC[:16*n]
+	if got, want := crc32c(index), binary.LittleEndian.Uint32(indexCRC[16*n:]); got != want {
 		return nil, fmt.Errorf("shard index has CRC32-C %08x, it records %08x", got, want)
 	}
-	body := uint64(len(data) - 16*n - 4)
 	whole := decomp.Box{Lo: make([]int, len(shard)), Hi: shard}
 	size := 8 * whole.Size()
 	if cap(dst) < size {
@@ -167,7 +180,11 @@ func decodeShard(data []byte, shard, inner []int, need decomp.Box, workers int, 
 		if off > body || length > body-off {
 			return fmt.Errorf("inner chunk %v at %d+%d lies outside the shard's %d data bytes", idx, off, length, body)
 		}
-		raw, err := decompress(data[off:off+length], 8*ig.cells(), buf)
+		frame, err := fetch(off, length)
+		if err != nil {
+			return err
+		}
+		raw, err := decompress(frame, 8*ig.cells(), buf)
 		if err != nil {
 			return fmt.Errorf("inner chunk %v: %w", idx, err)
 		}

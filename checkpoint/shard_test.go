@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -84,4 +85,46 @@ func TestDecodeShardRefusesDamage(t *testing.T) {
 	require.Error(t, err)
 	_, _, err = shardShapes([]int{16, 16}, []int{8, 8}, []int{3, 4})
 	require.ErrorContains(t, err, "does not divide")
+}
+
+// countFS counts the bytes read.
+type countFS struct {
+	OS
+	n *atomic.Int64
+}
+
+func (c countFS) ReadFile(path string, buf []byte) ([]byte, error) {
+	b, err := c.OS.ReadFile(path, buf)
+	c.n.Add(int64(len(b)))
+	return b, err
+}
+
+func (c countFS) ReadRange(path string, off int64, n int, buf []byte) ([]byte, error) {
+	b, err := c.OS.ReadRange(path, off, n, buf)
+	c.n.Add(int64(len(b)))
+	return b, err
+}
+
+// A reader whose box takes part of a shard reads only that part's inner
+// chunks and the index (range reads), not the shard; a damaged inner
+// chunk it reads is still refused.
+func TestShardRangeReads(t *testing.T) {
+	shape := []int{40, 32}
+	root := t.TempDir()
+	writeField(t, root, shape, 1, 4, Options{Shard: shape, Chunk: []int{10, 8}})
+	dir := filepath.Join(root, StepName(4))
+	shard := filepath.Join(dir, arrayName, "c", "0", "0")
+	st, err := os.Stat(shard)
+	require.NoError(t, err)
+	var read atomic.Int64
+	for r, err := range readRanks(t, dir, 4, Options{FS: countFS{n: &read}}, func(idx []int) float64 { return value(shape, idx, 4) }) {
+		require.NoError(t, err, "reader %d", r)
+	}
+	require.Less(t, read.Load(), 2*st.Size(), "4 readers of a quarter each read about one shard's worth, not four")
+
+	b := mustRead(t, shard)
+	b[40] ^= 0x20 // inside the first inner chunk's compressed data (its frame checksum catches it)
+	require.NoError(t, os.WriteFile(shard, b, 0o644))
+	errs := readRanks(t, dir, 4, Options{}, func(idx []int) float64 { return value(shape, idx, 4) })
+	require.ErrorIs(t, errs[0], ErrChecksum, "the reader of the damaged inner chunk")
 }
