@@ -180,16 +180,10 @@ func (ck *Checkpoint) loadChunk(fsys FS, idx []int, bufs *chunkBufs, need decomp
 	if data != nil {
 		bufs.file = data
 	}
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("checkpoint: chunk %s is missing: %w", file, ErrIncomplete)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint: chunk %s: %w", file, err)
+	if err := ck.checkSize(file, key, int64(len(data)), err); err != nil {
+		return nil, err
 	}
 	sum := ck.sums[key]
-	if len(data) != sum.Bytes {
-		return nil, fmt.Errorf("checkpoint: chunk %s has %d bytes, the metadata records %d: %w", file, len(data), sum.Bytes, ErrChecksum)
-	}
 	if crc := crc32c(data); crc != sum.CRC32C {
 		return nil, fmt.Errorf("checkpoint: chunk %s has CRC32-C %08x, the metadata records %08x: %w", file, crc, sum.CRC32C, ErrChecksum)
 	}
@@ -213,16 +207,9 @@ func (ck *Checkpoint) loadChunk(fsys FS, idx []int, bufs *chunkBufs, need decomp
 // need (checked by its zstd frame checksum and size), by range reads. The
 // file's own CRC32-C needs the whole file; its size is checked instead.
 func (ck *Checkpoint) loadShardPart(fsys FS, file, key string, full decomp.Box, bufs *chunkBufs, need decomp.Box, workers int) ([]byte, error) {
-	sum := ck.sums[key]
 	size, err := fsys.Size(file)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("checkpoint: chunk %s is missing: %w", file, ErrIncomplete)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint: chunk %s: %w", file, err)
-	}
-	if size != int64(sum.Bytes) {
-		return nil, fmt.Errorf("checkpoint: chunk %s has %d bytes, the metadata records %d: %w", file, size, sum.Bytes, ErrChecksum)
+	if err := ck.checkSize(file, key, size, err); err != nil {
+		return nil, err
 	}
 	n := innerGrid(ck.grid.chunk, ck.inner).len()
 	if size < int64(16*n+4) {
@@ -242,6 +229,20 @@ func (ck *Checkpoint) loadShardPart(fsys FS, file, key string, full decomp.Box, 
 		return nil, fmt.Errorf("checkpoint: chunk %s does not decode: %v: %w", file, err, ErrChecksum)
 	}
 	return raw, nil
+}
+
+// checkSize turns a chunk file's read (or stat) error, or a size other
+// than the metadata records, into the checkpoint's error.
+func (ck *Checkpoint) checkSize(file, key string, size int64, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("checkpoint: chunk %s is missing: %w", file, ErrIncomplete)
+	case err != nil:
+		return fmt.Errorf("checkpoint: chunk %s: %w", file, err)
+	case size != int64(ck.sums[key].Bytes):
+		return fmt.Errorf("checkpoint: chunk %s has %d bytes, the metadata records %d: %w", file, size, ck.sums[key].Bytes, ErrChecksum)
+	}
+	return nil
 }
 
 // localBox is need in the coordinates of the box full starts.

@@ -262,10 +262,6 @@ func (ck *Checkpoint) ChunkFile(key string) string {
 	return filepath.Join(ck.path, arrayName, filepath.FromSlash(key))
 }
 
-// ChunkBytes is the stored size of the chunk with the given key, as the
-// metadata records it (0 for an unknown key).
-func (ck *Checkpoint) ChunkBytes(key string) int { return ck.sums[key].Bytes }
-
 // StoredBytes is what the checkpoint takes on disk: every chunk file as the
 // metadata records it, and both metadata files.
 func (ck *Checkpoint) StoredBytes() int64 {
@@ -333,7 +329,10 @@ func openFS(fsys FS, path string) (*Checkpoint, error) {
 	if err := json.Unmarshal(gb, &sums); err != nil {
 		return nil, fmt.Errorf("checkpoint: %s: damaged, not valid JSON (%v): %w", groupFile, err, ErrChecksum)
 	}
-	if f := sums.Attributes.Heat.Format; f != Format {
+	switch f := sums.Attributes.Heat.Format; {
+	case f == 0:
+		return nil, fmt.Errorf("checkpoint: %s: %w", groupFile, incompatible("no attributes.heat.format: not a heat checkpoint"))
+	case f != Format:
 		return nil, fmt.Errorf("checkpoint: %s: %w", groupFile, incompatible("format version %d, this heat reads version %d", f, Format))
 	}
 	if want, err := parseHex32(sums.Attributes.Heat.ArrayCRC); err != nil || crc32c(ab) != want {
@@ -677,15 +676,7 @@ func (ck *Checkpoint) parseGroup(b []byte) error {
 	if err := json.Unmarshal(m["attributes"], &attrs); err != nil || attrs["heat"] == nil {
 		return incompatible("no attributes.heat: not a heat checkpoint")
 	}
-	var probe struct {
-		Format *int `json:"format"`
-	}
-	if err := json.Unmarshal(attrs["heat"], &probe); err != nil || probe.Format == nil {
-		return incompatible("attributes.heat has no format version")
-	}
-	if *probe.Format != Format {
-		return incompatible("format version %d, this heat reads version %d", *probe.Format, Format)
-	}
+	// (The format version was checked before the seal's array CRC32-C.)
 	var h heatAttrs
 	if err := json.Unmarshal(attrs["heat"], &h); err != nil {
 		return incompatible("attributes.heat: %v", err)

@@ -16,15 +16,6 @@ import (
 // errDryRun ends a --dry-run after its printout: a success.
 var errDryRun = errors.New("dry run")
 
-// periodicAxes says which axes of spec wrap around.
-func periodicAxes(spec solver.Spec) []bool {
-	p := make([]bool, len(spec.Faces))
-	for a, f := range spec.Faces {
-		p[a] = f[0].Kind == solver.Periodic
-	}
-	return p
-}
-
 // dryRun prints what a run would do: the problem, the split, the memory it
 // needs against the memory there, and the resolved config.
 func dryRun(w io.Writer, cfg *config.Config, spec solver.Spec, g *decomp.Grid, mem memory, avail int64, availWhat string) error {

@@ -86,7 +86,7 @@ func estimateMemory(cfg *config.Config, spec solver.Spec, g *decomp.Grid, ranks 
 // MemAvailable, or less where a cgroup limit (memory.max, v1
 // memory.limit_in_bytes) leaves less; 0 and "" when unknown.
 func available() (bytes int64, what string) {
-	if v, ok := meminfo("MemAvailable"); ok {
+	if v, ok := procKB("/proc/meminfo", "MemAvailable"); ok {
 		bytes, what = v, "MemAvailable in /proc/meminfo"
 	}
 	for _, c := range []struct{ limit, usage string }{
@@ -102,8 +102,9 @@ func available() (bytes int64, what string) {
 	return bytes, what
 }
 
-func meminfo(key string) (int64, bool) {
-	f, err := os.Open("/proc/meminfo")
+// procKB is the value of "key: N kB" in the /proc file path, in bytes.
+func procKB(path, key string) (int64, bool) {
+	f, err := os.Open(path)
 	if err != nil {
 		return 0, false
 	}
@@ -131,19 +132,8 @@ func readInt(path string) (int64, bool) {
 
 // peakRSS is the process's peak resident memory (VmHWM), 0 if unknown.
 func peakRSS() int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return n << 10
-		}
-	}
-	return 0
+	n, _ := procKB("/proc/self/status", "VmHWM")
+	return n
 }
 
 func bytesText(n int64) string {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -52,7 +53,7 @@ func openOutputs(cfg *config.Config, restarted, rank0 bool) (*outputs, error) {
 	if !rank0 {
 		return o, nil
 	}
-	if has(cfg.Output.Formats, "vti") {
+	if slices.Contains(cfg.Output.Formats, "vti") {
 		pvd := filepath.Join(o.dir, "u.pvd")
 		if restarted {
 			s, err := vtk.OpenSeries(pvd)
@@ -84,14 +85,6 @@ func openOutputs(cfg *config.Config, restarted, rank0 bool) (*outputs, error) {
 	return o, nil
 }
 
-func has(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 // waitPNG waits for the PNG being written in the background, if any.
 func (o *outputs) waitPNG() error {
@@ -146,12 +139,12 @@ func (o *outputs) snapshot(c comm.Comm, s *solver.Solver) error {
 		return nil
 	}
 	name := fmt.Sprintf("u-%08d", s.Step())
-	if has(o.cfg.Output.Formats, "png") {
+	if slices.Contains(o.cfg.Output.Formats, "png") {
 		if err := o.png(c, s, filepath.Join(o.dir, name+".png")); err != nil {
 			return err
 		}
 	}
-	if has(o.cfg.Output.Formats, "vti") {
+	if slices.Contains(o.cfg.Output.Formats, "vti") {
 		if err := o.vti(c, s, name); err != nil {
 			return err
 		}

@@ -191,16 +191,18 @@ func beginCheckpoint(c comm.Comm, s *solver.Solver, j *job) (*checkpoint.Pending
 
 // finishCheckpoint commits the checkpoint of step p began. Collective.
 func finishCheckpoint(c comm.Comm, j *job, step int, p *checkpoint.Pending) error {
+	t := time.Now()
 	info, err := p.Finish()
+	blocking := p.Blocking + time.Since(t) // Begin, and the wait and commit in Finish
 	if err != nil {
 		return checkpointFailed(c, j, step, err)
 	}
 	if c.Rank() == 0 {
 		j.lastGood = info.Path
 		j.rep.Checkpoints = append(j.rep.Checkpoints, report.Checkpoint{Step: info.Step, Path: info.Path, Bytes: info.Bytes,
-			WriteS: info.WriteS, BlockingS: p.Blocking.Seconds()})
+			WriteS: info.WriteS, BlockingS: blocking.Seconds()})
 		j.log.log("checkpoint step %d: %s (%.1f MB in %.2f s, %.2f s of it blocking the run)", info.Step, info.Path,
-			float64(info.Bytes)/1e6, info.WriteS, p.Blocking.Seconds())
+			float64(info.Bytes)/1e6, info.WriteS, blocking.Seconds())
 	}
 	return nil
 }

@@ -242,7 +242,7 @@ func prepare(opt Options, stdout, stderr io.Writer, c comm.Comm) (*job, error) {
 
 	// Fail before the work: the memory the run needs, the folders it
 	// writes.
-	g, err := decomp.New(spec.Shape, cfg.Parallel.Ranks, spec.Dims, periodicAxes(spec))
+	g, err := decomp.New(spec.Shape, cfg.Parallel.Ranks, spec.Dims, spec.Periodic())
 	if err != nil {
 		return nil, UsageError{err}
 	}
@@ -405,12 +405,12 @@ type rankRun struct {
 // then this one begun, and with checkpoint.async = false (or now) finished
 // at once. Collective.
 func (r *rankRun) checkpoint(now bool) error {
-	t := time.Now()
-	defer func() { r.ckptTime += time.Since(t) }()
 	if err := r.settle(); err != nil {
 		return err
 	}
+	t := time.Now()
 	p, err := beginCheckpoint(r.c, r.s, r.j)
+	r.ckptTime += time.Since(t)
 	if err != nil || p == nil {
 		return err
 	}

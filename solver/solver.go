@@ -136,7 +136,7 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	if err := spec.check(); err != nil {
 		return nil, err
 	}
-	g, err := decomp.New(spec.Shape, c.Size(), spec.Dims, spec.periodic())
+	g, err := decomp.New(spec.Shape, c.Size(), spec.Dims, spec.Periodic())
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +256,7 @@ func (s *Solver) fill(dst []float64, p Profile, scale float64, ghosts bool) {
 		}
 	}
 	shape := s.spec.Shape
-	periodic := s.spec.periodic()
+	periodic := s.spec.Periodic()
 	s.lay.ForRows(region, func(start, n int) {
 		// Recover the row's global index from its flat start.
 		rem := start

@@ -201,7 +201,8 @@ func (s *Spec) timeAt(n int) float64 {
 	return float64(n) * s.DT
 }
 
-func (s *Spec) periodic() []bool {
+// Periodic says which axes wrap around (both faces periodic).
+func (s *Spec) Periodic() []bool {
 	p := make([]bool, len(s.Faces))
 	for a, f := range s.Faces {
 		p[a] = f[0].Kind == Periodic

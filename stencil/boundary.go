@@ -106,7 +106,7 @@ func GhostFaces(lay decomp.Layout, faces [][2]Face, hasNeighbour [][2]bool) []Gh
 
 // ApplyFaces sets the ghosts of the given faces of u, in order.
 func ApplyFaces(faces []GhostFace, u []float64) {
-	reflect := Active.reflectOrGeneric()
+	reflect := Active.reflect
 	for i := range faces {
 		f := &faces[i]
 		if f.Cells {

@@ -83,11 +83,11 @@ type Set struct {
 	// the check.
 	rows2D, rows3D   RowsKernel
 	check2D, check3D CheckKernel
-	// Weighted sums of two rows (nil: the generic ones).
+	// Weighted sums of two rows.
 	mix, mixAdd func(d, a, b []float64, wa, wb float64)
-	// A Dirichlet ghost row, d[j] = t − m[j] (nil: the generic one).
+	// A Dirichlet ghost row, d[j] = t − m[j].
 	reflect func(d, m []float64, t float64)
-	// The multigrid's transfers (nil: the generic ones).
+	// The multigrid's transfers.
 	interp    func(d, s []float64, near, far float64)
 	restrict2 func(d, a, b []float64, w float64)
 	restrict3 func(d, a, b, c, e []float64, w float64)
@@ -103,7 +103,9 @@ var Generic = Set{Name: "generic", heat2D: heat2DGeneric, heat3D: heat3DGeneric,
 	},
 	check3D: func(k *Coeffs, r *Row, rows, stride int) float64 {
 		return absFloat(genericRows(true, k, r, 0, rows, stride, true))
-	}}
+	},
+	mix: mixGeneric, mixAdd: mixAddGeneric, reflect: reflectGeneric,
+	interp: interpGeneric, restrict2: restrict2Generic, restrict3: restrict3Generic}
 
 // Available are the sets this build and CPU run, generic first and the
 // fastest last.
@@ -252,20 +254,12 @@ func MaxAbsDiff(a, b []float64) float64 { return absFloat(Active.maxAbsDiff(a, b
 
 // Mix sets d[j] = wa·a[j] + wb·b[j] over d (a and b at least as long).
 func Mix(d, a, b []float64, wa, wb float64) {
-	if Active.mix != nil {
-		Active.mix(d, a[:len(d)], b[:len(d)], wa, wb)
-		return
-	}
-	mixGeneric(d, a, b, wa, wb)
+	Active.mix(d, a[:len(d)], b[:len(d)], wa, wb)
 }
 
 // MixAdd sets d[j] = d[j] + (wa·a[j] + wb·b[j]) over d.
 func MixAdd(d, a, b []float64, wa, wb float64) {
-	if Active.mixAdd != nil {
-		Active.mixAdd(d, a[:len(d)], b[:len(d)], wa, wb)
-		return
-	}
-	mixAddGeneric(d, a, b, wa, wb)
+	Active.mixAdd(d, a[:len(d)], b[:len(d)], wa, wb)
 }
 
 func mixGeneric(d, a, b []float64, wa, wb float64) {
@@ -281,11 +275,7 @@ func mixGeneric(d, a, b []float64, wa, wb float64) {
 // far·s[j+2], each product rounded on its own.
 func Interp(d, s []float64, near, far float64) {
 	s = s[:len(d)/2+2]
-	if Active.interp != nil {
-		Active.interp(d, s, near, far)
-		return
-	}
-	interpGeneric(d, s, near, far)
+	Active.interp(d, s, near, far)
 }
 
 func interpGeneric(d, s []float64, near, far float64) {
@@ -302,22 +292,14 @@ func interpGeneric(d, s []float64, near, far float64) {
 // children in fine rows a and b (at least 2·len(d) cells).
 func Restrict2D(d, a, b []float64, w float64) {
 	a, b = a[:2*len(d)], b[:2*len(d)]
-	if Active.restrict2 != nil {
-		Active.restrict2(d, a, b, w)
-		return
-	}
-	restrict2Generic(d, a, b, w)
+	Active.restrict2(d, a, b, w)
 }
 
 // Restrict3D is Restrict2D over two fine planes: d[j] = ((pair(a) +
 // pair(b)) + (pair(c) + pair(e)))·w, a and b in the first plane.
 func Restrict3D(d, a, b, c, e []float64, w float64) {
 	a, b, c, e = a[:2*len(d)], b[:2*len(d)], c[:2*len(d)], e[:2*len(d)]
-	if Active.restrict3 != nil {
-		Active.restrict3(d, a, b, c, e, w)
-		return
-	}
-	restrict3Generic(d, a, b, c, e, w)
+	Active.restrict3(d, a, b, c, e, w)
 }
 
 func restrict2Generic(d, a, b []float64, w float64) {
@@ -332,14 +314,6 @@ func restrict3Generic(d, a, b, c, e []float64, w float64) {
 	for j := range d {
 		d[j] = (((a[2*j] + a[2*j+1]) + (b[2*j] + b[2*j+1])) + ((c[2*j] + c[2*j+1]) + (e[2*j] + e[2*j+1]))) * w
 	}
-}
-
-// reflectOrGeneric is the set's Dirichlet ghost kernel.
-func (ks Set) reflectOrGeneric() func(d, m []float64, t float64) {
-	if ks.reflect != nil {
-		return ks.reflect
-	}
-	return reflectGeneric
 }
 
 func reflectGeneric(d, m []float64, t float64) {

@@ -419,7 +419,7 @@ func TestMixAndReflectMatchGeneric(t *testing.T) {
 				copy(dAdd.view(), init.view())
 				MixAdd(dAdd.view(), a.view(), b.view(), wa, wb)
 				refl := newGuarded(n, 1+(off+5)%8, destGuard, func() float64 { return poison })
-				ks.reflectOrGeneric()(refl.view(), a.view(), 2*wa)
+				ks.reflect(refl.view(), a.view(), 2*wa)
 				restore()
 				require.Equal(t, bitsOf(wantRefl), bitsOf(refl.view()), "%s reflect n=%d offset %d", ks.Name, n, off)
 				require.NoError(t, refl.guardsIntact())
