@@ -85,7 +85,6 @@ func openOutputs(cfg *config.Config, restarted, rank0 bool) (*outputs, error) {
 	return o, nil
 }
 
-
 // waitPNG waits for the PNG being written in the background, if any.
 func (o *outputs) waitPNG() error {
 	if o.pngDone == nil {
