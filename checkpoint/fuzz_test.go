@@ -63,8 +63,8 @@ func FuzzDecompressChunk(f *testing.F) {
 	f.Add(good[:len(good)/2], len(raw))
 	f.Add([]byte("not zstd"), 8)
 	f.Fuzz(func(t *testing.T, data []byte, size int) {
-		if size < 0 || size > 1<<20 {
-			return
+		if size < 0 || size > 1<<16 {
+			return // a chunk's size comes from the sealed metadata, not the bytes
 		}
 		out, err := decompress(data, size, nil)
 		if err == nil && len(out) != size {
