@@ -21,8 +21,8 @@ import (
 // the chunk count.
 
 // shardShapes are the shard and inner chunk shapes Write uses for a grid
-// of shape: the shard cut to the grid, and the inner chunk opt gives (which
-// must divide the shard) or, by default, along each axis the largest
+// of shape: the shard cut to the grid (to whole inner chunks), and the
+// inner chunk opt gives (cut to the grid; it must divide the shard) or, by default, along each axis the largest
 // divisor of the shard's length up to DefaultChunk's.
 func shardShapes(shape, shard, chunk []int) (outer, inner []int, err error) {
 	if len(shard) != len(shape) {
@@ -54,6 +54,12 @@ func shardShapes(shape, shard, chunk []int) (outer, inner []int, err error) {
 	}
 	inner = slices.Clone(chunk)
 	for a := range inner {
+		inner[a] = min(inner[a], shape[a])
+		if inner[a] >= 1 && shard[a] >= shape[a] {
+			// A shard as long as the grid or longer is cut to the grid's length
+			// rounded up to whole inner chunks.
+			outer[a] = inner[a] * ((shape[a] + inner[a] - 1) / inner[a])
+		}
 		if inner[a] < 1 || outer[a]%inner[a] != 0 {
 			return nil, nil, fmt.Errorf("checkpoint: chunk shape %v does not divide the shard shape %v (Zarr's sharding needs whole inner chunks)", chunk, outer)
 		}
@@ -209,4 +215,72 @@ func copyBytes(dst []byte, dv view, src []byte, sv view, b decomp.Box) {
 // fill value, NaN.
 func fillBox(dst []byte, dv view, b decomp.Box) {
 	eachRow(b, func(lo []int, n int) { fillNaN(dst[8*dv.at(lo) : 8*(dv.at(lo)+n)]) })
+}
+
+// WriterShards is the shard and inner chunk shape of checkpoint.shard =
+// "auto" for a grid of shape written by a process grid of dims writers:
+// along each axis the writers' box length rounded up to whole inner chunks,
+// so that there is one shard per writer (fewer where the rounding covers
+// two boxes), none larger than a chunk may be. The inner chunk is chunk
+// (cut to the grid) or, by default, about DefaultChunk's of the box, a
+// divisor of the box length where one lies within a factor 2 of it (no
+// shard then reaches past its box).
+func WriterShards(shape, dims, chunk []int) (shard, inner []int, err error) {
+	nd := len(shape)
+	if len(dims) != nd {
+		return nil, nil, fmt.Errorf("checkpoint: process grid %v has %d axes but the grid %v has %d", dims, len(dims), shape, nd)
+	}
+	box := make([]int, nd)
+	for a, n := range shape {
+		if dims[a] < 1 || n < 1 {
+			return nil, nil, fmt.Errorf("checkpoint: cannot shard a grid %v over a process grid %v", shape, dims)
+		}
+		box[a] = (n + dims[a] - 1) / dims[a]
+	}
+	if len(chunk) > 0 {
+		if inner, err = chunkShape(shape, chunk); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		inner = DefaultChunk(box)
+		for a := range inner {
+			inner[a] = nearDivisor(box[a], inner[a])
+		}
+	}
+	shard = make([]int, nd)
+	for a := range shard {
+		shard[a] = inner[a] * ((box[a] + inner[a] - 1) / inner[a])
+	}
+	// A shard is read and written whole in memory: halve the axis holding
+	// the most inner chunks until it fits.
+	for prod(shard) > maxChunkValues {
+		a := 0
+		for x := range shard {
+			if shard[x]/inner[x] > shard[a]/inner[a] {
+				a = x
+			}
+		}
+		per := shard[a] / inner[a]
+		if per == 1 {
+			break // one inner chunk, which chunkShape bounded
+		}
+		shard[a] = inner[a] * ((per + 1) / 2)
+	}
+	return shard, inner, nil
+}
+
+// nearDivisor is the divisor of n closest to want by ratio within a factor
+// 2 (the larger one on a tie), or want when n has none there.
+func nearDivisor(n, want int) int {
+	best, bestR := want, 2.0
+	for d := max(1, want/2); d <= min(n, 2*want); d++ {
+		if n%d != 0 {
+			continue
+		}
+		r := float64(max(d, want)) / float64(min(d, want))
+		if r <= bestR {
+			best, bestR = d, r
+		}
+	}
+	return best
 }

@@ -128,3 +128,65 @@ func TestShardRangeReads(t *testing.T) {
 	errs := readRanks(t, dir, 4, Options{}, func(idx []int) float64 { return value(shape, idx, 4) })
 	require.ErrorIs(t, errs[0], ErrChecksum, "the reader of the damaged inner chunk")
 }
+
+// WriterShards ("auto"): shards of whole inner chunks, at most one per
+// writer along each axis, none past the largest chunk a file may hold, the
+// inner chunk dividing the box where a divisor lies near the default; a
+// checkpoint so sharded is one file per writer and reads back on any count.
+func TestWriterShards(t *testing.T) {
+	for _, c := range []struct {
+		shape, dims, chunk []int
+		files              int // shard files of the checkpoint
+	}{
+		{[]int{40, 30}, []int{2, 1}, nil, 2},
+		{[]int{37, 29}, []int{2, 2}, nil, 4},  // uneven boxes
+		{[]int{37, 29}, []int{3, 1}, nil, 3},  // 13-row boxes, 13 prime
+		{[]int{4099, 7}, []int{2, 1}, nil, 2}, // 2050 = 2·5²·41
+		{[]int{64, 48}, []int{2, 2}, []int{5, 7}, 4},
+		{[]int{9, 11, 10}, []int{2, 1, 1}, nil, 2},
+		{[]int{1 << 15, 1 << 14}, []int{1, 1}, nil, 4}, // 2^29 cells: over 1 GiB a file
+	} {
+		shard, inner, err := WriterShards(c.shape, c.dims, c.chunk)
+		require.NoError(t, err, "%v over %v", c.shape, c.dims)
+		files := 1
+		for a, n := range c.shape {
+			require.Zero(t, shard[a]%inner[a], "%v: inner %v divides the shard %v", c.shape, inner, shard)
+			per := (n + shard[a] - 1) / shard[a]
+			if prod(c.shape)/prod(c.dims) <= maxChunkValues {
+				require.LessOrEqual(t, per, c.dims[a], "%v axis %d: a shard per writer", c.shape, a)
+			}
+			files *= per
+		}
+		require.LessOrEqual(t, prod(shard), maxChunkValues)
+		require.Equal(t, c.files, files, "%v over %v: shards %v of %v", c.shape, c.dims, shard, inner)
+		if c.chunk != nil {
+			require.Equal(t, c.chunk, inner)
+		}
+		if prod(c.shape) > 1<<20 {
+			continue // too big to write here
+		}
+		ranks := prod(c.dims)
+		root := t.TempDir()
+		writeField(t, root, c.shape, ranks, 2, Options{Shard: shard, Chunk: inner, Workers: 2})
+		dir := filepath.Join(root, StepName(2))
+		n := 0
+		require.NoError(t, filepath.Walk(filepath.Join(dir, arrayName, "c"), func(p string, info os.FileInfo, err error) error {
+			if err == nil && info.Mode().IsRegular() {
+				n++
+			}
+			return err
+		}))
+		require.Equal(t, c.files, n, "%v: files written", c.shape)
+		for _, readers := range []int{1, 3} {
+			for r, err := range readRanks(t, dir, readers, Options{Workers: 2}, func(idx []int) float64 { return value(c.shape, idx, 2) }) {
+				require.NoError(t, err, "%v: reader %d of %d", c.shape, r, readers)
+			}
+		}
+	}
+	// The inner chunk of a box with a divisor near the default divides it.
+	shard, inner, err := WriterShards([]int{4096, 4096}, []int{2, 1}, nil)
+	require.NoError(t, err)
+	require.Equal(t, []int{2048, 4096}, shard, "inner %v", inner)
+	_, _, err = WriterShards([]int{8, 8}, []int{2}, nil)
+	require.Error(t, err)
+}

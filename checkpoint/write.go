@@ -511,7 +511,11 @@ func (w *writer) writeOwn(own []*ownChunk) (notes []chunkNote, ioErr error) {
 		first error
 	)
 	failed := func() bool { mu.Lock(); defer mu.Unlock(); return first != nil }
-	for range max(1, w.opt.Workers) {
+	outer := max(1, w.opt.Workers)
+	if w.inner != nil {
+		outer = 1 // a shard at a time (its inner chunks spread over the workers): one in memory
+	}
+	for range outer {
 		wg.Go(func() {
 			var frame []byte // the compressed chunk, its storage reused
 			for i := range jobs {

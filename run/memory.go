@@ -68,15 +68,19 @@ func estimateMemory(cfg *config.Config, spec solver.Spec, g *decomp.Grid, ranks 
 	if cfg.Checkpoint.Every > 0 || cfg.Checkpoint.Final {
 		// Each writer's chunks assembled (about its box of the field) and a
 		// compressed chunk (about 2 MiB) per writer goroutine.
-		frame := int64(2 << 20) // a compressed chunk
-		if sh := cfg.Checkpoint.Shard; len(sh) > 0 {
-			frame = 8 // a compressed shard, at most its raw size
-			for a, n := range sh {
-				frame *= int64(min(n, cfg.Grid.Shape[a]))
+		// Sharded, a writer holds a shard's compressed inner chunks and the
+		// file made of them (each at most the raw shard). The estimate
+		// takes shards over the ranks' boxes (under MPI "auto" writes one
+		// per node, and the node's writer holds the node's shard).
+		frames := int64(spec.Threads) * (2 << 20) // a compressed chunk per writer goroutine
+		if opt, err := ckptOptions(cfg, spec.Threads, g.Dims); err == nil && len(opt.Shard) > 0 {
+			frames = 2 * 8
+			for a, n := range opt.Shard {
+				frames *= int64(min(n, cfg.Grid.Shape[a]))
 			}
 		}
 		for _, r := range ranks {
-			m.Checkpoint += 8*int64(g.Box(r).Size()) + int64(spec.Threads)*frame
+			m.Checkpoint += 8*int64(g.Box(r).Size()) + frames
 		}
 	}
 	return m

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -129,8 +130,56 @@ func compatible(cfg *config.Config, ck *checkpoint.Checkpoint) error {
 	return nil
 }
 
-func ckptOptions(cfg *config.Config, threads int) checkpoint.Options {
-	return checkpoint.Options{Chunk: cfg.Checkpoint.Chunk, Shard: cfg.Checkpoint.Shard, Level: cfg.Checkpoint.Level, Keep: cfg.Checkpoint.Keep, Workers: threads}
+// ckptOptions are the checkpoint options of cfg for a rank of threads
+// workers; writers is the process grid of the writers that
+// checkpoint.shard = "auto" shapes the shards by (shardWriters).
+func ckptOptions(cfg *config.Config, threads int, writers []int) (checkpoint.Options, error) {
+	ck := cfg.Checkpoint
+	opt := checkpoint.Options{Chunk: ck.Chunk, Shard: ck.Shard.Shape, Level: ck.Level, Keep: ck.Keep, Workers: threads}
+	if ck.Shard.Auto() {
+		shard, inner, err := checkpoint.WriterShards(cfg.Grid.Shape, writers, ck.Chunk)
+		if err != nil {
+			return opt, err
+		}
+		opt.Shard, opt.Chunk = shard, inner
+	}
+	return opt, nil
+}
+
+// shardWriters is the process grid of the checkpoint writers under
+// checkpoint.shard = "auto": the ranks' own with goroutine ranks (one
+// process); under MPI one writer per node (the ranks' hosts counted,
+// collectively), as ADIOS2 aggregates, so a checkpoint of a cluster run is
+// a file per node.
+func shardWriters(c comm.Comm, g *decomp.Grid) ([]int, error) {
+	if comm.RanksHere(c) == c.Size() {
+		return g.Dims, nil
+	}
+	host, _ := os.Hostname()
+	hosts, err := c.Gatherv([]byte(host), 0)
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 8)
+	if c.Rank() == 0 {
+		seen := map[string]bool{}
+		for _, h := range hosts {
+			seen[string(h)] = true
+		}
+		binary.LittleEndian.PutUint64(buf, uint64(len(seen)))
+	}
+	if err := c.Bcast(buf, 0); err != nil {
+		return nil, err
+	}
+	nodes := int(binary.LittleEndian.Uint64(buf))
+	if nodes >= c.Size() {
+		return g.Dims, nil
+	}
+	w, err := decomp.New(g.Shape, nodes, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return w.Dims, nil
 }
 
 // restore loads the restart checkpoint into the solver: collectively, each
@@ -139,7 +188,7 @@ func ckptOptions(cfg *config.Config, threads int) checkpoint.Options {
 func restore(c comm.Comm, s *solver.Solver, j *job) error {
 	for i, ck := range j.restarts {
 		t0 := time.Now()
-		err := checkpoint.Read(c, ck, s.Grid(), s.Layout(), s.Field(), ckptOptions(j.cfg, s.Threads()))
+		err := checkpoint.Read(c, ck, s.Grid(), s.Layout(), s.Field(), checkpoint.Options{Workers: s.Threads()})
 		if err == nil {
 			m := ck.Meta()
 			residual, _ := m.Extra["residual"].(float64)
@@ -172,7 +221,7 @@ func restore(c comm.Comm, s *solver.Solver, j *job) error {
 // writing go on in the background); finishCheckpoint commits it. A failure
 // ends the run unless checkpoint.continue_on_error; the previous checkpoint
 // survives either way.
-func beginCheckpoint(c comm.Comm, s *solver.Solver, j *job) (*checkpoint.Pending, error) {
+func beginCheckpoint(c comm.Comm, s *solver.Solver, j *job, writers []int) (*checkpoint.Pending, error) {
 	cfgJSON, err := json.Marshal(j.given)
 	if err != nil {
 		return nil, err
@@ -182,7 +231,11 @@ func beginCheckpoint(c comm.Comm, s *solver.Solver, j *job) (*checkpoint.Pending
 		extra["residual"] = r
 	}
 	meta := checkpoint.Meta{Step: s.Step(), Time: s.SimTime(), Config: cfgJSON, Extra: extra}
-	p, err := checkpoint.Begin(c, s.Grid(), s.Layout(), s.Field(), j.cfg.Checkpoint.Dir, meta, ckptOptions(j.cfg, s.Threads()))
+	opt, err := ckptOptions(j.cfg, s.Threads(), writers)
+	if err != nil {
+		return nil, checkpointFailed(c, j, s.Step(), err)
+	}
+	p, err := checkpoint.Begin(c, s.Grid(), s.Layout(), s.Field(), j.cfg.Checkpoint.Dir, meta, opt)
 	if err != nil {
 		return nil, checkpointFailed(c, j, s.Step(), err)
 	}

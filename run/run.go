@@ -372,7 +372,11 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 	if err := c.Barrier(); err != nil {
 		return err
 	}
-	r := &rankRun{c: c, s: s, j: j, start: time.Now(), from: s.Step(), lastDiag: -1, lastSnap: -1}
+	writers, err := shardWriters(c, s.Grid())
+	if err != nil {
+		return err
+	}
+	r := &rankRun{c: c, s: s, j: j, writers: writers, start: time.Now(), from: s.Step(), lastDiag: -1, lastSnap: -1}
 	runErr := r.loop(ctx)
 	if runErr != nil && !errors.Is(runErr, solver.ErrStopped) {
 		return runErr
@@ -391,6 +395,7 @@ type rankRun struct {
 	c                  comm.Comm
 	s                  *solver.Solver
 	j                  *job
+	writers            []int // the process grid of the checkpoint writers (shardWriters)
 	start              time.Time
 	from               int // the step it started from
 	ckptTime, outTime  time.Duration
@@ -409,7 +414,7 @@ func (r *rankRun) checkpoint(now bool) error {
 		return err
 	}
 	t := time.Now()
-	p, err := beginCheckpoint(r.c, r.s, r.j)
+	p, err := beginCheckpoint(r.c, r.s, r.j, r.writers)
 	r.ckptTime += time.Since(t)
 	if err != nil || p == nil {
 		return err

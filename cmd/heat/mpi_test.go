@@ -171,6 +171,10 @@ func TestMPICheckpointAcrossTransports(t *testing.T) {
 	out = t.TempDir()
 	code, _, stderr = mpirun(t, 4, bin, append(base, "--steps", "12", "--out", out, "--set", "checkpoint.final=true")...)
 	require.Equal(t, 0, code, stderr)
+	// Four ranks on one host: one writer for the node, one shard file.
+	shards, err := filepath.Glob(filepath.Join(out, "checkpoints", "step-00000012", "u", "c", "*", "*"))
+	require.NoError(t, err)
+	require.Len(t, shards, 1, "checkpoint.shard = auto under MPI: a file per node")
 	code, _, stderr = heat(t, append(base, "--steps", "24", "--ranks", "2", "--out", out, "--restart", "latest")...)
 	require.Equal(t, 0, code, stderr)
 	require.Equal(t, want, readReport(t, filepath.Join(out, "report.json")).Field.SHA256)

@@ -157,12 +157,34 @@ func TestInterruptWritesCheckpointAndRestarts(t *testing.T) {
 // A damaged checkpoint is refused by name; only --restart latest falls back
 // to the previous one, and says so. inspect --verify names the bad chunk.
 func TestDamagedCheckpointRefusedOrFallenBackFrom(t *testing.T) {
+	for _, shard := range []string{"none", "auto"} {
+		t.Run("shard="+shard, func(t *testing.T) { damagedCheckpointRefusedOrFallenBackFrom(t, shard) })
+	}
+}
+
+// lastChunkFile is the last chunk (or shard) file of checkpoint dir, and
+// its key (c/i/j) as a path.
+func lastChunkFile(t *testing.T, dir string) (file, key string) {
+	t.Helper()
+	require.NoError(t, filepath.WalkDir(filepath.Join(dir, "u", "c"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			file = p
+		}
+		return err
+	}))
+	require.NotEmpty(t, file, "no chunk file in %s", dir)
+	key, err := filepath.Rel(filepath.Join(dir, "u"), file)
+	require.NoError(t, err)
+	return file, key
+}
+
+func damagedCheckpointRefusedOrFallenBackFrom(t *testing.T, shard string) {
 	p := restartProblems[0]
 	out := t.TempDir()
-	code, _, stderr := heat(t, args(p, "--steps", "20", "--out", out, "--set", "checkpoint.every=10", "--set", "checkpoint.chunk=[10,10]")...)
+	code, _, stderr := heat(t, args(p, "--steps", "20", "--out", out, "--set", "checkpoint.every=10", "--set", "checkpoint.chunk=[10,10]", "--set", "checkpoint.shard="+shard)...)
 	require.Equal(t, 0, code, stderr)
 	newest := filepath.Join(out, "checkpoints", "step-00000020")
-	chunk := filepath.Join(newest, "u", "c", "1", "1")
+	chunk, key := lastChunkFile(t, newest)
 	data, err := os.ReadFile(chunk)
 	require.NoError(t, err)
 	data[len(data)/2] ^= 0x40
@@ -170,11 +192,11 @@ func TestDamagedCheckpointRefusedOrFallenBackFrom(t *testing.T) {
 
 	code, stdout, stderr := heat(t, "inspect", newest, "--verify")
 	require.Equal(t, 1, code, stdout+stderr)
-	require.Contains(t, stdout+stderr, filepath.Join("c", "1", "1"))
+	require.Contains(t, stdout+stderr, key)
 
 	code, _, stderr = heat(t, args(p, "--steps", "30", "--out", out, "--restart", newest)...)
 	require.Equal(t, 2, code, stderr)
-	require.Contains(t, stderr, filepath.Join("c", "1", "1"))
+	require.Contains(t, stderr, key)
 
 	code, _, stderr = heat(t, args(p, "--steps", "30", "--out", out, "--restart", "latest")...)
 	require.Equal(t, 0, code, stderr)
@@ -207,20 +229,27 @@ func TestInspectPrintsMetadata(t *testing.T) {
 // checkpoint, always with a warning naming what it passed over and why;
 // inspect --verify of the folder fails when latest names a bad one.
 func TestRestartFallsBackPastAnyDamage(t *testing.T) {
+	for _, shard := range []string{"none", "auto"} {
+		t.Run("shard="+shard, func(t *testing.T) { restartFallsBackPastAnyDamage(t, shard) })
+	}
+}
+
+func restartFallsBackPastAnyDamage(t *testing.T, shard string) {
 	p := restartProblems[0]
-	chunk := func(dir string) string { return filepath.Join(dir, "u", "c", "1", "1") }
+	chunk := func(t *testing.T, dir string) string { f, _ := lastChunkFile(t, dir); return f }
 	group := func(dir string) string { return filepath.Join(dir, "zarr.json") }
 	for _, c := range []struct {
 		name   string
 		damage func(t *testing.T, dir string)
 		from   int // the step the restart continues from
 	}{
-		{"chunk flipped", func(t *testing.T, dir string) { flipByte(t, chunk(dir)) }, 10},
-		{"chunk truncated", func(t *testing.T, dir string) { truncate(t, chunk(dir)) }, 10},
-		{"chunk deleted", func(t *testing.T, dir string) { require.NoError(t, os.Remove(chunk(dir))) }, 10},
+		{"chunk flipped", func(t *testing.T, dir string) { flipByte(t, chunk(t, dir)) }, 10},
+		{"chunk truncated", func(t *testing.T, dir string) { truncate(t, chunk(t, dir)) }, 10},
+		{"chunk deleted", func(t *testing.T, dir string) { require.NoError(t, os.Remove(chunk(t, dir))) }, 10},
 		{"chunk made a directory", func(t *testing.T, dir string) {
-			require.NoError(t, os.Remove(chunk(dir)))
-			require.NoError(t, os.Mkdir(chunk(dir), 0o755))
+			f := chunk(t, dir)
+			require.NoError(t, os.Remove(f))
+			require.NoError(t, os.Mkdir(f, 0o755))
 		}, 10},
 		{"metadata garbage", func(t *testing.T, dir string) {
 			require.NoError(t, os.WriteFile(group(dir), []byte("garbage"), 0o644))
@@ -234,7 +263,7 @@ func TestRestartFallsBackPastAnyDamage(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := t.TempDir()
-			code, _, stderr := heat(t, args(p, "--steps", "20", "--out", out, "--set", "checkpoint.every=10", "--set", "checkpoint.chunk=[10,10]")...)
+			code, _, stderr := heat(t, args(p, "--steps", "20", "--out", out, "--set", "checkpoint.every=10", "--set", "checkpoint.chunk=[10,10]", "--set", "checkpoint.shard="+shard)...)
 			require.Equal(t, 0, code, stderr)
 			newest := filepath.Join(out, "checkpoints", "step-00000020")
 			c.damage(t, newest)
@@ -272,29 +301,45 @@ func truncate(t *testing.T, file string) {
 	require.NoError(t, os.WriteFile(file, b[:len(b)/2], 0o644))
 }
 
-// Sharded checkpoints (shards the size of the boxes): one file per writer,
-// and a restart on another rank count gives the straight run's bits.
+// Sharded checkpoints — by default (auto: shards shaped like the boxes,
+// uneven ones too) and with a shape given: one file per writer, and a
+// restart on another rank count gives the straight run's bits; the
+// restart writes its own checkpoints a file per its writers.
 func TestShardedCheckpointOneFilePerWriter(t *testing.T) {
 	dir := t.TempDir()
-	problem := []string{"--set", "grid.shape=[40,30]", "--set", "initial.kind=random"}
+	problem := []string{"--set", "grid.shape=[41,30]", "--set", "initial.kind=random"}
 	code, _, stderr := heat(t, append([]string{"run", "-q", "--steps", "20", "--out", filepath.Join(dir, "straight")}, problem...)...)
 	require.Equal(t, 0, code, stderr)
 	want := readReport(t, filepath.Join(dir, "straight", "report.json")).Field.SHA256
-	out := filepath.Join(dir, "sharded")
-	code, _, stderr = heat(t, append([]string{"run", "-q", "--steps", "10", "--out", out, "--ranks", "4", "--dims", "2x2",
-		"--set", "checkpoint.final=true", "--set", "checkpoint.shard=[20,15]", "--set", "checkpoint.chunk=[10,5]"}, problem...)...)
-	require.Equal(t, 0, code, stderr)
-	var files int
-	require.NoError(t, filepath.Walk(filepath.Join(out, "checkpoints", "step-00000010", "u", "c"), func(_ string, info os.FileInfo, err error) error {
-		if err == nil && info.Mode().IsRegular() {
-			files++
+	files := func(ckpt string) int {
+		n := 0
+		require.NoError(t, filepath.Walk(filepath.Join(ckpt, "u", "c"), func(_ string, info os.FileInfo, err error) error {
+			if err == nil && info.Mode().IsRegular() {
+				n++
+			}
+			return err
+		}))
+		return n
+	}
+	for _, c := range []struct {
+		name  string
+		shard []string
+	}{
+		{"auto", nil},
+		{"shape", []string{"--set", "checkpoint.shard=[21,15]", "--set", "checkpoint.chunk=[7,5]"}},
+	} {
+		out := filepath.Join(dir, c.name)
+		code, _, stderr = heat(t, append(append([]string{"run", "-q", "--steps", "10", "--out", out, "--ranks", "4", "--dims", "2x2",
+			"--set", "checkpoint.final=true"}, c.shard...), problem...)...)
+		require.Equal(t, 0, code, stderr)
+		require.Equal(t, 4, files(filepath.Join(out, "checkpoints", "step-00000010")), "%s: one shard file per writer", c.name)
+		code, _, stderr = heat(t, "run", "-q", "--restart", out, "--steps", "20", "--ranks", "3")
+		require.Equal(t, 0, code, stderr)
+		require.Equal(t, want, readReport(t, filepath.Join(out, "report.json")).Field.SHA256, c.name)
+		code, stdout, stderr := heat(t, "inspect", out, "--verify")
+		require.Equal(t, 0, code, stdout+stderr)
+		if c.shard == nil {
+			require.Equal(t, 3, files(filepath.Join(out, "checkpoints", "step-00000020")), "the 3-rank restart's checkpoint: a file per its writers")
 		}
-		return err
-	}))
-	require.Equal(t, 4, files, "one shard file per writer")
-	code, _, stderr = heat(t, "run", "-q", "--restart", out, "--steps", "20", "--ranks", "3")
-	require.Equal(t, 0, code, stderr)
-	require.Equal(t, want, readReport(t, filepath.Join(out, "report.json")).Field.SHA256)
-	code, stdout, stderr := heat(t, "inspect", out, "--verify")
-	require.Equal(t, 0, code, stdout+stderr)
+	}
 }

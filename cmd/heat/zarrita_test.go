@@ -79,21 +79,20 @@ func TestZarritaReadsCheckpoints(t *testing.T) {
 		name         string
 		shape, chunk []int
 		ranks        int
-		shard        []int // sharded: the shard shape
+		shard        string // checkpoint.shard: none, auto (the default) or a shape
 	}{
-		{"2d", []int{37, 29}, []int{8, 7}, 3, nil},
-		{"3d", []int{9, 11, 10}, []int{4, 5, 3}, 4, nil},
-		{"2d-tiny", []int{5, 4}, []int{2, 3}, 2, nil},
-		{"2d-sharded", []int{37, 29}, []int{4, 8}, 3, []int{16, 16}},
-		{"3d-sharded", []int{9, 11, 10}, []int{3, 3, 5}, 2, []int{9, 6, 10}},
+		{"2d", []int{37, 29}, []int{8, 7}, 3, "none"},
+		{"3d", []int{9, 11, 10}, []int{4, 5, 3}, 4, "none"},
+		{"2d-tiny", []int{5, 4}, []int{2, 3}, 2, "none"},
+		{"2d-auto", []int{37, 29}, []int{4, 8}, 3, "auto"},
+		{"3d-auto", []int{9, 11, 10}, []int{3, 3, 5}, 4, "auto"},
+		{"2d-sharded", []int{37, 29}, []int{4, 8}, 3, "[16,16]"},
+		{"3d-sharded", []int{9, 11, 10}, []int{3, 3, 5}, 2, "[9,6,10]"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			const steps = 20
-			var extra []string
-			if tc.shard != nil {
-				extra = []string{"--set", "checkpoint.shard=" + zarrJSONList(tc.shard)}
-			}
+			extra := []string{"--set", "checkpoint.shard=" + tc.shard}
 			out, dir := zarrWriteFinalCheckpoint(t, tc.shape, tc.chunk, tc.ranks, steps, 1, extra...)
 			rep := readReport(t, filepath.Join(out, "report.json"))
 			require.Len(t, rep.Field.SHA256, 64)
@@ -108,7 +107,7 @@ func TestZarritaReadsCheckpoints(t *testing.T) {
 			require.Zero(t, res.NaNCount, "no fill value (NaN) inside the array")
 			require.Equal(t, rep.Field.SHA256, res.SHA256, "zarrita's SHA-256 of u vs report.json field.sha256")
 
-			if tc.shard != nil {
+			if tc.shard != "none" {
 				return // the spec reader below reads unsharded arrays only
 			}
 			// Both independent readers agree value for value.

@@ -76,7 +76,7 @@ func Default() *Config {
 		Parallel: Parallel{Ranks: 1, Dims: []int{}},
 		Output: Output{Dir: "heat-out", Fingerprint: true, Formats: []string{"png"}, Slice: "z=mid", Cmap: "viridis",
 			Range: []float64{}, ImageSize: 1024, DiagnosticsEvery: 10, ProgressEvery: 30},
-		Checkpoint: Checkpoint{Keep: 2, Level: 1, Chunk: []int{}, Shard: []int{}, Async: true},
+		Checkpoint: Checkpoint{Keep: 2, Level: 1, Chunk: []int{}, Async: true},
 		Multigrid:  Multigrid{Smoother: "chebyshev", Cycle: "f", Interpolation: "linear", MaxCycles: 50},
 	}
 }

@@ -344,6 +344,9 @@ func fits(t reflect.Type, v any) (want string, ok bool) {
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	if a, ok := reflect.Zero(t).Interface().(interface{ accepts(any) (string, bool) }); ok {
+		return a.accepts(v)
+	}
 	switch t.Kind() {
 	case reflect.Struct:
 		_, ok := v.(map[string]any)

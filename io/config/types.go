@@ -127,7 +127,7 @@ type Checkpoint struct {
 	Keep            int    `toml:"keep" json:"keep"`                           // newest complete checkpoints kept; 0 = all
 	Dir             string `toml:"dir" json:"dir"`                             // default <output.dir>/checkpoints
 	Chunk           []int  `toml:"chunk" json:"chunk"`                         // chunk shape, C order; empty = ~2 MiB chunks
-	Shard           []int  `toml:"shard" json:"shard"`                         // shard shape, C order: one file per shard of chunks; empty = a file per chunk
+	Shard           Shard  `toml:"shard" json:"shard"`                         // "auto" (a file per writer), "none" (a file per chunk) or a shard shape
 	Level           int    `toml:"level" json:"level"`                         // zstd level 1..22
 	ContinueOnError bool   `toml:"continue_on_error" json:"continue_on_error"` // a failed checkpoint warns instead of ending the run
 	Async           bool   `toml:"async" json:"async"`                         // compress and write while the run steps on (a copy of the field: 8 bytes a cell)

@@ -431,17 +431,17 @@ func (k *checker) checkpoint() *Error {
 			}
 		}
 	}
-	if len(ck.Shard) > 0 {
+	if sh := ck.Shard.Shape; len(sh) > 0 {
 		shape := k.c.Grid.Shape
-		if len(ck.Shard) != len(shape) {
-			return k.bad("checkpoint.shard", "has %d entries but grid.shape has %d", len(ck.Shard), len(shape))
+		if len(sh) != len(shape) {
+			return k.bad("checkpoint.shard", "has %d entries but grid.shape has %d", len(sh), len(shape))
 		}
-		for a, n := range ck.Shard {
+		for a, n := range sh {
 			if n < 1 {
-				return k.bad("checkpoint.shard", "must be positive (got %v)", ck.Shard)
+				return k.bad("checkpoint.shard", "must be positive (got %v)", sh)
 			}
-			if len(ck.Chunk) > 0 && min(n, shape[a])%ck.Chunk[a] != 0 {
-				return k.bad("checkpoint.chunk", "%v must divide checkpoint.shard %v (cut to the grid): a shard holds whole chunks", ck.Chunk, ck.Shard)
+			if len(ck.Chunk) > 0 && n < shape[a] && n%min(ck.Chunk[a], shape[a]) != 0 {
+				return k.bad("checkpoint.chunk", "%v must divide checkpoint.shard %v: a shard holds whole chunks", ck.Chunk, sh)
 			}
 		}
 	}
