@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"heat/decomp"
 )
 
 // crashEnv names the root the helper writer writes into; without it,
@@ -40,11 +42,22 @@ func TestHelperWriter(t *testing.T) {
 	// Stop by itself should the parent die without killing it.
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
 		step++
+		ranks, background := 1+step%4, false
 		opt := Options{Chunk: []int{4, 5}, Keep: 3, Workers: 2}
-		if step%2 == 0 {
-			opt.Shard = []int{8, 10} // every other checkpoint sharded
+		switch step % 3 {
+		case 1:
+			opt.Shard = []int{8, 10}
+		case 2: // as checkpoint.shard = "auto" and checkpoint.async write
+			g, err := decomp.New(crashShape, ranks, nil, nil)
+			require.NoError(t, err)
+			opt.Shard, opt.Chunk, err = WriterShards(crashShape, g.Dims, nil)
+			require.NoError(t, err)
+			background = true
 		}
-		writeField(t, root, crashShape, 1+step%4, step, opt)
+		_, errs := writeRanksAs(root, crashShape, ranks, step, func(int) Options { return opt }, background)
+		for r, err := range errs {
+			require.NoError(t, err, "rank %d", r)
+		}
 	}
 }
 

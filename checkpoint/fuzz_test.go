@@ -82,7 +82,7 @@ func FuzzDecodeShard(f *testing.F) {
 	for i := range raw {
 		raw[i] = byte(i)
 	}
-	good, err := encodeShard(raw, shard, inner, 1, 2)
+	good, err := encodeShardFile(raw, shard, inner, 1, 2)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -68,6 +70,11 @@ func writeField(t testing.TB, root string, shape []int, ranks, step int, opt Opt
 // writeRanks writes the test field with ranks ranks, rank r with options
 // opt(r), and returns every rank's Info and error.
 func writeRanks(root string, shape []int, ranks, step int, opt func(rank int) Options) ([]Info, []error) {
+	return writeRanksAs(root, shape, ranks, step, opt, false)
+}
+
+// writeRanksAs is writeRanks, with background through Begin and Finish.
+func writeRanksAs(root string, shape []int, ranks, step int, opt func(rank int) Options, background bool) ([]Info, []error) {
 	infos := make([]Info, ranks)
 	errs := make([]error, ranks)
 	g, err := decomp.New(shape, ranks, nil, nil)
@@ -85,7 +92,23 @@ func writeRanks(root string, shape []int, ranks, step int, opt func(rank int) Op
 	}
 	runErr := local.Run(ranks, func(c comm.Comm) error {
 		lay, u := rankField(g, c.Rank(), 1, func(idx []int) float64 { return value(shape, idx, step) })
-		infos[c.Rank()], errs[c.Rank()] = Write(c, g, lay, u, root, meta, opt(c.Rank()))
+		o := opt(c.Rank())
+		if !background {
+			infos[c.Rank()], errs[c.Rank()] = Write(c, g, lay, u, root, meta, o)
+			return nil
+		}
+		// As a run writes in the background: Begin, the field changed
+		// (the checkpoint holds its copy), a while later Finish.
+		p, err := Begin(c, g, lay, u, root, meta, o)
+		if err != nil {
+			errs[c.Rank()] = err
+			return nil
+		}
+		for i := range u {
+			u[i] = -u[i]
+		}
+		time.Sleep(time.Millisecond)
+		infos[c.Rank()], errs[c.Rank()] = p.Finish()
 		return nil
 	})
 	if runErr != nil {
@@ -189,11 +212,18 @@ func (f faultFS) MkdirAll(path string) error {
 	return f.OS.MkdirAll(path)
 }
 
-func (f faultFS) WriteFile(path string, data []byte) error {
+func (f faultFS) WriteFile(path string, parts ...[]byte) error {
 	if err := f.check("WriteFile", path); err != nil {
 		return err
 	}
-	return f.OS.WriteFile(path, data)
+	return f.OS.WriteFile(path, parts...)
+}
+
+// encodeShardFile is a shard's file as Write stores it: encodeShard's parts
+// joined.
+func encodeShardFile(raw []byte, shard, inner []int, level, workers int) ([]byte, error) {
+	parts, err := encodeShard(raw, shard, inner, level, workers)
+	return bytes.Join(parts, nil), err
 }
 
 func (f faultFS) ReadFile(path string, buf []byte) ([]byte, error) {

@@ -74,36 +74,33 @@ func innerGrid(shard, inner []int) chunkGrid { return newChunkGrid(shard, inner)
 const emptyEntry = math.MaxUint64
 
 // encodeShard compresses the shard raw (its full shape, C order, 8 bytes a
-// value) inner chunk by inner chunk, with workers goroutines, and appends
-// the index and its CRC32-C.
-func encodeShard(raw []byte, shard, inner []int, level, workers int) ([]byte, error) {
+// value) inner chunk by inner chunk, with workers goroutines: the file's
+// parts in order, every inner chunk's frame then the index and its CRC32-C
+// (written as they are, not joined: a shard can be a gigabyte).
+func encodeShard(raw []byte, shard, inner []int, level, workers int) ([][]byte, error) {
 	ig := innerGrid(shard, inner)
 	n := ig.len()
 	sv := denseView(decomp.Box{Lo: make([]int, len(shard)), Hi: shard})
-	frames := make([][]byte, n)
+	parts := make([][]byte, n+1)
 	err := eachInner(ig, workers, func(i int, idx []int, buf []byte) error {
 		b := ig.full(idx)
 		copyBytes(buf, denseView(b), raw, sv, b)
 		f, err := compress(level, buf, nil)
-		frames[i] = f
+		parts[i] = f
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	size := 16*n + 4
-	for _, f := range frames {
-		size += len(f)
-	}
-	out := make([]byte, 0, size)
-	index := make([]byte, 16*n)
-	for i, f := range frames {
-		binary.LittleEndian.PutUint64(index[16*i:], uint64(len(out)))
+	index := make([]byte, 16*n, 16*n+4)
+	off := uint64(0)
+	for i, f := range parts[:n] {
+		binary.LittleEndian.PutUint64(index[16*i:], off)
 		binary.LittleEndian.PutUint64(index[16*i+8:], uint64(len(f)))
-		out = append(out, f...)
+		off += uint64(len(f))
 	}
-	out = append(out, index...)
-	return binary.LittleEndian.AppendUint32(out, crc32c(index)), nil
+	parts[n] = binary.LittleEndian.AppendUint32(index, crc32c(index))
+	return parts, nil
 }
 
 // eachInner calls f for every inner chunk of ig (its position in C order,

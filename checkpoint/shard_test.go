@@ -62,7 +62,7 @@ func TestDecodeShardRefusesDamage(t *testing.T) {
 	for i := range raw {
 		raw[i] = byte(i * 7)
 	}
-	data, err := encodeShard(raw, shard, inner, 1, 3)
+	data, err := encodeShardFile(raw, shard, inner, 1, 3)
 	require.NoError(t, err)
 	all := decomp.Box{Lo: []int{0, 0}, Hi: shard}
 	got, err := decodeShard(data, shard, inner, all, 2, nil)

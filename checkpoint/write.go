@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"path/filepath"
 	"slices"
@@ -557,12 +558,12 @@ func (w *writer) writeOwn(own []*ownChunk) (notes []chunkNote, ioErr error) {
 // chunk did); dirs and mu guard that set.
 func (w *writer) writeChunk(oc *ownChunk, frame *[]byte, dirs map[string]bool, mu *sync.Mutex) (note chunkNote, dir string, err error) {
 	cg := w.grid
-	var data []byte
+	var parts [][]byte
 	if w.inner != nil {
-		data, err = encodeShard(oc.raw, cg.chunk, w.inner, w.level, max(1, w.opt.Workers))
+		parts, err = encodeShard(oc.raw, cg.chunk, w.inner, w.level, max(1, w.opt.Workers))
 	} else {
-		data, err = compress(w.level, oc.raw, *frame)
-		*frame = data
+		*frame, err = compress(w.level, oc.raw, *frame)
+		parts = [][]byte{*frame}
 	}
 	if err != nil {
 		return note, "", err
@@ -579,10 +580,15 @@ func (w *writer) writeChunk(oc *ownChunk, frame *[]byte, dirs map[string]bool, m
 		}
 		dir = parent
 	}
-	if err := w.fs.WriteFile(file, data); err != nil {
+	if err := w.fs.WriteFile(file, parts...); err != nil {
 		return note, dir, err
 	}
-	return chunkNote{Key: key, CRC: crc32c(data), Bytes: len(data)}, dir, nil
+	note = chunkNote{Key: key}
+	for _, p := range parts {
+		note.CRC = crc32.Update(note.CRC, castagnoli, p)
+		note.Bytes += len(p)
+	}
+	return note, dir, nil
 }
 
 // syncDirs fsyncs every directory in dirs and each of their parents up to
