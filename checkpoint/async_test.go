@@ -75,3 +75,27 @@ func TestBeginSnapshotsTheField(t *testing.T) {
 		require.Error(t, err, "no checkpoint committed")
 	}
 }
+
+// The spare buffers: a buffer given back is taken again (the smallest that
+// fits), never more is kept than was ever taken at once, and a checkpoint
+// written with reused buffers holds its own values, not the last one's.
+func TestSpareBuffers(t *testing.T) {
+	var p bufferPool
+	a, b := p.take(100), p.take(50)
+	p.give(a)
+	p.give(b)
+	require.Equal(t, 150, p.held)
+	c := p.take(40)
+	require.Equal(t, 50, cap(c), "the smallest buffer that fits")
+	require.Len(t, c, 40)
+	p.give(c)
+	p.give(make([]byte, 1000)) // more than was ever taken at once: dropped
+	require.Equal(t, 150, p.held)
+
+	root := t.TempDir()
+	for step := 1; step <= 3; step++ {
+		writeField(t, root, []int{37, 29}, 3, step, Options{Chunk: []int{8, 8}, Workers: 2})
+		path := filepath.Join(root, StepName(step))
+		requireAll(t, readRanks(t, path, 2, Options{}, func(idx []int) float64 { return value([]int{37, 29}, idx, step) }))
+	}
+}
