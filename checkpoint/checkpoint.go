@@ -116,9 +116,10 @@ type Info struct {
 type FS interface {
 	// MkdirAll creates path and any missing parents.
 	MkdirAll(path string) error
-	// WriteFile creates (or truncates) path, writes the parts one after
-	// another, fsyncs and closes it.
-	WriteFile(path string, parts ...[]byte) error
+	// WriteFile creates (or truncates) path, writes what src writes to it
+	// (bytes.NewReader of the contents, or a shard being compressed),
+	// fsyncs and closes it.
+	WriteFile(path string, src io.WriterTo) error
 	// ReadFile returns the contents of path, read into buf's storage when
 	// it has room (buf may be nil).
 	ReadFile(path string, buf []byte) ([]byte, error)
@@ -140,16 +141,14 @@ type OS struct{}
 
 func (OS) MkdirAll(path string) error { return os.MkdirAll(path, 0o755) }
 
-func (OS) WriteFile(path string, parts ...[]byte) error {
+func (OS) WriteFile(path string, src io.WriterTo) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
-	for _, data := range parts {
-		if _, err := f.Write(data); err != nil {
-			f.Close()
-			return err
-		}
+	if _, err := src.WriteTo(f); err != nil {
+		f.Close()
+		return err
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -212,18 +213,25 @@ func (f faultFS) MkdirAll(path string) error {
 	return f.OS.MkdirAll(path)
 }
 
-func (f faultFS) WriteFile(path string, parts ...[]byte) error {
+func (f faultFS) WriteFile(path string, src io.WriterTo) error {
 	if err := f.check("WriteFile", path); err != nil {
 		return err
 	}
-	return f.OS.WriteFile(path, parts...)
+	return f.OS.WriteFile(path, src)
 }
 
-// encodeShardFile is a shard's file as Write stores it: encodeShard's parts
-// joined.
+// encodeShardFile is a shard's file as Write stores it, and checks the
+// CRC32-C and size the writer reports of it.
 func encodeShardFile(raw []byte, shard, inner []int, level, workers int) ([]byte, error) {
-	parts, err := encodeShard(raw, shard, inner, level, workers)
-	return bytes.Join(parts, nil), err
+	var b bytes.Buffer
+	e := &shardFile{raw: raw, shard: shard, inner: inner, level: level, workers: workers}
+	if _, err := e.WriteTo(&b); err != nil {
+		return nil, err
+	}
+	if e.CRC != crc32c(b.Bytes()) || e.Bytes != b.Len() {
+		return nil, fmt.Errorf("shard file: reported CRC32-C %08x and %d bytes, wrote %08x and %d", e.CRC, e.Bytes, crc32c(b.Bytes()), b.Len())
+	}
+	return b.Bytes(), nil
 }
 
 func (f faultFS) ReadFile(path string, buf []byte) ([]byte, error) {

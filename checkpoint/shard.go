@@ -3,6 +3,8 @@ package checkpoint
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"math"
 	"slices"
 	"sync"
@@ -73,34 +75,92 @@ func innerGrid(shard, inner []int) chunkGrid { return newChunkGrid(shard, inner)
 // emptyEntry marks an inner chunk that is not stored (the fill value).
 const emptyEntry = math.MaxUint64
 
-// encodeShard compresses the shard raw (its full shape, C order, 8 bytes a
-// value) inner chunk by inner chunk, with workers goroutines: the file's
-// parts in order, every inner chunk's frame then the index and its CRC32-C
-// (written as they are, not joined: a shard can be a gigabyte).
-func encodeShard(raw []byte, shard, inner []int, level, workers int) ([][]byte, error) {
-	ig := innerGrid(shard, inner)
-	n := ig.len()
-	sv := denseView(decomp.Box{Lo: make([]int, len(shard)), Hi: shard})
-	parts := make([][]byte, n+1)
-	err := eachInner(ig, workers, func(i int, idx []int, buf []byte) error {
-		b := ig.full(idx)
-		copyBytes(buf, denseView(b), raw, sv, b)
-		f, err := compress(level, buf, nil)
-		parts[i] = f
-		return err
-	})
-	if err != nil {
-		return nil, err
+// shardFile is a shard's file, written (io.WriterTo) as its inner chunks
+// are compressed: workers goroutines compress the shard raw (its full
+// shape, C order, 8 bytes a value) inner chunk by inner chunk in C order,
+// at most 2·workers chunks ahead of the writer, which appends each zstd
+// frame in turn, then the index and its CRC32-C. So compressing overlaps
+// writing, and a shard (up to a gigabyte) is never held compressed whole.
+// CRC and Bytes are the whole file's, once written.
+type shardFile struct {
+	raw          []byte
+	shard, inner []int
+	level        int
+	workers      int
+	CRC          uint32
+	Bytes        int
+}
+
+func (e *shardFile) WriteTo(w io.Writer) (int64, error) {
+	ig := innerGrid(e.shard, e.inner)
+	var idxs [][]int
+	eachIndex(make([]int, len(ig.count)), ig.count, func(idx []int) { idxs = append(idxs, slices.Clone(idx)) })
+	n := len(idxs)
+	workers := max(1, min(e.workers, n))
+	sv := denseView(decomp.Box{Lo: make([]int, len(e.shard)), Hi: e.shard})
+	type frame struct {
+		data []byte
+		err  error
 	}
+	done := make([]chan frame, n)
+	for i := range done {
+		done[i] = make(chan frame, 1)
+	}
+	// A worker takes a token before it claims the next chunk and the
+	// writer gives it back when it has written that chunk: the claimed
+	// chunks, always the next ones in order, are at most len(ahead).
+	ahead := make(chan struct{}, 2*workers)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			buf := make([]byte, 8*ig.cells())
+			for {
+				ahead <- struct{}{}
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					<-ahead
+					return
+				}
+				b := ig.full(idxs[i])
+				copyBytes(buf, denseView(b), e.raw, sv, b)
+				f, err := compress(e.level, buf, nil)
+				done[i] <- frame{f, err}
+			}
+		})
+	}
+	// On an error the writer still takes every frame, so that no worker
+	// waits for a token forever.
 	index := make([]byte, 16*n, 16*n+4)
-	off := uint64(0)
-	for i, f := range parts[:n] {
+	var off uint64
+	var err error
+	e.CRC, e.Bytes = 0, 0
+	for i := range n {
+		f := <-done[i]
+		<-ahead
+		if err == nil {
+			err = f.err
+		}
+		if err != nil {
+			continue
+		}
 		binary.LittleEndian.PutUint64(index[16*i:], off)
-		binary.LittleEndian.PutUint64(index[16*i+8:], uint64(len(f)))
-		off += uint64(len(f))
+		binary.LittleEndian.PutUint64(index[16*i+8:], uint64(len(f.data)))
+		off += uint64(len(f.data))
+		_, err = w.Write(f.data)
+		e.CRC = crc32.Update(e.CRC, castagnoli, f.data)
 	}
-	parts[n] = binary.LittleEndian.AppendUint32(index, crc32c(index))
-	return parts, nil
+	wg.Wait()
+	if err != nil {
+		return int64(off), err
+	}
+	tail := binary.LittleEndian.AppendUint32(index, crc32c(index))
+	if _, err := w.Write(tail); err != nil {
+		return int64(off), err
+	}
+	e.CRC = crc32.Update(e.CRC, castagnoli, tail)
+	e.Bytes = int(off) + len(tail)
+	return int64(e.Bytes), nil
 }
 
 // eachInner calls f for every inner chunk of ig (its position in C order,

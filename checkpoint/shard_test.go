@@ -1,6 +1,8 @@
 package checkpoint
 
 import (
+	"encoding/binary"
+	"math"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -189,4 +191,42 @@ func TestWriterShards(t *testing.T) {
 	require.Equal(t, []int{2048, 4096}, shard, "inner %v", inner)
 	_, _, err = WriterShards([]int{8, 8}, []int{2}, nil)
 	require.Error(t, err)
+}
+
+// failAfter is a writer that takes n bytes, then fails.
+type failAfter struct{ n int }
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if len(p) > f.n {
+		return 0, errInjected
+	}
+	f.n -= len(p)
+	return len(p), nil
+}
+
+// A shard is written frame by frame as its inner chunks are compressed,
+// whatever the worker count (more workers than chunks too): the same file
+// every time, which decodes back; a write failing at any point is returned,
+// and no compressing worker is left waiting.
+func TestShardFileStreams(t *testing.T) {
+	shard, inner := []int{16, 12}, []int{4, 3}
+	raw := make([]byte, 8*16*12)
+	for i := range 16 * 12 {
+		binary.LittleEndian.PutUint64(raw[8*i:], math.Float64bits(float64(i)*0.37))
+	}
+	want, err := encodeShardFile(raw, shard, inner, 1, 1)
+	require.NoError(t, err)
+	for _, workers := range []int{2, 3, 16, 100} {
+		got, err := encodeShardFile(raw, shard, inner, 1, workers)
+		require.NoError(t, err)
+		require.Equal(t, want, got, "%d workers", workers)
+	}
+	back, err := decodeShard(want, shard, inner, decomp.Box{Lo: []int{0, 0}, Hi: shard}, 2, nil)
+	require.NoError(t, err)
+	require.Equal(t, raw, back)
+	for _, at := range []int{0, 1, len(want) / 2, len(want) - 5} {
+		e := &shardFile{raw: raw, shard: shard, inner: inner, level: 1, workers: 3}
+		_, err := e.WriteTo(&failAfter{n: at})
+		require.ErrorIs(t, err, errInjected, "failing after %d bytes", at)
+	}
 }

@@ -128,7 +128,7 @@ func readLatest(fsys FS, root string) (string, error) {
 // fsynced, so that latest is always either the old name or the new one.
 func writeLatest(fsys FS, root, name string) error {
 	tmp := filepath.Join(root, latestFile+".tmp")
-	if err := fsys.WriteFile(tmp, []byte(name+"\n")); err != nil {
+	if err := fsys.WriteFile(tmp, strings.NewReader(name+"\n")); err != nil {
 		return err
 	}
 	if err := fsys.Rename(tmp, filepath.Join(root, latestFile)); err != nil {

@@ -1,11 +1,12 @@
 package checkpoint
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
+	"io"
 	"math"
 	"path/filepath"
 	"slices"
@@ -559,15 +560,18 @@ func (w *writer) writeOwn(own []*ownChunk) (notes []chunkNote, ioErr error) {
 // chunk did); dirs and mu guard that set.
 func (w *writer) writeChunk(oc *ownChunk, frame *[]byte, dirs map[string]bool, mu *sync.Mutex) (note chunkNote, dir string, err error) {
 	cg := w.grid
-	var parts [][]byte
+	var (
+		src   io.WriterTo
+		shard *shardFile
+	)
 	if w.inner != nil {
-		parts, err = encodeShard(oc.raw, cg.chunk, w.inner, w.level, max(1, w.opt.Workers))
+		shard = &shardFile{raw: oc.raw, shard: cg.chunk, inner: w.inner, level: w.level, workers: max(1, w.opt.Workers)}
+		src = shard
 	} else {
-		*frame, err = compress(w.level, oc.raw, *frame)
-		parts = [][]byte{*frame}
-	}
-	if err != nil {
-		return note, "", err
+		if *frame, err = compress(w.level, oc.raw, *frame); err != nil {
+			return note, "", err
+		}
+		src = bytes.NewReader(*frame)
 	}
 	key := cg.key(oc.idx)
 	file := filepath.Join(w.partial, arrayName, filepath.FromSlash(key))
@@ -581,15 +585,13 @@ func (w *writer) writeChunk(oc *ownChunk, frame *[]byte, dirs map[string]bool, m
 		}
 		dir = parent
 	}
-	if err := w.fs.WriteFile(file, parts...); err != nil {
+	if err := w.fs.WriteFile(file, src); err != nil {
 		return note, dir, err
 	}
-	note = chunkNote{Key: key}
-	for _, p := range parts {
-		note.CRC = crc32.Update(note.CRC, castagnoli, p)
-		note.Bytes += len(p)
+	if shard != nil {
+		return chunkNote{Key: key, CRC: shard.CRC, Bytes: shard.Bytes}, dir, nil
 	}
-	return note, dir, nil
+	return chunkNote{Key: key, CRC: crc32c(*frame), Bytes: len(*frame)}, dir, nil
 }
 
 // syncDirs fsyncs every directory in dirs and each of their parents up to
@@ -689,15 +691,15 @@ func (w *writer) commit(sums map[string]chunkSum) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	bytes := int64(len(arrayDoc) + len(groupDoc))
+	stored := int64(len(arrayDoc) + len(groupDoc))
 	for _, s := range sums {
-		bytes += int64(s.Bytes)
+		stored += int64(s.Bytes)
 	}
 	array := filepath.Join(w.partial, arrayName)
-	if err := fsys.WriteFile(filepath.Join(array, metaFile), arrayDoc); err != nil {
+	if err := fsys.WriteFile(filepath.Join(array, metaFile), bytes.NewReader(arrayDoc)); err != nil {
 		return 0, err
 	}
-	if err := fsys.WriteFile(filepath.Join(w.partial, metaFile), groupDoc); err != nil {
+	if err := fsys.WriteFile(filepath.Join(w.partial, metaFile), bytes.NewReader(groupDoc)); err != nil {
 		return 0, err
 	}
 	for _, d := range []string{array, w.partial} {
@@ -733,12 +735,12 @@ func (w *writer) commit(sums map[string]chunkSum) (int64, error) {
 	}
 	w.committed = true
 	if err := fsys.SyncDir(w.root); err != nil {
-		return bytes, err
+		return stored, err
 	}
 	if err := writeLatest(fsys, w.root, w.name); err != nil {
-		return bytes, fmt.Errorf("updating %s: %w", filepath.Join(w.root, latestFile), err)
+		return stored, fmt.Errorf("updating %s: %w", filepath.Join(w.root, latestFile), err)
 	}
-	return bytes, w.prune(steps, leftovers)
+	return stored, w.prune(steps, leftovers)
 }
 
 // moveLatestAway points latest at the newest checkpoint other than the one

@@ -68,14 +68,15 @@ func estimateMemory(cfg *config.Config, spec solver.Spec, g *decomp.Grid, ranks 
 	if cfg.Checkpoint.Every > 0 || cfg.Checkpoint.Final {
 		// Each writer's chunks assembled (about its box of the field) and a
 		// compressed chunk (about 2 MiB) per writer goroutine.
-		// Sharded, a writer holds a shard's compressed inner chunks and the
-		// file made of them (each at most the raw shard). The estimate
-		// takes shards over the ranks' boxes (under MPI "auto" writes one
-		// per node, and the node's writer holds the node's shard).
+		// Sharded, each writer goroutine holds a scratch inner chunk and up
+		// to two compressed ones waiting for the file (at most the raw
+		// size each). The estimate takes the shards over the ranks' boxes
+		// (under MPI "auto" writes one per node, and the node's writer
+		// assembles the node's shard).
 		frames := int64(spec.Threads) * (2 << 20) // a compressed chunk per writer goroutine
 		if opt, err := ckptOptions(cfg, spec.Threads, g.Dims); err == nil && len(opt.Shard) > 0 {
-			frames = 2 * 8
-			for a, n := range opt.Shard {
+			frames = 3 * 8 * int64(spec.Threads)
+			for a, n := range opt.Chunk {
 				frames *= int64(min(n, cfg.Grid.Shape[a]))
 			}
 		}
