@@ -130,11 +130,16 @@ func compress(level int, raw, dst []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if most := e.MaxEncodedSize(len(raw)); cap(dst) < most {
+	if most := frameBound(len(raw)); cap(dst) < most {
 		dst = make([]byte, 0, most)
 	}
 	return e.EncodeAll(raw, dst[:0]), nil
 }
+
+// frameBound is the most bytes compress makes of n: zstd's bound for
+// incompressible data (its raw blocks' headers and the frame's), with room
+// to spare.
+func frameBound(n int) int { return n + n/128 + 1024 }
 
 // decoder is the shared zstd decoder. DecodeAll is limited to the capacity
 // of its destination, so a damaged frame cannot make it allocate more than

@@ -112,9 +112,13 @@ func (e *shardFile) WriteTo(w io.Writer) (int64, error) {
 	ahead := make(chan struct{}, 2*workers)
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	// Scratch chunks and frames come from the spare buffers (fresh ones
+	// would page-fault a shard's worth of memory every checkpoint).
+	bound := frameBound(8 * ig.cells())
 	for range workers {
 		wg.Go(func() {
-			buf := make([]byte, 8*ig.cells())
+			buf := spare.take(8 * ig.cells())
+			defer spare.give(buf)
 			for {
 				ahead <- struct{}{}
 				i := int(next.Add(1) - 1)
@@ -124,7 +128,7 @@ func (e *shardFile) WriteTo(w io.Writer) (int64, error) {
 				}
 				b := ig.full(idxs[i])
 				copyBytes(buf, denseView(b), e.raw, sv, b)
-				f, err := compress(e.level, buf, nil)
+				f, err := compress(e.level, buf, spare.take(bound)[:0])
 				done[i] <- frame{f, err}
 			}
 		})
@@ -141,14 +145,14 @@ func (e *shardFile) WriteTo(w io.Writer) (int64, error) {
 		if err == nil {
 			err = f.err
 		}
-		if err != nil {
-			continue
+		if err == nil {
+			binary.LittleEndian.PutUint64(index[16*i:], off)
+			binary.LittleEndian.PutUint64(index[16*i+8:], uint64(len(f.data)))
+			off += uint64(len(f.data))
+			_, err = w.Write(f.data)
+			e.CRC = crc32.Update(e.CRC, castagnoli, f.data)
 		}
-		binary.LittleEndian.PutUint64(index[16*i:], off)
-		binary.LittleEndian.PutUint64(index[16*i+8:], uint64(len(f.data)))
-		off += uint64(len(f.data))
-		_, err = w.Write(f.data)
-		e.CRC = crc32.Update(e.CRC, castagnoli, f.data)
+		spare.give(f.data)
 	}
 	wg.Wait()
 	if err != nil {
