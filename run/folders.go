@@ -16,13 +16,13 @@ import (
 )
 
 // A run's output folder holds one run's results. A new run into a folder
-// that holds another's (its report, diagnostics, snapshots or checkpoints)
-// is refused, unless --overwrite (which first removes them: report.json,
-// diagnostics.csv, snapshots/ and, when they are kept there, checkpoints/)
-// or it restarts that run, which continues in place.
+// that holds another's (its report, diagnostics, snapshots, plots or
+// checkpoints) is refused, unless --overwrite (which first removes them:
+// report.json, diagnostics.csv, snapshots/, plots/ and, when they are kept
+// there, checkpoints/) or it restarts that run, which continues in place.
 
 // results are the entries of an output folder that belong to a run.
-var results = []string{"report.json", "diagnostics.csv", "snapshots", "checkpoints"}
+var results = []string{"report.json", "diagnostics.csv", "snapshots", PlotsDir, "checkpoints"}
 
 // claimFolders checks, before any work, that the run may write where it
 // will: the output folder is free (or overwrite, or inPlace: a restart of
@@ -36,7 +36,7 @@ func claimFolders(cfg *config.Config, report string, overwrite, inPlace, rank0 b
 	if !inPlace && rank0 {
 		var found []string
 		for _, name := range results {
-			if holds(filepath.Join(out, name), name == "snapshots") {
+			if holds(filepath.Join(out, name), name == "snapshots" || name == PlotsDir) {
 				found = append(found, name)
 			}
 		}

@@ -21,11 +21,11 @@ import (
 	"heat/solver"
 )
 
-// outputs are the files a run leaves to look at: snapshots (PNG heatmaps,
-// VTK ImageData with a .pvd series) and diagnostics.csv. Writing them only
-// reads the field, so it never changes the solution. One outputs serves
-// every rank of the process; its methods are collective and rank 0 writes
-// the shared files.
+// outputs are the files a run leaves to look at: snapshots (field images
+// with their planes' values, VTK ImageData with a .pvd series) and
+// diagnostics.csv. Writing them only reads the field, so it never changes
+// the solution. One outputs serves every rank of the process; its methods
+// are collective and rank 0 writes the shared files.
 type outputs struct {
 	cfg    *config.Config
 	dir    string      // <out>/snapshots
@@ -139,7 +139,7 @@ func (o *outputs) snapshot(c comm.Comm, s *solver.Solver) error {
 	}
 	name := fmt.Sprintf("u-%08d", s.Step())
 	if slices.Contains(o.cfg.Output.Formats, "png") {
-		if err := o.png(c, s, filepath.Join(o.dir, name+".png")); err != nil {
+		if err := o.png(c, s, name); err != nil {
 			return err
 		}
 	}
@@ -151,33 +151,35 @@ func (o *outputs) snapshot(c comm.Comm, s *solver.Solver) error {
 	return nil
 }
 
-func (o *outputs) png(c comm.Comm, s *solver.Solver, path string) error {
+// png draws the field image of a snapshot (output.image_format: PNG, SVG
+// or PDF) and keeps the plane it drew beside it (snapshotPlane). Averaging
+// the plane is collective; drawing and writing go on in the background on
+// rank 0 while the solver continues.
+func (o *outputs) png(c comm.Comm, s *solver.Solver, name string) error {
 	if c.Rank() == 0 {
 		// The previous picture must be done with the plane buffer.
 		if err := o.waitPNG(); err != nil {
 			return err
 		}
 	}
-	plane, ny, nx, label, lo, hi, err := coarsePlane(c, viewOf(s), o.cfg.Output.Slice, o.cfg.Output.ImageSize, &o.bufs[c.Rank()])
+	plane, ny, nx, _, lo, hi, err := coarsePlane(c, viewOf(s), o.cfg.Output.Slice, o.cfg.Output.ImageSize, &o.bufs[c.Rank()])
 	if err != nil || c.Rank() != 0 {
 		return err
 	}
-	title := fmt.Sprintf("step %d  t = %.4g", s.Step(), s.SimTime())
-	if o.cfg.Equation.Kind == "poisson" {
-		title = fmt.Sprintf("iteration %d  residual %.3g", s.Step(), s.Residual())
-	}
-	if label != "" {
-		title += "  " + label
-	}
-	// The colour range is the data's (not the averaged pixels'), unless fixed.
-	opt := heatmap.Options{Cmap: o.cfg.Output.Cmap, MaxPixels: o.cfg.Output.ImageSize, Title: title, Min: lo, Max: hi}
-	if r := o.cfg.Output.Range; len(r) == 2 {
-		opt.Min, opt.Max, opt.Fixed = r[0], r[1], true
+	p, err := newPlaneImage(o.cfg, o.cfg.Grid.Shape, o.cfg.Output.Slice, o.cfg.Output.ImageSize, o.cfg.Equation.Kind, s.Step(), s.SimTime(), s.Residual(), lo, hi)
+	if err != nil {
+		return err
 	}
 	// Drawing and encoding take longer than averaging: do them while the
 	// solver goes on (the plane is this rank's buffer until the next PNG).
 	o.pngDone = make(chan error, 1)
-	go func() { o.pngDone <- heatmap.Write(path, plane, ny, nx, opt) }()
+	go func() {
+		err := snapshotPlane(filepath.Join(o.dir, name), plane, ny, nx, p)
+		if err == nil {
+			err = drawPlane(filepath.Join(o.dir, name+"."+o.cfg.Output.ImageFormat), plane, ny, nx, p)
+		}
+		o.pngDone <- err
+	}()
 	return nil
 }
 
@@ -200,9 +202,12 @@ func viewOf(s *solver.Solver) fieldView {
 // sends rank 0 just those partial sums, so a snapshot moves a picture's
 // worth of numbers, not the field. Collective.
 //
-// Pixels average finite cells only. A cell that is NaN or ±Inf is rare, so
-// instead of a count per pixel (as many numbers again, and fresh pages cost
-// here more than the arithmetic) a part lists the pixels that skipped cells.
+// Pixels average finite cells, by heatmap's rule (heatmap.InfBox): a pixel
+// with +Inf cells and no -Inf ones is +Inf (drawn at the map's hot end),
+// and likewise -Inf; one with both is NaN, as is one of NaN cells only. A
+// cell that is NaN or ±Inf is rare, so instead of a count per pixel (as
+// many numbers again, and fresh pages cost here more than the arithmetic) a
+// part lists the pixels that skipped cells, with the infinities they met.
 func coarsePlane(c comm.Comm, s fieldView, spec string, maxPixels int, bufs *planeBufs) (plane []float64, ny, nx int, label string, lo, hi float64, err error) {
 	shape := s.grid.Shape
 	// The plane's axes (py slower, px faster) and, in 3D, the cut.
@@ -235,17 +240,21 @@ func coarsePlane(c comm.Comm, s fieldView, spec string, maxPixels int, bufs *pla
 		}
 		return nil, 0, 0, "", 0, 0, c.Waitall(reqs)
 	}
-	// skipped counts, per pixel, the cells left out; nil while there are none.
+	// skipped counts, per pixel, the cells left out, and infs the
+	// infinities among them (skipPosInf, skipNegInf); nil while there are none.
 	var skipped []float64
+	var infs []uint8
 	addSkips := func(p, list []float64) {
 		if skipped == nil {
-			skipped = make([]float64, cy*cx)
+			skipped, infs = make([]float64, cy*cx), make([]uint8, cy*cx)
 		}
 		// The list numbers the part's own pixels, row by row.
 		y0, x0, w := int(p[0]), int(p[2]), int(p[3]-p[2])
-		for i := 0; i < len(list); i += 2 {
+		for i := 0; i < len(list); i += skipEntry {
 			k := int(list[i])
-			skipped[(y0+k/w)*cx+x0+k%w] += list[i+1]
+			pix := (y0+k/w)*cx + x0 + k%w
+			skipped[pix] += list[i+1]
+			infs[pix] |= uint8(list[i+2])
 		}
 	}
 	sums := mine[partHeader:]
@@ -278,7 +287,7 @@ func coarsePlane(c comm.Comm, s fieldView, spec string, maxPixels int, bufs *pla
 			}
 			if n := int(p[6]); n > 0 {
 				if r > 0 {
-					skips = make([]float64, 2*n)
+					skips = make([]float64, skipEntry*n)
 					if err := recv(c, skips, r, planeTag+1); err != nil {
 						return nil, 0, 0, "", 0, 0, err
 					}
@@ -301,6 +310,10 @@ func coarsePlane(c comm.Comm, s fieldView, spec string, maxPixels int, bufs *pla
 			n := float64(h * (min(nx, (X+1)*f) - X*f))
 			if skipped != nil {
 				n -= skipped[k]
+				if infs[k] != 0 {
+					sums[k] = heatmap.InfBox(infs[k]&skipPosInf != 0, infs[k]&skipNegInf != 0)
+					continue
+				}
 			}
 			if n > 0 {
 				sums[k] /= n
@@ -347,13 +360,22 @@ const planeTag = comm.TagPlane
 // skipped cells.
 const partHeader = 7
 
+// skipEntry is the length of an entry of a part's list of pixels that
+// skipped cells: the pixel, how many cells it skipped, and which
+// infinities among them (the bits skipPosInf, skipNegInf).
+const (
+	skipEntry  = 3
+	skipPosInf = 1
+	skipNegInf = 2
+)
+
 func pixelSpan(b decomp.Box, a, f int) int   { return b.Lo[a] / f }
 func pixelSpanHi(b decomp.Box, a, f int) int { return (b.Hi[a] + f - 1) / f }
 
 // planePart is this rank's share of a coarse plane: a header (partHeader)
 // and the sums of the finite cells of each pixel its box covers, plus the
-// list (pixel, cells skipped) of pixels where cells were NaN or ±Inf. A box
-// the plane misses sends the header alone.
+// list (skipEntry) of pixels where cells were NaN or ±Inf. A box the plane
+// misses sends the header alone.
 func planePart(s fieldView, py, px, cut, at, f int, bufs *planeBufs) (part, skips []float64) {
 	lay := s.lay
 	box := lay.Box
@@ -398,11 +420,16 @@ func planePart(s fieldView, py, px, cut, at, f int, bufs *planeBufs) (part, skip
 				for xb, end := box.Lo[px], min(box.Hi[px], (box.Lo[px]/f+1)*f); xb < box.Hi[px]; xb, end, k = end, min(box.Hi[px], end+f), k+1 {
 					first, last := row+(xb-box.Lo[px])*sx, row+(end-1-box.Lo[px])*sx
 					cells := u[first : last+1]
-					sum, skip := 0.0, 0
+					sum, skip, inf := 0.0, 0, 0
 					for i := 0; i < len(cells); i += sx {
 						v := cells[i]
 						if v-v != 0 { // NaN or ±Inf
 							skip++
+							if v > 0 {
+								inf |= skipPosInf
+							} else if v < 0 {
+								inf |= skipNegInf
+							}
 							continue
 						}
 						sum += v
@@ -415,7 +442,7 @@ func planePart(s fieldView, py, px, cut, at, f int, bufs *planeBufs) (part, skip
 					}
 					sums[k] += sum
 					if skip > 0 {
-						list = append(list, float64(kRow+k), float64(skip))
+						list = append(list, float64(kRow+k), float64(skip), float64(inf))
 					}
 				}
 			}
@@ -427,7 +454,7 @@ func planePart(s fieldView, py, px, cut, at, f int, bufs *planeBufs) (part, skip
 		lo, hi = min(lo, los[t]), max(hi, his[t])
 		skips = append(skips, lists[t]...)
 	}
-	copy(part, []float64{float64(y0), float64(y1), float64(x0), float64(x1), lo, hi, float64(len(skips) / 2)})
+	copy(part, []float64{float64(y0), float64(y1), float64(x0), float64(x1), lo, hi, float64(len(skips) / skipEntry)})
 	return part, skips
 }
 

@@ -14,7 +14,9 @@ import (
 )
 
 // The PNG's plane, averaged rank by rank into pixels, equals the plane cut
-// from the gathered field and box-averaged in one place, on any split.
+// from the gathered field and box-averaged in one place, on any split, by
+// heatmap's rule: NaN cells left out, an infinity winning over finite
+// cells, +Inf and -Inf together NaN.
 func TestCoarsePlaneMatchesGatheredField(t *testing.T) {
 	shape := []int{9, 23, 17}
 	for _, spec := range []string{"z=mid", "y=3", "x=0.9"} {
@@ -67,19 +69,29 @@ func TestCoarsePlaneMatchesGatheredField(t *testing.T) {
 				finite := slices.DeleteFunc(slices.Clone(full), func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) })
 				require.Equal(t, slices.Min(finite), lo)
 				require.Equal(t, slices.Max(finite), hi)
-				nan := 0
+				nan, infs := 0, 0
 				for Y := range cy {
 					for X := range cx {
-						sum, n := 0.0, 0
+						sum, n, pos, neg := 0.0, 0, false, false
 						for y := Y * f; y < min(ny, (Y+1)*f); y++ {
 							for x := X * f; x < min(nx, (X+1)*f); x++ {
-								if v := full[y*nx+x]; !math.IsNaN(v) && !math.IsInf(v, 0) {
+								switch v := full[y*nx+x]; {
+								case math.IsInf(v, 1):
+									pos = true
+								case math.IsInf(v, -1):
+									neg = true
+								case !math.IsNaN(v):
 									sum += v
 									n++
 								}
 							}
 						}
-						if n == 0 {
+						if pos != neg {
+							require.Equal(t, math.Inf(map[bool]int{true: 1, false: -1}[pos]), plane[Y*cx+X], "%s ranks %d pixel %d,%d: an infinity wins", spec, ranks, Y, X)
+							infs++
+							continue
+						}
+						if n == 0 || (pos && neg) {
 							require.True(t, math.IsNaN(plane[Y*cx+X]), "%s ranks %d pixel %d,%d", spec, ranks, Y, X)
 							nan++
 							continue
@@ -90,6 +102,7 @@ func TestCoarsePlaneMatchesGatheredField(t *testing.T) {
 				if spec == "z=mid" {
 					require.Positive(t, nan, "the all-NaN pixel")
 				}
+				require.Positive(t, infs, "%s: pixels with infinities", spec)
 				return nil
 			})
 			require.NoError(t, err)

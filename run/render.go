@@ -1,34 +1,50 @@
 package run
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 
 	"heat/checkpoint"
 	"heat/comm"
 	"heat/comm/local"
 	"heat/decomp"
+	"heat/io/config"
 	"heat/io/heatmap"
+	"heat/io/report"
 )
 
-// RenderOptions are heat render's: the PNG to write (default beside the
-// checkpoint), colour map, plane of a 3D field, fixed colour range (nil:
-// the data's) and the longest side in pixels.
+// RenderOptions are heat render's: the image to write (.png, .svg or .pdf;
+// default <checkpoint>.png beside the checkpoint), colour map ("": the
+// run's output.cmap), plane of a 3D field ("": the run's output.slice),
+// fixed colour range (nil: the data's) and the longest side in pixels (0:
+// the run's output.image_size).
 type RenderOptions struct {
 	Out, Cmap, Slice string
 	Range            []float64
 	Size             int
 }
 
-// Render draws the field of the checkpoint arg names (CheckpointPath) as a
-// PNG, box-averaged to at most o.Size pixels a side by the same routine as
-// a run's snapshots (finite cells only; a pixel of none is NaN, grey), and
-// says what it drew.
+// Render draws the field of the checkpoint arg names (CheckpointPath) as an
+// image, box-averaged to at most o.Size pixels a side by the same routine
+// as a run's snapshots and drawn by the same one (drawPlane), and says what
+// it drew.
 func Render(arg string, o RenderOptions) (string, error) {
-	if len(o.Range) != 0 && (len(o.Range) != 2 || !(o.Range[0] < o.Range[1])) {
-		return "", Usagef("render: --range must be min,max with min < max (got %v)", o.Range)
+	if err := checkRange("render: --range", o.Range); err != nil {
+		return "", err
 	}
-	if _, err := heatmap.Colormap(o.Cmap); err != nil {
-		return "", UsageError{err}
+	if o.Cmap != "" {
+		if _, err := heatmap.Colormap(o.Cmap); err != nil {
+			return "", UsageError{fmt.Errorf("render: --cmap: %w", err)}
+		}
+	}
+	if o.Size < 0 || (o.Size > 0 && o.Size < 16) {
+		return "", Usagef("render: --size must be at least 16 pixels (got %d)", o.Size)
+	}
+	if o.Out != "" {
+		if _, err := heatmap.FormatOf(o.Out); err != nil {
+			return "", UsageError{fmt.Errorf("render: -o %w", err)}
+		}
 	}
 	path, err := CheckpointPath(arg)
 	if err != nil {
@@ -39,6 +55,17 @@ func Render(arg string, o RenderOptions) (string, error) {
 		return "", UsageError{fmt.Errorf("render: %w", err)}
 	}
 	shape := ck.Shape()
+	m := ck.Meta()
+	cfg, err := configOf(m)
+	if err != nil {
+		return "", fmt.Errorf("render: %s: %w", ck.Path(), err)
+	}
+	if o.Size == 0 {
+		o.Size = cfg.Output.ImageSize
+	}
+	if o.Slice == "" {
+		o.Slice = cfg.Output.Slice
+	}
 	if len(shape) == 3 {
 		if _, _, _, err := heatmap.ParseSlice(o.Slice, shape); err != nil {
 			return "", UsageError{err}
@@ -47,7 +74,6 @@ func Render(arg string, o RenderOptions) (string, error) {
 	var (
 		plane  []float64
 		ny, nx int
-		label  string
 		lo, hi float64
 	)
 	err = local.Run(1, func(c comm.Comm) error {
@@ -60,30 +86,165 @@ func Render(arg string, o RenderOptions) (string, error) {
 		if err := checkpoint.Read(c, ck, g, lay, field, checkpoint.Options{Workers: 2}); err != nil {
 			return err
 		}
-		plane, ny, nx, label, lo, hi, err = coarsePlane(c, fieldView{grid: g, lay: lay, u: field, threads: 2}, o.Slice, o.Size, new(planeBufs))
+		plane, ny, nx, _, lo, hi, err = coarsePlane(c, fieldView{grid: g, lay: lay, u: field, threads: 2}, o.Slice, o.Size, new(planeBufs))
 		return err
 	})
 	if err != nil {
 		return "", fmt.Errorf("render: %w", err)
 	}
-	m := ck.Meta()
-	title := fmt.Sprintf("step %d  t = %.4g", m.Step, m.Time)
-	if label != "" {
-		title += "  " + label
+	kind := cfg.Equation.Kind
+	if k, ok := m.Extra["equation"].(string); ok {
+		kind = k
 	}
-	opt := heatmap.Options{Cmap: o.Cmap, MaxPixels: o.Size, Title: title, Min: lo, Max: hi}
+	residual, ok := m.Extra["residual"].(float64)
+	if !ok {
+		residual = math.NaN()
+	}
+	p, err := newPlaneImage(cfg, shape, o.Slice, o.Size, kind, m.Step, m.Time, residual, lo, hi)
+	if err != nil {
+		return "", UsageError{err}
+	}
+	if o.Cmap != "" {
+		p.Cmap = o.Cmap
+	}
 	if len(o.Range) == 2 {
-		opt.Min, opt.Max, opt.Fixed = o.Range[0], o.Range[1], true
+		p.Range = o.Range
 	}
 	if o.Out == "" {
 		o.Out = ck.Path() + ".png"
 	}
-	if err := heatmap.Write(o.Out, plane, ny, nx, opt); err != nil {
+	if err := drawPlane(o.Out, plane, ny, nx, p); err != nil {
 		return "", err
 	}
 	what := "the field"
-	if label != "" {
-		what = "plane " + label
+	if p.Plane != "" {
+		what = "plane " + p.Plane
 	}
 	return fmt.Sprintf("%s: %s of %s at step %d", o.Out, what, decomp.FormatDims(shape), m.Step), nil
+}
+
+// checkRange checks a fixed colour range given as flag: empty, or min,max
+// with min < max, both finite.
+func checkRange(what string, r []float64) error {
+	if len(r) != 0 && (len(r) != 2 || !(r[0] < r[1]) || math.IsInf(r[0], 0) || math.IsInf(r[1], 0)) {
+		return Usagef("%s must be min,max with min < max, both finite (got %v)", what, r)
+	}
+	return nil
+}
+
+// configOf is the run's config a checkpoint keeps, over the defaults (so a
+// checkpoint of an older heat, without the newer keys, reads too).
+func configOf(m checkpoint.Meta) (*config.Config, error) {
+	cfg := config.Default()
+	if len(m.Config) > 0 && string(m.Config) != "null" {
+		if err := json.Unmarshal(m.Config, cfg); err != nil {
+			return nil, fmt.Errorf("its config does not read: %w", err)
+		}
+	}
+	return cfg, nil
+}
+
+// planeImage is what a picture of a plane of the field shows besides the
+// values: the one description snapshots, heat render and movies draw from
+// (drawPlane), so the three title, label, scale and colour their pictures
+// alike. A snapshot keeps it beside its plane (u-NNNNNNNN.json, next to the
+// values in u-NNNNNNNN.npy), so a movie draws its frames as the snapshots
+// were drawn.
+type planeImage struct {
+	Kind     string       `json:"kind"` // "heat" or "poisson": the title's words
+	Step     int          `json:"step"`
+	Time     report.Float `json:"time"`
+	Residual report.Float `json:"residual"`
+	Plane    string       `json:"plane,omitempty"` // the cut of a 3D field, "z=32"; "" in 2D
+	// Axes names the plane's column and row axes; Extent is its physical
+	// width and height.
+	Axes   [2]string  `json:"axes"`
+	Extent [2]float64 `json:"extent"`
+	// Cells is the plane's [rows, columns] of cells; each value drawn
+	// averages Factor×Factor of them (fewer at the far edges).
+	Cells  [2]int `json:"cells"`
+	Factor int    `json:"factor"`
+	// Min and Max are the plane's finite data range (±Inf where it has no
+	// finite cell), the colour range unless Range fixes one.
+	Min   report.Float `json:"min"`
+	Max   report.Float `json:"max"`
+	Range []float64    `json:"range,omitempty"`
+	Cmap  string       `json:"cmap"`
+	Label string       `json:"label"`
+	Size  int          `json:"size"` // longest side of the field in pixels
+}
+
+// newPlaneImage describes the picture of the plane spec cuts (3D) from a
+// field of cfg's grid: axes and extent from grid.length, colour map, label
+// and fixed range from output.*, averaged to at most size pixels a side.
+func newPlaneImage(cfg *config.Config, shape []int, spec string, size int, kind string, step int, t, residual, lo, hi float64) (*planeImage, error) {
+	py, px, plane := 0, 1, ""
+	if len(shape) == 3 {
+		cut, _, label, err := heatmap.ParseSlice(spec, shape)
+		if err != nil {
+			return nil, err
+		}
+		rest := [3][2]int{{1, 2}, {0, 2}, {0, 1}}[cut]
+		py, px, plane = rest[0], rest[1], label
+	}
+	length := cfg.Grid.Length
+	if len(length) != len(shape) {
+		length = make([]float64, len(shape))
+		for a := range length {
+			length[a] = 1
+		}
+	}
+	nd := len(shape)
+	p := &planeImage{
+		Kind: kind, Step: step, Time: report.Float(t), Residual: report.Float(residual), Plane: plane,
+		Axes:   [2]string{decomp.AxisName(nd, px), decomp.AxisName(nd, py)},
+		Extent: [2]float64{length[px], length[py]},
+		Cells:  [2]int{shape[py], shape[px]},
+		Factor: heatmap.Factor(shape[py], shape[px], size),
+		Min:    report.Float(lo), Max: report.Float(hi),
+		Cmap: cfg.Output.Cmap, Label: cfg.Output.Label, Size: size,
+	}
+	if r := cfg.Output.Range; len(r) == 2 {
+		p.Range = r
+	}
+	return p, nil
+}
+
+// title is the picture's title: step and time (heat) or iteration and
+// residual (poisson), and the plane of a 3D field.
+func (p *planeImage) title() string {
+	s := fmt.Sprintf("step %d  t = %.4g", p.Step, float64(p.Time))
+	if p.Kind == "poisson" {
+		s = fmt.Sprintf("iteration %d  residual %.3g", p.Step, float64(p.Residual))
+	}
+	if p.Plane != "" {
+		s += "  " + p.Plane
+	}
+	return s
+}
+
+// options are the heatmap options of the picture. The colour range is
+// Range when fixed, else the data's (not the averaged pixels'), so a
+// render and a snapshot of the same field colour alike.
+func (p *planeImage) options() heatmap.Options {
+	o := heatmap.Options{Cmap: p.Cmap, MaxPixels: p.Size, Title: p.title(), Label: p.Label,
+		Width: p.Extent[0], Height: p.Extent[1], XLabel: p.Axes[0], YLabel: p.Axes[1],
+		Factor: p.Factor, Cells: p.Cells}
+	lo, hi := float64(p.Min), float64(p.Max)
+	if len(p.Range) == 2 {
+		lo, hi = p.Range[0], p.Range[1]
+	}
+	if lo < hi && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) {
+		// Fixed: the range is already the data's (or the one asked for),
+		// heatmap need not look for it again.
+		o.Min, o.Max, o.Fixed = lo, hi, true
+	}
+	return o
+}
+
+// drawPlane draws the plane (ny×nx values, what coarsePlane returns) as p
+// describes at path, in the format of its extension: the one drawing path
+// of snapshots, heat render and (through p.options) movies.
+func drawPlane(path string, plane []float64, ny, nx int, p *planeImage) error {
+	return heatmap.Write(path, plane, ny, nx, p.options())
 }

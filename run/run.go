@@ -146,8 +146,12 @@ func Run(ctx context.Context, opt Options) error {
 			j.log.warn("%v", err)
 		}
 	}
+	plots := j.endPlots()
 	if !j.quiet && (final == nil || stopped) {
 		printSummary(stdout, cfg, rep, paths[0])
+		if len(plots) > 0 {
+			fmt.Fprintf(stdout, "plots: %s\n", strings.Join(plots, ", "))
+		}
 	}
 	return final
 }

@@ -7,13 +7,13 @@ import (
 	"heat/comm"
 	"heat/comm/local"
 	"heat/io/config"
-	"heat/io/heatmap"
 	"heat/solver"
 )
 
 // BenchmarkSnapshotPNG times the parts of a PNG snapshot of a 4096² field on
-// one rank with two threads: the synchronous averaging into pixels and the
-// drawing and encoding that run beside the solver.
+// one rank with two threads: the synchronous averaging into pixels, and
+// what runs beside the solver: drawing and encoding the image, and keeping
+// its plane (.npy and .json).
 func BenchmarkSnapshotPNG(b *testing.B) {
 	cfg, err := config.Load("", []string{"grid.shape=[4096,4096]", "parallel.threads=2", "initial.kind=\"random\""})
 	if err != nil {
@@ -39,10 +39,21 @@ func BenchmarkSnapshotPNG(b *testing.B) {
 				}
 			}
 		})
-		path := filepath.Join(b.TempDir(), "u.png")
+		p, err := newPlaneImage(cfg, cfg.Grid.Shape, cfg.Output.Slice, cfg.Output.ImageSize, cfg.Equation.Kind, 0, 0, 0, lo, hi)
+		if err != nil {
+			return err
+		}
+		base := filepath.Join(b.TempDir(), "u-00000000")
 		b.Run("part=draw+encode", func(b *testing.B) {
 			for b.Loop() {
-				if err := heatmap.Write(path, plane, ny, nx, heatmap.Options{Min: lo, Max: hi, Title: "step 0"}); err != nil {
+				if err := drawPlane(base+".png", plane, ny, nx, p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("part=plane", func(b *testing.B) {
+			for b.Loop() {
+				if err := snapshotPlane(base, plane, ny, nx, p); err != nil {
 					b.Fatal(err)
 				}
 			}

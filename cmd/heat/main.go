@@ -125,7 +125,7 @@ across ranks: goroutine ranks in one process, or MPI ranks under mpirun/srun
 	}
 	root.SuggestionsMinimumDistance = 2
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(runCommand(), inspectCommand(), renderCommand(), benchCommand(), configCommand(), versionCommand())
+	root.AddCommand(runCommand(), inspectCommand(), renderCommand(), plotCommand(), benchCommand(), configCommand(), versionCommand())
 	return root
 }
 

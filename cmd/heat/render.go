@@ -12,16 +12,45 @@ import (
 
 func renderCommand() *cobra.Command {
 	var o run.RenderOptions
+	var line string
+	var movie bool
 	cmd := &cobra.Command{
 		Use:   "render PATH",
-		Short: "draw a checkpoint's field (a plane of it in 3D) as a PNG",
-		Long: `Draws the field of a checkpoint as a PNG heatmap, without running anything. PATH is a
-run's output folder, its checkpoints folder or latest file, or one checkpoint
-(step-NNNNNNNN). Fields larger than --size pixels a side are box-averaged.`,
+		Short: "draw a checkpoint's field (a plane of it in 3D) as PNG, SVG or PDF, or a run's snapshots as a GIF movie",
+		Long: `Draws the field of a checkpoint as a run's snapshots are drawn (physical axes, true
+aspect ratio, labelled colour bar), without running anything; -o picks the
+format by its extension: .png, .svg or .pdf. PATH is a run's output folder, its
+checkpoints folder or latest file, or one checkpoint (step-NNNNNNNN). Fields
+larger than --size pixels a side are box-averaged.
+
+With --movie, PATH is a run's output folder or its snapshots folder, and the
+planes its image snapshots kept (u-NNNNNNNN.npy) become the frames of an
+animated GIF, in step order, all in one colour range: --range, or the min and
+max over every frame.`,
 		Example: `  heat render heat-out -o field.png
-  heat render heat-out/checkpoints/step-00000500 --slice y=0.25 --cmap inferno`,
+  heat render heat-out/checkpoints/step-00000500 --slice y=0.25 --cmap inferno
+  heat render heat-out --line y=0.5 -o line.png      # u along x at y = 0.5 against the exact solution
+  heat render heat-out -o field.pdf                  # for a paper: vector axes and text
+  heat render --movie heat-out -o run.gif            # every snapshot, one colour range`,
 		Args: cobra.ExactArgs(1),
 		RunE: body(func(cmd *cobra.Command, args []string) error {
+			if movie {
+				if line != "" {
+					return run.Usagef("render: --movie and --line draw different things; give one")
+				}
+				msg, err := run.Movie(args[0], run.MovieOptions{Out: o.Out, Cmap: o.Cmap, Range: o.Range, Size: o.Size})
+				if err == nil {
+					fmt.Fprintln(cmd.OutOrStdout(), msg)
+				}
+				return err
+			}
+			if line != "" {
+				msg, err := run.RenderLine(args[0], run.LineOptions{Out: o.Out, Line: line, Slice: o.Slice})
+				if err == nil {
+					fmt.Fprintln(cmd.OutOrStdout(), msg)
+				}
+				return err
+			}
 			msg, err := run.Render(args[0], o)
 			if err == nil {
 				fmt.Fprintln(cmd.OutOrStdout(), msg)
@@ -30,10 +59,12 @@ run's output folder, its checkpoints folder or latest file, or one checkpoint
 		}),
 	}
 	fs := cmd.Flags()
-	fs.StringVarP(&o.Out, "output", "o", "", "PNG `FILE` to write (default: <checkpoint>.png beside the checkpoint)")
-	fs.StringVar(&o.Cmap, "cmap", heatmap.DefaultCmap, "colour map: "+strings.Join(heatmap.Cmaps(), ", "))
-	fs.StringVar(&o.Slice, "slice", heatmap.DefaultSlice, "plane of a 3D field: z=mid, y=10, x=0.25")
+	fs.StringVarP(&o.Out, "output", "o", "", "`FILE` to write: .png, .svg or .pdf (default: <checkpoint>.png beside the checkpoint); with --movie a .gif (default: <snapshots>/u.gif)")
+	fs.StringVar(&o.Cmap, "cmap", "", "colour map: "+strings.Join(heatmap.Cmaps(), ", ")+" (default: the run's output.cmap)")
+	fs.StringVar(&o.Slice, "slice", "", "plane of a 3D field: z=mid, y=10, x=0.25 (default: the run's output.slice; z=mid for --line)")
 	fs.Float64SliceVar(&o.Range, "range", nil, "fixed colour range min,max (default: the data's)")
-	fs.IntVar(&o.Size, "size", heatmap.DefaultMaxPixels, "longest side of the field in pixels (larger fields are downsampled)")
+	fs.IntVar(&o.Size, "size", 0, "longest side of the field in pixels, larger fields are downsampled (default: the run's output.image_size)")
+	fs.BoolVar(&movie, "movie", false, "assemble the run's snapshots into an animated GIF instead")
+	fs.StringVar(&line, "line", "", "plot u along a line instead, beside the exact solution where known (-o .png, .svg or .pdf): y=AT runs along x, x=AT along y, in 3D in the --slice plane or with both axes (y=0.5,z=mid); AT is mid, a cell index or a fraction from 0 to 1")
 	return cmd
 }

@@ -57,6 +57,6 @@ by SIGINT/SIGTERM after writing a checkpoint.`,
 	fs.StringVar(&opt.Restart, "restart", "", "continue the run whose checkpoint `PATH` names (an output folder, checkpoints folder, latest, or one checkpoint), or \"latest\" (the newest under checkpoint.dir)")
 	fs.BoolVarP(&opt.Quiet, "quiet", "q", false, "print no progress and no summary, only errors")
 	fs.BoolVar(&opt.DryRun, "dry-run", false, "print the resolved config, the split and the memory the run needs, and run nothing")
-	fs.BoolVar(&opt.Overwrite, "overwrite", false, "replace another run's results in the output folder (report, diagnostics, snapshots, checkpoints kept there)")
+	fs.BoolVar(&opt.Overwrite, "overwrite", false, "replace another run's results in the output folder (report, diagnostics, snapshots, plots, checkpoints kept there)")
 	return cmd
 }

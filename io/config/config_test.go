@@ -307,6 +307,10 @@ func TestBadInput(t *testing.T) {
 		{"no process grid fits", "[grid]\nshape = [5, 5]\n", []string{"--ranks", "7"}, "parallel.ranks",
 			[]string{"--ranks: parallel.ranks: cannot split a 5x5 grid (25 cells) over 7 ranks"}},
 		{"bad --dims", "", []string{"--dims", "4x"}, "parallel.dims", []string{`--dims: parallel.dims: want AxB or AxBxC`, `(got "4x")`}},
+		{"image format", "", []string{"--set", "output.image_format=jpg"}, "output.image_format",
+			[]string{`--set output.image_format=jpg: output.image_format: unknown image format "jpg" (known: png, svg, pdf)`}},
+		{"label with a newline", "[output]\nlabel = \"u\\nv\"\n", nil, "output.label", []string{`FILE: output.label: must be one line of printable text (got "u\nv")`}},
+		{"label too long", "", []string{"--set", `output.label="` + strings.Repeat("T", 41) + `"`}, "output.label", []string{"at most 40 characters", "(got 41)"}},
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {

@@ -114,6 +114,8 @@ type Output struct {
 	Cmap             string    `toml:"cmap" json:"cmap"`                           // PNG colour map: viridis, inferno, coolwarm
 	Range            []float64 `toml:"range" json:"range"`                         // PNG colour range [min, max]; empty = each image's own
 	ImageSize        int       `toml:"image_size" json:"image_size"`               // PNG: longest side of the field in pixels (larger grids are downsampled)
+	Label            string    `toml:"label" json:"label"`                         // name of the field on the images' colour bar, e.g. "u" or "T (K)"
+	ImageFormat      string    `toml:"image_format" json:"image_format"`           // format of the field images ("png" in formats): png, svg or pdf
 	VTKFloat32       bool      `toml:"vtk_float32" json:"vtk_float32"`             // vti values as Float32 instead of the field's Float64
 	VTKCompress      bool      `toml:"vtk_compress" json:"vtk_compress"`           // zlib-compress vti data
 	DiagnosticsEvery int       `toml:"diagnostics_every" json:"diagnostics_every"` // steps between diagnostics.csv rows; 0 = none

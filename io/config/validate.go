@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"heat/decomp"
 	"heat/io/heatmap"
@@ -393,6 +395,15 @@ func (k *checker) output() *Error {
 	}
 	if err := checkSlice(o.Slice, k.c.Grid.Shape); err != "" {
 		return k.bad("output.slice", "%s", err)
+	}
+	if !slices.Contains(heatmap.Formats, o.ImageFormat) {
+		return k.bad("output.image_format", "unknown image format %q (known: %s)", o.ImageFormat, strings.Join(heatmap.Formats, ", "))
+	}
+	switch {
+	case !utf8.ValidString(o.Label) || strings.ContainsFunc(o.Label, unicode.IsControl):
+		return k.bad("output.label", "must be one line of printable text (got %q)", o.Label)
+	case utf8.RuneCountInString(o.Label) > 40:
+		return k.bad("output.label", "must be at most 40 characters, it names the colour bar (got %d)", utf8.RuneCountInString(o.Label))
 	}
 	return nil
 }

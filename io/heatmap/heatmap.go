@@ -1,31 +1,31 @@
-// Package heatmap draws a 2D field as a PNG that opens in any image viewer:
-// the field in a perceptually uniform colour map, a colour bar with its scale,
-// and a title. It is for looking at snapshots at once; for analysis write VTK
+// Package heatmap draws a 2D field as a figure: the field in a perceptually
+// uniform colour map, at its true aspect ratio, inside physical axes with
+// coordinates, beside a labelled colour bar with round ticks, under a title.
+// It writes PNG (for looking at snapshots at once, and the frames of a GIF
+// movie), SVG and PDF (for papers); the figure is laid out and its text
+// drawn by gonum/plot in Liberation Sans. For analysis write VTK
 // (heat/io/vtk) or read a checkpoint.
 //
 // Orientation follows the physics convention, not the image one: row 0 of the
 // field (y = 0, or z = 0 for a y= or x= slice) is the bottom row of the
-// picture, and column 0 (x = 0) is its left edge. Cells are drawn square.
+// picture, and column 0 (x = 0) is its left edge. One unit of length is as
+// long across as up: cells are drawn square only where they are square.
 package heatmap
 
 import (
 	"fmt"
 	"image"
-	"image/color"
-	"image/png"
 	"io"
 	"math"
-
-	"golang.org/x/image/font"
-	"golang.org/x/image/font/basicfont"
-	"golang.org/x/image/math/fixed"
+	"path/filepath"
+	"strings"
 
 	"heat/internal/atomicfile"
 )
 
 // Options say how Render draws a field. The zero value is usable: viridis,
-// a colour range fitted to the data, fields up to 1024 cells a side drawn
-// cell for cell, no title.
+// a colour range fitted to the data, square cells with the axes counting
+// cells, fields up to 1024 cells a side drawn cell for cell, no title.
 type Options struct {
 	// Cmap names the colour map: "viridis" (default), "inferno", "coolwarm".
 	Cmap string
@@ -38,160 +38,145 @@ type Options struct {
 	// run. It has no effect unless Min < Max.
 	Fixed bool
 	// MaxPixels bounds the longest side of the field part of the image.
-	// Larger fields are downsampled by an integer factor (a box average that
-	// skips NaN); 0 means 1024.
+	// Larger fields are downsampled by an integer factor (a box average, see
+	// Render); 0 means 1024.
 	MaxPixels int
-	// Title is written at the top of the image, e.g. "step 200  t = 0.0123".
-	// The font covers printable ASCII; other characters show as a box.
+	// Title is written at the top of the image, e.g. "step 200  t = 0.0123";
+	// a title too long for the image is drawn smaller, so it never changes
+	// the image's size.
 	Title string
+	// Width and Height are the physical size of the plane along its columns
+	// and its rows: the axes run from 0 to them and the picture keeps their
+	// ratio. Both 0: the plane's cell counts (square cells).
+	Width, Height float64
+	// XLabel and YLabel name the axes along the columns and the rows; ""
+	// means "x" and "y".
+	XLabel, YLabel string
+	// Label names the quantity on the colour bar, e.g. "u"; "" draws none.
+	Label string
+	// Factor and Cells say that the field is already a box average, as a
+	// run's snapshots draw it: each value averages Factor×Factor cells of a
+	// plane of Cells = [rows, columns] cells (fewer at the far edges, which
+	// are then drawn narrower, so the axes stay exact). Factor 0: the
+	// field's values are the cells.
+	Factor int
+	Cells  [2]int
 }
 
-// Defaults of Options and the fixed parts of the picture, in pixels.
+// Defaults of Options and sizes of the picture.
 const (
 	DefaultMaxPixels = 1024
-	minSide          = 256 // small fields are enlarged by an integer factor to about this
-	pad              = 10  // margin around everything
-	titleGap         = 8   // between the title line and the field
-	barGap           = 16  // between the field and the colour bar
-	barWidth         = 18
-	minBarHeight     = 120 // the bar keeps room for its labels next to a flat field
-	tickLength       = 4
-	labelGap         = 3
+	minSide          = 256 // small fields are enlarged to about this
 )
 
-// face is the font of the title and the tick labels: 7×13 pixel cells.
-var face = basicfont.Face7x13
+// Formats are the image formats Write knows, by file extension.
+var Formats = []string{"png", "svg", "pdf"}
 
-// layout places the parts of one picture.
-type layout struct {
-	factor     int // data cells per drawn cell along each axis (downsampling)
-	cy, cx     int // drawn cells: ceil(ny/factor) × ceil(nx/factor)
-	scale      int // pixels per drawn cell along each axis (upscaling)
-	field      image.Rectangle
-	bar        image.Rectangle
-	labelX     int       // left edge of the tick labels
-	ticks      []float64 // values labelled on the bar, from lo (bottom) to hi (top)
-	labels     []string  // their text
-	titleBase  int       // baseline of the title; 0 when there is none
-	lo, hi     float64   // colour range: lo maps to t = 0, hi to t = 1
-	width, hgt int       // the whole image
+// FormatOf is the image format of path from its extension (any case): png,
+// svg or pdf. Anything else is an error naming the file.
+func FormatOf(path string) (string, error) {
+	ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), "."))
+	for _, f := range Formats {
+		if ext == f {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("heatmap: %s: unknown image format %q (want a file ending in .png, .svg or .pdf)", path, filepath.Ext(path))
 }
 
 // Render draws a 2D field of ny rows and nx columns (C order: index j*nx+i is
-// row j, column i) as described in the package comment and in Options.
-// NaN cells are mid grey; ±Inf clamp to the ends of the map. The picture is
-// paletted: the colour map sampled at lutSize colours, white, black and
-// NaN's grey, so it is drawn a byte a pixel and PNG stores it compactly.
+// row j, column i) as described in the package comment and in Options, as
+// a PNG would show it.
+//
+// NaN cells are mid grey; ±Inf clamp to the ends of the map. A field larger
+// than MaxPixels a side is box-averaged: a box holding +Inf and no -Inf is
+// +Inf (and likewise -Inf), one holding both is NaN, otherwise it is the
+// mean of its finite cells (NaN if none).
+//
+// The picture is paletted: the colour map sampled at lutSize colours, 16
+// greys for the text and lines, and NaN's grey, so it is drawn a byte a
+// pixel, PNG stores it compactly and GIF takes it as a frame as it is.
+// Every picture of one colour map has the same palette.
 func Render(field []float64, ny, nx int, o Options) (*image.Paletted, error) {
+	f, err := prepare(field, ny, nx, o)
+	if err != nil {
+		return nil, err
+	}
+	return f.raster()
+}
+
+// Write renders the field and stores it at path in the format its
+// extension names (FormatOf): PNG, SVG or PDF. It writes a temporary file
+// in the same directory and renames it, so a viewer (or a crash) never sees
+// half an image.
+func Write(path string, field []float64, ny, nx int, o Options) error {
+	format, err := FormatOf(path)
+	if err != nil {
+		return err
+	}
+	f, err := prepare(field, ny, nx, o)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(path, func(w io.Writer) error { return f.encode(w, format) }); err != nil {
+		return fmt.Errorf("heatmap: %w", err)
+	}
+	return nil
+}
+
+// Encode renders the field and writes it to w in format (one of Formats).
+func Encode(w io.Writer, format string, field []float64, ny, nx int, o Options) error {
+	f, err := prepare(field, ny, nx, o)
+	if err != nil {
+		return err
+	}
+	return f.encode(w, format)
+}
+
+// figure is one field ready to draw: its drawn cells, colour map and plan.
+type figure struct {
+	cells []float64 // cy×cx values, box-averaged as needed
+	cmap  string
+	l     layout
+	o     Options
+}
+
+// prepare checks the input, downsamples the field as needed and plans the
+// picture.
+func prepare(field []float64, ny, nx int, o Options) (*figure, error) {
 	if ny < 1 || nx < 1 {
 		return nil, fmt.Errorf("heatmap: field shape [%d, %d] must be positive", ny, nx)
 	}
 	if len(field) != ny*nx {
 		return nil, fmt.Errorf("heatmap: field has %d values, shape [%d, %d] needs %d", len(field), ny, nx, ny*nx)
 	}
-	cmap, err := Colormap(o.Cmap)
-	if err != nil {
+	if _, err := Colormap(o.Cmap); err != nil {
 		return nil, err
 	}
-	l, err := plan(field, ny, nx, o)
-	if err != nil {
-		return nil, err
-	}
-	cells := downsample(field, ny, nx, l.factor)
-
-	img := image.NewPaletted(image.Rect(0, 0, l.width, l.hgt), palette(cmap))
-	fill(img, img.Rect, white)
-	index := colourIndex(l.lo, l.hi)
-	for J := range l.cy {
-		// Drawn row J (data rows J*factor...) goes up from the bottom edge.
-		y0 := l.field.Max.Y - (J+1)*l.scale
-		if l.scale == 1 {
-			row := img.Pix[img.PixOffset(l.field.Min.X, y0):img.PixOffset(l.field.Min.X+l.cx, y0)]
-			for I, v := range cells[J*l.cx : (J+1)*l.cx] {
-				row[I] = index(v)
-			}
-			continue
-		}
-		for I := range l.cx {
-			x0 := l.field.Min.X + I*l.scale
-			fill(img, image.Rect(x0, y0, x0+l.scale, y0+l.scale), index(cells[J*l.cx+I]))
-		}
-	}
-	drawBar(img, l, index)
-	if l.titleBase > 0 {
-		text(img, o.Title, pad, l.titleBase)
-	}
-	return img, nil
-}
-
-// Write renders the field and stores it as a PNG at path. It writes a
-// temporary file in the same directory and renames it, so a viewer (or a
-// crash) never sees half an image.
-func Write(path string, field []float64, ny, nx int, o Options) error {
-	img, err := Render(field, ny, nx, o)
-	if err != nil {
-		return err
-	}
-	if err := atomicfile.Write(path, func(w io.Writer) error {
-		return (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(w, img)
-	}); err != nil {
-		return fmt.Errorf("heatmap: %w", err)
-	}
-	return nil
-}
-
-// plan sizes and places the parts of the picture of field.
-func plan(field []float64, ny, nx int, o Options) (layout, error) {
-	maxPix := o.MaxPixels
 	switch {
-	case maxPix < 0:
-		return layout{}, fmt.Errorf("heatmap: MaxPixels must be >= 0 (got %d)", maxPix)
-	case maxPix == 0:
-		maxPix = DefaultMaxPixels
+	case o.MaxPixels < 0:
+		return nil, fmt.Errorf("heatmap: MaxPixels must be >= 0 (got %d)", o.MaxPixels)
+	case o.MaxPixels == 0:
+		o.MaxPixels = DefaultMaxPixels
 	}
-	var l layout
-	var err error
-	if l.lo, l.hi, err = colourRange(field, o); err != nil {
-		return layout{}, err
+	if (o.Width == 0) != (o.Height == 0) || !(o.Width >= 0 && o.Height >= 0) || math.IsInf(o.Width, 0) || math.IsInf(o.Height, 0) {
+		return nil, fmt.Errorf("heatmap: plane size %g × %g must be positive and finite, or both 0", o.Width, o.Height)
 	}
-
-	l.factor = Factor(ny, nx, maxPix)
-	l.cy, l.cx = ceilDiv(ny, l.factor), ceilDiv(nx, l.factor)
-	l.scale = 1
-	if long := max(l.cy, l.cx); long < minSide {
-		l.scale = max(1, min(ceilDiv(minSide, long), maxPix/long))
+	rows, cols, given := ny, nx, 1
+	if o.Factor != 0 {
+		if o.Factor < 1 || o.Cells[0] < 1 || o.Cells[1] < 1 || ceilDiv(o.Cells[0], o.Factor) != ny || ceilDiv(o.Cells[1], o.Factor) != nx {
+			return nil, fmt.Errorf("heatmap: a field of [%d, %d] is not a %d× box average of [%d, %d] cells", ny, nx, o.Factor, o.Cells[0], o.Cells[1])
+		}
+		rows, cols, given = o.Cells[0], o.Cells[1], o.Factor
 	}
-
-	top := pad
-	if o.Title != "" {
-		l.titleBase = pad + face.Ascent
-		top += face.Height + titleGap
+	lo, hi, err := colourRange(field, o)
+	if err != nil {
+		return nil, err
 	}
-	fw, fh := l.cx*l.scale, l.cy*l.scale
-	l.field = image.Rect(pad, top, pad+fw, top+fh)
-	bh := max(fh, minBarHeight)
-	l.bar = image.Rect(l.field.Max.X+barGap, top, l.field.Max.X+barGap+barWidth, top+bh)
-	l.labelX = l.bar.Max.X + tickLength + labelGap
-
-	nticks := 3
-	if bh >= 200 {
-		nticks = 5
-	}
-	l.ticks = make([]float64, nticks)
-	for k := range l.ticks {
-		l.ticks[k] = l.lo + (l.hi-l.lo)*float64(k)/float64(nticks-1)
-	}
-	l.ticks[nticks-1] = l.hi // exact, whatever the rounding above
-	l.labels = tickLabels(l.ticks)
-	labelW := 0
-	for _, s := range l.labels {
-		labelW = max(labelW, textWidth(s))
-	}
-	l.width = max(l.labelX+labelW+pad, pad+textWidth(o.Title)+pad)
-	// The lowest label is centred on the bar's bottom edge; keep its lower
-	// half inside the image.
-	l.hgt = top + max(fh, bh) + max(pad, face.Height/2+2)
-	return l, nil
+	own := Factor(ny, nx, o.MaxPixels)
+	f := &figure{cells: downsample(field, ny, nx, own), cmap: o.Cmap, o: o}
+	f.l = plan(ceilDiv(ny, own), ceilDiv(nx, own), rows, cols, given*own, lo, hi, o)
+	return f, nil
 }
 
 // colourRange resolves the colour range of Options for field.
@@ -205,8 +190,13 @@ func colourRange(field []float64, o Options) (lo, hi float64, err error) {
 	}
 	dlo, dhi := math.Inf(1), math.Inf(-1)
 	for _, v := range field {
-		if !math.IsNaN(v) && !math.IsInf(v, 0) {
-			dlo, dhi = min(dlo, v), max(dhi, v)
+		if v-v == 0 { // finite
+			if v < dlo {
+				dlo = v
+			}
+			if v > dhi {
+				dhi = v
+			}
 		}
 	}
 	switch {
@@ -222,7 +212,8 @@ func colourRange(field []float64, o Options) (lo, hi float64, err error) {
 }
 
 // downsample averages factor×factor boxes of the field (fewer at the far
-// edges), skipping NaN; a box of NaN only stays NaN. factor 1 returns field.
+// edges) as Render describes: ±Inf win over finite cells, NaN cells are
+// left out. factor 1 returns field.
 func downsample(field []float64, ny, nx, factor int) []float64 {
 	if factor == 1 {
 		return field
@@ -230,127 +221,54 @@ func downsample(field []float64, ny, nx, factor int) []float64 {
 	cy, cx := ceilDiv(ny, factor), ceilDiv(nx, factor)
 	sum := make([]float64, cy*cx)
 	cnt := make([]int32, cy*cx)
+	var inf []uint8 // per box: 1 saw +Inf, 2 saw -Inf; nil until one is seen
 	for j := range ny {
 		row := field[j*nx : (j+1)*nx]
 		out := (j / factor) * cx
 		for i, v := range row {
-			if !math.IsNaN(v) {
+			switch {
+			case v-v == 0: // finite
 				sum[out+i/factor] += v
 				cnt[out+i/factor]++
+			case math.IsInf(v, 0):
+				if inf == nil {
+					inf = make([]uint8, cy*cx)
+				}
+				if v > 0 {
+					inf[out+i/factor] |= 1
+				} else {
+					inf[out+i/factor] |= 2
+				}
 			}
 		}
 	}
 	for k := range sum {
-		if cnt[k] == 0 {
+		switch {
+		case inf != nil && inf[k] != 0:
+			sum[k] = InfBox(inf[k]&1 != 0, inf[k]&2 != 0)
+		case cnt[k] == 0:
 			sum[k] = math.NaN()
-		} else {
+		default:
 			sum[k] /= float64(cnt[k])
 		}
 	}
 	return sum
 }
 
-// drawBar paints the colour bar, top t = 1 to bottom t = 0, with a tick and
-// a label at each of l.ticks.
-func drawBar(img *image.Paletted, l layout, index func(float64) uint8) {
-	h := l.bar.Dy()
-	for y := l.bar.Min.Y; y < l.bar.Max.Y; y++ {
-		t := 1.0
-		if h > 1 {
-			t = 1 - float64(y-l.bar.Min.Y)/float64(h-1)
-		}
-		fill(img, image.Rect(l.bar.Min.X, y, l.bar.Max.X, y+1), index(l.lo+t*(l.hi-l.lo)))
+// InfBox is the value of a box average that met +Inf cells (pos) or -Inf
+// cells (neg): that infinity, or NaN when it met both. A box of finite and
+// NaN cells only is the mean of its finite cells; run's snapshots average
+// their planes by the same rule.
+func InfBox(pos, neg bool) float64 {
+	switch {
+	case pos && neg:
+		return math.NaN()
+	case pos:
+		return math.Inf(1)
+	case neg:
+		return math.Inf(-1)
 	}
-	for k, v := range l.ticks {
-		y := l.bar.Min.Y + (h - 1)
-		if l.hi > l.lo {
-			y = l.bar.Min.Y + int(math.Round((1-(v-l.lo)/(l.hi-l.lo))*float64(h-1)))
-		}
-		fill(img, image.Rect(l.bar.Max.X, y, l.bar.Max.X+tickLength, y+1), black)
-		// Centre the digits (about 9 px above the baseline) on the tick.
-		text(img, l.labels[k], l.labelX, y+4)
-	}
+	return math.NaN()
 }
-
-// tickLabels formats tick values with %.3g, adding digits only where that
-// would print two ticks alike (a narrow range far from zero).
-func tickLabels(v []float64) []string {
-	s := make([]string, len(v))
-	for prec := 3; prec <= 17; prec++ {
-		distinct := true
-		for k := range v {
-			s[k] = fmt.Sprintf("%.*g", prec, v[k])
-			if k > 0 && s[k] == s[k-1] {
-				distinct = false
-			}
-		}
-		if distinct {
-			break
-		}
-	}
-	return s
-}
-
-// fill paints r in palette entry c.
-func fill(img *image.Paletted, r image.Rectangle, c uint8) {
-	r = r.Intersect(img.Rect)
-	for y := r.Min.Y; y < r.Max.Y; y++ {
-		row := img.Pix[img.PixOffset(r.Min.X, y):img.PixOffset(r.Max.X, y)]
-		for i := range row {
-			row[i] = c
-		}
-	}
-}
-
-// text writes s in black with its baseline at y, starting at x.
-func text(img *image.Paletted, s string, x, y int) {
-	d := font.Drawer{Dst: img, Src: image.Black, Face: face, Dot: fixed.P(x, y)}
-	d.DrawString(s)
-}
-
-// textWidth is the width of s in pixels.
-func textWidth(s string) int { return font.MeasureString(face, s).Ceil() }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
-
-// lutSize is the number of colours a picture's map is sampled at, as
-// colour maps are usually tabulated: a table look-up instead of an
-// interpolation per pixel, and with white, black and the NaN grey the
-// picture fits a 256-colour palette, which PNG encodes several times faster
-// than RGBA (one byte a pixel, no filter search).
-const lutSize = 252
-
-// The palette entries after the colour table.
-const (
-	white = lutSize + iota
-	black
-	nanGrey
-)
-
-// palette is every colour Render paints with cmap: the table, white, black
-// and NaN's colour, at the indices colourIndex, white, black and nanGrey use.
-func palette(cmap func(float64) color.RGBA) color.Palette {
-	p := make(color.Palette, 0, lutSize+3)
-	for i := range lutSize {
-		p = append(p, cmap(float64(i)/(lutSize-1)))
-	}
-	return append(p, color.RGBA{255, 255, 255, 255}, color.RGBA{0, 0, 0, 255}, cmap(math.NaN()))
-}
-
-// colourIndex maps a value to its palette entry for the range [lo, hi]: the
-// ends of the range get exactly the map's ends, NaN the map's NaN colour.
-func colourIndex(lo, hi float64) func(float64) uint8 {
-	span := hi - lo
-	return func(v float64) uint8 {
-		t := (v - lo) / span
-		switch {
-		case t != t:
-			return nanGrey
-		case t <= 0:
-			return 0
-		case t >= 1:
-			return lutSize - 1
-		}
-		return uint8(t*(lutSize-1) + 0.5)
-	}
-}

@@ -2,6 +2,7 @@ package heatmap
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -81,16 +82,24 @@ func parseSpec(spec string, shape []int) (axis, at int, err error) {
 	if s == "" {
 		s = DefaultSlice
 	}
-	name, val, ok := strings.Cut(s, "=")
-	name, val = strings.TrimSpace(name), strings.TrimSpace(val)
-	axis = -1
-	for a, an := range axisNames {
-		if name == an {
-			axis = a
-		}
+	axis, at, err = ParseCoord(s, shape)
+	if err != nil {
+		return 0, 0, fmt.Errorf("heatmap: slice %q: %w", spec, err)
 	}
+	return axis, at, nil
+}
+
+// ParseCoord resolves AXIS=AT against shape (2D: axes y, x; 3D: z, y, x)
+// to the axis and a cell index: AT is mid (n/2), an index from 0 to n−1,
+// or a fraction of the axis (with a '.') from 0 to 1, cell floor(f·n)
+// (1.0: the last). Slices (--slice) and line-outs (--line) share it.
+func ParseCoord(s string, shape []int) (axis, at int, err error) {
+	names := axisNames[3-len(shape):]
+	name, val, ok := strings.Cut(strings.TrimSpace(s), "=")
+	name, val = strings.TrimSpace(name), strings.TrimSpace(val)
+	axis = slices.Index(names, name)
 	if !ok || axis < 0 {
-		return 0, 0, fmt.Errorf("heatmap: slice %q: want AXIS=mid, AXIS=INDEX or AXIS=FRACTION with AXIS one of z, y, x", spec)
+		return 0, 0, fmt.Errorf("want AXIS=AT with AXIS one of %s and AT mid, a cell index or a fraction like 0.5 (got %q)", strings.Join(names, ", "), s)
 	}
 	n := shape[axis]
 	switch {
@@ -99,16 +108,18 @@ func parseSpec(spec string, shape []int) (axis, at int, err error) {
 	case strings.Contains(val, "."):
 		f, perr := strconv.ParseFloat(val, 64)
 		if perr != nil || !(f >= 0 && f <= 1) {
-			return 0, 0, fmt.Errorf("heatmap: slice %q: a fraction must be from 0 to 1", spec)
+			return 0, 0, fmt.Errorf("%s=%s is outside the domain: a fraction of its length is from 0 to 1", name, val)
 		}
 		return axis, min(int(f*float64(n)), n-1), nil
-	default:
-		i, perr := strconv.Atoi(val)
-		if perr != nil || i < 0 || i >= n {
-			return 0, 0, fmt.Errorf("heatmap: slice %q: index must be from 0 to %d along %s (or mid, or a fraction like 0.5)", spec, n-1, name)
-		}
-		return axis, i, nil
 	}
+	i, perr := strconv.Atoi(val)
+	if perr != nil {
+		return 0, 0, fmt.Errorf("%s=%s: want mid, a cell index from 0 to %d, or a fraction like 0.5", name, val, n-1)
+	}
+	if i < 0 || i >= n {
+		return 0, 0, fmt.Errorf("%s=%d is outside the domain: a cell index along %s is from 0 to %d (or a fraction like 0.5)", name, i, name, n-1)
+	}
+	return axis, i, nil
 }
 
 // ParseSlice resolves spec against a 3D shape to the axis it cuts (0 = z,

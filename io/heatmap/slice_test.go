@@ -61,12 +61,12 @@ func TestSliceErrorsNameSpecAndRange(t *testing.T) {
 	field := make([]float64, 4*5*6)
 	shape := []int{4, 5, 6}
 	cases := map[string]string{
-		"z=4":   `heatmap: slice "z=4": index must be from 0 to 3 along z`,
-		"y=-1":  `heatmap: slice "y=-1": index must be from 0 to 4 along y`,
-		"x=abc": `heatmap: slice "x=abc": index must be from 0 to 5 along x`,
-		"x=1.5": `heatmap: slice "x=1.5": a fraction must be from 0 to 1`,
-		"w=1":   `heatmap: slice "w=1": want AXIS=mid, AXIS=INDEX or AXIS=FRACTION with AXIS one of z, y, x`,
-		"mid":   `heatmap: slice "mid": want AXIS=mid`,
+		"z=4":   `heatmap: slice "z=4": z=4 is outside the domain: a cell index along z is from 0 to 3`,
+		"y=-1":  `heatmap: slice "y=-1": y=-1 is outside the domain: a cell index along y is from 0 to 4`,
+		"x=abc": `heatmap: slice "x=abc": x=abc: want mid, a cell index from 0 to 5, or a fraction like 0.5`,
+		"x=1.5": `heatmap: slice "x=1.5": x=1.5 is outside the domain: a fraction of its length is from 0 to 1`,
+		"w=1":   `heatmap: slice "w=1": want AXIS=AT with AXIS one of z, y, x`,
+		"mid":   `heatmap: slice "mid": want AXIS=AT`,
 	}
 	for spec, want := range cases {
 		_, _, _, _, err := Slice(field, shape, spec)

@@ -1,0 +1,145 @@
+package run
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"heat/io/config"
+	"heat/io/report"
+	"heat/io/runplot"
+)
+
+// PlotOptions are heat plot's: the folder the plots go to ("" is
+// <out>/plots).
+type PlotOptions struct {
+	Out string
+}
+
+// PlotsDir is the folder of a run's plots, under its output folder.
+const PlotsDir = "plots"
+
+// Plot draws the plots of the run whose output folder arg names (or its
+// diagnostics.csv) from its diagnostics.csv, knowing the run from the
+// report.json beside it (without one, a run still going or killed, it
+// draws the plots of both equations), and says what it wrote. A missing
+// folder or file, or a malformed one, is a usage error naming it (and the
+// line).
+func Plot(arg string, o PlotOptions) (string, error) {
+	st, err := os.Stat(arg)
+	if err != nil {
+		return "", Usagef("plot: %s: no such run output folder", arg)
+	}
+	dir, csvPath := arg, filepath.Join(arg, "diagnostics.csv")
+	if !st.IsDir() {
+		dir, csvPath = filepath.Dir(arg), arg
+	}
+	rows, err := runplot.Read(csvPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", Usagef("plot: %s: no such file: the run wrote no diagnostics (output.diagnostics_every = 0?)", csvPath)
+	}
+	if err != nil {
+		return "", UsageError{fmt.Errorf("plot: %w", err)}
+	}
+	if len(rows) == 0 {
+		return "", Usagef("plot: %s: no rows after the header: nothing to plot yet", csvPath)
+	}
+	r, err := readRunReport(filepath.Join(dir, "report.json"))
+	if err != nil {
+		return "", UsageError{fmt.Errorf("plot: %w", err)}
+	}
+	if o.Out == "" {
+		o.Out = filepath.Join(dir, PlotsDir)
+	}
+	paths, err := runplot.Write(o.Out, rows, r)
+	if err != nil {
+		return "", fmt.Errorf("plot: %w", err)
+	}
+	what := fmt.Sprintf("%d rows of %s (steps %d–%d)", len(rows), csvPath, rows[0].Step, rows[len(rows)-1].Step)
+	if r.Equation == "" {
+		what += "; no report.json beside it, so the plots of both equations"
+	}
+	return strings.Join(paths, ", ") + ": " + what, nil
+}
+
+// readRunReport is what the plots need of the report at path; the zero Run
+// when there is none.
+func readRunReport(path string) (runplot.Run, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return runplot.Run{}, nil
+	}
+	if err != nil {
+		return runplot.Run{}, err
+	}
+	var rep struct {
+		report.Report
+		Config config.Config `json:"config"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return runplot.Run{}, fmt.Errorf("%s: not a run report: %v", path, err)
+	}
+	return plotRun(rep.Config.Equation.Kind, &rep.Report), nil
+}
+
+// plotRun is what the plots need of a run of the equation kind with report
+// rep: the solver, and for Poisson its every-cycle residuals (where they
+// are the whole run's, or of a restart all its own) and mean factor.
+func plotRun(kind string, rep *report.Report) runplot.Run {
+	r := runplot.Run{Equation: kind}
+	sv := rep.Solver
+	if sv == nil {
+		return r
+	}
+	r.Solver = sv.Kind
+	if kind != config.Poisson {
+		return r
+	}
+	if f := sv.ConvergenceFactor; f != nil {
+		r.Factor = float64(*f)
+	}
+	from := 0
+	if rep.Restart != nil {
+		from = rep.Restart.Step
+	}
+	if n := len(sv.ResidualHistory); n > 0 && n == rep.Steps-from {
+		r.First = from
+		for _, h := range sv.ResidualHistory {
+			r.History = append(r.History, float64(h))
+		}
+	}
+	return r
+}
+
+// plotsDue says whether a run draws its plots at its end: with snapshots on
+// (output.snapshot_every > 0, output.formats not empty) and diagnostics.
+func plotsDue(cfg *config.Config) bool {
+	o := cfg.Output
+	return o.SnapshotEvery > 0 && len(o.Formats) > 0 && o.DiagnosticsEvery > 0
+}
+
+// endPlots draws the plots of the run that has just written its report
+// (rank 0), when due, and returns their paths. A failure is a warning: the
+// run's results are written and its report says how it went.
+func (j *job) endPlots() []string {
+	if !plotsDue(j.cfg) {
+		return nil
+	}
+	csvPath := filepath.Join(j.cfg.Output.Dir, "diagnostics.csv")
+	rows, err := runplot.Read(csvPath)
+	if err == nil && len(rows) > 0 {
+		var paths []string
+		paths, err = runplot.Write(filepath.Join(j.cfg.Output.Dir, PlotsDir), rows, plotRun(j.cfg.Equation.Kind, j.rep))
+		if err == nil {
+			return paths
+		}
+	}
+	if err != nil {
+		j.log.warn("plots of %s not drawn: %v", csvPath, err)
+	}
+	return nil
+}
