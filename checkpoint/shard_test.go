@@ -224,9 +224,11 @@ func TestShardFileStreams(t *testing.T) {
 	back, err := decodeShard(want, shard, inner, decomp.Box{Lo: []int{0, 0}, Hi: shard}, 2, nil)
 	require.NoError(t, err)
 	require.Equal(t, raw, back)
-	for _, at := range []int{0, 1, len(want) / 2, len(want) - 5} {
-		e := &shardFile{raw: raw, shard: shard, inner: inner, level: 1, workers: 3}
-		_, err := e.WriteTo(&failAfter{n: at})
-		require.ErrorIs(t, err, errInjected, "failing after %d bytes", at)
+	for _, workers := range []int{1, 3} {
+		for _, at := range []int{0, 1, len(want) / 2, len(want) - 5} {
+			e := &shardFile{raw: raw, shard: shard, inner: inner, level: 1, workers: workers}
+			_, err := e.WriteTo(&failAfter{n: at})
+			require.ErrorIs(t, err, errInjected, "%d workers, failing after %d bytes", workers, at)
+		}
 	}
 }
