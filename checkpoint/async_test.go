@@ -99,3 +99,30 @@ func TestSpareBuffers(t *testing.T) {
 		requireAll(t, readRanks(t, path, 2, Options{}, func(idx []int) float64 { return value([]int{37, 29}, idx, step) }))
 	}
 }
+
+// A commit through Begin and Finish leaves the pruned checkpoints' removal
+// to the background: after Settle only the newest Keep remain, every one
+// reads back, and the next commit under the root waits for the removal
+// before it lists the root. Write removes them before it returns.
+func TestPrunedInTheBackground(t *testing.T) {
+	shape := []int{40, 30}
+	root := t.TempDir()
+	for step := 1; step <= 4; step++ {
+		_, errs := writeRanksAs(root, shape, 2, step, func(int) Options { return Options{Keep: 2} }, true)
+		for r, err := range errs {
+			require.NoError(t, err, "step %d, rank %d", step, r)
+		}
+	}
+	require.NoError(t, Settle(root))
+	require.NoError(t, Settle(root), "a second Settle has nothing to wait for")
+	entries, err := filepath.Glob(filepath.Join(root, "step-*"))
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join(root, StepName(3)), filepath.Join(root, StepName(4))}, entries)
+	for _, step := range []int{3, 4} {
+		requireAll(t, readRanks(t, filepath.Join(root, StepName(step)), 3, Options{}, func(idx []int) float64 { return value(shape, idx, step) }))
+	}
+	writeField(t, root, shape, 1, 5, Options{Keep: 1})
+	entries, err = filepath.Glob(filepath.Join(root, "step-*"))
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join(root, StepName(5))}, entries, "Write prunes before it returns")
+}

@@ -42,7 +42,7 @@ const tag = comm.TagCheckpoint
 // removing old checkpoints) comes with a valid Info: the checkpoint itself is
 // complete.
 func Write(c comm.Comm, g *decomp.Grid, lay decomp.Layout, u []float64, root string, meta Meta, opt Options) (Info, error) {
-	p, err := Begin(c, g, lay, u, root, meta, opt)
+	p, err := begin(c, g, lay, u, root, meta, opt, false)
 	if err != nil {
 		return Info{}, err
 	}
@@ -69,8 +69,14 @@ type Pending struct {
 // failure of the background work surfaces there. One checkpoint in flight
 // at a time: Finish one before the next Begin.
 func Begin(c comm.Comm, g *decomp.Grid, lay decomp.Layout, u []float64, root string, meta Meta, opt Options) (*Pending, error) {
+	return begin(c, g, lay, u, root, meta, opt, true)
+}
+
+// begin is Begin; with removeLater the commit leaves the old checkpoints'
+// removal to the background (Settle).
+func begin(c comm.Comm, g *decomp.Grid, lay decomp.Layout, u []float64, root string, meta Meta, opt Options, removeLater bool) (*Pending, error) {
 	start := time.Now()
-	w := &writer{c: c, g: g, lay: lay, u: u, fs: fsOf(opt), opt: opt, meta: meta, root: root}
+	w := &writer{c: c, g: g, lay: lay, u: u, fs: fsOf(opt), opt: opt, meta: meta, root: root, removeLater: removeLater}
 	w.meta.Ranks = c.Size()
 	w.name = StepName(meta.Step)
 	w.final = filepath.Join(root, w.name)
@@ -119,8 +125,9 @@ type writer struct {
 	grid  chunkGrid // the array's chunks: with sharding, its shards
 	inner []int     // the inner chunk shape of a sharded checkpoint, or nil
 
-	committed bool  // rank 0: the checkpoint is at its final name
-	commitErr error // rank 0: why committing failed
+	committed   bool  // rank 0: the checkpoint is at its final name
+	commitErr   error // rank 0: why committing failed
+	removeLater bool  // remove the pruned checkpoints in the background
 }
 
 // outcome is what rank 0 tells every rank at the end of Write.
@@ -683,6 +690,9 @@ func (w *writer) finish(reports [][]byte, failed bool) outcome {
 // step-N.prev; the next Write puts it back if the writer died there.
 func (w *writer) commit(sums map[string]chunkSum) (int64, error) {
 	fsys := w.fs
+	// The last commit's removals end before this one lists the root (what
+	// they could not remove, this one's prune tries again).
+	_ = Settle(w.root)
 	arrayDoc, err := encodeArray(w.g.Shape, w.grid.chunk, w.inner, w.level)
 	if err != nil {
 		return 0, err
@@ -791,17 +801,74 @@ func (w *writer) prune(steps []entry, leftovers []string) error {
 			errs = append(errs, err)
 		}
 	}
-	leftovers = append(leftovers, w.name+prevSuffix)
-	slices.Sort(leftovers)
-	for _, name := range slices.Compact(leftovers) {
-		if err := w.fs.RemoveAll(filepath.Join(w.root, name)); err != nil {
-			errs = append(errs, err)
-		}
+	// The set-aside copy of this step goes now (the next Begin looks for
+	// one); the rest — nobody's checkpoints any more — in the background
+	// when removeLater, and at once after a failure.
+	if err := w.fs.RemoveAll(filepath.Join(w.root, w.name+prevSuffix)); err != nil {
+		errs = append(errs, err)
 	}
-	if err := errors.Join(errs...); err != nil {
+	slices.Sort(leftovers)
+	leftovers = slices.Compact(slices.DeleteFunc(leftovers, func(n string) bool { return n == w.name+prevSuffix }))
+	remove := func() error {
+		var errs []error
+		for _, name := range leftovers {
+			if err := w.fs.RemoveAll(filepath.Join(w.root, name)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	}
+	if w.removeLater && len(errs) == 0 {
+		removeLater(w.root, func() error {
+			if err := remove(); err != nil {
+				return fmt.Errorf("removing old checkpoints: %w", err)
+			}
+			return nil
+		})
+		return nil
+	}
+	if err := errors.Join(append(errs, remove())...); err != nil {
 		return fmt.Errorf("removing old checkpoints: %w", err)
 	}
 	return nil
+}
+
+// removals are the old checkpoints (renamed .old, no longer anyone's
+// checkpoint) being removed in the background, by root: a large one took
+// 25–40 ms to unlink here, all of it the run's wait in a commit.
+var removals struct {
+	mu sync.Mutex
+	m  map[string]chan error
+}
+
+// removeLater runs remove in the background for root, after any removal
+// there still going.
+func removeLater(root string, remove func() error) {
+	_ = Settle(root) // one removal at a time under a root
+	done := make(chan error, 1)
+	removals.mu.Lock()
+	if removals.m == nil {
+		removals.m = map[string]chan error{}
+	}
+	removals.m[filepath.Clean(root)] = done
+	removals.mu.Unlock()
+	go func() { done <- remove() }()
+}
+
+// Settle waits until the old checkpoints that a commit (Pending.Finish)
+// left to remove in the background under root are gone, and returns the
+// error of that removal (the checkpoints themselves are committed either
+// way; what was not removed goes at the next commit). A run calls it when
+// it ends; the next commit under root waits for it too.
+func Settle(root string) error {
+	removals.mu.Lock()
+	done, ok := removals.m[filepath.Clean(root)]
+	delete(removals.m, filepath.Clean(root))
+	removals.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return <-done
 }
 
 // prod is the product of the lengths in shape.

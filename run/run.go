@@ -382,6 +382,12 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 	}
 	r := &rankRun{c: c, s: s, j: j, writers: writers, start: time.Now(), from: s.Step(), lastDiag: -1, lastSnap: -1}
 	runErr := r.loop(ctx)
+	if c.Rank() == 0 {
+		// The checkpoints pruned by the last commit, removed meanwhile.
+		if err := checkpoint.Settle(j.cfg.Checkpoint.Dir); err != nil {
+			j.log.warn("%v", err)
+		}
+	}
 	if runErr != nil && !errors.Is(runErr, solver.ErrStopped) {
 		return runErr
 	}
