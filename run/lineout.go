@@ -1,10 +1,8 @@
 package run
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -68,17 +66,12 @@ func (l *lineOut) MaxError() float64 {
 // '.': 0.5) from 0 to 1. In 3D the line may name both fixed axes
 // instead: y=0.5,z=0.25 runs along x, whatever o.Slice says.
 func RenderLine(arg string, o LineOptions) (string, error) {
-	format := strings.ToLower(strings.TrimPrefix(filepath.Ext(o.Out), "."))
-	if o.Out != "" && !slices.Contains([]string{"png", "svg", "pdf"}, format) {
-		return "", Usagef("render: -o %s: a line-out is written as .png, .svg or .pdf", o.Out)
+	if err := checkImageFile(o.Out); err != nil {
+		return "", err
 	}
-	path, err := CheckpointPath(arg)
+	ck, err := openCheckpoint(arg)
 	if err != nil {
-		return "", UsageError{fmt.Errorf("render: %w", err)}
-	}
-	ck, err := checkpoint.Open(path)
-	if err != nil {
-		return "", UsageError{fmt.Errorf("render: %w", err)}
+		return "", err
 	}
 	l, err := readLine(ck, o.Line, o.Slice)
 	if err != nil {
@@ -110,32 +103,27 @@ func readLine(ck *checkpoint.Checkpoint, spec, slice string) (*lineOut, error) {
 	if err != nil {
 		return nil, UsageError{fmt.Errorf("render: %w", err)}
 	}
-	var cfg config.Config
-	if err := json.Unmarshal(ck.Meta().Config, &cfg); err != nil {
-		return nil, fmt.Errorf("render: %s: its config cannot be read: %v", ck.Path(), err)
+	cfg, err := configOf(ck.Meta())
+	if err != nil {
+		return nil, fmt.Errorf("render: %s: %w", ck.Path(), err)
 	}
 	nd := len(shape)
 	length := cfg.Grid.Length
 	if len(length) != nd {
 		length = slices.Repeat([]float64{1}, nd) // the default of a checkpoint that does not record it
 	}
-	var u []float64
-	var lay decomp.Layout
-	err = local.Run(1, func(c comm.Comm) error {
-		g, err := decomp.New(shape, 1, nil, nil)
-		if err != nil {
-			return err
-		}
-		lay = decomp.NewLayout(g.Box(0), 0)
-		u = make([]float64, lay.Len())
-		return checkpoint.Read(c, ck, g, lay, u, checkpoint.Options{Workers: 2})
+	var field fieldView
+	err = local.Run(1, func(c comm.Comm) (err error) {
+		field, err = readWhole(c, ck)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("render: %w", err)
 	}
+	u, lay := field.u, field.lay
 	m := ck.Meta()
 	l := &lineOut{Along: along, Name: decomp.AxisName(nd, along), Shape: shape, Step: m.Step, Time: m.Time, Equation: cfg.Equation.Kind}
-	exact := exactOf(&cfg, m.Time)
+	exact := exactOf(cfg, m.Time)
 	var where, label []string
 	for a := range nd {
 		if a != along {

@@ -52,16 +52,8 @@ type movieFrame struct {
 // (drawPlane's options), all with one colour range and of one size. It
 // says what it wrote.
 func Movie(arg string, o MovieOptions) (string, error) {
-	if err := checkRange("render --movie: --range", o.Range); err != nil {
+	if err := checkDrawing("render --movie", o.Range, o.Cmap, o.Size); err != nil {
 		return "", err
-	}
-	if o.Cmap != "" {
-		if _, err := heatmap.Colormap(o.Cmap); err != nil {
-			return "", UsageError{fmt.Errorf("render --movie: --cmap: %w", err)}
-		}
-	}
-	if o.Size < 0 || (o.Size > 0 && o.Size < 16) {
-		return "", Usagef("render --movie: --size must be at least 16 pixels (got %d)", o.Size)
 	}
 	if o.Out != "" && !strings.EqualFold(filepath.Ext(o.Out), ".gif") {
 		return "", Usagef("render --movie: -o %s: a movie is a GIF (want a file ending in .gif)", o.Out)

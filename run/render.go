@@ -30,29 +30,15 @@ type RenderOptions struct {
 // as a run's snapshots and drawn by the same one (drawPlane), and says what
 // it drew.
 func Render(arg string, o RenderOptions) (string, error) {
-	if err := checkRange("render: --range", o.Range); err != nil {
+	if err := checkDrawing("render", o.Range, o.Cmap, o.Size); err != nil {
 		return "", err
 	}
-	if o.Cmap != "" {
-		if _, err := heatmap.Colormap(o.Cmap); err != nil {
-			return "", UsageError{fmt.Errorf("render: --cmap: %w", err)}
-		}
+	if err := checkImageFile(o.Out); err != nil {
+		return "", err
 	}
-	if o.Size < 0 || (o.Size > 0 && o.Size < 16) {
-		return "", Usagef("render: --size must be at least 16 pixels (got %d)", o.Size)
-	}
-	if o.Out != "" {
-		if _, err := heatmap.FormatOf(o.Out); err != nil {
-			return "", UsageError{fmt.Errorf("render: -o %w", err)}
-		}
-	}
-	path, err := CheckpointPath(arg)
+	ck, err := openCheckpoint(arg)
 	if err != nil {
-		return "", UsageError{fmt.Errorf("render: %w", err)}
-	}
-	ck, err := checkpoint.Open(path)
-	if err != nil {
-		return "", UsageError{fmt.Errorf("render: %w", err)}
+		return "", err
 	}
 	shape := ck.Shape()
 	m := ck.Meta()
@@ -77,16 +63,11 @@ func Render(arg string, o RenderOptions) (string, error) {
 		lo, hi float64
 	)
 	err = local.Run(1, func(c comm.Comm) error {
-		g, err := decomp.New(shape, 1, nil, nil)
+		field, err := readWhole(c, ck)
 		if err != nil {
 			return err
 		}
-		lay := decomp.NewLayout(g.Box(0), 0)
-		field := make([]float64, lay.Len())
-		if err := checkpoint.Read(c, ck, g, lay, field, checkpoint.Options{Workers: 2}); err != nil {
-			return err
-		}
-		plane, ny, nx, _, lo, hi, err = coarsePlane(c, fieldView{grid: g, lay: lay, u: field, threads: 2}, o.Slice, o.Size, new(planeBufs))
+		plane, ny, nx, _, lo, hi, err = coarsePlane(c, field, o.Slice, o.Size, new(planeBufs))
 		return err
 	})
 	if err != nil {
@@ -125,6 +106,65 @@ func Render(arg string, o RenderOptions) (string, error) {
 
 // checkRange checks a fixed colour range given as flag: empty, or min,max
 // with min < max, both finite.
+// checkDrawing checks the drawing flags of heat render (what names the
+// command in messages): the colour range, the colour map ("" = the run's)
+// and the image size (0 = the run's).
+func checkDrawing(what string, r []float64, cmap string, size int) error {
+	if err := checkRange(what+": --range", r); err != nil {
+		return err
+	}
+	if cmap != "" {
+		if _, err := heatmap.Colormap(cmap); err != nil {
+			return UsageError{fmt.Errorf("%s: --cmap: %w", what, err)}
+		}
+	}
+	if size < 0 || (size > 0 && size < 16) {
+		return Usagef("%s: --size must be at least 16 pixels (got %d)", what, size)
+	}
+	return nil
+}
+
+// checkImageFile checks that render -o names a format it writes (by its
+// extension: .png, .svg or .pdf); "" is the default name.
+func checkImageFile(out string) error {
+	if out == "" {
+		return nil
+	}
+	if _, err := heatmap.FormatOf(out); err != nil {
+		return UsageError{fmt.Errorf("render: -o %w", err)}
+	}
+	return nil
+}
+
+// openCheckpoint opens the checkpoint arg names (CheckpointPath) for heat
+// render; not finding or not opening it is a usage error.
+func openCheckpoint(arg string) (*checkpoint.Checkpoint, error) {
+	path, err := CheckpointPath(arg)
+	if err != nil {
+		return nil, UsageError{fmt.Errorf("render: %w", err)}
+	}
+	ck, err := checkpoint.Open(path)
+	if err != nil {
+		return nil, UsageError{fmt.Errorf("render: %w", err)}
+	}
+	return ck, nil
+}
+
+// readWhole reads the whole field of ck onto the one rank c, without ghost
+// layers.
+func readWhole(c comm.Comm, ck *checkpoint.Checkpoint) (fieldView, error) {
+	g, err := decomp.New(ck.Shape(), 1, nil, nil)
+	if err != nil {
+		return fieldView{}, err
+	}
+	lay := decomp.NewLayout(g.Box(0), 0)
+	u := make([]float64, lay.Len())
+	if err := checkpoint.Read(c, ck, g, lay, u, checkpoint.Options{Workers: 2}); err != nil {
+		return fieldView{}, err
+	}
+	return fieldView{grid: g, lay: lay, u: u, threads: 2}, nil
+}
+
 func checkRange(what string, r []float64) error {
 	if len(r) != 0 && (len(r) != 2 || !(r[0] < r[1]) || math.IsInf(r[0], 0) || math.IsInf(r[1], 0)) {
 		return Usagef("%s must be min,max with min < max, both finite (got %v)", what, r)
