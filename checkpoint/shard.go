@@ -24,8 +24,9 @@ import (
 
 // shardShapes are the shard and inner chunk shapes Write uses for a grid
 // of shape: the shard cut to the grid (to whole inner chunks), and the
-// inner chunk opt gives (cut to the grid; it must divide the shard) or, by default, along each axis the largest
-// divisor of the shard's length up to DefaultChunk's.
+// inner chunk opt gives (cut to the grid; it must divide the shard) or, by
+// default, along each axis the largest divisor of the shard's length up to
+// DefaultChunk's.
 func shardShapes(shape, shard, chunk []int) (outer, inner []int, err error) {
 	if len(shard) != len(shape) {
 		return nil, nil, fmt.Errorf("checkpoint: shard shape %v has %d axes but the grid %v has %d", shard, len(shard), shape, len(shape))
