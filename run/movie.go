@@ -106,8 +106,11 @@ func Movie(arg string, o MovieOptions) (string, error) {
 	if lo < hi {
 		rng = fmt.Sprintf("colour range [%.4g, %.4g]", lo, hi)
 	}
-	return fmt.Sprintf("%s: %d frames, steps %d to %d, %d×%d pixels, %s", o.Out, len(frames), frames[0].step, frames[len(frames)-1].step,
-		b.Dx(), b.Dy(), rng), nil
+	count := fmt.Sprintf("%d frames, steps %d to %d", len(frames), frames[0].step, frames[len(frames)-1].step)
+	if len(frames) == 1 {
+		count = fmt.Sprintf("1 frame, step %d", frames[0].step)
+	}
+	return fmt.Sprintf("%s: %s, %d×%d pixels, %s", o.Out, count, b.Dx(), b.Dy(), rng), nil
 }
 
 // movieFrames finds the snapshot planes of the run arg names (its output
