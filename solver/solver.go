@@ -59,8 +59,11 @@ type region struct {
 	rows  []row
 	share []int // worker w takes rows[share[w]:share[w+1]]
 	// runs[w] are worker w's rows grouped into runs of equal rows one
-	// y-stride apart, each updated by one call of the many-row kernel.
-	runs [][]stencil.Run
+	// y-stride apart, each updated by one call of the many-row kernel;
+	// ghosts[w][i] are the physical faces' ghosts run i reads, which the
+	// worker sets just before it (stencil.RunGhosts).
+	runs   [][]stencil.Run
+	ghosts [][][]stencil.GhostRun
 }
 
 // StreamAbove is the size of the fields (both, on all the ranks of this
@@ -92,18 +95,11 @@ type Solver struct {
 	f      []float64           // source term (times dt for heat), nil if none
 	inner  region              // cells whose stencil reads no ghost
 	rim    region              // the other cells
-	faces  []stencil.GhostFace // physical faces of this rank (temporal blocks apply them all)
-	// stepFaces are the faces the one-step path applies before the interior;
-	// the ghosts at the ends of interior rows are left to rowFaces, which the
-	// worker updating the row applies first (a cache line another core
-	// wrote would cost that worker a transfer per row).
-	stepFaces []stencil.GhostFace
-	// facePhases[p][w] are worker w's pieces of the faces of axis phase p,
-	// when the workers set stepFaces (nil: the rank's goroutine does).
-	facePhases     [][][]stencil.GhostFace
-	facePhase      int
-	applyFacePhase func(w int)
-	rowFaces       [2]*Face // x faces at the ends of interior rows, nil if none
+	// faces are the physical faces' ghost layers, all of them, corners
+	// included: temporal blocks set them before a block. The one-step path
+	// sets only the face ghosts each run reads, in the run's worker
+	// (region.ghosts).
+	faces []stencil.GhostFace
 	// hasNeighbour[a][side]: a rank (maybe this one, periodic) lies beyond
 	// that face of the box; otherwise it is a physical face.
 	hasNeighbour [][2]bool
@@ -222,7 +218,6 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	// process has a core (and a P) of its own. Under MPI there is one rank
 	// per process, and comm/mpi may run with a P more than the cores.
 	s.work = s.doWork
-	s.applyFacePhase = func(w int) { stencil.ApplyFaces(s.facePhases[s.facePhase][w], s.u) }
 	cores := min(runtime.NumCPU(), runtime.GOMAXPROCS(0))
 	s.team = team.New(spec.Threads, spec.Threads*comm.RanksHere(c) <= cores)
 	s.resid = make([]float64, spec.Threads)
@@ -292,8 +287,8 @@ func (s *Solver) splitRegions() {
 	nd := len(s.lay.N)
 	n := s.lay.N
 	// The interior stops one cell short of every face with a neighbour: its
-	// ghosts arrive with the exchange. Ghosts of physical faces are set
-	// before the interior is updated, so the interior reaches those faces.
+	// ghosts arrive with the exchange. Ghosts of physical faces are set by
+	// the rows that read them, so the interior reaches those faces.
 	in := decomp.Box{Lo: make([]int, nd), Hi: make([]int, nd)}
 	empty := false
 	for a := range nd {
@@ -337,7 +332,6 @@ func (s *Solver) splitRegions() {
 		}
 	}
 	s.inner = s.makeRegion(s.cacheTiles(in))
-	s.splitFaces(in)
 	s.rim = s.makeRegion(rim)
 }
 
@@ -378,8 +372,13 @@ func (s *Solver) makeRegion(boxes []decomp.Box) region {
 	r.share = stencil.Shares(r.rows, s.spec.Threads)
 	sy := s.lay.Stride[len(s.lay.N)-2]
 	r.runs = make([][]stencil.Run, s.spec.Threads)
+	r.ghosts = make([][][]stencil.GhostRun, s.spec.Threads)
 	for w := range r.runs {
 		r.runs[w] = stencil.Runs(r.rows[r.share[w]:r.share[w+1]], sy)
+		r.ghosts[w] = make([][]stencil.GhostRun, len(r.runs[w]))
+		for i, rn := range r.runs[w] {
+			r.ghosts[w][i] = stencil.RunGhosts(s.lay, s.spec.Faces, s.hasNeighbour, rn)
+		}
 	}
 	return r
 }
@@ -413,23 +412,10 @@ func (s *Solver) doWork(w int) {
 	r := j.region
 	m := 0.0
 	var args stencil.Row
-	lo, hi := s.rowFaces[0], s.rowFaces[1]
-	if r != &s.inner {
-		lo, hi = nil, nil
-	}
 	sy := s.lay.Stride[len(s.lay.N)-2]
-	for _, rn := range r.runs[w] {
-		// The x ghosts of the run's rows first (each row reads only its
-		// own), then the rows.
-		for i := range rn.Count {
-			start := rn.Start + i*sy
-			if lo != nil {
-				s.u[start-1] = lo.Ghost(s.u[start])
-			}
-			if hi != nil {
-				s.u[start+rn.N] = hi.Ghost(s.u[start+rn.N-1])
-			}
-		}
+	for ri, rn := range r.runs[w] {
+		// The physical ghosts the run's rows read first, then the rows.
+		stencil.ApplyGhostRuns(r.ghosts[w][ri], s.u)
 		switch {
 		case s.sweep != nil:
 			for i := range rn.Count {
@@ -480,7 +466,6 @@ func (s *Solver) advance(check bool) error {
 		return err
 	}
 	t0 := time.Now()
-	s.applyStepFaces()
 	s.update(&s.inner, check)
 	s.stats.Compute += time.Since(t0)
 	s.trace("interior")

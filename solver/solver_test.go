@@ -223,11 +223,8 @@ func spread(f []float64) float64 { return slices.Max(f) - slices.Min(f) }
 
 // The field's bits do not depend on the rank count, the process grid or the
 // thread count, for heat and for Poisson (which also stops on the same
-// iteration). With more than one thread the workers set the physical faces'
-// ghosts (parallelFaceCells 0: on these small grids too).
+// iteration).
 func TestBitForBitAcrossSplits(t *testing.T) {
-	defer func(v int) { parallelFaceCells = v }(parallelFaceCells)
-	parallelFaceCells = 0
 	type split struct {
 		ranks   int
 		dims    []int

@@ -55,7 +55,7 @@ func (s *Solver) block(m int, check bool) error {
 	}
 	s.trace("finish")
 	t0 := time.Now()
-	s.applyBoundaries(s.u)
+	stencil.ApplyFaces(s.faces, s.u)
 	if s.waves == nil {
 		s.waves = make([]wavefront, s.spec.Threads)
 	}

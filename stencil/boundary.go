@@ -132,6 +132,105 @@ func ApplyFaces(faces []GhostFace, u []float64) {
 	}
 }
 
+// GhostRun is ghost cells of one physical face: Count spans of N cells,
+// the first at flat index Start and each Stride after the last, every
+// ghost set from the cell Delta on (its mirror across the face).
+type GhostRun struct {
+	Start, N, Count, Stride, Delta int
+	Kind                           BC
+	Twice                          float64 // 2·value, for Dirichlet
+}
+
+// RunGhosts lists the ghost cells of the physical faces of lay's box that
+// the cells of run rn read through a 5- or 7-point stencil: the x ghosts at
+// the ends of its rows, the ghost row beside its first or last row, the
+// ghost rows of the plane beyond it. A face ghost is read by one cell only
+// (the one across the face), so the runs of a sweep own disjoint ghosts,
+// and each worker can set those its rows read just before it updates them
+// (no serial pass over the faces, no barrier, the cells still in cache).
+// Faces with a neighbour, and periodic ones, get their ghosts from the
+// halo instead.
+func RunGhosts(lay decomp.Layout, faces [][2]Face, hasNeighbour [][2]bool, rn Run) []GhostRun {
+	nd := len(lay.N)
+	x, y := nd-1, nd-2
+	// The run's first cell's coordinates.
+	c := make([]int, nd)
+	rem := rn.Start
+	for a := range nd {
+		c[a] = rem/lay.Stride[a] - lay.Ghost
+		rem %= lay.Stride[a]
+	}
+	sy := lay.Stride[y]
+	var out []GhostRun
+	for a := range nd {
+		for side := range 2 {
+			f := faces[a][side]
+			if f.Kind == Periodic || hasNeighbour[a][side] {
+				continue
+			}
+			g := GhostRun{Kind: f.Kind, Twice: 2 * f.Value, Stride: sy}
+			low := side == 0
+			switch a {
+			case x: // one cell at an end of every row
+				if (low && c[x] != 0) || (!low && c[x]+rn.N != lay.N[x]) {
+					continue
+				}
+				g.N, g.Count, g.Start, g.Delta = 1, rn.Count, rn.Start-1, 1
+				if !low {
+					g.Start, g.Delta = rn.Start+rn.N, -1
+				}
+			case y: // the row before the first or after the last
+				if (low && c[y] != 0) || (!low && c[y]+rn.Count != lay.N[y]) {
+					continue
+				}
+				g.N, g.Count, g.Start, g.Delta = rn.N, 1, rn.Start-sy, sy
+				if !low {
+					g.Start, g.Delta = rn.Start+rn.Count*sy, -sy
+				}
+			default: // the rows of the plane beyond
+				if (low && c[a] != 0) || (!low && c[a] != lay.N[a]-1) {
+					continue
+				}
+				d := lay.Stride[a]
+				g.N, g.Count, g.Start, g.Delta = rn.N, rn.Count, rn.Start-d, d
+				if !low {
+					g.Start, g.Delta = rn.Start+d, -d
+				}
+			}
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// ApplyGhostRuns sets the ghosts gs of u, in order.
+func ApplyGhostRuns(gs []GhostRun, u []float64) {
+	for i := range gs {
+		g := &gs[i]
+		if g.N == 1 {
+			// A cell a row: a scalar loop (a call a cell would cost more).
+			for c := range g.Count {
+				o := g.Start + c*g.Stride
+				if g.Kind == Dirichlet {
+					u[o] = g.Twice - u[o+g.Delta]
+				} else {
+					u[o] = u[o+g.Delta]
+				}
+			}
+			continue
+		}
+		for c := range g.Count {
+			o := g.Start + c*g.Stride
+			d, m := u[o:o+g.N], u[o+g.Delta:o+g.Delta+g.N]
+			if g.Kind == Dirichlet {
+				Active.reflect(d, m, g.Twice)
+			} else {
+				copy(d, m)
+			}
+		}
+	}
+}
+
 // Shares splits rows among t workers by cell count: worker w takes
 // rows[share[w]:share[w+1]].
 func Shares(rows []Span, t int) []int {

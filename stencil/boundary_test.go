@@ -1,0 +1,125 @@
+package stencil
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"heat/decomp"
+)
+
+// The ghosts RunGhosts gives the runs of a sweep are exactly the face
+// ghosts of the physical faces that the box's cells read — each once, none
+// in an edge or corner, none on a face with a neighbour or a periodic one —
+// however the rows are cut into runs and spans, and ApplyGhostRuns sets
+// each to its face's value from the cell across the face.
+func TestRunGhostsCoverEachFaceGhostOnce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for trial := range 300 {
+		nd := 2 + trial%2
+		n := make([]int, nd)
+		for a := range n {
+			n[a] = 1 + rng.IntN(6)
+		}
+		lay := decomp.NewLayout(decomp.Box{Lo: make([]int, nd), Hi: n}, 1)
+		faces := make([][2]Face, nd)
+		nb := make([][2]bool, nd)
+		for a := range nd {
+			if rng.IntN(4) == 0 {
+				faces[a] = [2]Face{{Kind: Periodic}, {Kind: Periodic}}
+			} else {
+				for side := range 2 {
+					faces[a][side] = Face{Kind: BC(rng.IntN(2)), Value: rng.Float64()}
+					nb[a][side] = rng.IntN(3) == 0
+				}
+			}
+		}
+		// What each face ghost must become: for every cell next to a
+		// physical face, the ghost across it.
+		u := make([]float64, lay.Len())
+		for i := range u {
+			u[i] = rng.Float64()
+		}
+		want := map[int]float64{}
+		whole := decomp.Box{Lo: make([]int, nd), Hi: n}
+		c := make([]int, nd)
+		var visit func(a int)
+		visit = func(a int) {
+			if a == nd {
+				cell := lay.Index(c...)
+				for ax := range nd {
+					for side := range 2 {
+						f := faces[ax][side]
+						if f.Kind == Periodic || nb[ax][side] {
+							continue
+						}
+						if (side == 0 && c[ax] != 0) || (side == 1 && c[ax] != n[ax]-1) {
+							continue
+						}
+						g := cell - lay.Stride[ax]
+						if side == 1 {
+							g = cell + lay.Stride[ax]
+						}
+						_, seen := want[g]
+						require.False(t, seen, "ghost %d read by two cells", g)
+						want[g] = f.Ghost(u[cell])
+					}
+				}
+				return
+			}
+			for c[a] = 0; c[a] < n[a]; c[a]++ {
+				visit(a + 1)
+			}
+		}
+		visit(0)
+		// The rows cut at random along x (interior and rim spans) and
+		// grouped into runs, some cut again.
+		var spans []Span
+		lay.ForRows(whole, func(start, cnt int) {
+			if cnt > 1 && rng.IntN(2) == 0 {
+				k := 1 + rng.IntN(cnt-1)
+				spans = append(spans, Span{start, k}, Span{start + k, cnt - k})
+				return
+			}
+			spans = append(spans, Span{start, cnt})
+		})
+		sy := lay.Stride[nd-2]
+		var runs []Run
+		for _, r := range Runs(spans, sy) {
+			for r.Count > 1 && rng.IntN(2) == 0 {
+				k := 1 + rng.IntN(r.Count-1)
+				runs = append(runs, Run{r.Start, r.N, k})
+				r.Start, r.Count = r.Start+k*sy, r.Count-k
+			}
+			runs = append(runs, r)
+		}
+		got := slices.Clone(u)
+		set := map[int]int{}
+		for _, r := range runs {
+			gs := RunGhosts(lay, faces, nb, r)
+			for _, g := range gs {
+				for k := range g.Count {
+					for j := range g.N {
+						set[g.Start+k*g.Stride+j]++
+					}
+				}
+			}
+			ApplyGhostRuns(gs, got)
+		}
+		require.Len(t, set, len(want), "trial %d: n %v faces %v neighbours %v", trial, n, faces, nb)
+		for g, times := range set {
+			require.Equal(t, 1, times, "trial %d: ghost %d set %d times", trial, g, times)
+			w, ok := want[g]
+			require.True(t, ok, "trial %d: cell %d is no face ghost read by the box", trial, g)
+			require.Equal(t, w, got[g], "trial %d: ghost %d", trial, g)
+		}
+		// Nothing else changed.
+		for i := range u {
+			if _, ok := want[i]; !ok {
+				require.Equal(t, u[i], got[i], "trial %d: cell %d", trial, i)
+			}
+		}
+	}
+}
