@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"time"
+	"unsafe"
 
 	"heat/checkpoint"
 	"heat/comm"
@@ -631,10 +632,24 @@ func summarise(c comm.Comm, s *solver.Solver, fingerprint bool) (report.Field, e
 // own, combined in two Allreduces. The one reduction of the field the run's
 // outputs share (the report, diagnostics.csv). Collective.
 func fieldStats(c comm.Comm, s *solver.Solver) (report.Stats, error) {
-	lay := s.Layout()
-	u := s.Field()
+	// Each worker its own rows, then the workers' summaries in order.
+	// (A cache line each: they are written after every row.)
+	type line struct {
+		report.Stats
+		_ [64 - unsafe.Sizeof(report.Stats{})%64]byte
+	}
+	part := make([]line, s.Threads())
+	for w := range part {
+		part[w].Stats = report.NewStats()
+	}
+	s.EachRow(func(w int, row []float64) { part[w].Add(row) })
 	st := report.NewStats()
-	lay.ForRows(decomp.Box{Lo: make([]int, len(lay.N)), Hi: lay.N}, func(start, n int) { st.Add(u[start : start+n]) })
+	for _, p := range part {
+		st.Min, st.Max = min(st.Min, p.Min), max(st.Max, p.Max)
+		st.Sum += p.Sum
+		st.SumSq += p.SumSq
+		st.N += p.N
+	}
 	var mx [2]float64
 	sm := make([]float64, 3)
 	if err := c.Allreduce(comm.Max, []float64{st.Max, -st.Min}, mx[:]); err != nil {

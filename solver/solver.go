@@ -602,6 +602,22 @@ func (s *Solver) Layout() decomp.Layout { return s.lay }
 // Field is this rank's current field, ghosts included (see Layout).
 func (s *Solver) Field() []float64 { return s.u }
 
+// EachRow calls f(w, row) for every row of the box's current field, worker
+// w over the rows it updates, in parallel: each row is still in its
+// worker's cache (a serial pass for diagnostics every 10 steps pulled half
+// of a 256² field from the other core and took a 2-thread run 40% of its
+// wall time).
+func (s *Solver) EachRow(f func(w int, row []float64)) {
+	u := s.u
+	s.team.Run(func(w int) {
+		for _, r := range [2]*region{&s.inner, &s.rim} {
+			for _, rw := range r.rows[r.share[w]:r.share[w+1]] {
+				f(w, u[rw.Start:rw.Start+rw.N])
+			}
+		}
+	})
+}
+
 // Stats are this rank's counters so far.
 func (s *Solver) Stats() Stats {
 	st := s.stats
