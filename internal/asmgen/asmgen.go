@@ -199,6 +199,14 @@ func kernels() []kernel {
 }
 
 // emit writes one kernel: a loop over whole vectors, the index in bytes.
+//
+// The row c is read once, a centre vector at a time: the west and east
+// neighbours of a vector are shuffled out of it and the centre vectors
+// before and after it (VALIGNQ on AVX-512; VPERM2F128 and VSHUFPD on AVX2),
+// so that a vector costs two loads fewer than reading them unaligned from
+// memory (2D 256² in cache ran ~20% faster). Before the first vector the
+// west ghost c[0] is broadcast in place of a previous vector, after the last
+// the east one c[cells+1] in place of the next: no read outside the row.
 func emit(c *build.Context, k kernel, i isa) {
 	function(c, k.name(i), k.signature(), k.doc(i)...)
 	ptr := func(name string) operand.Mem { return operand.Mem{Base: pointer(c, name)} }
@@ -231,29 +239,54 @@ func emit(c *build.Context, k kernel, i isa) {
 		m.Index, m.Scale, m.Disp = idx, 1, disp
 		return m
 	}
-	// Two vectors an iteration while two remain, then one: the two
-	// bodies' loads and arithmetic overlap (measured faster than one a
-	// pass on rows in L2).
 	step := 8 * i.lanes
-	row, two, one, done := k.name(i)+"_row", k.name(i)+"_two", k.name(i)+"_one", k.name(i)+"_done"
-	last := c.GP64()
-	c.MOVQ(end, last)
-	c.SUBQ(operand.U32(2*step), last)
+	// The centre vector at byte offset off from the index: c[j+1], ….
+	centre := func(off int) operand.Mem { return at(src, off+8) }
+	// Two vectors an iteration while a third follows them, then one while
+	// a second follows, then the last: the two bodies' loads and
+	// arithmetic overlap (measured faster than one a pass on rows in L2).
+	row, two, one, last, done := k.name(i)+"_row", k.name(i)+"_two", k.name(i)+"_one", k.name(i)+"_last", k.name(i)+"_done"
+	lim2, lim1 := c.GP64(), c.GP64()
+	c.MOVQ(end, lim2)
+	c.SUBQ(operand.U32(2*step), lim2)
+	c.MOVQ(end, lim1)
+	c.SUBQ(operand.U32(step), lim1)
+	nb := newNeighbours(c, i)
 	c.Label(row)
 	c.XORQ(idx, idx)
+	// Before the first vector: the west ghost, and the first centre.
+	c.VBROADCASTSD(operand.Mem{Base: src.Base}, nb.prev)
+	c.VMOVUPD(centre(0), nb.cur)
+	nb.start()
 	c.Label(two)
-	c.CMPQ(idx, last)
-	c.JG(operand.LabelRef(one))
-	body(c, k, i, w, d, src, ops, at, 0, macc)
-	body(c, k, i, w, d, src, ops, at, step, macc)
+	c.CMPQ(idx, lim2)
+	c.JGE(operand.LabelRef(one))
+	x1, x2 := i.reg(c), i.reg(c)
+	c.VMOVUPD(centre(step), x1)
+	c.VMOVUPD(centre(2*step), x2)
+	wst, est := nb.next(x1)
+	body(c, k, i, w, d, ops, at, 0, macc, wst, nb.cur, est)
+	wst2, est2 := nb.after(x1, x2)
+	body(c, k, i, w, d, ops, at, step, macc, wst2, x1, est2)
+	nb.advance(x1, x2)
 	c.ADDQ(operand.U32(2*step), idx)
 	c.JMP(operand.LabelRef(two))
 	c.Label(one)
-	c.CMPQ(idx, end)
-	c.JAE(operand.LabelRef(done))
-	body(c, k, i, w, d, src, ops, at, 0, macc)
+	c.CMPQ(idx, lim1)
+	c.JGE(operand.LabelRef(last))
+	x3 := i.reg(c)
+	c.VMOVUPD(centre(step), x3)
+	wst3, est3 := nb.next(x3)
+	body(c, k, i, w, d, ops, at, 0, macc, wst3, nb.cur, est3)
+	nb.advance1(x3)
 	c.ADDQ(operand.U32(step), idx)
 	c.JMP(operand.LabelRef(one))
+	c.Label(last)
+	// The last vector: the east ghost after it.
+	x4 := i.reg(c)
+	c.VBROADCASTSD(centre(step), x4)
+	wst4, est4 := nb.next(x4)
+	body(c, k, i, w, d, ops, at, 0, macc, wst4, nb.cur, est4)
 	c.Label(done)
 	// The next row: every operand a stride on.
 	c.DECQ(rows)
@@ -272,9 +305,86 @@ func emit(c *build.Context, k kernel, i isa) {
 	c.RET()
 }
 
-// body computes one vector of cells at byte offset off from the index.
-func body(c *build.Context, k kernel, i isa, w map[string]reg.VecVirtual, d, src operand.Mem, ops map[string]operand.Mem,
-	at func(operand.Mem, int) operand.Mem, off int, macc reg.VecVirtual) {
+// neighbours forms the west and east neighbour vectors of a row's centre
+// vectors from the centres around them. cur is the current centre vector;
+// prev, on AVX-512, the one before it, and on AVX2 the 128-bit halves
+// (prev's upper, cur's lower) that both of cur's neighbours are shuffled
+// from (VPERM2F128 once a vector).
+type neighbours struct {
+	c         *build.Context
+	i         isa
+	prev, cur reg.VecVirtual
+	pending   reg.VecVirtual // AVX2: the halves after cur's, from the last around
+}
+
+func newNeighbours(c *build.Context, i isa) *neighbours {
+	return &neighbours{c: c, i: i, prev: i.reg(c), cur: i.reg(c)}
+}
+
+// start turns prev (the vector before the row's first) into what next
+// expects.
+func (n *neighbours) start() {
+	if n.i.lanes == 4 {
+		n.c.VPERM2F128(operand.U8(0x21), n.cur, n.prev, n.prev)
+	}
+}
+
+// next returns cur's west and east neighbours, nxt the centre vector after
+// cur.
+func (n *neighbours) next(nxt reg.VecVirtual) (west, east reg.VecVirtual) {
+	return n.around(n.prev, n.cur, nxt)
+}
+
+// around is west and east of b between a (AVX-512: the vector before b;
+// AVX2: the halves a's upper and b's lower) and the next vector e.
+func (n *neighbours) around(a, b, e reg.VecVirtual) (west, east reg.VecVirtual) {
+	c := n.c
+	west, east = n.i.reg(c), n.i.reg(c)
+	if n.i.lanes == 8 {
+		c.VALIGNQ(operand.U8(7), a, b, west) // (a7, b0 … b6)
+		c.VALIGNQ(operand.U8(1), b, e, east) // (b1 … b7, e0)
+		return west, east
+	}
+	t := n.i.reg(c)
+	c.VPERM2F128(operand.U8(0x21), e, b, t) // (b2, b3, e0, e1)
+	c.VSHUFPD(operand.U8(5), b, a, west)    // (a3, b0, b1, b2)
+	c.VSHUFPD(operand.U8(5), t, b, east)    // (b1, b2, b3, e0)
+	n.pending = t
+	return west, east
+}
+
+// after is the neighbours of x1, the vector after cur, with x2 after it.
+func (n *neighbours) after(x1, x2 reg.VecVirtual) (west, east reg.VecVirtual) {
+	if n.i.lanes == 8 {
+		return n.around(n.cur, x1, x2)
+	}
+	return n.around(n.pending, x1, x2)
+}
+
+// advance moves on by two vectors: x2 becomes the current one.
+func (n *neighbours) advance(x1, x2 reg.VecVirtual) {
+	if n.i.lanes == 8 {
+		n.c.VMOVAPD(x1, n.prev)
+	} else {
+		n.c.VMOVAPD(n.pending, n.prev)
+	}
+	n.c.VMOVAPD(x2, n.cur)
+}
+
+// advance1 moves on by one vector: x becomes the current one.
+func (n *neighbours) advance1(x reg.VecVirtual) {
+	if n.i.lanes == 8 {
+		n.c.VMOVAPD(n.cur, n.prev)
+	} else {
+		n.c.VMOVAPD(n.pending, n.prev)
+	}
+	n.c.VMOVAPD(x, n.cur)
+}
+
+// body computes one vector of cells at byte offset off from the index, from
+// the row's west, centre and east vectors there.
+func body(c *build.Context, k kernel, i isa, w map[string]reg.VecVirtual, d operand.Mem, ops map[string]operand.Mem,
+	at func(operand.Mem, int) operand.Mem, off int, macc, west, mid, east reg.VecVirtual) {
 	// addAxis adds wt·(a + b) into acc, t its scratch.
 	addAxis := func(acc, t reg.VecVirtual, a, b operand.Mem, wt string) {
 		c.VMOVUPD(a, t)
@@ -284,8 +394,7 @@ func body(c *build.Context, k kernel, i isa, w map[string]reg.VecVirtual, d, src
 	}
 	// x = cx·(w + e)
 	x := i.reg(c)
-	c.VMOVUPD(at(src, off), x)
-	c.VADDPD(at(src, off+16), x, x)
+	c.VADDPD(east, west, x)
 	c.VMULPD(x, w["cx"], x)
 	acc, y := i.reg(c), i.reg(c)
 	if k.residual {
@@ -295,8 +404,7 @@ func body(c *build.Context, k kernel, i isa, w map[string]reg.VecVirtual, d, src
 		if k.dims == 3 {
 			addAxis(x, y, at(ops["l"], off), at(ops["u"], off), "cz")
 		}
-		c.VMOVUPD(at(src, off+8), acc)
-		c.VMULPD(acc, w["c0"], acc)
+		c.VMULPD(mid, w["c0"], acc)
 		c.VSUBPD(x, acc, acc)
 		c.VMOVUPD(at(ops["f"], off), x)
 		c.VSUBPD(acc, x, x)
@@ -304,8 +412,7 @@ func body(c *build.Context, k kernel, i isa, w map[string]reg.VecVirtual, d, src
 		return
 	}
 	// acc = c0·m + x, then + cy·(s + n) [+ cz·(l + u)] [+ cf·f].
-	c.VMOVUPD(at(src, off+8), acc)
-	c.VMULPD(acc, w["c0"], acc)
+	c.VMULPD(mid, w["c0"], acc)
 	c.VADDPD(x, acc, acc)
 	addAxis(acc, y, at(ops["s"], off), at(ops["n"], off), "cy")
 	if k.dims == 3 {
@@ -317,7 +424,7 @@ func body(c *build.Context, k kernel, i isa, w map[string]reg.VecVirtual, d, src
 	}
 	if k.check {
 		// |acc − m| as bits, into the lanes' maxima (as emitMax does).
-		c.VSUBPD(at(src, off+8), acc, y)
+		c.VSUBPD(mid, acc, y)
 		i.maxAbs(c, y, macc, x) // x is free by now
 	}
 	if k.stream {
