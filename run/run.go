@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"strings"
 	"time"
-	"unsafe"
 
 	"heat/checkpoint"
 	"heat/comm"
@@ -23,6 +22,7 @@ import (
 	"heat/io/report"
 	"heat/multigrid"
 	"heat/solver"
+	"heat/stencil"
 )
 
 // Options are one `heat run` as the command line gave it.
@@ -632,22 +632,20 @@ func summarise(c comm.Comm, s *solver.Solver, fingerprint bool) (report.Field, e
 // own, combined in two Allreduces. The one reduction of the field the run's
 // outputs share (the report, diagnostics.csv). Collective.
 func fieldStats(c comm.Comm, s *solver.Solver) (report.Stats, error) {
-	// Each worker its own rows, then the workers' summaries in order.
-	// (A cache line each: they are written after every row.)
-	type line struct {
-		report.Stats
-		_ [64 - unsafe.Sizeof(report.Stats{})%64]byte
-	}
-	part := make([]line, s.Threads())
+	// Each worker its own rows (vector kernels, the same bits on every
+	// set), then the workers' summaries in order.
+	part := make([]*stencil.Moments, s.Threads())
 	for w := range part {
-		part[w].Stats = report.NewStats()
+		m := stencil.NewMoments()
+		part[w] = &m
 	}
 	s.EachRow(func(w int, row []float64) { part[w].Add(row) })
 	st := report.NewStats()
 	for _, p := range part {
-		st.Min, st.Max = min(st.Min, p.Min), max(st.Max, p.Max)
-		st.Sum += p.Sum
-		st.SumSq += p.SumSq
+		lo, hi, sum, sq := p.Reduce()
+		st.Min, st.Max = min(st.Min, lo), max(st.Max, hi)
+		st.Sum += sum
+		st.SumSq += sq
 		st.N += p.N
 	}
 	var mx [2]float64

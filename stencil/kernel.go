@@ -87,6 +87,8 @@ type Set struct {
 	mix, mixAdd func(d, a, b []float64, wa, wb float64)
 	// A Dirichlet ghost row, d[j] = t − m[j].
 	reflect func(d, m []float64, t float64)
+	// A row into a field's diagnostic moments.
+	moments func(m *Moments, x []float64)
 	// The multigrid's transfers.
 	interp    func(d, s []float64, near, far float64)
 	restrict2 func(d, a, b []float64, w float64)
@@ -105,6 +107,7 @@ var Generic = Set{Name: "generic", heat2D: heat2DGeneric, heat3D: heat3DGeneric,
 		return absFloat(genericRows(true, k, r, 0, rows, stride, true))
 	},
 	mix: mixGeneric, mixAdd: mixAddGeneric, reflect: reflectGeneric,
+	moments: func(m *Moments, x []float64) { momentsGeneric(m, x, 0) },
 	interp: interpGeneric, restrict2: restrict2Generic, restrict3: restrict3Generic}
 
 // Available are the sets this build and CPU run, generic first and the

@@ -34,14 +34,14 @@ var avx2 = newSet("avx2", 4, asm{
 	heat2D: heat2DAVX2, heat2DSrc: heat2DSrcAVX2, heat3D: heat3DAVX2, heat3DSrc: heat3DSrcAVX2,
 	chk2D: heat2DChkAVX2, chk2DSrc: heat2DSrcChkAVX2, chk3D: heat3DChkAVX2, chk3DSrc: heat3DSrcChkAVX2,
 	nt2D: heat2DNTAVX2, nt2DSrc: heat2DSrcNTAVX2, res2D: residual2DAVX2, res3D: residual3DAVX2,
-	maxDiff: maxAbsDiffAVX2, max: maxAbsAVX2, mix: mixAVX2, mixAdd: mixAddAVX2, reflect: reflectAVX2,
+	maxDiff: maxAbsDiffAVX2, max: maxAbsAVX2, mix: mixAVX2, mixAdd: mixAddAVX2, reflect: reflectAVX2, moments: momentsAVX2,
 	interp: interpAVX2, restrict2: restrict2DAVX2, restrict3: restrict3DAVX2})
 
 var avx512 = newSet("avx512", 8, asm{
 	heat2D: heat2DAVX512, heat2DSrc: heat2DSrcAVX512, heat3D: heat3DAVX512, heat3DSrc: heat3DSrcAVX512,
 	chk2D: heat2DChkAVX512, chk2DSrc: heat2DSrcChkAVX512, chk3D: heat3DChkAVX512, chk3DSrc: heat3DSrcChkAVX512,
 	nt2D: heat2DNTAVX512, nt2DSrc: heat2DSrcNTAVX512, res2D: residual2DAVX512, res3D: residual3DAVX512,
-	maxDiff: maxAbsDiffAVX512, max: maxAbsAVX512, mix: mixAVX512, mixAdd: mixAddAVX512, reflect: reflectAVX512,
+	maxDiff: maxAbsDiffAVX512, max: maxAbsAVX512, mix: mixAVX512, mixAdd: mixAddAVX512, reflect: reflectAVX512, moments: momentsAVX512,
 	interp: interpAVX512, restrict2: restrict2DAVX512, restrict3: restrict3DAVX512})
 
 // maxDiff and maxOf run the max-norm kernels over the whole vectors and
@@ -112,6 +112,7 @@ type asm struct {
 	max                func(a *float64, cells int) uint64
 	mix, mixAdd        func(d, a, b *float64, cells int, wa, wb float64)
 	reflect            func(d, m *float64, cells int, t float64)
+	moments            func(x *float64, cells int, m *float64)
 	interp             func(d, s *float64, cells int, near, far float64)
 	restrict2          func(d, a, b *float64, cells int, w float64)
 	restrict3          func(d, a, b, c, e *float64, cells int, w float64)
@@ -125,6 +126,14 @@ func newSet(name string, lanes int, a asm) Set {
 		maxAbsDiff: maxDiff(lanes, a.maxDiff), maxAbs: maxOf(lanes, a.max),
 		mix: mixer(lanes, a.mix, mixGeneric), mixAdd: mixer(lanes, a.mixAdd, mixAddGeneric),
 		reflect: reflector(lanes, a.reflect)}
+	// Whole groups of eight cells in the kernel, the rest generic.
+	ks.moments = func(m *Moments, x []float64) {
+		v := len(x) &^ 7
+		if v > 0 {
+			a.moments(&x[0], v, &m.Min[0])
+		}
+		momentsGeneric(m, x, v)
+	}
 	// The transfers: the kernels over the whole vectors of coarse cells,
 	// the generic ones over the rest.
 	ks.interp = func(d, s []float64, near, far float64) {

@@ -3484,6 +3484,53 @@ reflectAVX2_done:
 	VZEROUPPER
 	RET
 
+// func momentsAVX2(x *float64, cells int, m *float64)
+// Requires: AVX
+TEXT ·momentsAVX2(SB), NOSPLIT, $0-24
+	MOVQ    x+0(FP), AX
+	MOVQ    m+16(FP), CX
+	VMOVUPD (CX), Y0
+	VMOVUPD 32(CX), Y1
+	VMOVUPD 64(CX), Y2
+	VMOVUPD 96(CX), Y3
+	VMOVUPD 128(CX), Y4
+	VMOVUPD 160(CX), Y5
+	VMOVUPD 192(CX), Y6
+	VMOVUPD 224(CX), Y7
+	MOVQ    cells+8(FP), DX
+	SHLQ    $0x03, DX
+	XORQ    BX, BX
+
+momentsAVX2_loop:
+	CMPQ    BX, DX
+	JAE     momentsAVX2_done
+	VMOVUPD (AX)(BX*1), Y8
+	VMINPD  Y0, Y8, Y0
+	VMAXPD  Y2, Y8, Y2
+	VADDPD  Y8, Y4, Y4
+	VMULPD  Y8, Y8, Y8
+	VADDPD  Y8, Y6, Y6
+	VMOVUPD 32(AX)(BX*1), Y8
+	VMINPD  Y1, Y8, Y1
+	VMAXPD  Y3, Y8, Y3
+	VADDPD  Y8, Y5, Y5
+	VMULPD  Y8, Y8, Y8
+	VADDPD  Y8, Y7, Y7
+	ADDQ    $0x00000040, BX
+	JMP     momentsAVX2_loop
+
+momentsAVX2_done:
+	VMOVUPD Y0, (CX)
+	VMOVUPD Y1, 32(CX)
+	VMOVUPD Y2, 64(CX)
+	VMOVUPD Y3, 96(CX)
+	VMOVUPD Y4, 128(CX)
+	VMOVUPD Y5, 160(CX)
+	VMOVUPD Y6, 192(CX)
+	VMOVUPD Y7, 224(CX)
+	VZEROUPPER
+	RET
+
 // func interpAVX2(d *float64, s *float64, cells int, near float64, far float64)
 // Requires: AVX
 TEXT ·interpAVX2(SB), NOSPLIT, $0-40
@@ -3627,6 +3674,39 @@ reflectAVX512_loop:
 	JMP     reflectAVX512_loop
 
 reflectAVX512_done:
+	VZEROUPPER
+	RET
+
+// func momentsAVX512(x *float64, cells int, m *float64)
+// Requires: AVX, AVX512F
+TEXT ·momentsAVX512(SB), NOSPLIT, $0-24
+	MOVQ    x+0(FP), AX
+	MOVQ    m+16(FP), CX
+	VMOVUPD (CX), Z0
+	VMOVUPD 64(CX), Z1
+	VMOVUPD 128(CX), Z2
+	VMOVUPD 192(CX), Z3
+	MOVQ    cells+8(FP), DX
+	SHLQ    $0x03, DX
+	XORQ    BX, BX
+
+momentsAVX512_loop:
+	CMPQ    BX, DX
+	JAE     momentsAVX512_done
+	VMOVUPD (AX)(BX*1), Z4
+	VMINPD  Z0, Z4, Z0
+	VMAXPD  Z1, Z4, Z1
+	VADDPD  Z4, Z2, Z2
+	VMULPD  Z4, Z4, Z4
+	VADDPD  Z4, Z3, Z3
+	ADDQ    $0x00000040, BX
+	JMP     momentsAVX512_loop
+
+momentsAVX512_done:
+	VMOVUPD Z0, (CX)
+	VMOVUPD Z1, 64(CX)
+	VMOVUPD Z2, 128(CX)
+	VMOVUPD Z3, 192(CX)
 	VZEROUPPER
 	RET
 

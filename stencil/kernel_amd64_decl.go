@@ -333,6 +333,12 @@ func mixAddAVX512(d *float64, a *float64, b *float64, cells int, wa float64, wb 
 //go:noescape
 func reflectAVX2(d *float64, m *float64, cells int, t float64)
 
+// momentsAVX2 adds x[j], j in [0, cells), cells a multiple of 8, to lane j mod 8 of m
+// (minimum, maximum, sum, sum of squares, each product rounded on its own).
+//
+//go:noescape
+func momentsAVX2(x *float64, cells int, m *float64)
+
 // interpAVX2 sets d[2j] = near·s[j+1] + far·s[j] and d[2j+1] = near·s[j+1] + far·s[j+2]
 // for j in [0, cells), cells a multiple of 4.
 //
@@ -355,6 +361,12 @@ func restrict3DAVX2(d *float64, a *float64, b *float64, c *float64, e *float64, 
 //
 //go:noescape
 func reflectAVX512(d *float64, m *float64, cells int, t float64)
+
+// momentsAVX512 adds x[j], j in [0, cells), cells a multiple of 8, to lane j mod 8 of m
+// (minimum, maximum, sum, sum of squares, each product rounded on its own).
+//
+//go:noescape
+func momentsAVX512(x *float64, cells int, m *float64)
 
 // interpAVX512 sets d[2j] = near·s[j+1] + far·s[j] and d[2j+1] = near·s[j+1] + far·s[j+2]
 // for j in [0, cells), cells a multiple of 8.

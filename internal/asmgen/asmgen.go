@@ -574,6 +574,55 @@ func emitReflect(c *build.Context, i isa) {
 	c.RET()
 }
 
+// emitMoments writes the diagnostics' pass over a row: for j in [0, cells),
+// cells a multiple of 8, cell j into lane j mod 8 of m's minima, maxima,
+// sums and sums of squares (stencil.Moments: four arrays of eight lanes
+// from m on). VMINPD x, lo returns lo unless x < lo, so a NaN is never
+// taken, as in the generic loop's comparisons.
+func emitMoments(c *build.Context, i isa) {
+	name := "moments" + i.name
+	function(c, name, "func(x *float64, cells int, m *float64)",
+		fmt.Sprintf("%s adds x[j], j in [0, cells), cells a multiple of 8, to lane j mod 8 of m", name),
+		"(minimum, maximum, sum, sum of squares, each product rounded on its own).")
+	x, m := pointer(c, "x"), pointer(c, "m")
+	per := 8 / i.lanes // vectors a group of eight cells
+	acc := make([][]reg.VecVirtual, 4)
+	for q := range acc {
+		for v := range per {
+			r := i.reg(c)
+			c.VMOVUPD(operand.Mem{Base: m, Disp: 64*q + 8*i.lanes*v}, r)
+			acc[q] = append(acc[q], r)
+		}
+	}
+	end := c.Load(c.Param("cells"), c.GP64())
+	c.SHLQ(operand.U8(3), end)
+	idx := c.GP64()
+	c.XORQ(idx, idx)
+	loop, done := name+"_loop", name+"_done"
+	c.Label(loop)
+	c.CMPQ(idx, end)
+	c.JAE(operand.LabelRef(done))
+	for v := range per {
+		t, sq := i.reg(c), i.reg(c)
+		c.VMOVUPD(operand.Mem{Base: x, Index: idx, Scale: 1, Disp: 8 * i.lanes * v}, t)
+		c.VMINPD(acc[0][v], t, acc[0][v])
+		c.VMAXPD(acc[1][v], t, acc[1][v])
+		c.VADDPD(t, acc[2][v], acc[2][v])
+		c.VMULPD(t, t, sq)
+		c.VADDPD(sq, acc[3][v], acc[3][v])
+	}
+	c.ADDQ(operand.U32(64), idx)
+	c.JMP(operand.LabelRef(loop))
+	c.Label(done)
+	for q := range acc {
+		for v := range per {
+			c.VMOVUPD(acc[q][v], operand.Mem{Base: m, Disp: 64*q + 8*i.lanes*v})
+		}
+	}
+	c.VZEROUPPER()
+	c.RET()
+}
+
 // emitRestrict writes the full-weighting restriction of a coarse row whose
 // cells each have two children along x, y (and z in 3D): for j in [0,
 // cells),
@@ -695,6 +744,7 @@ func Stencil() (asm, stubs []byte, err error) {
 	}
 	for _, i := range isas {
 		emitReflect(c, i)
+		emitMoments(c, i)
 		emitInterp(c, i)
 		for _, dims := range []int{2, 3} {
 			emitRestrict(c, i, dims)
