@@ -21,7 +21,7 @@ type cg struct{ x, p, q []float64 }
 // bottomSolve solves A·u = b on the level (boundary condition bc) from the
 // current u: CG on the correction's homogeneous equation. A singular
 // problem's residual and correction are kept at zero mean.
-func (l *level) bottomSolve(bc []stencil.GhostFace, singular bool) error {
+func (l *level) bottomSolve(bc *boundary, singular bool) error {
 	if l.cg == nil {
 		n := l.lay.Len()
 		l.cg = &cg{x: make([]float64, n), p: make([]float64, n), q: make([]float64, n)}

@@ -36,7 +36,7 @@ type level struct {
 	faces, corners *halo.Plan // face exchange (5/7-point), and one that fills corners (transfers)
 	// bc applies the problem's boundary values, bc0 homogeneous ones (the
 	// error equations of the coarse levels).
-	bc, bc0 []stencil.GhostFace
+	bc, bc0 *boundary
 
 	inv2 [3]float64 // 1/h² for z, y, x (unused axes 0)
 	rows []stencil.Span
@@ -53,7 +53,11 @@ type level struct {
 	gs   stencil.Coeffs     // Gauss–Seidel: c_a = β/(h_a²·diag)
 	res  stencil.Coeffs     // residual: c0 = diag, c_a = β/h_a²
 	kern stencil.RowsKernel // the Jacobi sweep's kernel, a run of rows a call
-	resk stencil.Kernel     // the residual's
+	// sweep is jacobiSweep bound to the level, sweepBC the boundary of the
+	// sweeps under way.
+	sweep   func(w int)
+	sweepBC *boundary
+	resk    stencil.Kernel // the residual's
 
 	cg    *cg         // the bottom solver's vectors, on the coarsest level
 	bufs  [][]float64 // per worker: scratch rows (prolongation)
@@ -103,8 +107,8 @@ func newLevel(c comm.Comm, topo *decomp.Grid, shape []int, length []float64, box
 			zero[a][side] = stencil.Face{Kind: faces[a][side].Kind}
 		}
 	}
-	l.bc = stencil.GhostFaces(l.lay, faces, hasNeighbour)
-	l.bc0 = stencil.GhostFaces(l.lay, zero, hasNeighbour)
+	l.bc = &boundary{faces: stencil.GhostFaces(l.lay, faces, hasNeighbour)}
+	l.bc0 = &boundary{faces: stencil.GhostFaces(l.lay, zero, hasNeighbour)}
 
 	n := l.lay.Len()
 	l.u, l.tmp = hugemem.Floats(n), hugemem.Floats(n)
@@ -124,6 +128,8 @@ func newLevel(c comm.Comm, topo *decomp.Grid, shape []int, length []float64, box
 	for w := range l.runs {
 		l.runs[w] = stencil.Runs(l.rows[l.share[w]:l.share[w+1]], l.lay.Stride[nd-2])
 	}
+	l.bc.forRuns(l.lay, faces, hasNeighbour, l.runs)
+	l.bc0.forRuns(l.lay, zero, hasNeighbour, l.runs)
 	l.bufs = make([][]float64, tm.Size())
 	l.maxes = make([]float64, tm.Size())
 	sy, sz := l.lay.Stride[nd-2], 0
@@ -134,6 +140,7 @@ func newLevel(c comm.Comm, topo *decomp.Grid, shape []int, length []float64, box
 		k.SY, k.SZ = sy, sz
 	}
 	l.kern = stencil.Active.Rows(nd)
+	l.sweep = l.jacobiSweep
 	l.resk = stencil.Active.Residual(nd)
 	return l, nil
 }
@@ -171,60 +178,93 @@ func (l *level) parallel(f func(w int, rows []stencil.Span, parity []int)) {
 	})
 }
 
+// boundary is one set of boundary values of a level: every ghost layer of
+// its physical faces, corners included (for the exchanges before transfers,
+// residuals and the bottom solve), and, per worker and run of the Jacobi
+// sweep, the face ghosts that run reads, which the worker sets just before
+// it (no serial pass over the faces before every sweep).
+type boundary struct {
+	faces []stencil.GhostFace
+	runs  [][][]stencil.GhostRun
+}
+
+// forRuns lists the ghosts each of runs reads (stencil.RunGhosts).
+func (bc *boundary) forRuns(lay decomp.Layout, faces [][2]stencil.Face, hasNeighbour [][2]bool, runs [][]stencil.Run) {
+	bc.runs = make([][][]stencil.GhostRun, len(runs))
+	for w, rs := range runs {
+		bc.runs[w] = make([][]stencil.GhostRun, len(rs))
+		for i, rn := range rs {
+			bc.runs[w][i] = stencil.RunGhosts(lay, faces, hasNeighbour, rn)
+		}
+	}
+}
+
 // exchange fills the face ghosts of x: neighbours' cells through the halo,
 // physical faces from bc.
-func (l *level) exchange(x []float64, bc []stencil.GhostFace) error {
+func (l *level) exchange(x []float64, bc *boundary) error {
+	if err := l.halo(x); err != nil {
+		return err
+	}
+	stencil.ApplyFaces(bc.faces, x)
+	return nil
+}
+
+// halo fills the ghosts of x that neighbours' cells give.
+func (l *level) halo(x []float64) error {
 	if err := l.faces.Start(x); err != nil {
 		return err
 	}
-	if err := l.faces.Finish(x); err != nil {
-		return err
-	}
-	stencil.ApplyFaces(bc, x)
-	return nil
+	return l.faces.Finish(x)
 }
 
 // exchangeCorners fills every ghost of x, edges and corners included (the
 // transfers read diagonal neighbours). The physical faces go first, so that
 // the phased exchange passes neighbours' boundary ghosts on, and again
 // after it, for the corners between a physical face and a neighbour.
-func (l *level) exchangeCorners(x []float64, bc []stencil.GhostFace) error {
-	stencil.ApplyFaces(bc, x)
+func (l *level) exchangeCorners(x []float64, bc *boundary) error {
+	stencil.ApplyFaces(bc.faces, x)
 	if err := l.corners.Start(x); err != nil {
 		return err
 	}
 	if err := l.corners.Finish(x); err != nil {
 		return err
 	}
-	stencil.ApplyFaces(bc, x)
+	stencil.ApplyFaces(bc.faces, x)
 	return nil
 }
 
-// jacobi does one weighted Jacobi sweep on u per weight.
-func (l *level) jacobi(weights []float64, bc []stencil.GhostFace) error {
+// jacobi does one weighted Jacobi sweep on u per weight: the halo, then
+// each worker's runs, each after the physical ghosts it reads.
+func (l *level) jacobi(weights []float64, bc *boundary) error {
+	l.sweepBC = bc
 	for _, w := range weights {
 		l.weight(w)
-		if err := l.exchange(l.u, bc); err != nil {
+		if err := l.halo(l.u); err != nil {
 			return err
 		}
-		sy := l.lay.Stride[len(l.shape)-2]
-		l.tm.Run(func(w int) {
-			var args stencil.Row
-			for _, r := range l.runs[w] {
-				l.jac.At(&args, l.tmp, l.u, l.b, r.Start, r.N)
-				l.kern(&l.jac, &args, r.Count, sy)
-			}
-		})
+		l.tm.Run(l.sweep)
 		l.u, l.tmp = l.tmp, l.u
 	}
 	return nil
+}
+
+// jacobiSweep is worker w's share of a Jacobi sweep (bound once to
+// l.sweep: a closure a sweep would be an allocation a sweep).
+func (l *level) jacobiSweep(w int) {
+	var args stencil.Row
+	sy := l.lay.Stride[len(l.shape)-2]
+	for i, r := range l.runs[w] {
+		stencil.ApplyGhostRuns(l.sweepBC.runs[w][i], l.u)
+		l.jac.At(&args, l.tmp, l.u, l.b, r.Start, r.N)
+		l.kern(&l.jac, &args, r.Count, sy)
+	}
 }
 
 // gaussSeidel does sweeps red-black Gauss–Seidel sweeps on u in place: first the cells whose global indices sum to an even
 // number, then the odd ones, each colour after a fresh exchange. A cell's
 // neighbours all have the other colour, so every update is the same formula
 // of the same values however the grid is split.
-func (l *level) gaussSeidel(sweeps int, bc []stencil.GhostFace) error {
+func (l *level) gaussSeidel(sweeps int, bc *boundary) error {
 	for range sweeps {
 		for colour := range 2 {
 			if err := l.exchange(l.u, bc); err != nil {

@@ -499,7 +499,7 @@ func (m *MG) HaloStats() halo.Stats {
 }
 
 // smooth does the pre- or post-smoothing sweeps on level l.
-func (m *MG) smooth(l *level, post bool, bc []stencil.GhostFace) error {
+func (m *MG) smooth(l *level, post bool, bc *boundary) error {
 	w := m.pre
 	if post {
 		w = m.post
@@ -684,7 +684,7 @@ func (e *IncompatibleError) Error() string {
 
 // bcOf is level i's boundary condition in a cycle whose top is level top:
 // the problem's values there, homogeneous on the error equations below.
-func bcOf(l *level, top bool) []stencil.GhostFace {
+func bcOf(l *level, top bool) *boundary {
 	if top {
 		return l.bc
 	}
