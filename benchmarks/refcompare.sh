@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs heat and ../shared/refbench's C kernel side by side, alternating, on
 # one 2D grid (DIMS=3: 3D, N³), and prints each run's Mupdates/s and the
-# median ratios. HEAT_KERNEL=generic|avx2|avx512 forces heat's kernel set.
+# median ratios. HEAT_KERNEL=generic|avx2|avx512 forces heat's kernel set,
+# REF_ISA=avx2 builds the C kernel without AVX-512.
 #   [DIMS=3] [THREADS=T] benchmarks/refcompare.sh [N] [steps] [reps]
 # Prints: C (1 rank x T threads), heat 1 rank x T threads, heat T ranks x 1
 # thread, for T = number of cores (at most 2 on the CI machine kind).
@@ -28,10 +29,15 @@ ref=${REFBENCH:-../shared/refbench}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$ref/build.sh" "$tmp/ref" >/dev/null
+# REF_ISA=avx2: the C kernel built without AVX-512 (-mno-avx512f), what an
+# AVX2-only host (Zen 3) compiles, beside HEAT_KERNEL=avx2 on an AVX-512 one.
+if [ "${REF_ISA:-}" = avx2 ]; then
+	gcc -O3 -march=native -mno-avx512f -fopenmp "$ref/jacobi.c" -o "$tmp/ref/jacobi"
+fi
 CGO_ENABLED=0 go build -o "$tmp/heat" ./cmd/heat
 mups() { sed -n 's/.*"mupdates_per_s": \([0-9.e+]*\).*/\1/p' "$1/report.json"; }
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, $(go version | cut -d' ' -f3), GOAMD64=$(go env GOAMD64)"
-echo "cpu flags: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|fma)$' | xargs), heat kernel: ${HEAT_KERNEL:-auto}"
+echo "cpu flags: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|fma)$' | xargs), heat kernel: ${HEAT_KERNEL:-auto}, C: ${REF_ISA:-native}"
 what="in [1, 2] as the C kernel's"
 [ "${PROBLEM:-}" = default ] && what="heat's default problem"
 echo "grid ${shape//,/x}, ${steps} steps, threads ${t}, data: $what"
