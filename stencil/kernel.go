@@ -108,7 +108,7 @@ var Generic = Set{Name: "generic", heat2D: heat2DGeneric, heat3D: heat3DGeneric,
 	},
 	mix: mixGeneric, mixAdd: mixAddGeneric, reflect: reflectGeneric,
 	moments: func(m *Moments, x []float64) { momentsGeneric(m, x, 0) },
-	interp: interpGeneric, restrict2: restrict2Generic, restrict3: restrict3Generic}
+	interp:  interpGeneric, restrict2: restrict2Generic, restrict3: restrict3Generic}
 
 // Available are the sets this build and CPU run, generic first and the
 // fastest last.
