@@ -63,8 +63,6 @@ type GhostFace struct {
 	Delta int     // flat offset from a ghost cell to its mirror cell
 	Rows  []Span
 	Cells bool // every row is one cell (a face across the last axis)
-	Low   bool // the low face of its axis
-	Axis  int  // the axis it is a face of: faces of one axis write disjoint cells
 }
 
 // GhostFaces lists the ghost layers of the faces of the global grid that
@@ -95,7 +93,7 @@ func GhostFaces(lay decomp.Layout, faces [][2]Face, hasNeighbour [][2]bool) []Gh
 					ghost, mirror = n[a]-1+j, n[a]-j
 				}
 				b.Lo[a], b.Hi[a] = ghost, ghost+1
-				gf := GhostFace{Kind: f.Kind, Twice: 2 * f.Value, Delta: (mirror - ghost) * lay.Stride[a], Cells: a == nd-1, Low: side == 0, Axis: a}
+				gf := GhostFace{Kind: f.Kind, Twice: 2 * f.Value, Delta: (mirror - ghost) * lay.Stride[a], Cells: a == nd-1}
 				lay.ForRows(b, func(start, n int) { gf.Rows = append(gf.Rows, Span{Start: start, N: n}) })
 				out = append(out, gf)
 			}
