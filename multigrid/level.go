@@ -57,7 +57,8 @@ type level struct {
 	// sweeps under way.
 	sweep   func(w int)
 	sweepBC *boundary
-	resk    stencil.Kernel // the residual's
+	resk    stencil.Kernel     // the residual's
+	resRows stencil.RowsKernel // the residual of a run of rows
 
 	cg    *cg         // the bottom solver's vectors, on the coarsest level
 	bufs  [][]float64 // per worker: scratch rows (prolongation)
@@ -140,6 +141,7 @@ func newLevel(c comm.Comm, topo *decomp.Grid, shape []int, length []float64, box
 		k.SY, k.SZ = sy, sz
 	}
 	l.kern = stencil.Active.Rows(nd)
+	l.resRows = stencil.Active.ResidualRows(nd)
 	l.sweep = l.jacobiSweep
 	l.resk = stencil.Active.Residual(nd)
 	return l, nil
@@ -298,15 +300,18 @@ func gsRow(k *stencil.Coeffs, r *stencil.Row, first int) {
 	}
 }
 
-// residual sets tmp = b − A·u over the box (u's ghosts must be current).
-func (l *level) residual() {
-	l.parallel(func(w int, rows []stencil.Span, _ []int) {
-		var args stencil.Row
-		for _, r := range rows {
-			l.res.At(&args, l.tmp, l.u, l.b, r.Start, r.N)
-			l.resk(&l.res, &args)
-		}
-	})
+// residual sets tmp = b − A·u over the box (u's ghosts must be current),
+// a run of rows a kernel call.
+func (l *level) residual() { l.tm.Run(l.residualRuns) }
+
+// residualRuns is worker w's share of residual (bound once, as sweep).
+func (l *level) residualRuns(w int) {
+	var args stencil.Row
+	sy := l.lay.Stride[len(l.shape)-2]
+	for _, r := range l.runs[w] {
+		l.res.At(&args, l.tmp, l.u, l.b, r.Start, r.N)
+		l.resRows(&l.res, &args, r.Count, sy)
+	}
 }
 
 // residualNorm is this rank's max |b − A·u| over the box for the field u

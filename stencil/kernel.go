@@ -80,9 +80,10 @@ type Set struct {
 	// has none, its short rows measured slower streamed).
 	stream2D Kernel
 	// The update of many rows (nil: the update a row at a time), and with
-	// the check.
-	rows2D, rows3D   RowsKernel
-	check2D, check3D CheckKernel
+	// the check; the residual of many rows.
+	rows2D, rows3D       RowsKernel
+	resRows2D, resRows3D RowsKernel
+	check2D, check3D     CheckKernel
 	// Weighted sums of two rows.
 	mix, mixAdd func(d, a, b []float64, wa, wb float64)
 	// A Dirichlet ghost row, d[j] = t − m[j].
@@ -103,6 +104,8 @@ var Generic = Set{Name: "generic", heat2D: heat2DGeneric, heat3D: heat3DGeneric,
 	check2D: func(k *Coeffs, r *Row, rows, stride int) float64 {
 		return absFloat(genericRows(false, k, r, 0, rows, stride, true))
 	},
+	resRows2D: func(k *Coeffs, r *Row, rows, stride int) { residualRows(false, k, r, 0, rows, stride) },
+	resRows3D: func(k *Coeffs, r *Row, rows, stride int) { residualRows(true, k, r, 0, rows, stride) },
 	check3D: func(k *Coeffs, r *Row, rows, stride int) float64 {
 		return absFloat(genericRows(true, k, r, 0, rows, stride, true))
 	},
@@ -225,6 +228,27 @@ func genericRows(three bool, k *Coeffs, r *Row, from, rows, stride int, check bo
 		}
 	}
 	return m
+}
+
+// ResidualRows is the many-row residual of a set; same bits as Residual's
+// row by row.
+func (ks Set) ResidualRows(nd int) RowsKernel { return byDims(nd, ks.resRows2D, ks.resRows3D) }
+
+// residualRows runs the generic residual over cells [from, len(r.D)) of
+// each of the rows, each stride cells after the last.
+func residualRows(three bool, k *Coeffs, r *Row, from, rows, stride int) {
+	if from == len(r.D) {
+		return
+	}
+	for i := range rows {
+		o := i * stride
+		t := part(r, o+from, o+len(r.D))
+		if three {
+			residual3DGeneric(k, &t)
+		} else {
+			residual2DGeneric(k, &t)
+		}
+	}
 }
 
 // Residual is the residual kernel of a 2D or 3D grid from a set.

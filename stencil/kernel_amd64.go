@@ -177,18 +177,22 @@ func newSet(name string, lanes int, a asm) Set {
 	ks.heat2D = func(k *Coeffs, r *Row) { ks.rows2D(k, r, 1, 0) }
 	ks.heat3D = func(k *Coeffs, r *Row) { ks.rows3D(k, r, 1, 0) }
 	ks.stream2D = func(k *Coeffs, r *Row) { stream(lanes, a, k, r) }
-	ks.residual2D = func(k *Coeffs, r *Row) {
-		if v := whole(r, lanes, 1, 0); v > 0 {
-			a.res2D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.F[0], v, 1, 0, k.C0, k.CX, k.CY)
+	ks.resRows2D = func(k *Coeffs, r *Row, rows, stride int) {
+		v := whole(r, lanes, rows, stride)
+		if v > 0 {
+			a.res2D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY)
 		}
-		residualTail(false, k, r, lanes)
+		residualRows(false, k, r, v, rows, stride)
 	}
-	ks.residual3D = func(k *Coeffs, r *Row) {
-		if v := whole(r, lanes, 1, 0); v > 0 {
-			a.res3D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], &r.F[0], v, 1, 0, k.C0, k.CX, k.CY, k.CZ)
+	ks.resRows3D = func(k *Coeffs, r *Row, rows, stride int) {
+		v := whole(r, lanes, rows, stride)
+		if v > 0 {
+			a.res3D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY, k.CZ)
 		}
-		residualTail(true, k, r, lanes)
+		residualRows(true, k, r, v, rows, stride)
 	}
+	ks.residual2D = func(k *Coeffs, r *Row) { ks.resRows2D(k, r, 1, 0) }
+	ks.residual3D = func(k *Coeffs, r *Row) { ks.resRows3D(k, r, 1, 0) }
 	return ks
 }
 
@@ -256,21 +260,6 @@ func stream(lanes int, a asm, k *Coeffs, r *Row) {
 	if head < n {
 		t := part(r, head, n)
 		update(lanes, a.nt2D, a.nt2DSrc, k, &t, 1, 0)
-	}
-}
-
-// residualTail runs the generic residual over the cells after a row's
-// whole vectors.
-func residualTail(three bool, k *Coeffs, r *Row, lanes int) {
-	v := len(r.D) &^ (lanes - 1)
-	if v == len(r.D) {
-		return
-	}
-	t := part(r, v, len(r.D))
-	if three {
-		residual3DGeneric(k, &t)
-	} else {
-		residual2DGeneric(k, &t)
 	}
 }
 

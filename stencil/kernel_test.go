@@ -388,6 +388,18 @@ func TestRowsKernelsMatchRowByRow(t *testing.T) {
 						m := ks.Check(nd)(&k, &r, rows, sy)
 						require.Equal(t, bitsOf(want), bitsOf(checked), "check: "+where)
 						require.Equal(t, math.Float64bits(wantMax), math.Float64bits(m), "check's max: "+where)
+						// The residual (it always reads f), many rows a call.
+						wantRes, gotRes := make([]float64, size+8), make([]float64, size+8)
+						for i := range wantRes {
+							wantRes[i], gotRes[i] = destGuard, destGuard
+						}
+						for i := range rows {
+							k.At(&r, wantRes, src, f, start+i*sy, n)
+							Generic.Residual(nd)(&k, &r)
+						}
+						k.At(&r, gotRes, src, f, start, n)
+						ks.ResidualRows(nd)(&k, &r, rows, sy)
+						require.Equal(t, bitsOf(wantRes), bitsOf(gotRes), "residual: "+where)
 					}
 				}
 			}
