@@ -160,16 +160,12 @@ func newSet(name string, lanes int, a asm) Set {
 	ks.rows2D = func(k *Coeffs, r *Row, rows, stride int) { update(lanes, a.heat2D, a.heat2DSrc, k, r, rows, stride) }
 	ks.rows3D = func(k *Coeffs, r *Row, rows, stride int) { update3(lanes, a, k, r, rows, stride, false) }
 	ks.check2D = func(k *Coeffs, r *Row, rows, stride int) float64 {
-		var m uint64
-		v := whole(r, lanes, rows, stride)
-		if v > 0 {
-			if r.F == nil {
-				m = a.chk2D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], v, rows, stride, k.C0, k.CX, k.CY)
-			} else {
-				m = a.chk2DSrc(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY, k.CF)
+		return absFloat(vectors(lanes, r, rows, stride, func(t Row, cells int) uint64 {
+			if t.F == nil {
+				return a.chk2D(&t.D[0], &t.C[0], &t.S[0], &t.N[0], cells, rows, stride, k.C0, k.CX, k.CY)
 			}
-		}
-		return absFloat(max(m, genericRows(false, k, r, v, rows, stride, true)))
+			return a.chk2DSrc(&t.D[0], &t.C[0], &t.S[0], &t.N[0], &t.F[0], cells, rows, stride, k.C0, k.CX, k.CY, k.CF)
+		}, func(from int) uint64 { return genericRows(false, k, r, from, rows, stride, true) }))
 	}
 	ks.check3D = func(k *Coeffs, r *Row, rows, stride int) float64 {
 		return absFloat(update3(lanes, a, k, r, rows, stride, true))
@@ -178,18 +174,16 @@ func newSet(name string, lanes int, a asm) Set {
 	ks.heat3D = func(k *Coeffs, r *Row) { ks.rows3D(k, r, 1, 0) }
 	ks.stream2D = func(k *Coeffs, r *Row) { stream(lanes, a, k, r) }
 	ks.resRows2D = func(k *Coeffs, r *Row, rows, stride int) {
-		v := whole(r, lanes, rows, stride)
-		if v > 0 {
-			a.res2D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY)
-		}
-		residualRows(false, k, r, v, rows, stride)
+		vectors(lanes, r, rows, stride, func(t Row, cells int) uint64 {
+			a.res2D(&t.D[0], &t.C[0], &t.S[0], &t.N[0], &t.F[0], cells, rows, stride, k.C0, k.CX, k.CY)
+			return 0
+		}, func(from int) uint64 { residualRows(false, k, r, from, rows, stride); return 0 })
 	}
 	ks.resRows3D = func(k *Coeffs, r *Row, rows, stride int) {
-		v := whole(r, lanes, rows, stride)
-		if v > 0 {
-			a.res3D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY, k.CZ)
-		}
-		residualRows(true, k, r, v, rows, stride)
+		vectors(lanes, r, rows, stride, func(t Row, cells int) uint64 {
+			a.res3D(&t.D[0], &t.C[0], &t.S[0], &t.N[0], &t.L[0], &t.U[0], &t.F[0], cells, rows, stride, k.C0, k.CX, k.CY, k.CZ)
+			return 0
+		}, func(from int) uint64 { residualRows(true, k, r, from, rows, stride); return 0 })
 	}
 	ks.residual2D = func(k *Coeffs, r *Row) { ks.resRows2D(k, r, 1, 0) }
 	ks.residual3D = func(k *Coeffs, r *Row) { ks.resRows3D(k, r, 1, 0) }
@@ -208,38 +202,63 @@ func whole(r *Row, lanes, rows, stride int) int {
 	return v
 }
 
+// vectors runs kern over the whole vectors of each of the rows, then the
+// cells after them: one more vector, ending at the row's end, where the
+// row has a vector's cells — it overlaps the last whole vector, whose cells
+// it computes again from the same operands, so to the same bits (these
+// kernels' d never aliases an operand) — else the generic kernel from the
+// first cell after the vectors. One vector call costs less than the
+// generic loop over up to lanes−1 cells, every row (a wavefront's tiles
+// and boxes of odd sizes have a tail on every row). kern returns a check
+// kernel's maximum (0 otherwise), and so vectors the largest.
+func vectors(lanes int, r *Row, rows, stride int, kern func(t Row, cells int) uint64, generic func(from int) uint64) uint64 {
+	n := len(r.D)
+	v := whole(r, lanes, rows, stride)
+	var m uint64
+	if v > 0 {
+		m = kern(*r, v)
+	}
+	switch {
+	case v == n:
+	case v > 0:
+		o := (rows - 1) * stride
+		_ = part(r, o+n-lanes, o+n) // the last row's, in bounds
+		m = max(m, kern(part(r, n-lanes, n), lanes))
+	default:
+		m = max(m, generic(0))
+	}
+	return m
+}
+
 // update runs a 2D update (plain or with source) over the rows.
 func update(lanes int, plain func(d, c, s, n *float64, cells, rows, stride int, c0, cx, cy float64),
 	src func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy, cf float64), k *Coeffs, r *Row, rows, stride int) {
-	v := whole(r, lanes, rows, stride)
-	if v > 0 {
-		if r.F == nil {
-			plain(&r.D[0], &r.C[0], &r.S[0], &r.N[0], v, rows, stride, k.C0, k.CX, k.CY)
+	vectors(lanes, r, rows, stride, func(t Row, cells int) uint64 {
+		if t.F == nil {
+			plain(&t.D[0], &t.C[0], &t.S[0], &t.N[0], cells, rows, stride, k.C0, k.CX, k.CY)
 		} else {
-			src(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY, k.CF)
+			src(&t.D[0], &t.C[0], &t.S[0], &t.N[0], &t.F[0], cells, rows, stride, k.C0, k.CX, k.CY, k.CF)
 		}
-	}
-	genericRows(false, k, r, v, rows, stride, false)
+		return 0
+	}, func(from int) uint64 { return genericRows(false, k, r, from, rows, stride, false) })
 }
 
 // update3 runs the 3D update over the rows; with check, the check
 // kernels, returning the bits of the largest change.
 func update3(lanes int, a asm, k *Coeffs, r *Row, rows, stride int, check bool) uint64 {
-	v := whole(r, lanes, rows, stride)
-	var m uint64
-	if v > 0 {
+	return vectors(lanes, r, rows, stride, func(t Row, cells int) uint64 {
 		switch {
-		case !check && r.F == nil:
-			a.heat3D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], v, rows, stride, k.C0, k.CX, k.CY, k.CZ)
+		case !check && t.F == nil:
+			a.heat3D(&t.D[0], &t.C[0], &t.S[0], &t.N[0], &t.L[0], &t.U[0], cells, rows, stride, k.C0, k.CX, k.CY, k.CZ)
 		case !check:
-			a.heat3DSrc(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY, k.CZ, k.CF)
-		case r.F == nil:
-			m = a.chk3D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], v, rows, stride, k.C0, k.CX, k.CY, k.CZ)
+			a.heat3DSrc(&t.D[0], &t.C[0], &t.S[0], &t.N[0], &t.L[0], &t.U[0], &t.F[0], cells, rows, stride, k.C0, k.CX, k.CY, k.CZ, k.CF)
+		case t.F == nil:
+			return a.chk3D(&t.D[0], &t.C[0], &t.S[0], &t.N[0], &t.L[0], &t.U[0], cells, rows, stride, k.C0, k.CX, k.CY, k.CZ)
 		default:
-			m = a.chk3DSrc(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], &r.F[0], v, rows, stride, k.C0, k.CX, k.CY, k.CZ, k.CF)
+			return a.chk3DSrc(&t.D[0], &t.C[0], &t.S[0], &t.N[0], &t.L[0], &t.U[0], &t.F[0], cells, rows, stride, k.C0, k.CX, k.CY, k.CZ, k.CF)
 		}
-	}
-	return max(m, genericRows(true, k, r, v, rows, stride, check))
+		return 0
+	}, func(from int) uint64 { return genericRows(true, k, r, from, rows, stride, check) })
 }
 
 // stream runs the 2D non-temporal update over a row: the generic kernel up
@@ -258,8 +277,18 @@ func stream(lanes int, a asm, k *Coeffs, r *Row) {
 		heat2DGeneric(k, &t)
 	}
 	if head < n {
+		// The whole vectors streamed; the cells after them (their vector
+		// unaligned) through the plain update.
 		t := part(r, head, n)
-		update(lanes, a.nt2D, a.nt2DSrc, k, &t, 1, 0)
+		v := whole(&t, lanes, 1, 0)
+		if v > 0 {
+			w := part(&t, 0, v)
+			update(lanes, a.nt2D, a.nt2DSrc, k, &w, 1, 0)
+		}
+		if v < len(t.D) {
+			w := part(&t, max(0, len(t.D)-lanes), len(t.D))
+			update(lanes, a.heat2D, a.heat2DSrc, k, &w, 1, 0)
+		}
 	}
 }
 
