@@ -1,16 +1,15 @@
 package run
 
 import (
-	"image"
 	_ "image/png"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"heat/checkpoint"
+	"heat/internal/imagetest"
 	"heat/io/report"
 	"heat/solver"
 )
@@ -181,12 +180,7 @@ func TestRenderLineFilesAndErrors(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, msg, "u along x at y = 0.5312 (cell 8)")
 	require.Contains(t, msg, "max |u − exact|")
-	f, err := os.Open(filepath.Join(dir, "line.png"))
-	require.NoError(t, err)
-	img, format, err := image.Decode(f)
-	f.Close()
-	require.NoError(t, err)
-	require.Equal(t, "png", format)
+	img := imagetest.DecodePNG(t, filepath.Join(dir, "line.png"))
 	require.Greater(t, img.Bounds().Dx(), 400)
 	_, err = RenderLine(out, LineOptions{Out: filepath.Join(dir, "line.svg"), Line: "x=3"})
 	require.NoError(t, err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/xml"
-	"image/png"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"heat/internal/csvtest"
+	"heat/internal/imagetest"
 )
 
 // Snapshots and diagnostics only read the field: the fingerprint is the
@@ -29,11 +29,7 @@ func TestSnapshotsLeaveTheSolutionAlone(t *testing.T) {
 
 	snaps := filepath.Join(out, "snapshots")
 	for _, step := range []string{"00000000", "00000005", "00000010", "00000012"} {
-		f, err := os.Open(filepath.Join(snaps, "u-"+step+".png"))
-		require.NoError(t, err)
-		img, err := png.Decode(f)
-		f.Close()
-		require.NoError(t, err)
+		img := imagetest.DecodePNG(t, filepath.Join(snaps, "u-"+step+".png"))
 		require.Greater(t, img.Bounds().Dx(), 20)
 		require.FileExists(t, filepath.Join(snaps, "u-"+step+".pvti"))
 		for r := range 3 {
@@ -121,11 +117,7 @@ func TestRenderCheckpoint(t *testing.T) {
 	code, stdout, stderr := heat(t, "render", filepath.Join(out, "checkpoints", "latest"), "-o", img, "--cmap", "inferno", "--slice", "x=0.5")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stdout, "x=10")
-	f, err := os.Open(img)
-	require.NoError(t, err)
-	defer f.Close()
-	_, err = png.Decode(f)
-	require.NoError(t, err)
+	imagetest.DecodePNG(t, img)
 	code, _, stderr = heat(t, "render", filepath.Join(out, "checkpoints", "latest"), "--slice", "z=99")
 	require.Equal(t, 2, code)
 	require.Contains(t, stderr, "z=99")

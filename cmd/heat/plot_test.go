@@ -1,7 +1,6 @@
 package main
 
 import (
-	"image"
 	_ "image/png"
 	"os"
 	"path/filepath"
@@ -10,20 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/plot"
 
+	"heat/internal/imagetest"
 	"heat/io/runplot"
 )
-
-// decodePNG opens path as an image and says it is a PNG.
-func decodePNG(t *testing.T, path string) image.Image {
-	t.Helper()
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	img, format, err := image.Decode(f)
-	require.NoError(t, err, path)
-	require.Equal(t, "png", format, path)
-	return img
-}
 
 // heat plot draws a heat run's field plot and a Poisson run's residual
 // plot, on a log axis, from what the runs left.
@@ -37,7 +25,7 @@ func TestPlotHeatAndPoissonRuns(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stdout, filepath.Join(hot, "plots", "field.png"))
 	require.Contains(t, stdout, "9 rows")
-	img := decodePNG(t, filepath.Join(hot, "plots", "field.png"))
+	img := imagetest.DecodePNG(t, filepath.Join(hot, "plots", "field.png"))
 	require.Greater(t, img.Bounds().Dy(), 500, "two panels")
 	require.NoFileExists(t, filepath.Join(hot, "plots", "residual.png"))
 
@@ -48,7 +36,7 @@ func TestPlotHeatAndPoissonRuns(t *testing.T) {
 	code, stdout, stderr = heat(t, "plot", pois, "-o", figs)
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stdout, filepath.Join(figs, "residual.png"))
-	decodePNG(t, filepath.Join(figs, "residual.png"))
+	imagetest.DecodePNG(t, filepath.Join(figs, "residual.png"))
 	require.NoFileExists(t, filepath.Join(figs, "field.png"))
 
 	rows, err := runplot.Read(filepath.Join(pois, "diagnostics.csv"))
@@ -61,7 +49,7 @@ func TestPlotHeatAndPoissonRuns(t *testing.T) {
 	// The CSV itself names the run too.
 	code, _, stderr = heat(t, "plot", filepath.Join(pois, "diagnostics.csv"))
 	require.Equal(t, 0, code, stderr)
-	decodePNG(t, filepath.Join(pois, "plots", "residual.png"))
+	imagetest.DecodePNG(t, filepath.Join(pois, "plots", "residual.png"))
 }
 
 // A missing folder or CSV, or a malformed CSV or report, exits 2 naming the
@@ -106,8 +94,8 @@ func TestPlotDivergedRows(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "diagnostics.csv"), []byte(body), 0o644))
 	code, _, stderr := heat(t, "plot", dir)
 	require.Equal(t, 0, code, stderr)
-	decodePNG(t, filepath.Join(dir, "plots", "field.png"))
-	decodePNG(t, filepath.Join(dir, "plots", "residual.png")) // no report: both kinds
+	imagetest.DecodePNG(t, filepath.Join(dir, "plots", "field.png"))
+	imagetest.DecodePNG(t, filepath.Join(dir, "plots", "residual.png")) // no report: both kinds
 }
 
 // heat run with snapshots on leaves its plots in OUT/plots and says so; a
@@ -119,13 +107,13 @@ func TestRunLeavesPlots(t *testing.T) {
 		"--set", "output.diagnostics_every=5", "--set", "output.progress_every=0")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stdout, "plots: "+filepath.Join(hot, "plots", "field.png"))
-	decodePNG(t, filepath.Join(hot, "plots", "field.png"))
+	imagetest.DecodePNG(t, filepath.Join(hot, "plots", "field.png"))
 
 	pois := filepath.Join(dir, "poisson")
 	code, _, stderr = heat(t, "run", "-q", "-c", "poisson-2d", "--out", pois, "--set", "grid.shape=[32,32]", "--set", "output.snapshot_every=2",
 		"--set", "output.diagnostics_every=1")
 	require.Equal(t, 0, code, stderr)
-	decodePNG(t, filepath.Join(pois, "plots", "residual.png"))
+	imagetest.DecodePNG(t, filepath.Join(pois, "plots", "residual.png"))
 	require.NoFileExists(t, filepath.Join(pois, "plots", "field.png"))
 
 	code, _, stderr = heat(t, "run", "-q", "--out", hot, "--steps", "5", "--set", "grid.shape=[24,24]")
@@ -146,7 +134,7 @@ func TestRenderLine(t *testing.T) {
 	code, stdout, stderr := heat(t, "render", out, "--line", "y=0.5", "-o", line)
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stdout, "u along x at y = 0.525 (cell 10)")
-	decodePNG(t, line)
+	imagetest.DecodePNG(t, line)
 	for _, bad := range []string{"y=1.5", "x=-1", "z=0.5"} {
 		code, _, stderr := heat(t, "render", out, "--line", bad, "-o", line)
 		require.Equal(t, 2, code, "%s: %s", bad, stderr)

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"heat/internal/imagetest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.png from the current renderer")
@@ -25,17 +27,6 @@ func ramp(ny, nx int) []float64 {
 		f[k] = float64(k)
 	}
 	return f
-}
-
-// decodeFile reads a PNG back as the viewer would.
-func decodeFile(t *testing.T, path string) image.Image {
-	t.Helper()
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	img, err := png.Decode(f)
-	require.NoError(t, err)
-	return img
 }
 
 // rgbaAt is the pixel at (x, y) as 8-bit RGBA.
@@ -73,7 +64,7 @@ func TestWriteDecodesWithExtremesAtMapEnds(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "u.png")
 			require.NoError(t, Write(path, field, ny, nx, o))
 
-			img := decodeFile(t, path)
+			img := imagetest.DecodePNG(t, path)
 			l := mustPlan(t, field, ny, nx, o)
 			require.Equal(t, image.Rect(0, 0, l.width, l.hgt), img.Bounds())
 			require.Equal(t, image.Pt(300, 180), l.field.Size(), "a 30×50 field of square cells is enlarged 6× to about 256 px")
@@ -150,7 +141,7 @@ func TestTrueAspectRatioDrawsADiscRound(t *testing.T) {
 		o := Options{Width: c.width, Height: c.height, Label: "u", Title: "disc", MaxPixels: 400}
 		path := filepath.Join(t.TempDir(), "disc.png")
 		require.NoError(t, Write(path, field, c.ny, c.nx, o))
-		img := decodeFile(t, path)
+		img := imagetest.DecodePNG(t, path)
 		l := mustPlan(t, field, c.ny, c.nx, o)
 		require.InDelta(t, c.width/c.height, float64(l.field.Dx())/float64(l.field.Dy()), 0.02, "%+v: the field's pixels keep the plane's aspect", c)
 		require.LessOrEqual(t, max(l.field.Dx(), l.field.Dy()), 400)
@@ -396,7 +387,7 @@ func TestWriteIsAtomicAndReadable(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Len(t, entries, 3, "no temporary file is left behind")
-	decodeFile(t, filepath.Join(dir, "u.png"))
+	imagetest.DecodePNG(t, filepath.Join(dir, "u.png"))
 	svg, err := os.ReadFile(filepath.Join(dir, "u.svg"))
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(string(svg), "<?xml"))
@@ -424,7 +415,7 @@ func TestGoldenTiny(t *testing.T) {
 		require.NoError(t, png.Encode(f, img))
 		require.NoError(t, f.Close())
 	}
-	want := decodeFile(t, golden)
+	want := imagetest.DecodePNG(t, golden)
 	require.Equal(t, want.Bounds(), img.Bounds())
 	diff, first := 0, image.Point{-1, -1}
 	for y := img.Rect.Min.Y; y < img.Rect.Max.Y; y++ {
@@ -453,7 +444,7 @@ func TestWriteIsPalettedAndLossless(t *testing.T) {
 		o := Options{Cmap: cmap, Title: "step 1  t = 0.5", Label: "u"}
 		path := filepath.Join(t.TempDir(), "p.png")
 		require.NoError(t, Write(path, field, ny, nx, o))
-		img := decodeFile(t, path)
+		img := imagetest.DecodePNG(t, path)
 		_, ok := img.(*image.Paletted)
 		require.True(t, ok, "%s: written as %T", cmap, img)
 		want, err := Render(field, ny, nx, o)

@@ -2,7 +2,6 @@ package runplot
 
 import (
 	"fmt"
-	"image"
 	_ "image/png"
 	"math"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+
+	"heat/internal/imagetest"
 )
 
 const head = "step,time,min,max,mean,total,residual\n"
@@ -198,17 +199,6 @@ func TestFiniteSkipsNonFinite(t *testing.T) {
 	require.Equal(t, plotter.XYs{{X: 0, Y: 1}, {X: 3, Y: 3}}, pts)
 }
 
-func decodePNG(t *testing.T, path string) image.Image {
-	t.Helper()
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	img, format, err := image.Decode(f)
-	require.NoError(t, err, path)
-	require.Equal(t, "png", format)
-	return img
-}
-
 // Write draws a heat run's field plot, a Poisson run's residual plot, and
 // both for a run of unknown kind; a diverged run's rows draw too.
 func TestWriteDecodablePNGs(t *testing.T) {
@@ -234,7 +224,7 @@ func TestWriteDecodablePNGs(t *testing.T) {
 			var names []string
 			for _, p := range paths {
 				names = append(names, filepath.Base(p))
-				img := decodePNG(t, p)
+				img := imagetest.DecodePNG(t, p)
 				require.Greater(t, img.Bounds().Dx(), 400)
 				require.Greater(t, img.Bounds().Dy(), 300)
 			}
