@@ -99,15 +99,15 @@ type Set struct {
 // Generic is the portable set, always built.
 var Generic = Set{Name: "generic", heat2D: heat2DGeneric, heat3D: heat3DGeneric, residual2D: residual2DGeneric, residual3D: residual3DGeneric,
 	maxAbsDiff: maxAbsDiffGeneric, maxAbs: maxAbsGeneric,
-	rows2D: func(k *Coeffs, r *Row, rows, stride int) { genericRows(false, k, r, 0, rows, stride, false) },
-	rows3D: func(k *Coeffs, r *Row, rows, stride int) { genericRows(true, k, r, 0, rows, stride, false) },
+	rows2D: func(k *Coeffs, r *Row, rows, stride int) { genericRows(false, opUpdate, k, r, rows, stride) },
+	rows3D: func(k *Coeffs, r *Row, rows, stride int) { genericRows(true, opUpdate, k, r, rows, stride) },
 	check2D: func(k *Coeffs, r *Row, rows, stride int) float64 {
-		return absFloat(genericRows(false, k, r, 0, rows, stride, true))
+		return absFloat(genericRows(false, opCheck, k, r, rows, stride))
 	},
-	resRows2D: func(k *Coeffs, r *Row, rows, stride int) { residualRows(false, k, r, 0, rows, stride) },
-	resRows3D: func(k *Coeffs, r *Row, rows, stride int) { residualRows(true, k, r, 0, rows, stride) },
+	resRows2D: func(k *Coeffs, r *Row, rows, stride int) { genericRows(false, opResidual, k, r, rows, stride) },
+	resRows3D: func(k *Coeffs, r *Row, rows, stride int) { genericRows(true, opResidual, k, r, rows, stride) },
 	check3D: func(k *Coeffs, r *Row, rows, stride int) float64 {
-		return absFloat(genericRows(true, k, r, 0, rows, stride, true))
+		return absFloat(genericRows(true, opCheck, k, r, rows, stride))
 	},
 	mix: mixGeneric, mixAdd: mixAddGeneric, reflect: reflectGeneric,
 	moments: func(m *Moments, x []float64) { momentsGeneric(m, x, 0) },
@@ -207,23 +207,37 @@ func part(r *Row, lo, hi int) Row {
 	return t
 }
 
-// genericRows runs the generic update over cells [from, len(r.D)) of each
-// of the rows, each stride cells after the last; with check it returns the
-// largest absBits of their change.
-func genericRows(three bool, k *Coeffs, r *Row, from, rows, stride int, check bool) uint64 {
+// rowOp is what genericRows does to each row.
+type rowOp int
+
+const (
+	opUpdate   rowOp = iota // the update
+	opCheck                 // the update, and the largest change
+	opResidual              // the residual
+)
+
+// genericRows runs a generic kernel over each of the rows, each stride
+// cells after the last; with opCheck it returns the largest absBits of
+// their change.
+func genericRows(three bool, op rowOp, k *Coeffs, r *Row, rows, stride int) uint64 {
 	var m uint64
-	if from == len(r.D) {
+	if len(r.D) == 0 {
 		return 0
 	}
 	for i := range rows {
 		o := i * stride
-		t := part(r, o+from, o+len(r.D))
-		if three {
+		t := part(r, o, o+len(r.D))
+		switch {
+		case op == opResidual && three:
+			residual3DGeneric(k, &t)
+		case op == opResidual:
+			residual2DGeneric(k, &t)
+		case three:
 			heat3DGeneric(k, &t)
-		} else {
+		default:
 			heat2DGeneric(k, &t)
 		}
-		if check {
+		if op == opCheck {
 			m = max(m, maxAbsDiffGeneric(t.D, t.C[1:len(t.D)+1]))
 		}
 	}
@@ -233,23 +247,6 @@ func genericRows(three bool, k *Coeffs, r *Row, from, rows, stride int, check bo
 // ResidualRows is the many-row residual of a set; same bits as Residual's
 // row by row.
 func (ks Set) ResidualRows(nd int) RowsKernel { return byDims(nd, ks.resRows2D, ks.resRows3D) }
-
-// residualRows runs the generic residual over cells [from, len(r.D)) of
-// each of the rows, each stride cells after the last.
-func residualRows(three bool, k *Coeffs, r *Row, from, rows, stride int) {
-	if from == len(r.D) {
-		return
-	}
-	for i := range rows {
-		o := i * stride
-		t := part(r, o+from, o+len(r.D))
-		if three {
-			residual3DGeneric(k, &t)
-		} else {
-			residual2DGeneric(k, &t)
-		}
-	}
-}
 
 // Residual is the residual kernel of a 2D or 3D grid from a set.
 func (ks Set) Residual(nd int) Kernel {

@@ -165,7 +165,7 @@ func newSet(name string, lanes int, a asm) Set {
 				return a.chk2D(&t.D[0], &t.C[0], &t.S[0], &t.N[0], cells, rows, stride, k.C0, k.CX, k.CY)
 			}
 			return a.chk2DSrc(&t.D[0], &t.C[0], &t.S[0], &t.N[0], &t.F[0], cells, rows, stride, k.C0, k.CX, k.CY, k.CF)
-		}, func(from int) uint64 { return genericRows(false, k, r, from, rows, stride, true) }))
+		}, func() uint64 { return genericRows(false, opCheck, k, r, rows, stride) }))
 	}
 	ks.check3D = func(k *Coeffs, r *Row, rows, stride int) float64 {
 		return absFloat(update3(lanes, a, k, r, rows, stride, true))
@@ -177,13 +177,13 @@ func newSet(name string, lanes int, a asm) Set {
 		vectors(lanes, r, rows, stride, func(t Row, cells int) uint64 {
 			a.res2D(&t.D[0], &t.C[0], &t.S[0], &t.N[0], &t.F[0], cells, rows, stride, k.C0, k.CX, k.CY)
 			return 0
-		}, func(from int) uint64 { residualRows(false, k, r, from, rows, stride); return 0 })
+		}, func() uint64 { return genericRows(false, opResidual, k, r, rows, stride) })
 	}
 	ks.resRows3D = func(k *Coeffs, r *Row, rows, stride int) {
 		vectors(lanes, r, rows, stride, func(t Row, cells int) uint64 {
 			a.res3D(&t.D[0], &t.C[0], &t.S[0], &t.N[0], &t.L[0], &t.U[0], &t.F[0], cells, rows, stride, k.C0, k.CX, k.CY, k.CZ)
 			return 0
-		}, func(from int) uint64 { residualRows(true, k, r, from, rows, stride); return 0 })
+		}, func() uint64 { return genericRows(true, opResidual, k, r, rows, stride) })
 	}
 	ks.residual2D = func(k *Coeffs, r *Row) { ks.resRows2D(k, r, 1, 0) }
 	ks.residual3D = func(k *Coeffs, r *Row) { ks.resRows3D(k, r, 1, 0) }
@@ -206,12 +206,12 @@ func whole(r *Row, lanes, rows, stride int) int {
 // cells after them: one more vector, ending at the row's end, where the
 // row has a vector's cells — it overlaps the last whole vector, whose cells
 // it computes again from the same operands, so to the same bits (these
-// kernels' d never aliases an operand) — else the generic kernel from the
-// first cell after the vectors. One vector call costs less than the
+// kernels' d never aliases an operand) — else (a row shorter than a
+// vector) the generic kernel over the whole row. One vector call costs less than the
 // generic loop over up to lanes−1 cells, every row (a wavefront's tiles
 // and boxes of odd sizes have a tail on every row). kern returns a check
 // kernel's maximum (0 otherwise), and so vectors the largest.
-func vectors(lanes int, r *Row, rows, stride int, kern func(t Row, cells int) uint64, generic func(from int) uint64) uint64 {
+func vectors(lanes int, r *Row, rows, stride int, kern func(t Row, cells int) uint64, generic func() uint64) uint64 {
 	n := len(r.D)
 	v := whole(r, lanes, rows, stride)
 	var m uint64
@@ -225,7 +225,7 @@ func vectors(lanes int, r *Row, rows, stride int, kern func(t Row, cells int) ui
 		_ = part(r, o+n-lanes, o+n) // the last row's, in bounds
 		m = max(m, kern(part(r, n-lanes, n), lanes))
 	default:
-		m = max(m, generic(0))
+		m = max(m, generic())
 	}
 	return m
 }
@@ -240,7 +240,15 @@ func update(lanes int, plain func(d, c, s, n *float64, cells, rows, stride int, 
 			src(&t.D[0], &t.C[0], &t.S[0], &t.N[0], &t.F[0], cells, rows, stride, k.C0, k.CX, k.CY, k.CF)
 		}
 		return 0
-	}, func(from int) uint64 { return genericRows(false, k, r, from, rows, stride, false) })
+	}, func() uint64 { return genericRows(false, opUpdate, k, r, rows, stride) })
+}
+
+// checkOp is opCheck with check, else opUpdate.
+func checkOp(check bool) rowOp {
+	if check {
+		return opCheck
+	}
+	return opUpdate
 }
 
 // update3 runs the 3D update over the rows; with check, the check
@@ -258,7 +266,7 @@ func update3(lanes int, a asm, k *Coeffs, r *Row, rows, stride int, check bool) 
 			return a.chk3DSrc(&t.D[0], &t.C[0], &t.S[0], &t.N[0], &t.L[0], &t.U[0], &t.F[0], cells, rows, stride, k.C0, k.CX, k.CY, k.CZ, k.CF)
 		}
 		return 0
-	}, func(from int) uint64 { return genericRows(true, k, r, from, rows, stride, check) })
+	}, func() uint64 { return genericRows(true, checkOp(check), k, r, rows, stride) })
 }
 
 // stream runs the 2D non-temporal update over a row: the generic kernel up

@@ -1,5 +1,7 @@
 package stencil
 
+import "math"
+
 // Moments accumulate a field's extremes and sums for diagnostics, in eight
 // lanes: cell j of every row added goes to lane j mod 8, each lane's sums
 // in the order of the rows. The vector kernels keep the same lanes (one
@@ -19,12 +21,10 @@ type Moments struct {
 func NewMoments() Moments {
 	var m Moments
 	for l := range 8 {
-		m.Min[l], m.Max[l] = inf, -inf
+		m.Min[l], m.Max[l] = math.Inf(1), math.Inf(-1)
 	}
 	return m
 }
-
-var inf = absFloat(0x7ff0000000000000)
 
 // Add takes in the cells of one row.
 func (m *Moments) Add(x []float64) {
