@@ -634,10 +634,9 @@ func summarise(c comm.Comm, s *solver.Solver, fingerprint bool) (report.Field, e
 func fieldStats(c comm.Comm, s *solver.Solver) (report.Stats, error) {
 	// Each worker its own rows (vector kernels, the same bits on every
 	// set), then the workers' summaries in order.
-	part := make([]*stencil.Moments, s.Threads())
+	part := make([]stencil.Moments, s.Threads())
 	for w := range part {
-		m := stencil.NewMoments()
-		part[w] = &m
+		part[w] = stencil.NewMoments()
 	}
 	s.EachRow(func(w int, row []float64) { part[w].Add(row) })
 	st := report.NewStats()
