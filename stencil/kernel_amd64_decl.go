@@ -5,7 +5,7 @@
 package stencil
 
 // heat2DAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2;
-// cells a multiple of 4, c one cell before the row):
+// cells >= 4, c one cell before the row):
 //
 //	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j])
 //
@@ -16,7 +16,7 @@ package stencil
 func heat2DAVX2(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64)
 
 // heat2DAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512;
-// cells a multiple of 8, c one cell before the row):
+// cells >= 8, c one cell before the row):
 //
 //	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j])
 //
@@ -27,7 +27,7 @@ func heat2DAVX2(d *float64, c *float64, s *float64, n *float64, cells int, rows 
 func heat2DAVX512(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64)
 
 // heat2DSrcAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2;
-// cells a multiple of 4, c one cell before the row):
+// cells >= 4, c one cell before the row):
 //
 //	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cf·f[j]
 //
@@ -38,7 +38,7 @@ func heat2DAVX512(d *float64, c *float64, s *float64, n *float64, cells int, row
 func heat2DSrcAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64)
 
 // heat2DSrcAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512;
-// cells a multiple of 8, c one cell before the row):
+// cells >= 8, c one cell before the row):
 //
 //	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cf·f[j]
 //
@@ -49,7 +49,7 @@ func heat2DSrcAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, c
 func heat2DSrcAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64)
 
 // residual2DAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2;
-// cells a multiple of 4, c one cell before the row):
+// cells >= 4, c one cell before the row):
 //
 //	d[j] = f[j] − (c0·c[j+1] − (cx·(c[j] + c[j+2]) + cy·(s[j] + n[j])))
 //
@@ -60,7 +60,7 @@ func heat2DSrcAVX512(d *float64, c *float64, s *float64, n *float64, f *float64,
 func residual2DAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64)
 
 // residual2DAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512;
-// cells a multiple of 8, c one cell before the row):
+// cells >= 8, c one cell before the row):
 //
 //	d[j] = f[j] − (c0·c[j+1] − (cx·(c[j] + c[j+2]) + cy·(s[j] + n[j])))
 //
@@ -71,7 +71,7 @@ func residual2DAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, 
 func residual2DAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64)
 
 // heat2DChkAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2; returns the bits of the largest |d[j] − c[j+1]|;
-// cells a multiple of 4, c one cell before the row):
+// cells >= 4, c one cell before the row):
 //
 //	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j])
 //
@@ -82,7 +82,7 @@ func residual2DAVX512(d *float64, c *float64, s *float64, n *float64, f *float64
 func heat2DChkAVX2(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64) uint64
 
 // heat2DChkAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512; returns the bits of the largest |d[j] − c[j+1]|;
-// cells a multiple of 8, c one cell before the row):
+// cells >= 8, c one cell before the row):
 //
 //	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j])
 //
@@ -93,7 +93,7 @@ func heat2DChkAVX2(d *float64, c *float64, s *float64, n *float64, cells int, ro
 func heat2DChkAVX512(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64) uint64
 
 // heat2DSrcChkAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2; returns the bits of the largest |d[j] − c[j+1]|;
-// cells a multiple of 4, c one cell before the row):
+// cells >= 4, c one cell before the row):
 //
 //	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cf·f[j]
 //
@@ -104,7 +104,7 @@ func heat2DChkAVX512(d *float64, c *float64, s *float64, n *float64, cells int, 
 func heat2DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64) uint64
 
 // heat2DSrcChkAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512; returns the bits of the largest |d[j] − c[j+1]|;
-// cells a multiple of 8, c one cell before the row):
+// cells >= 8, c one cell before the row):
 //
 //	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cf·f[j]
 //
@@ -115,7 +115,7 @@ func heat2DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, f *float64
 func heat2DSrcChkAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64) uint64
 
 // heat3DAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2;
-// cells a multiple of 4, c one cell before the row):
+// cells >= 4, c one cell before the row):
 //
 //	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cz·(l[j] + u[j])
 //
@@ -126,7 +126,7 @@ func heat2DSrcChkAVX512(d *float64, c *float64, s *float64, n *float64, f *float
 func heat3DAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64)
 
 // heat3DAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512;
-// cells a multiple of 8, c one cell before the row):
+// cells >= 8, c one cell before the row):
 //
 //	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cz·(l[j] + u[j])
 //
@@ -137,7 +137,7 @@ func heat3DAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *f
 func heat3DAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64)
 
 // heat3DSrcAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2;
-// cells a multiple of 4, c one cell before the row):
+// cells >= 4, c one cell before the row):
 //
 //	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cz·(l[j] + u[j]) + cf·f[j]
 //
@@ -148,7 +148,7 @@ func heat3DAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u 
 func heat3DSrcAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64)
 
 // heat3DSrcAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512;
-// cells a multiple of 8, c one cell before the row):
+// cells >= 8, c one cell before the row):
 //
 //	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cz·(l[j] + u[j]) + cf·f[j]
 //
@@ -159,7 +159,7 @@ func heat3DSrcAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u
 func heat3DSrcAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64)
 
 // residual3DAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2;
-// cells a multiple of 4, c one cell before the row):
+// cells >= 4, c one cell before the row):
 //
 //	d[j] = f[j] − (c0·c[j+1] − (cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cz·(l[j] + u[j])))
 //
@@ -170,7 +170,7 @@ func heat3DSrcAVX512(d *float64, c *float64, s *float64, n *float64, l *float64,
 func residual3DAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64)
 
 // residual3DAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512;
-// cells a multiple of 8, c one cell before the row):
+// cells >= 8, c one cell before the row):
 //
 //	d[j] = f[j] − (c0·c[j+1] − (cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cz·(l[j] + u[j])))
 //
@@ -181,7 +181,7 @@ func residual3DAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, 
 func residual3DAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64)
 
 // heat3DChkAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2; returns the bits of the largest |d[j] − c[j+1]|;
-// cells a multiple of 4, c one cell before the row):
+// cells >= 4, c one cell before the row):
 //
 //	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cz·(l[j] + u[j])
 //
@@ -192,7 +192,7 @@ func residual3DAVX512(d *float64, c *float64, s *float64, n *float64, l *float64
 func heat3DChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64) uint64
 
 // heat3DChkAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512; returns the bits of the largest |d[j] − c[j+1]|;
-// cells a multiple of 8, c one cell before the row):
+// cells >= 8, c one cell before the row):
 //
 //	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cz·(l[j] + u[j])
 //
@@ -203,7 +203,7 @@ func heat3DChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u
 func heat3DChkAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64) uint64
 
 // heat3DSrcChkAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2; returns the bits of the largest |d[j] − c[j+1]|;
-// cells a multiple of 4, c one cell before the row):
+// cells >= 4, c one cell before the row):
 //
 //	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cz·(l[j] + u[j]) + cf·f[j]
 //
@@ -214,7 +214,7 @@ func heat3DChkAVX512(d *float64, c *float64, s *float64, n *float64, l *float64,
 func heat3DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64) uint64
 
 // heat3DSrcChkAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512; returns the bits of the largest |d[j] − c[j+1]|;
-// cells a multiple of 8, c one cell before the row):
+// cells >= 8, c one cell before the row):
 //
 //	d[j] = c0·c[j+1] + cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cz·(l[j] + u[j]) + cf·f[j]
 //
@@ -385,6 +385,11 @@ func restrict2DAVX512(d *float64, a *float64, b *float64, cells int, w float64)
 //
 //go:noescape
 func restrict3DAVX512(d *float64, a *float64, b *float64, c *float64, e *float64, cells int, w float64)
+
+// prefetch asks for the cache lines of the cells float64s from p into every cache level.
+//
+//go:noescape
+func prefetch(p *float64, cells int)
 
 // sfence orders the non-temporal stores before it before every store after it.
 func sfence()

@@ -8,3 +8,6 @@ func vectorSets() []Set { return nil }
 
 // Fence is a no-op: these builds have no non-temporal stores.
 func Fence() {}
+
+// Prefetch is a no-op here: a hint these builds do without.
+func Prefetch(x []float64) {}

@@ -177,13 +177,21 @@ func (k kernel) doc(i isa) []string {
 	}
 	return []string{
 		fmt.Sprintf("%s sets, for j in [0, cells), %d cells a vector (%s%s;", k.name(i), i.lanes, i.name, stores),
-		fmt.Sprintf("cells a multiple of %d, c one cell before the row):", i.lanes),
+		fmt.Sprintf("%s, c one cell before the row):", cellsRule(k, i)),
 		"",
 		"\t" + formula,
 		"",
 		"summed left to right, each product rounded on its own; then the same for",
 		"each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).",
 	}
+}
+
+// cellsRule is what a kernel's cells must be.
+func cellsRule(k kernel, i isa) string {
+	if k.stream {
+		return fmt.Sprintf("cells a multiple of %d", i.lanes)
+	}
+	return fmt.Sprintf("cells >= %d", i.lanes)
 }
 
 // kernels are every kernel stencil uses.
@@ -231,10 +239,21 @@ func emit(c *build.Context, k kernel, i isa) {
 		macc = i.reg(c)
 		i.zero(c, macc)
 	}
-	// idx runs over the row in bytes, to end = 8·cells.
+	// idx runs over the row's whole vectors in bytes, to end; a stream
+	// kernel's cells are whole vectors, the others' any count >= lanes,
+	// the cells after the whole vectors done by one more, overlapping
+	// vector ending at the row's end (its cells computed again from the
+	// same operands, to the same bits: d never aliases an operand).
 	idx, end := c.GP64(), c.GP64()
 	c.MOVQ(cells, end)
 	c.SHLQ(operand.U8(3), end)
+	var tailOff reg.GPVirtual
+	if !k.stream {
+		tailOff = c.GP64()
+		c.MOVQ(end, tailOff)
+		c.SUBQ(operand.U32(8*i.lanes), tailOff)
+		c.ANDQ(operand.I32(-int32(8*i.lanes)), end)
+	}
 	at := func(m operand.Mem, disp int) operand.Mem {
 		m.Index, m.Scale, m.Disp = idx, 1, disp
 		return m
@@ -287,6 +306,17 @@ func emit(c *build.Context, k kernel, i isa) {
 	c.VBROADCASTSD(centre(step), x4)
 	wst4, est4 := nb.next(x4)
 	body(c, k, i, w, d, ops, at, 0, macc, wst4, nb.cur, est4)
+	if !k.stream {
+		// The overlapping tail vector, its neighbours read unaligned.
+		c.CMPQ(tailOff, idx)
+		c.JE(operand.LabelRef(done))
+		c.MOVQ(tailOff, idx)
+		tw, tm, te := i.reg(c), i.reg(c), i.reg(c)
+		c.VMOVUPD(centre(-8), tw)
+		c.VMOVUPD(centre(0), tm)
+		c.VMOVUPD(centre(8), te)
+		body(c, k, i, w, d, ops, at, 0, macc, tw, tm, te)
+	}
 	c.Label(done)
 	// The next row: every operand a stride on.
 	c.DECQ(rows)
@@ -722,6 +752,25 @@ func emitInterp(c *build.Context, i isa) {
 	c.RET()
 }
 
+// emitPrefetch writes prefetch: a PREFETCHT0 for each 64-byte line of
+// cells float64s from p (a hint: it never faults, and changes no value).
+func emitPrefetch(c *build.Context) {
+	function(c, "prefetch", "func(p *float64, cells int)",
+		"prefetch asks for the cache lines of the cells float64s from p into every cache level.")
+	p := pointer(c, "p")
+	end := c.Load(c.Param("cells"), c.GP64())
+	c.SHLQ(operand.U8(3), end)
+	c.ADDQ(p, end)
+	c.Label("prefetch_loop")
+	c.CMPQ(p, end)
+	c.JAE(operand.LabelRef("prefetch_done"))
+	c.PREFETCHT0(operand.Mem{Base: p})
+	c.ADDQ(operand.U32(64), p)
+	c.JMP(operand.LabelRef("prefetch_loop"))
+	c.Label("prefetch_done")
+	c.RET()
+}
+
 // Stencil is the assembly of stencil's kernels and the Go declarations of
 // them.
 func Stencil() (asm, stubs []byte, err error) {
@@ -750,6 +799,7 @@ func Stencil() (asm, stubs []byte, err error) {
 			emitRestrict(c, i, dims)
 		}
 	}
+	emitPrefetch(c)
 	c.Function("sfence")
 	c.Attributes(attr.NOSPLIT)
 	c.Doc("sfence orders the non-temporal stores before it before every store after it.")
