@@ -142,6 +142,11 @@ type OS struct{}
 func (OS) MkdirAll(path string) error { return os.MkdirAll(path, 0o755) }
 
 func (OS) WriteFile(path string, src io.WriterTo) error {
+	if large(src) {
+		if ok, err := writeDirect(path, src); ok || err != nil {
+			return err
+		}
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"heat/checkpoint"
 	"heat/decomp"
 	"heat/io/config"
 	"heat/solver"
@@ -80,6 +81,9 @@ func estimateMemory(cfg *config.Config, spec solver.Spec, g *decomp.Grid, ranks 
 				frames *= int64(min(n, cfg.Grid.Shape[a]))
 			}
 		}
+		// And a staging buffer per file being written around the page
+		// cache (at most one per writer goroutine).
+		frames += int64(spec.Threads) * checkpoint.StageBytes
 		for _, r := range ranks {
 			m.Checkpoint += 8*int64(g.Box(r).Size()) + frames
 		}
