@@ -188,15 +188,21 @@ func (l *level) parallel(f func(w int, rows []stencil.Span, parity []int)) {
 type boundary struct {
 	faces []stencil.GhostFace
 	runs  [][][]stencil.GhostRun
+	edges [][][2]stencil.Edge // the x faces' ghosts of each run, set by the kernel
 }
 
-// forRuns lists the ghosts each of runs reads (stencil.RunGhosts).
+// forRuns lists the ghosts each of runs reads (stencil.RunGhosts): the x
+// faces' as the edges the sweep's kernel sets (west, east), the others to
+// set before it.
 func (bc *boundary) forRuns(lay decomp.Layout, faces [][2]stencil.Face, hasNeighbour [][2]bool, runs [][]stencil.Run) {
 	bc.runs = make([][][]stencil.GhostRun, len(runs))
+	bc.edges = make([][][2]stencil.Edge, len(runs))
 	for w, rs := range runs {
 		bc.runs[w] = make([][]stencil.GhostRun, len(rs))
+		bc.edges[w] = make([][2]stencil.Edge, len(rs))
 		for i, rn := range rs {
-			bc.runs[w][i] = stencil.RunGhosts(lay, faces, hasNeighbour, rn)
+			e := &bc.edges[w][i]
+			bc.runs[w][i], e[0], e[1] = stencil.Edges(stencil.RunGhosts(lay, faces, hasNeighbour, rn))
 		}
 	}
 }
@@ -257,6 +263,7 @@ func (l *level) jacobiSweep(w int) {
 	sy := l.lay.Stride[len(l.shape)-2]
 	for i, r := range l.runs[w] {
 		stencil.ApplyGhostRuns(l.sweepBC.runs[w][i], l.u)
+		args.W, args.E = l.sweepBC.edges[w][i][0], l.sweepBC.edges[w][i][1]
 		l.jac.At(&args, l.tmp, l.u, l.b, r.Start, r.N)
 		l.kern(&l.jac, &args, r.Count, sy)
 	}

@@ -65,6 +65,10 @@ type region struct {
 	// worker sets just before it (stencil.RunGhosts).
 	runs   [][]stencil.Run
 	ghosts [][][]stencil.GhostRun
+	// rest[w][i] are those ghosts but the x faces', which the many-row
+	// kernels set themselves from edges[w][i] (west, east; stencil.Edges).
+	rest  [][][]stencil.GhostRun
+	edges [][][2]stencil.Edge
 }
 
 // StreamAbove is the size of the fields (both, on all the ranks of this
@@ -377,11 +381,17 @@ func (s *Solver) makeRegion(boxes []decomp.Box) region {
 	sy := s.lay.Stride[len(s.lay.N)-2]
 	r.runs = make([][]stencil.Run, s.spec.Threads)
 	r.ghosts = make([][][]stencil.GhostRun, s.spec.Threads)
+	r.rest = make([][][]stencil.GhostRun, s.spec.Threads)
+	r.edges = make([][][2]stencil.Edge, s.spec.Threads)
 	for w := range r.runs {
 		r.runs[w] = stencil.Runs(r.rows[r.share[w]:r.share[w+1]], sy)
 		r.ghosts[w] = make([][]stencil.GhostRun, len(r.runs[w]))
+		r.rest[w] = make([][]stencil.GhostRun, len(r.runs[w]))
+		r.edges[w] = make([][2]stencil.Edge, len(r.runs[w]))
 		for i, rn := range r.runs[w] {
 			r.ghosts[w][i] = stencil.RunGhosts(s.lay, s.spec.Faces, s.hasNeighbour, rn)
+			e := &r.edges[w][i]
+			r.rest[w][i], e[0], e[1] = stencil.Edges(r.ghosts[w][i])
 		}
 	}
 	return r
@@ -418,8 +428,14 @@ func (s *Solver) doWork(w int) {
 	var args stencil.Row
 	sy := s.lay.Stride[len(s.lay.N)-2]
 	for ri, rn := range r.runs[w] {
-		// The physical ghosts the run's rows read first, then the rows.
-		stencil.ApplyGhostRuns(r.ghosts[w][ri], s.u)
+		// The physical ghosts the run's rows read first, then the rows
+		// (the many-row kernels set the x faces' ghosts of each row).
+		if s.sweep != nil {
+			stencil.ApplyGhostRuns(r.ghosts[w][ri], s.u)
+		} else {
+			stencil.ApplyGhostRuns(r.rest[w][ri], s.u)
+			args.W, args.E = r.edges[w][ri][0], r.edges[w][ri][1]
+		}
 		switch {
 		case s.sweep != nil:
 			for i := range rn.Count {

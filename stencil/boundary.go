@@ -201,6 +201,23 @@ func RunGhosts(lay decomp.Layout, faces [][2]Face, hasNeighbour [][2]bool, rn Ru
 	return out
 }
 
+// Edges takes the x faces' ghosts (a cell at an end of every row) out of
+// the ghosts of a run, as the edges its update kernel sets itself (Row.W,
+// Row.E), and returns the other ghosts.
+func Edges(gs []GhostRun) (rest []GhostRun, w, e Edge) {
+	for _, g := range gs {
+		switch g.Delta {
+		case 1:
+			w = Edge{On: true, Kind: g.Kind, Twice: g.Twice}
+		case -1:
+			e = Edge{On: true, Kind: g.Kind, Twice: g.Twice}
+		default:
+			rest = append(rest, g)
+		}
+	}
+	return rest, w, e
+}
+
 // ApplyGhostRuns sets the ghosts gs of u, in order.
 func ApplyGhostRuns(gs []GhostRun, u []float64) {
 	for i := range gs {

@@ -48,9 +48,31 @@ type Coeffs struct {
 
 // Row are the operands of one row update; every slice but C has the row's
 // length n >= 1 and C has n+2. L and U are nil in 2D, F is nil without a
-// source.
+// source. W and E, where On, make the update and check kernels (not the
+// residuals, nor the streaming update) set each row's west and east ghosts,
+// C[0] and C[n+1], from its end cells before using them: a physical face's
+// ghost is read by that row only, and setting it there costs no pass of
+// its own (3D 64³: the separate pass was 5–8% of a step).
 type Row struct {
 	D, C, S, N, L, U, F []float64
+	W, E                Edge
+}
+
+// Edge is how a row kernel sets the ghost at one end of a row: as a
+// physical face's first ghost layer (Face.Ghost) from the row's end cell.
+type Edge struct {
+	On    bool
+	Kind  BC      // Dirichlet or Neumann
+	Twice float64 // 2·value, for Dirichlet
+}
+
+// ghost is the ghost's value from the cell beside it (Face.Ghost's
+// arithmetic).
+func (e Edge) ghost(cell float64) float64 {
+	if e.Kind == Dirichlet {
+		return e.Twice - cell
+	}
+	return cell
 }
 
 // Kernel updates one row.
@@ -97,7 +119,10 @@ type Set struct {
 }
 
 // Generic is the portable set, always built.
-var Generic = Set{Name: "generic", heat2D: heat2DGeneric, heat3D: heat3DGeneric, residual2D: residual2DGeneric, residual3D: residual3DGeneric,
+var Generic = Set{Name: "generic",
+	heat2D:     func(k *Coeffs, r *Row) { genericRows(false, opUpdate, k, r, 1, 0) },
+	heat3D:     func(k *Coeffs, r *Row) { genericRows(true, opUpdate, k, r, 1, 0) },
+	residual2D: residual2DGeneric, residual3D: residual3DGeneric,
 	maxAbsDiff: maxAbsDiffGeneric, maxAbs: maxAbsGeneric,
 	rows2D: func(k *Coeffs, r *Row, rows, stride int) { genericRows(false, opUpdate, k, r, rows, stride) },
 	rows3D: func(k *Coeffs, r *Row, rows, stride int) { genericRows(true, opUpdate, k, r, rows, stride) },
@@ -224,9 +249,18 @@ func genericRows(three bool, op rowOp, k *Coeffs, r *Row, rows, stride int) uint
 	if len(r.D) == 0 {
 		return 0
 	}
+	n := len(r.D)
 	for i := range rows {
 		o := i * stride
-		t := part(r, o, o+len(r.D))
+		t := part(r, o, o+n)
+		if op != opResidual {
+			if r.W.On {
+				t.C[0] = r.W.ghost(t.C[1])
+			}
+			if r.E.On {
+				t.C[n+1] = r.E.ghost(t.C[n])
+			}
+		}
 		switch {
 		case op == opResidual && three:
 			residual3DGeneric(k, &t)

@@ -94,28 +94,32 @@ func mixer(lanes int, k func(d, a, b *float64, cells int, wa, wb float64), g fun
 
 // asm are the assembly kernels of one instruction set
 // (kernel_amd64_decl.go): pointers to the first cell of each operand of the
-// first row (c: its west neighbour), the cells a row to do (a multiple of
-// the lanes), the rows, each stride cells after the last, the weights; the
-// check kernels return the largest change's bits.
+// first row (c: its west neighbour), the cells a row to do (at least the
+// lanes; a multiple of them for the streaming kernels), the rows, each
+// stride cells after the last, the weights, and for the update and check
+// kernels the edges each row's x ghosts are set by (edgeFlags); the check
+// kernels return the largest change's bits.
 type asm struct {
-	heat2D, nt2D       func(d, c, s, n *float64, cells, rows, stride int, c0, cx, cy float64)
-	heat2DSrc, nt2DSrc func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy, cf float64)
-	heat3D             func(d, c, s, n, l, u *float64, cells, rows, stride int, c0, cx, cy, cz float64)
-	heat3DSrc          func(d, c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz, cf float64)
-	chk2D              func(d, c, s, n *float64, cells, rows, stride int, c0, cx, cy float64) uint64
-	chk2DSrc           func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy, cf float64) uint64
-	chk3D              func(d, c, s, n, l, u *float64, cells, rows, stride int, c0, cx, cy, cz float64) uint64
-	chk3DSrc           func(d, c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz, cf float64) uint64
-	res2D              func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy float64)
-	res3D              func(d, c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz float64)
-	maxDiff            func(a, b *float64, cells int) uint64
-	max                func(a *float64, cells int) uint64
-	mix, mixAdd        func(d, a, b *float64, cells int, wa, wb float64)
-	reflect            func(d, m *float64, cells int, t float64)
-	moments            func(x *float64, cells int, m *float64)
-	interp             func(d, s *float64, cells int, near, far float64)
-	restrict2          func(d, a, b *float64, cells int, w float64)
-	restrict3          func(d, a, b, c, e *float64, cells int, w float64)
+	heat2D      func(d, c, s, n *float64, cells, rows, stride int, c0, cx, cy float64, edges int, tw, te float64)
+	heat2DSrc   func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy, cf float64, edges int, tw, te float64)
+	nt2D        func(d, c, s, n *float64, cells, rows, stride int, c0, cx, cy float64)
+	nt2DSrc     func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy, cf float64)
+	heat3D      func(d, c, s, n, l, u *float64, cells, rows, stride int, c0, cx, cy, cz float64, edges int, tw, te float64)
+	heat3DSrc   func(d, c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz, cf float64, edges int, tw, te float64)
+	chk2D       func(d, c, s, n *float64, cells, rows, stride int, c0, cx, cy float64, edges int, tw, te float64) uint64
+	chk2DSrc    func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy, cf float64, edges int, tw, te float64) uint64
+	chk3D       func(d, c, s, n, l, u *float64, cells, rows, stride int, c0, cx, cy, cz float64, edges int, tw, te float64) uint64
+	chk3DSrc    func(d, c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz, cf float64, edges int, tw, te float64) uint64
+	res2D       func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy float64)
+	res3D       func(d, c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz float64)
+	maxDiff     func(a, b *float64, cells int) uint64
+	max         func(a *float64, cells int) uint64
+	mix, mixAdd func(d, a, b *float64, cells int, wa, wb float64)
+	reflect     func(d, m *float64, cells int, t float64)
+	moments     func(x *float64, cells int, m *float64)
+	interp      func(d, s *float64, cells int, near, far float64)
+	restrict2   func(d, a, b *float64, cells int, w float64)
+	restrict3   func(d, a, b, c, e *float64, cells int, w float64)
 }
 
 // newSet wraps an instruction set's kernels: every row kernel is the
@@ -157,21 +161,15 @@ func newSet(name string, lanes int, a asm) Set {
 		}
 		restrict3Generic(d[v:], x[2*v:], y[2*v:], z[2*v:], e[2*v:], w)
 	}
-	ks.rows2D = func(k *Coeffs, r *Row, rows, stride int) { update(lanes, a.heat2D, a.heat2DSrc, k, r, rows, stride) }
+	ks.rows2D = func(k *Coeffs, r *Row, rows, stride int) { update(lanes, a, k, r, rows, stride, false) }
 	ks.rows3D = func(k *Coeffs, r *Row, rows, stride int) { update3(lanes, a, k, r, rows, stride, false) }
 	ks.check2D = func(k *Coeffs, r *Row, rows, stride int) float64 {
-		if !vectors(lanes, r, rows, stride) {
-			return absFloat(genericRows(false, opCheck, k, r, rows, stride))
-		}
-		if r.F == nil {
-			return absFloat(a.chk2D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], len(r.D), rows, stride, k.C0, k.CX, k.CY))
-		}
-		return absFloat(a.chk2DSrc(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.F[0], len(r.D), rows, stride, k.C0, k.CX, k.CY, k.CF))
+		return absFloat(update(lanes, a, k, r, rows, stride, true))
 	}
 	ks.check3D = func(k *Coeffs, r *Row, rows, stride int) float64 {
 		return absFloat(update3(lanes, a, k, r, rows, stride, true))
 	}
-	ks.heat2D = func(k *Coeffs, r *Row) { update(lanes, a.heat2D, a.heat2DSrc, k, r, 1, 0) }
+	ks.heat2D = func(k *Coeffs, r *Row) { update(lanes, a, k, r, 1, 0, false) }
 	ks.heat3D = func(k *Coeffs, r *Row) { update3(lanes, a, k, r, 1, 0, false) }
 	ks.stream2D = func(k *Coeffs, r *Row) { stream(lanes, a, k, r) }
 	ks.resRows2D = func(k *Coeffs, r *Row, rows, stride int) {
@@ -210,17 +208,45 @@ func vectors(lanes int, r *Row, rows, stride int) bool {
 	return true
 }
 
-// update runs a 2D update (plain or with source) over the rows.
-func update(lanes int, plain func(d, c, s, n *float64, cells, rows, stride int, c0, cx, cy float64),
-	src func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy, cf float64), k *Coeffs, r *Row, rows, stride int) {
-	switch {
-	case !vectors(lanes, r, rows, stride):
-		genericRows(false, opUpdate, k, r, rows, stride)
-	case r.F == nil:
-		plain(&r.D[0], &r.C[0], &r.S[0], &r.N[0], len(r.D), rows, stride, k.C0, k.CX, k.CY)
-	default:
-		src(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.F[0], len(r.D), rows, stride, k.C0, k.CX, k.CY, k.CF)
+// update runs the 2D update (plain or with source) over the rows, their
+// edges set first; with check, the check kernels, returning the bits of the
+// largest change.
+func update(lanes int, a asm, k *Coeffs, r *Row, rows, stride int, check bool) uint64 {
+	if !vectors(lanes, r, rows, stride) {
+		return genericRows(false, checkOp(check), k, r, rows, stride)
 	}
+	n, e := len(r.D), edgeFlags(r)
+	switch {
+	case !check && r.F == nil:
+		a.heat2D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], n, rows, stride, k.C0, k.CX, k.CY, e, r.W.Twice, r.E.Twice)
+	case !check:
+		a.heat2DSrc(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.F[0], n, rows, stride, k.C0, k.CX, k.CY, k.CF, e, r.W.Twice, r.E.Twice)
+	case r.F == nil:
+		return a.chk2D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], n, rows, stride, k.C0, k.CX, k.CY, e, r.W.Twice, r.E.Twice)
+	default:
+		return a.chk2DSrc(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.F[0], n, rows, stride, k.C0, k.CX, k.CY, k.CF, e, r.W.Twice, r.E.Twice)
+	}
+	return 0
+}
+
+// edgeFlags is the edges argument of the assembly for r's W and E
+// (internal/asmgen: bits 0 and 1 the west ghost, set and Dirichlet; bits 2
+// and 3 the east one).
+func edgeFlags(r *Row) int {
+	f := 0
+	if r.W.On {
+		f |= 1
+		if r.W.Kind == Dirichlet {
+			f |= 2
+		}
+	}
+	if r.E.On {
+		f |= 4
+		if r.E.Kind == Dirichlet {
+			f |= 8
+		}
+	}
+	return f
 }
 
 // checkOp is opCheck with check, else opUpdate.
@@ -237,16 +263,16 @@ func update3(lanes int, a asm, k *Coeffs, r *Row, rows, stride int, check bool) 
 	if !vectors(lanes, r, rows, stride) {
 		return genericRows(true, checkOp(check), k, r, rows, stride)
 	}
-	n := len(r.D)
+	n, e := len(r.D), edgeFlags(r)
 	switch {
 	case !check && r.F == nil:
-		a.heat3D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], n, rows, stride, k.C0, k.CX, k.CY, k.CZ)
+		a.heat3D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], n, rows, stride, k.C0, k.CX, k.CY, k.CZ, e, r.W.Twice, r.E.Twice)
 	case !check:
-		a.heat3DSrc(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], &r.F[0], n, rows, stride, k.C0, k.CX, k.CY, k.CZ, k.CF)
+		a.heat3DSrc(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], &r.F[0], n, rows, stride, k.C0, k.CX, k.CY, k.CZ, k.CF, e, r.W.Twice, r.E.Twice)
 	case r.F == nil:
-		return a.chk3D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], n, rows, stride, k.C0, k.CX, k.CY, k.CZ)
+		return a.chk3D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], n, rows, stride, k.C0, k.CX, k.CY, k.CZ, e, r.W.Twice, r.E.Twice)
 	default:
-		return a.chk3DSrc(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], &r.F[0], n, rows, stride, k.C0, k.CX, k.CY, k.CZ, k.CF)
+		return a.chk3DSrc(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], &r.F[0], n, rows, stride, k.C0, k.CX, k.CY, k.CZ, k.CF, e, r.W.Twice, r.E.Twice)
 	}
 	return 0
 }
@@ -254,7 +280,7 @@ func update3(lanes int, a asm, k *Coeffs, r *Row, rows, stride int, check bool) 
 // stream runs the 2D non-temporal update over a row: the generic kernel up
 // to the first cell whose address is a multiple of a vector (the stores
 // need it), the assembly over the whole vectors after it, the generic
-// kernel over the rest.
+// kernel over the rest. It leaves the row's ghosts alone (W and E unused).
 func stream(lanes int, a asm, k *Coeffs, r *Row) {
 	n := len(r.D)
 	if n == 0 {
@@ -272,12 +298,15 @@ func stream(lanes int, a asm, k *Coeffs, r *Row) {
 		t := part(r, head, n)
 		v := len(t.D) &^ (lanes - 1)
 		if v > 0 {
-			w := part(&t, 0, v)
-			update(lanes, a.nt2D, a.nt2DSrc, k, &w, 1, 0)
+			if t.F == nil {
+				a.nt2D(&t.D[0], &t.C[0], &t.S[0], &t.N[0], v, 1, 0, k.C0, k.CX, k.CY)
+			} else {
+				a.nt2DSrc(&t.D[0], &t.C[0], &t.S[0], &t.N[0], &t.F[0], v, 1, 0, k.C0, k.CX, k.CY, k.CF)
+			}
 		}
 		if v < len(t.D) {
 			w := part(&t, max(0, len(t.D)-lanes), len(t.D))
-			update(lanes, a.heat2D, a.heat2DSrc, k, &w, 1, 0)
+			update(lanes, a, k, &w, 1, 0, false)
 		}
 	}
 }

@@ -4,9 +4,9 @@
 
 #include "textflag.h"
 
-// func heat2DAVX2(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64)
+// func heat2DAVX2(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, edges int, tw float64, te float64)
 // Requires: AVX
-TEXT ·heat2DAVX2(SB), NOSPLIT, $0-80
+TEXT ·heat2DAVX2(SB), NOSPLIT, $0-104
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -28,6 +28,30 @@ TEXT ·heat2DAVX2(SB), NOSPLIT, $0-80
 	SUBQ         $0x00000020, R11
 
 heat2DAVX2_row:
+	TESTQ  $0x00000001, edges+80(FP)
+	JZ     heat2DAVX2_tw_skip
+	VMOVSD 8(CX), X3
+	TESTQ  $0x00000002, edges+80(FP)
+	JZ     heat2DAVX2_tw_store
+	VMOVSD tw+88(FP), X4
+	VSUBSD X3, X4, X3
+
+heat2DAVX2_tw_store:
+	VMOVSD X3, (CX)
+
+heat2DAVX2_tw_skip:
+	TESTQ  $0x00000004, edges+80(FP)
+	JZ     heat2DAVX2_te_skip
+	VMOVSD 32(CX)(R9*1), X3
+	TESTQ  $0x00000008, edges+80(FP)
+	JZ     heat2DAVX2_te_store
+	VMOVSD te+96(FP), X4
+	VSUBSD X3, X4, X3
+
+heat2DAVX2_te_store:
+	VMOVSD X3, 40(CX)(R9*1)
+
+heat2DAVX2_te_skip:
 	XORQ         SI, SI
 	VBROADCASTSD (CX), Y3
 	VMOVUPD      8(CX)(SI*1), Y4
@@ -131,9 +155,9 @@ heat2DAVX2_end:
 	VZEROUPPER
 	RET
 
-// func heat2DAVX512(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64)
+// func heat2DAVX512(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, edges int, tw float64, te float64)
 // Requires: AVX, AVX512F
-TEXT ·heat2DAVX512(SB), NOSPLIT, $0-80
+TEXT ·heat2DAVX512(SB), NOSPLIT, $0-104
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -155,6 +179,30 @@ TEXT ·heat2DAVX512(SB), NOSPLIT, $0-80
 	SUBQ         $0x00000040, R11
 
 heat2DAVX512_row:
+	TESTQ  $0x00000001, edges+80(FP)
+	JZ     heat2DAVX512_tw_skip
+	VMOVSD 8(CX), X3
+	TESTQ  $0x00000002, edges+80(FP)
+	JZ     heat2DAVX512_tw_store
+	VMOVSD tw+88(FP), X4
+	VSUBSD X3, X4, X3
+
+heat2DAVX512_tw_store:
+	VMOVSD X3, (CX)
+
+heat2DAVX512_tw_skip:
+	TESTQ  $0x00000004, edges+80(FP)
+	JZ     heat2DAVX512_te_skip
+	VMOVSD 64(CX)(R9*1), X3
+	TESTQ  $0x00000008, edges+80(FP)
+	JZ     heat2DAVX512_te_store
+	VMOVSD te+96(FP), X4
+	VSUBSD X3, X4, X3
+
+heat2DAVX512_te_store:
+	VMOVSD X3, 72(CX)(R9*1)
+
+heat2DAVX512_te_skip:
 	XORQ         SI, SI
 	VBROADCASTSD (CX), Z3
 	VMOVUPD      8(CX)(SI*1), Z4
@@ -253,9 +301,9 @@ heat2DAVX512_end:
 	VZEROUPPER
 	RET
 
-// func heat2DSrcAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64)
+// func heat2DSrcAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64, edges int, tw float64, te float64)
 // Requires: AVX
-TEXT ·heat2DSrcAVX2(SB), NOSPLIT, $0-96
+TEXT ·heat2DSrcAVX2(SB), NOSPLIT, $0-120
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -279,6 +327,30 @@ TEXT ·heat2DSrcAVX2(SB), NOSPLIT, $0-96
 	SUBQ         $0x00000020, R12
 
 heat2DSrcAVX2_row:
+	TESTQ  $0x00000001, edges+96(FP)
+	JZ     heat2DSrcAVX2_tw_skip
+	VMOVSD 8(CX), X4
+	TESTQ  $0x00000002, edges+96(FP)
+	JZ     heat2DSrcAVX2_tw_store
+	VMOVSD tw+104(FP), X5
+	VSUBSD X4, X5, X4
+
+heat2DSrcAVX2_tw_store:
+	VMOVSD X4, (CX)
+
+heat2DSrcAVX2_tw_skip:
+	TESTQ  $0x00000004, edges+96(FP)
+	JZ     heat2DSrcAVX2_te_skip
+	VMOVSD 32(CX)(R10*1), X4
+	TESTQ  $0x00000008, edges+96(FP)
+	JZ     heat2DSrcAVX2_te_store
+	VMOVSD te+112(FP), X5
+	VSUBSD X4, X5, X4
+
+heat2DSrcAVX2_te_store:
+	VMOVSD X4, 40(CX)(R10*1)
+
+heat2DSrcAVX2_te_skip:
 	XORQ         DI, DI
 	VBROADCASTSD (CX), Y4
 	VMOVUPD      8(CX)(DI*1), Y5
@@ -393,9 +465,9 @@ heat2DSrcAVX2_end:
 	VZEROUPPER
 	RET
 
-// func heat2DSrcAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64)
+// func heat2DSrcAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64, edges int, tw float64, te float64)
 // Requires: AVX, AVX512F
-TEXT ·heat2DSrcAVX512(SB), NOSPLIT, $0-96
+TEXT ·heat2DSrcAVX512(SB), NOSPLIT, $0-120
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -419,6 +491,30 @@ TEXT ·heat2DSrcAVX512(SB), NOSPLIT, $0-96
 	SUBQ         $0x00000040, R12
 
 heat2DSrcAVX512_row:
+	TESTQ  $0x00000001, edges+96(FP)
+	JZ     heat2DSrcAVX512_tw_skip
+	VMOVSD 8(CX), X4
+	TESTQ  $0x00000002, edges+96(FP)
+	JZ     heat2DSrcAVX512_tw_store
+	VMOVSD tw+104(FP), X5
+	VSUBSD X4, X5, X4
+
+heat2DSrcAVX512_tw_store:
+	VMOVSD X4, (CX)
+
+heat2DSrcAVX512_tw_skip:
+	TESTQ  $0x00000004, edges+96(FP)
+	JZ     heat2DSrcAVX512_te_skip
+	VMOVSD 64(CX)(R10*1), X4
+	TESTQ  $0x00000008, edges+96(FP)
+	JZ     heat2DSrcAVX512_te_store
+	VMOVSD te+112(FP), X5
+	VSUBSD X4, X5, X4
+
+heat2DSrcAVX512_te_store:
+	VMOVSD X4, 72(CX)(R10*1)
+
+heat2DSrcAVX512_te_skip:
 	XORQ         DI, DI
 	VBROADCASTSD (CX), Z4
 	VMOVUPD      8(CX)(DI*1), Z5
@@ -801,9 +897,9 @@ residual2DAVX512_end:
 	VZEROUPPER
 	RET
 
-// func heat2DChkAVX2(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64) uint64
+// func heat2DChkAVX2(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, edges int, tw float64, te float64) uint64
 // Requires: AVX, AVX2, CMOV
-TEXT ·heat2DChkAVX2(SB), NOSPLIT, $32-88
+TEXT ·heat2DChkAVX2(SB), NOSPLIT, $32-112
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -826,6 +922,30 @@ TEXT ·heat2DChkAVX2(SB), NOSPLIT, $32-88
 	SUBQ         $0x00000020, R11
 
 heat2DChkAVX2_row:
+	TESTQ  $0x00000001, edges+80(FP)
+	JZ     heat2DChkAVX2_tw_skip
+	VMOVSD 8(CX), X4
+	TESTQ  $0x00000002, edges+80(FP)
+	JZ     heat2DChkAVX2_tw_store
+	VMOVSD tw+88(FP), X5
+	VSUBSD X4, X5, X4
+
+heat2DChkAVX2_tw_store:
+	VMOVSD X4, (CX)
+
+heat2DChkAVX2_tw_skip:
+	TESTQ  $0x00000004, edges+80(FP)
+	JZ     heat2DChkAVX2_te_skip
+	VMOVSD 32(CX)(R9*1), X4
+	TESTQ  $0x00000008, edges+80(FP)
+	JZ     heat2DChkAVX2_te_store
+	VMOVSD te+96(FP), X5
+	VSUBSD X4, X5, X4
+
+heat2DChkAVX2_te_store:
+	VMOVSD X4, 40(CX)(R9*1)
+
+heat2DChkAVX2_te_skip:
 	XORQ         SI, SI
 	VBROADCASTSD (CX), Y4
 	VMOVUPD      8(CX)(SI*1), Y5
@@ -962,13 +1082,13 @@ heat2DChkAVX2_end:
 	MOVQ    24(SP), CX
 	CMPQ    CX, AX
 	CMOVQHI CX, AX
-	MOVQ    AX, ret+80(FP)
+	MOVQ    AX, ret+104(FP)
 	VZEROUPPER
 	RET
 
-// func heat2DChkAVX512(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64) uint64
+// func heat2DChkAVX512(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, edges int, tw float64, te float64) uint64
 // Requires: AVX, AVX512F, CMOV
-TEXT ·heat2DChkAVX512(SB), NOSPLIT, $64-88
+TEXT ·heat2DChkAVX512(SB), NOSPLIT, $64-112
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -991,6 +1111,30 @@ TEXT ·heat2DChkAVX512(SB), NOSPLIT, $64-88
 	SUBQ         $0x00000040, R11
 
 heat2DChkAVX512_row:
+	TESTQ  $0x00000001, edges+80(FP)
+	JZ     heat2DChkAVX512_tw_skip
+	VMOVSD 8(CX), X4
+	TESTQ  $0x00000002, edges+80(FP)
+	JZ     heat2DChkAVX512_tw_store
+	VMOVSD tw+88(FP), X5
+	VSUBSD X4, X5, X4
+
+heat2DChkAVX512_tw_store:
+	VMOVSD X4, (CX)
+
+heat2DChkAVX512_tw_skip:
+	TESTQ  $0x00000004, edges+80(FP)
+	JZ     heat2DChkAVX512_te_skip
+	VMOVSD 64(CX)(R9*1), X4
+	TESTQ  $0x00000008, edges+80(FP)
+	JZ     heat2DChkAVX512_te_store
+	VMOVSD te+96(FP), X5
+	VSUBSD X4, X5, X4
+
+heat2DChkAVX512_te_store:
+	VMOVSD X4, 72(CX)(R9*1)
+
+heat2DChkAVX512_te_skip:
 	XORQ         SI, SI
 	VBROADCASTSD (CX), Z4
 	VMOVUPD      8(CX)(SI*1), Z5
@@ -1129,13 +1273,13 @@ heat2DChkAVX512_end:
 	MOVQ      56(SP), CX
 	CMPQ      CX, AX
 	CMOVQHI   CX, AX
-	MOVQ      AX, ret+80(FP)
+	MOVQ      AX, ret+104(FP)
 	VZEROUPPER
 	RET
 
-// func heat2DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64) uint64
+// func heat2DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64, edges int, tw float64, te float64) uint64
 // Requires: AVX, AVX2, CMOV
-TEXT ·heat2DSrcChkAVX2(SB), NOSPLIT, $32-104
+TEXT ·heat2DSrcChkAVX2(SB), NOSPLIT, $32-128
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -1160,6 +1304,30 @@ TEXT ·heat2DSrcChkAVX2(SB), NOSPLIT, $32-104
 	SUBQ         $0x00000020, R12
 
 heat2DSrcChkAVX2_row:
+	TESTQ  $0x00000001, edges+96(FP)
+	JZ     heat2DSrcChkAVX2_tw_skip
+	VMOVSD 8(CX), X5
+	TESTQ  $0x00000002, edges+96(FP)
+	JZ     heat2DSrcChkAVX2_tw_store
+	VMOVSD tw+104(FP), X6
+	VSUBSD X5, X6, X5
+
+heat2DSrcChkAVX2_tw_store:
+	VMOVSD X5, (CX)
+
+heat2DSrcChkAVX2_tw_skip:
+	TESTQ  $0x00000004, edges+96(FP)
+	JZ     heat2DSrcChkAVX2_te_skip
+	VMOVSD 32(CX)(R10*1), X5
+	TESTQ  $0x00000008, edges+96(FP)
+	JZ     heat2DSrcChkAVX2_te_store
+	VMOVSD te+112(FP), X6
+	VSUBSD X5, X6, X5
+
+heat2DSrcChkAVX2_te_store:
+	VMOVSD X5, 40(CX)(R10*1)
+
+heat2DSrcChkAVX2_te_skip:
 	XORQ         DI, DI
 	VBROADCASTSD (CX), Y5
 	VMOVUPD      8(CX)(DI*1), Y6
@@ -1307,13 +1475,13 @@ heat2DSrcChkAVX2_end:
 	MOVQ    24(SP), CX
 	CMPQ    CX, AX
 	CMOVQHI CX, AX
-	MOVQ    AX, ret+96(FP)
+	MOVQ    AX, ret+120(FP)
 	VZEROUPPER
 	RET
 
-// func heat2DSrcChkAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64) uint64
+// func heat2DSrcChkAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64, edges int, tw float64, te float64) uint64
 // Requires: AVX, AVX512F, CMOV
-TEXT ·heat2DSrcChkAVX512(SB), NOSPLIT, $64-104
+TEXT ·heat2DSrcChkAVX512(SB), NOSPLIT, $64-128
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -1338,6 +1506,30 @@ TEXT ·heat2DSrcChkAVX512(SB), NOSPLIT, $64-104
 	SUBQ         $0x00000040, R12
 
 heat2DSrcChkAVX512_row:
+	TESTQ  $0x00000001, edges+96(FP)
+	JZ     heat2DSrcChkAVX512_tw_skip
+	VMOVSD 8(CX), X5
+	TESTQ  $0x00000002, edges+96(FP)
+	JZ     heat2DSrcChkAVX512_tw_store
+	VMOVSD tw+104(FP), X6
+	VSUBSD X5, X6, X5
+
+heat2DSrcChkAVX512_tw_store:
+	VMOVSD X5, (CX)
+
+heat2DSrcChkAVX512_tw_skip:
+	TESTQ  $0x00000004, edges+96(FP)
+	JZ     heat2DSrcChkAVX512_te_skip
+	VMOVSD 64(CX)(R10*1), X5
+	TESTQ  $0x00000008, edges+96(FP)
+	JZ     heat2DSrcChkAVX512_te_store
+	VMOVSD te+112(FP), X6
+	VSUBSD X5, X6, X5
+
+heat2DSrcChkAVX512_te_store:
+	VMOVSD X5, 72(CX)(R10*1)
+
+heat2DSrcChkAVX512_te_skip:
 	XORQ         DI, DI
 	VBROADCASTSD (CX), Z5
 	VMOVUPD      8(CX)(DI*1), Z6
@@ -1487,13 +1679,13 @@ heat2DSrcChkAVX512_end:
 	MOVQ      56(SP), CX
 	CMPQ      CX, AX
 	CMOVQHI   CX, AX
-	MOVQ      AX, ret+96(FP)
+	MOVQ      AX, ret+120(FP)
 	VZEROUPPER
 	RET
 
-// func heat3DAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64)
+// func heat3DAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, edges int, tw float64, te float64)
 // Requires: AVX
-TEXT ·heat3DAVX2(SB), NOSPLIT, $0-104
+TEXT ·heat3DAVX2(SB), NOSPLIT, $0-128
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -1518,6 +1710,30 @@ TEXT ·heat3DAVX2(SB), NOSPLIT, $0-104
 	SUBQ         $0x00000020, R13
 
 heat3DAVX2_row:
+	TESTQ  $0x00000001, edges+104(FP)
+	JZ     heat3DAVX2_tw_skip
+	VMOVSD 8(CX), X4
+	TESTQ  $0x00000002, edges+104(FP)
+	JZ     heat3DAVX2_tw_store
+	VMOVSD tw+112(FP), X5
+	VSUBSD X4, X5, X4
+
+heat3DAVX2_tw_store:
+	VMOVSD X4, (CX)
+
+heat3DAVX2_tw_skip:
+	TESTQ  $0x00000004, edges+104(FP)
+	JZ     heat3DAVX2_te_skip
+	VMOVSD 32(CX)(R11*1), X4
+	TESTQ  $0x00000008, edges+104(FP)
+	JZ     heat3DAVX2_te_store
+	VMOVSD te+120(FP), X5
+	VSUBSD X4, X5, X4
+
+heat3DAVX2_te_store:
+	VMOVSD X4, 40(CX)(R11*1)
+
+heat3DAVX2_te_skip:
 	XORQ         R8, R8
 	VBROADCASTSD (CX), Y4
 	VMOVUPD      8(CX)(R8*1), Y5
@@ -1643,9 +1859,9 @@ heat3DAVX2_end:
 	VZEROUPPER
 	RET
 
-// func heat3DAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64)
+// func heat3DAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, edges int, tw float64, te float64)
 // Requires: AVX, AVX512F
-TEXT ·heat3DAVX512(SB), NOSPLIT, $0-104
+TEXT ·heat3DAVX512(SB), NOSPLIT, $0-128
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -1670,6 +1886,30 @@ TEXT ·heat3DAVX512(SB), NOSPLIT, $0-104
 	SUBQ         $0x00000040, R13
 
 heat3DAVX512_row:
+	TESTQ  $0x00000001, edges+104(FP)
+	JZ     heat3DAVX512_tw_skip
+	VMOVSD 8(CX), X4
+	TESTQ  $0x00000002, edges+104(FP)
+	JZ     heat3DAVX512_tw_store
+	VMOVSD tw+112(FP), X5
+	VSUBSD X4, X5, X4
+
+heat3DAVX512_tw_store:
+	VMOVSD X4, (CX)
+
+heat3DAVX512_tw_skip:
+	TESTQ  $0x00000004, edges+104(FP)
+	JZ     heat3DAVX512_te_skip
+	VMOVSD 64(CX)(R11*1), X4
+	TESTQ  $0x00000008, edges+104(FP)
+	JZ     heat3DAVX512_te_store
+	VMOVSD te+120(FP), X5
+	VSUBSD X4, X5, X4
+
+heat3DAVX512_te_store:
+	VMOVSD X4, 72(CX)(R11*1)
+
+heat3DAVX512_te_skip:
 	XORQ         R8, R8
 	VBROADCASTSD (CX), Z4
 	VMOVUPD      8(CX)(R8*1), Z5
@@ -1790,9 +2030,9 @@ heat3DAVX512_end:
 	VZEROUPPER
 	RET
 
-// func heat3DSrcAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64)
+// func heat3DSrcAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64, edges int, tw float64, te float64)
 // Requires: AVX
-TEXT ·heat3DSrcAVX2(SB), NOSPLIT, $0-120
+TEXT ·heat3DSrcAVX2(SB), NOSPLIT, $0-144
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -1819,6 +2059,30 @@ TEXT ·heat3DSrcAVX2(SB), NOSPLIT, $0-120
 	SUBQ         $0x00000020, R14
 
 heat3DSrcAVX2_row:
+	TESTQ  $0x00000001, edges+120(FP)
+	JZ     heat3DSrcAVX2_tw_skip
+	VMOVSD 8(CX), X5
+	TESTQ  $0x00000002, edges+120(FP)
+	JZ     heat3DSrcAVX2_tw_store
+	VMOVSD tw+128(FP), X6
+	VSUBSD X5, X6, X5
+
+heat3DSrcAVX2_tw_store:
+	VMOVSD X5, (CX)
+
+heat3DSrcAVX2_tw_skip:
+	TESTQ  $0x00000004, edges+120(FP)
+	JZ     heat3DSrcAVX2_te_skip
+	VMOVSD 32(CX)(R12*1), X5
+	TESTQ  $0x00000008, edges+120(FP)
+	JZ     heat3DSrcAVX2_te_store
+	VMOVSD te+136(FP), X6
+	VSUBSD X5, X6, X5
+
+heat3DSrcAVX2_te_store:
+	VMOVSD X5, 40(CX)(R12*1)
+
+heat3DSrcAVX2_te_skip:
 	XORQ         R9, R9
 	VBROADCASTSD (CX), Y5
 	VMOVUPD      8(CX)(R9*1), Y6
@@ -1955,9 +2219,9 @@ heat3DSrcAVX2_end:
 	VZEROUPPER
 	RET
 
-// func heat3DSrcAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64)
+// func heat3DSrcAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64, edges int, tw float64, te float64)
 // Requires: AVX, AVX512F
-TEXT ·heat3DSrcAVX512(SB), NOSPLIT, $0-120
+TEXT ·heat3DSrcAVX512(SB), NOSPLIT, $0-144
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -1984,6 +2248,30 @@ TEXT ·heat3DSrcAVX512(SB), NOSPLIT, $0-120
 	SUBQ         $0x00000040, R14
 
 heat3DSrcAVX512_row:
+	TESTQ  $0x00000001, edges+120(FP)
+	JZ     heat3DSrcAVX512_tw_skip
+	VMOVSD 8(CX), X5
+	TESTQ  $0x00000002, edges+120(FP)
+	JZ     heat3DSrcAVX512_tw_store
+	VMOVSD tw+128(FP), X6
+	VSUBSD X5, X6, X5
+
+heat3DSrcAVX512_tw_store:
+	VMOVSD X5, (CX)
+
+heat3DSrcAVX512_tw_skip:
+	TESTQ  $0x00000004, edges+120(FP)
+	JZ     heat3DSrcAVX512_te_skip
+	VMOVSD 64(CX)(R12*1), X5
+	TESTQ  $0x00000008, edges+120(FP)
+	JZ     heat3DSrcAVX512_te_store
+	VMOVSD te+136(FP), X6
+	VSUBSD X5, X6, X5
+
+heat3DSrcAVX512_te_store:
+	VMOVSD X5, 72(CX)(R12*1)
+
+heat3DSrcAVX512_te_skip:
 	XORQ         R9, R9
 	VBROADCASTSD (CX), Z5
 	VMOVUPD      8(CX)(R9*1), Z6
@@ -2438,9 +2726,9 @@ residual3DAVX512_end:
 	VZEROUPPER
 	RET
 
-// func heat3DChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64) uint64
+// func heat3DChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, edges int, tw float64, te float64) uint64
 // Requires: AVX, AVX2, CMOV
-TEXT ·heat3DChkAVX2(SB), NOSPLIT, $32-112
+TEXT ·heat3DChkAVX2(SB), NOSPLIT, $32-136
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -2466,6 +2754,30 @@ TEXT ·heat3DChkAVX2(SB), NOSPLIT, $32-112
 	SUBQ         $0x00000020, R13
 
 heat3DChkAVX2_row:
+	TESTQ  $0x00000001, edges+104(FP)
+	JZ     heat3DChkAVX2_tw_skip
+	VMOVSD 8(CX), X5
+	TESTQ  $0x00000002, edges+104(FP)
+	JZ     heat3DChkAVX2_tw_store
+	VMOVSD tw+112(FP), X6
+	VSUBSD X5, X6, X5
+
+heat3DChkAVX2_tw_store:
+	VMOVSD X5, (CX)
+
+heat3DChkAVX2_tw_skip:
+	TESTQ  $0x00000004, edges+104(FP)
+	JZ     heat3DChkAVX2_te_skip
+	VMOVSD 32(CX)(R11*1), X5
+	TESTQ  $0x00000008, edges+104(FP)
+	JZ     heat3DChkAVX2_te_store
+	VMOVSD te+120(FP), X6
+	VSUBSD X5, X6, X5
+
+heat3DChkAVX2_te_store:
+	VMOVSD X5, 40(CX)(R11*1)
+
+heat3DChkAVX2_te_skip:
 	XORQ         R8, R8
 	VBROADCASTSD (CX), Y5
 	VMOVUPD      8(CX)(R8*1), Y6
@@ -2624,13 +2936,13 @@ heat3DChkAVX2_end:
 	MOVQ    24(SP), CX
 	CMPQ    CX, AX
 	CMOVQHI CX, AX
-	MOVQ    AX, ret+104(FP)
+	MOVQ    AX, ret+128(FP)
 	VZEROUPPER
 	RET
 
-// func heat3DChkAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64) uint64
+// func heat3DChkAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, edges int, tw float64, te float64) uint64
 // Requires: AVX, AVX512F, CMOV
-TEXT ·heat3DChkAVX512(SB), NOSPLIT, $64-112
+TEXT ·heat3DChkAVX512(SB), NOSPLIT, $64-136
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -2656,6 +2968,30 @@ TEXT ·heat3DChkAVX512(SB), NOSPLIT, $64-112
 	SUBQ         $0x00000040, R13
 
 heat3DChkAVX512_row:
+	TESTQ  $0x00000001, edges+104(FP)
+	JZ     heat3DChkAVX512_tw_skip
+	VMOVSD 8(CX), X5
+	TESTQ  $0x00000002, edges+104(FP)
+	JZ     heat3DChkAVX512_tw_store
+	VMOVSD tw+112(FP), X6
+	VSUBSD X5, X6, X5
+
+heat3DChkAVX512_tw_store:
+	VMOVSD X5, (CX)
+
+heat3DChkAVX512_tw_skip:
+	TESTQ  $0x00000004, edges+104(FP)
+	JZ     heat3DChkAVX512_te_skip
+	VMOVSD 64(CX)(R11*1), X5
+	TESTQ  $0x00000008, edges+104(FP)
+	JZ     heat3DChkAVX512_te_store
+	VMOVSD te+120(FP), X6
+	VSUBSD X5, X6, X5
+
+heat3DChkAVX512_te_store:
+	VMOVSD X5, 72(CX)(R11*1)
+
+heat3DChkAVX512_te_skip:
 	XORQ         R8, R8
 	VBROADCASTSD (CX), Z5
 	VMOVUPD      8(CX)(R8*1), Z6
@@ -2816,13 +3152,13 @@ heat3DChkAVX512_end:
 	MOVQ      56(SP), CX
 	CMPQ      CX, AX
 	CMOVQHI   CX, AX
-	MOVQ      AX, ret+104(FP)
+	MOVQ      AX, ret+128(FP)
 	VZEROUPPER
 	RET
 
-// func heat3DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64) uint64
+// func heat3DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64, edges int, tw float64, te float64) uint64
 // Requires: AVX, AVX2, CMOV
-TEXT ·heat3DSrcChkAVX2(SB), NOSPLIT, $32-128
+TEXT ·heat3DSrcChkAVX2(SB), NOSPLIT, $32-152
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -2850,6 +3186,30 @@ TEXT ·heat3DSrcChkAVX2(SB), NOSPLIT, $32-128
 	SUBQ         $0x00000020, R14
 
 heat3DSrcChkAVX2_row:
+	TESTQ  $0x00000001, edges+120(FP)
+	JZ     heat3DSrcChkAVX2_tw_skip
+	VMOVSD 8(CX), X6
+	TESTQ  $0x00000002, edges+120(FP)
+	JZ     heat3DSrcChkAVX2_tw_store
+	VMOVSD tw+128(FP), X7
+	VSUBSD X6, X7, X6
+
+heat3DSrcChkAVX2_tw_store:
+	VMOVSD X6, (CX)
+
+heat3DSrcChkAVX2_tw_skip:
+	TESTQ  $0x00000004, edges+120(FP)
+	JZ     heat3DSrcChkAVX2_te_skip
+	VMOVSD 32(CX)(R12*1), X6
+	TESTQ  $0x00000008, edges+120(FP)
+	JZ     heat3DSrcChkAVX2_te_store
+	VMOVSD te+136(FP), X7
+	VSUBSD X6, X7, X6
+
+heat3DSrcChkAVX2_te_store:
+	VMOVSD X6, 40(CX)(R12*1)
+
+heat3DSrcChkAVX2_te_skip:
 	XORQ         R9, R9
 	VBROADCASTSD (CX), Y6
 	VMOVUPD      8(CX)(R9*1), Y7
@@ -3019,13 +3379,13 @@ heat3DSrcChkAVX2_end:
 	MOVQ    24(SP), CX
 	CMPQ    CX, AX
 	CMOVQHI CX, AX
-	MOVQ    AX, ret+120(FP)
+	MOVQ    AX, ret+144(FP)
 	VZEROUPPER
 	RET
 
-// func heat3DSrcChkAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64) uint64
+// func heat3DSrcChkAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64, edges int, tw float64, te float64) uint64
 // Requires: AVX, AVX512F, CMOV
-TEXT ·heat3DSrcChkAVX512(SB), NOSPLIT, $64-128
+TEXT ·heat3DSrcChkAVX512(SB), NOSPLIT, $64-152
 	MOVQ         d+0(FP), AX
 	MOVQ         c+8(FP), CX
 	MOVQ         s+16(FP), DX
@@ -3053,6 +3413,30 @@ TEXT ·heat3DSrcChkAVX512(SB), NOSPLIT, $64-128
 	SUBQ         $0x00000040, R14
 
 heat3DSrcChkAVX512_row:
+	TESTQ  $0x00000001, edges+120(FP)
+	JZ     heat3DSrcChkAVX512_tw_skip
+	VMOVSD 8(CX), X6
+	TESTQ  $0x00000002, edges+120(FP)
+	JZ     heat3DSrcChkAVX512_tw_store
+	VMOVSD tw+128(FP), X7
+	VSUBSD X6, X7, X6
+
+heat3DSrcChkAVX512_tw_store:
+	VMOVSD X6, (CX)
+
+heat3DSrcChkAVX512_tw_skip:
+	TESTQ  $0x00000004, edges+120(FP)
+	JZ     heat3DSrcChkAVX512_te_skip
+	VMOVSD 64(CX)(R12*1), X6
+	TESTQ  $0x00000008, edges+120(FP)
+	JZ     heat3DSrcChkAVX512_te_store
+	VMOVSD te+136(FP), X7
+	VSUBSD X6, X7, X6
+
+heat3DSrcChkAVX512_te_store:
+	VMOVSD X6, 72(CX)(R12*1)
+
+heat3DSrcChkAVX512_te_skip:
 	XORQ         R9, R9
 	VBROADCASTSD (CX), Z6
 	VMOVUPD      8(CX)(R9*1), Z7
@@ -3224,7 +3608,7 @@ heat3DSrcChkAVX512_end:
 	MOVQ      56(SP), CX
 	CMPQ      CX, AX
 	CMOVQHI   CX, AX
-	MOVQ      AX, ret+120(FP)
+	MOVQ      AX, ret+144(FP)
 	VZEROUPPER
 	RET
 

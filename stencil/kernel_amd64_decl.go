@@ -11,9 +11,11 @@ package stencil
 //
 // summed left to right, each product rounded on its own; then the same for
 // each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
+// Before each row, by edges: bit 0 sets c[0] = c[1] (bit 1: tw − c[1]), bit 2
+// sets c[cells+1] = c[cells] (bit 3: te − c[cells]).
 //
 //go:noescape
-func heat2DAVX2(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64)
+func heat2DAVX2(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, edges int, tw float64, te float64)
 
 // heat2DAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512;
 // cells >= 8, c one cell before the row):
@@ -22,9 +24,11 @@ func heat2DAVX2(d *float64, c *float64, s *float64, n *float64, cells int, rows 
 //
 // summed left to right, each product rounded on its own; then the same for
 // each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
+// Before each row, by edges: bit 0 sets c[0] = c[1] (bit 1: tw − c[1]), bit 2
+// sets c[cells+1] = c[cells] (bit 3: te − c[cells]).
 //
 //go:noescape
-func heat2DAVX512(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64)
+func heat2DAVX512(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, edges int, tw float64, te float64)
 
 // heat2DSrcAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2;
 // cells >= 4, c one cell before the row):
@@ -33,9 +37,11 @@ func heat2DAVX512(d *float64, c *float64, s *float64, n *float64, cells int, row
 //
 // summed left to right, each product rounded on its own; then the same for
 // each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
+// Before each row, by edges: bit 0 sets c[0] = c[1] (bit 1: tw − c[1]), bit 2
+// sets c[cells+1] = c[cells] (bit 3: te − c[cells]).
 //
 //go:noescape
-func heat2DSrcAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64)
+func heat2DSrcAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64, edges int, tw float64, te float64)
 
 // heat2DSrcAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512;
 // cells >= 8, c one cell before the row):
@@ -44,9 +50,11 @@ func heat2DSrcAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, c
 //
 // summed left to right, each product rounded on its own; then the same for
 // each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
+// Before each row, by edges: bit 0 sets c[0] = c[1] (bit 1: tw − c[1]), bit 2
+// sets c[cells+1] = c[cells] (bit 3: te − c[cells]).
 //
 //go:noescape
-func heat2DSrcAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64)
+func heat2DSrcAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64, edges int, tw float64, te float64)
 
 // residual2DAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2;
 // cells >= 4, c one cell before the row):
@@ -77,9 +85,11 @@ func residual2DAVX512(d *float64, c *float64, s *float64, n *float64, f *float64
 //
 // summed left to right, each product rounded on its own; then the same for
 // each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
+// Before each row, by edges: bit 0 sets c[0] = c[1] (bit 1: tw − c[1]), bit 2
+// sets c[cells+1] = c[cells] (bit 3: te − c[cells]).
 //
 //go:noescape
-func heat2DChkAVX2(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64) uint64
+func heat2DChkAVX2(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, edges int, tw float64, te float64) uint64
 
 // heat2DChkAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512; returns the bits of the largest |d[j] − c[j+1]|;
 // cells >= 8, c one cell before the row):
@@ -88,9 +98,11 @@ func heat2DChkAVX2(d *float64, c *float64, s *float64, n *float64, cells int, ro
 //
 // summed left to right, each product rounded on its own; then the same for
 // each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
+// Before each row, by edges: bit 0 sets c[0] = c[1] (bit 1: tw − c[1]), bit 2
+// sets c[cells+1] = c[cells] (bit 3: te − c[cells]).
 //
 //go:noescape
-func heat2DChkAVX512(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64) uint64
+func heat2DChkAVX512(d *float64, c *float64, s *float64, n *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, edges int, tw float64, te float64) uint64
 
 // heat2DSrcChkAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2; returns the bits of the largest |d[j] − c[j+1]|;
 // cells >= 4, c one cell before the row):
@@ -99,9 +111,11 @@ func heat2DChkAVX512(d *float64, c *float64, s *float64, n *float64, cells int, 
 //
 // summed left to right, each product rounded on its own; then the same for
 // each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
+// Before each row, by edges: bit 0 sets c[0] = c[1] (bit 1: tw − c[1]), bit 2
+// sets c[cells+1] = c[cells] (bit 3: te − c[cells]).
 //
 //go:noescape
-func heat2DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64) uint64
+func heat2DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64, edges int, tw float64, te float64) uint64
 
 // heat2DSrcChkAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512; returns the bits of the largest |d[j] − c[j+1]|;
 // cells >= 8, c one cell before the row):
@@ -110,9 +124,11 @@ func heat2DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, f *float64
 //
 // summed left to right, each product rounded on its own; then the same for
 // each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
+// Before each row, by edges: bit 0 sets c[0] = c[1] (bit 1: tw − c[1]), bit 2
+// sets c[cells+1] = c[cells] (bit 3: te − c[cells]).
 //
 //go:noescape
-func heat2DSrcChkAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64) uint64
+func heat2DSrcChkAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64, edges int, tw float64, te float64) uint64
 
 // heat3DAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2;
 // cells >= 4, c one cell before the row):
@@ -121,9 +137,11 @@ func heat2DSrcChkAVX512(d *float64, c *float64, s *float64, n *float64, f *float
 //
 // summed left to right, each product rounded on its own; then the same for
 // each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
+// Before each row, by edges: bit 0 sets c[0] = c[1] (bit 1: tw − c[1]), bit 2
+// sets c[cells+1] = c[cells] (bit 3: te − c[cells]).
 //
 //go:noescape
-func heat3DAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64)
+func heat3DAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, edges int, tw float64, te float64)
 
 // heat3DAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512;
 // cells >= 8, c one cell before the row):
@@ -132,9 +150,11 @@ func heat3DAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *f
 //
 // summed left to right, each product rounded on its own; then the same for
 // each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
+// Before each row, by edges: bit 0 sets c[0] = c[1] (bit 1: tw − c[1]), bit 2
+// sets c[cells+1] = c[cells] (bit 3: te − c[cells]).
 //
 //go:noescape
-func heat3DAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64)
+func heat3DAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, edges int, tw float64, te float64)
 
 // heat3DSrcAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2;
 // cells >= 4, c one cell before the row):
@@ -143,9 +163,11 @@ func heat3DAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u 
 //
 // summed left to right, each product rounded on its own; then the same for
 // each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
+// Before each row, by edges: bit 0 sets c[0] = c[1] (bit 1: tw − c[1]), bit 2
+// sets c[cells+1] = c[cells] (bit 3: te − c[cells]).
 //
 //go:noescape
-func heat3DSrcAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64)
+func heat3DSrcAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64, edges int, tw float64, te float64)
 
 // heat3DSrcAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512;
 // cells >= 8, c one cell before the row):
@@ -154,9 +176,11 @@ func heat3DSrcAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u
 //
 // summed left to right, each product rounded on its own; then the same for
 // each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
+// Before each row, by edges: bit 0 sets c[0] = c[1] (bit 1: tw − c[1]), bit 2
+// sets c[cells+1] = c[cells] (bit 3: te − c[cells]).
 //
 //go:noescape
-func heat3DSrcAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64)
+func heat3DSrcAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64, edges int, tw float64, te float64)
 
 // residual3DAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2;
 // cells >= 4, c one cell before the row):
@@ -187,9 +211,11 @@ func residual3DAVX512(d *float64, c *float64, s *float64, n *float64, l *float64
 //
 // summed left to right, each product rounded on its own; then the same for
 // each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
+// Before each row, by edges: bit 0 sets c[0] = c[1] (bit 1: tw − c[1]), bit 2
+// sets c[cells+1] = c[cells] (bit 3: te − c[cells]).
 //
 //go:noescape
-func heat3DChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64) uint64
+func heat3DChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, edges int, tw float64, te float64) uint64
 
 // heat3DChkAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512; returns the bits of the largest |d[j] − c[j+1]|;
 // cells >= 8, c one cell before the row):
@@ -198,9 +224,11 @@ func heat3DChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u
 //
 // summed left to right, each product rounded on its own; then the same for
 // each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
+// Before each row, by edges: bit 0 sets c[0] = c[1] (bit 1: tw − c[1]), bit 2
+// sets c[cells+1] = c[cells] (bit 3: te − c[cells]).
 //
 //go:noescape
-func heat3DChkAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64) uint64
+func heat3DChkAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, edges int, tw float64, te float64) uint64
 
 // heat3DSrcChkAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2; returns the bits of the largest |d[j] − c[j+1]|;
 // cells >= 4, c one cell before the row):
@@ -209,9 +237,11 @@ func heat3DChkAVX512(d *float64, c *float64, s *float64, n *float64, l *float64,
 //
 // summed left to right, each product rounded on its own; then the same for
 // each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
+// Before each row, by edges: bit 0 sets c[0] = c[1] (bit 1: tw − c[1]), bit 2
+// sets c[cells+1] = c[cells] (bit 3: te − c[cells]).
 //
 //go:noescape
-func heat3DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64) uint64
+func heat3DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64, edges int, tw float64, te float64) uint64
 
 // heat3DSrcChkAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512; returns the bits of the largest |d[j] − c[j+1]|;
 // cells >= 8, c one cell before the row):
@@ -220,9 +250,11 @@ func heat3DSrcChkAVX2(d *float64, c *float64, s *float64, n *float64, l *float64
 //
 // summed left to right, each product rounded on its own; then the same for
 // each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).
+// Before each row, by edges: bit 0 sets c[0] = c[1] (bit 1: tw − c[1]), bit 2
+// sets c[cells+1] = c[cells] (bit 3: te − c[cells]).
 //
 //go:noescape
-func heat3DSrcChkAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64) uint64
+func heat3DSrcChkAVX512(d *float64, c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, cf float64, edges int, tw float64, te float64) uint64
 
 // heat2DNTAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2, non-temporal stores, d aligned to 32 bytes;
 // cells a multiple of 4, c one cell before the row):

@@ -338,19 +338,8 @@ func TestRowsKernelsMatchRowByRow(t *testing.T) {
 		for _, n := range []int{1, 3, 4, 7, 8, 9, 16, 17, 25, 64} {
 			for _, rows := range []int{1, 2, 5} {
 				for _, source := range []bool{false, true} {
-					w := n + 2 + rng.IntN(3) // the row stride, ghosts and padding
-					sy, sz := w, 0
-					size := (rows + 2) * w
-					if nd == 3 {
-						sz = size
-						size *= 3
-					}
-					src, f := make([]float64, size+8), make([]float64, size+8)
-					for i := range src {
-						src[i], f[i] = value(rng), value(rng)
-					}
-					k := Coeffs{SY: sy, SZ: sz, C0: 0.3, CX: 0.2 * rng.Float64(), CY: 0.2 * rng.Float64(), CZ: 0.1, CF: 0.7}
-					start := sy + 1 + sz
+					k, src, f, size := rowsGrid(rng, nd, n, rows)
+					sy, start := k.SY, k.SY+1+k.SZ
 					var fs []float64
 					if source {
 						fs = f
@@ -495,6 +484,89 @@ func TestTransfersMatchReference(t *testing.T) {
 				require.Equal(t, bitsOf(wantI), bitsOf(di.view()), "Interp "+where)
 				for _, g := range []guarded{d2, d3, di} {
 					require.NoError(t, g.guardsIntact(), where)
+				}
+			}
+		}
+	}
+}
+
+// rowsGrid is a random source field and source term for rows rows of n
+// cells (plus padding; in 3D three planes of them, the rows in the middle
+// one) and the weights and strides over it; size is the field's cells
+// before 8 of slack.
+func rowsGrid(rng *rand.Rand, nd, n, rows int) (k Coeffs, src, f []float64, size int) {
+	w := n + 2 + rng.IntN(3) // the row stride, ghosts and padding
+	sy, sz := w, 0
+	size = (rows + 2) * w
+	if nd == 3 {
+		sz = size
+		size *= 3
+	}
+	src, f = make([]float64, size+8), make([]float64, size+8)
+	for i := range src {
+		src[i], f[i] = value(rng), value(rng)
+	}
+	k = Coeffs{SY: sy, SZ: sz, C0: 0.3, CX: 0.2 * rng.Float64(), CY: 0.2 * rng.Float64(), CZ: 0.1, CF: 0.7}
+	return k, src, f, size
+}
+
+// With W and E on, every set's update and check set each row's x ghosts as
+// the face would (Face.Ghost of the end cell), change nothing else of the
+// source, and give the bits of the generic kernel on a source whose ghosts
+// were set beforehand — at row lengths around the vector widths, 1 and 3
+// rows, 2D and 3D, with and without a source term.
+func TestRowEdgesSetTheFaceGhosts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	edges := []Face{{Kind: Periodic}, {Kind: Neumann}, {Kind: Dirichlet, Value: 0.7}} // Periodic: off
+	edge := func(f Face) Edge {
+		return Edge{On: f.Kind != Periodic, Kind: f.Kind, Twice: 2 * f.Value}
+	}
+	for _, nd := range []int{2, 3} {
+		for _, n := range []int{1, 3, 4, 7, 8, 9, 16, 17, 25} {
+			for _, rows := range []int{1, 3} {
+				for _, source := range []bool{false, true} {
+					for _, west := range edges {
+						for _, east := range edges {
+							k, src, f, size := rowsGrid(rng, nd, n, rows)
+							sy, start := k.SY, k.SY+1+k.SZ
+							var fs []float64
+							if source {
+								fs = f
+							}
+							// The reference: the ghosts set beforehand, no edges.
+							ref := slices.Clone(src)
+							for i := range rows {
+								a := start + i*sy
+								if west.Kind != Periodic {
+									ref[a-1] = west.Ghost(ref[a])
+								}
+								if east.Kind != Periodic {
+									ref[a+n] = east.Ghost(ref[a+n-1])
+								}
+							}
+							want := make([]float64, size+8)
+							var r Row
+							k.At(&r, want, ref, fs, start, n)
+							wantMax := Generic.Check(nd)(&k, &r, rows, sy)
+							for _, ks := range Available() {
+								for _, check := range []bool{false, true} {
+									got, in := make([]float64, size+8), slices.Clone(src)
+									k.At(&r, got, in, fs, start, n)
+									r.W, r.E = edge(west), edge(east)
+									where := fmt.Sprintf("%s: %dD n=%d rows=%d source=%v west=%v east=%v check=%v", ks.Name, nd, n, rows, source, west, east, check)
+									if check {
+										m := ks.Check(nd)(&k, &r, rows, sy)
+										require.Equal(t, math.Float64bits(wantMax), math.Float64bits(m), "max: "+where)
+									} else {
+										ks.Rows(nd)(&k, &r, rows, sy)
+									}
+									r.W, r.E = Edge{}, Edge{}
+									require.Equal(t, bitsOf(want), bitsOf(got), where)
+									require.Equal(t, bitsOf(ref), bitsOf(in), "the source, ghosts set: "+where)
+								}
+							}
+						}
+					}
 				}
 			}
 		}

@@ -150,8 +150,26 @@ func (k kernel) signature() string {
 	if k.check {
 		out = " uint64"
 	}
-	return fmt.Sprintf("func(d, c, %s *float64, cells, rows, stride int, %s float64)%s", strings.Join(k.operands(), ", "), strings.Join(k.weights(), ", "), out)
+	edges := ""
+	if k.edges() {
+		edges = ", edges int, tw, te float64"
+	}
+	return fmt.Sprintf("func(d, c, %s *float64, cells, rows, stride int, %s float64%s)%s", strings.Join(k.operands(), ", "), strings.Join(k.weights(), ", "), edges, out)
 }
+
+// edges reports whether the kernel sets the x ghosts of its rows from the
+// rows' end cells (the update and check kernels; not the residual, whose
+// ghosts come from the exchange, nor the streaming ones, whose rows are
+// cut into aligned pieces).
+func (k kernel) edges() bool { return !k.residual && !k.stream }
+
+// Edge flags of the edges argument: bit 0 sets c[0] of each row, bit 1
+// makes it Dirichlet (tw − c[1]) rather than Neumann (c[1]); bits 2 and 3
+// the same for c[cells+1] from c[cells] (te − c[cells]).
+const (
+	edgeWest, edgeWestDirichlet = 1, 2
+	edgeEast, edgeEastDirichlet = 4, 8
+)
 
 func (k kernel) doc(i isa) []string {
 	var formula string
@@ -175,7 +193,7 @@ func (k kernel) doc(i isa) []string {
 	if k.check {
 		stores += "; returns the bits of the largest |d[j] − c[j+1]|"
 	}
-	return []string{
+	doc := []string{
 		fmt.Sprintf("%s sets, for j in [0, cells), %d cells a vector (%s%s;", k.name(i), i.lanes, i.name, stores),
 		fmt.Sprintf("%s, c one cell before the row):", cellsRule(k, i)),
 		"",
@@ -184,6 +202,11 @@ func (k kernel) doc(i isa) []string {
 		"summed left to right, each product rounded on its own; then the same for",
 		"each of rows−1 more rows, every operand stride cells further on (rows ≥ 1).",
 	}
+	if k.edges() {
+		doc = append(doc, "Before each row, by edges: bit 0 sets c[0] = c[1] (bit 1: tw − c[1]), bit 2",
+			"sets c[cells+1] = c[cells] (bit 3: te − c[cells]).")
+	}
+	return doc
 }
 
 // cellsRule is what a kernel's cells must be.
@@ -272,6 +295,9 @@ func emit(c *build.Context, k kernel, i isa) {
 	c.SUBQ(operand.U32(step), lim1)
 	nb := newNeighbours(c, i)
 	c.Label(row)
+	if k.edges() {
+		emitEdges(c, k.name(i), src, tailOff, step)
+	}
 	c.XORQ(idx, idx)
 	// Before the first vector: the west ghost, and the first centre.
 	c.VBROADCASTSD(operand.Mem{Base: src.Base}, nb.prev)
@@ -333,6 +359,42 @@ func emit(c *build.Context, k kernel, i isa) {
 	}
 	c.VZEROUPPER()
 	c.RET()
+}
+
+// emitEdges sets a row's x ghosts from its end cells, as the edges argument
+// asks: c[0] from c[1], c[cells+1] from c[cells] (tailOff + step is the
+// byte offset of c[cells]), a Dirichlet ghost as twice the face value less
+// the cell (one subtraction, as the Go code's), in VEX scalar code (a
+// legacy-SSE instruction between vector code costs a state transition).
+func emitEdges(c *build.Context, name string, src operand.Mem, tailOff reg.GPVirtual, step int) {
+	edges := param(c, "edges")
+	side := func(flag, dirichlet int, twice string, ghost, cell operand.Mem) {
+		skip, store := fmt.Sprintf("%s_%s_skip", name, twice), fmt.Sprintf("%s_%s_store", name, twice)
+		c.TESTQ(operand.U32(flag), edges)
+		c.JZ(operand.LabelRef(skip))
+		x := c.XMM()
+		c.VMOVSD(cell, x)
+		c.TESTQ(operand.U32(dirichlet), edges)
+		c.JZ(operand.LabelRef(store))
+		t := c.XMM()
+		c.VMOVSD(param(c, twice), t)
+		c.VSUBSD(x, t, x)
+		c.Label(store)
+		c.VMOVSD(x, ghost)
+		c.Label(skip)
+	}
+	at := func(disp int) operand.Mem { return operand.Mem{Base: src.Base, Index: tailOff, Scale: 1, Disp: disp} }
+	side(edgeWest, edgeWestDirichlet, "tw", operand.Mem{Base: src.Base}, operand.Mem{Base: src.Base, Disp: 8})
+	side(edgeEast, edgeEastDirichlet, "te", at(step+8), at(step))
+}
+
+// param is argument name as a memory operand.
+func param(c *build.Context, name string) operand.Mem {
+	m, err := c.Param(name).Resolve()
+	if err != nil {
+		panic(err) // every caller's signature declares it
+	}
+	return m.Addr
 }
 
 // neighbours forms the west and east neighbour vectors of a row's centre
