@@ -62,13 +62,12 @@ type region struct {
 	// runs[w] are worker w's rows grouped into runs of equal rows one
 	// y-stride apart, each updated by one call of the many-row kernel;
 	// ghosts[w][i] are the physical faces' ghosts run i reads, which the
-	// worker sets just before it (stencil.RunGhosts).
+	// worker sets just before it (stencil.RunGhosts), but the x faces':
+	// the kernels set those themselves, each row's, from edges[w][i]
+	// (west, east; stencil.Edges).
 	runs   [][]stencil.Run
 	ghosts [][][]stencil.GhostRun
-	// rest[w][i] are those ghosts but the x faces', which the many-row
-	// kernels set themselves from edges[w][i] (west, east; stencil.Edges).
-	rest  [][][]stencil.GhostRun
-	edges [][][2]stencil.Edge
+	edges  [][][2]stencil.Edge
 }
 
 // StreamAbove is the size of the fields (both, on all the ranks of this
@@ -381,17 +380,14 @@ func (s *Solver) makeRegion(boxes []decomp.Box) region {
 	sy := s.lay.Stride[len(s.lay.N)-2]
 	r.runs = make([][]stencil.Run, s.spec.Threads)
 	r.ghosts = make([][][]stencil.GhostRun, s.spec.Threads)
-	r.rest = make([][][]stencil.GhostRun, s.spec.Threads)
 	r.edges = make([][][2]stencil.Edge, s.spec.Threads)
 	for w := range r.runs {
 		r.runs[w] = stencil.Runs(r.rows[r.share[w]:r.share[w+1]], sy)
 		r.ghosts[w] = make([][]stencil.GhostRun, len(r.runs[w]))
-		r.rest[w] = make([][]stencil.GhostRun, len(r.runs[w]))
 		r.edges[w] = make([][2]stencil.Edge, len(r.runs[w]))
 		for i, rn := range r.runs[w] {
-			r.ghosts[w][i] = stencil.RunGhosts(s.lay, s.spec.Faces, s.hasNeighbour, rn)
 			e := &r.edges[w][i]
-			r.rest[w][i], e[0], e[1] = stencil.Edges(r.ghosts[w][i])
+			r.ghosts[w][i], e[0], e[1] = stencil.Edges(stencil.RunGhosts(s.lay, s.spec.Faces, s.hasNeighbour, rn))
 		}
 	}
 	return r
@@ -429,13 +425,9 @@ func (s *Solver) doWork(w int) {
 	sy := s.lay.Stride[len(s.lay.N)-2]
 	for ri, rn := range r.runs[w] {
 		// The physical ghosts the run's rows read first, then the rows
-		// (the many-row kernels set the x faces' ghosts of each row).
-		if s.sweep != nil {
-			stencil.ApplyGhostRuns(r.ghosts[w][ri], s.u)
-		} else {
-			stencil.ApplyGhostRuns(r.rest[w][ri], s.u)
-			args.W, args.E = r.edges[w][ri][0], r.edges[w][ri][1]
-		}
+		// (the kernels set the x faces' ghosts of each row).
+		stencil.ApplyGhostRuns(r.ghosts[w][ri], s.u)
+		args.W, args.E = r.edges[w][ri][0], r.edges[w][ri][1]
 		switch {
 		case s.sweep != nil:
 			for i := range rn.Count {

@@ -49,7 +49,7 @@ type Coeffs struct {
 // Row are the operands of one row update; every slice but C has the row's
 // length n >= 1 and C has n+2. L and U are nil in 2D, F is nil without a
 // source. W and E, where On, make the update and check kernels (not the
-// residuals, nor the streaming update) set each row's west and east ghosts,
+// residuals) set each row's west and east ghosts,
 // C[0] and C[n+1], from its end cells before using them: a physical face's
 // ghost is read by that row only, and setting it there costs no pass of
 // its own (3D 64³: the separate pass was 5–8% of a step).
@@ -73,6 +73,29 @@ func (e Edge) ghost(cell float64) float64 {
 		return e.Twice - cell
 	}
 	return cell
+}
+
+// flag is the edge as the assembly's two bits (internal/asmgen): set, and
+// Dirichlet.
+func (e Edge) flag() int {
+	switch {
+	case !e.On:
+		return 0
+	case e.Kind == Dirichlet:
+		return 3
+	}
+	return 1
+}
+
+// setEdges sets the ghosts of the row c (its n cells between them) that w
+// and e ask for.
+func setEdges(c []float64, n int, w, e Edge) {
+	if w.On {
+		c[0] = w.ghost(c[1])
+	}
+	if e.On {
+		c[n+1] = e.ghost(c[n])
+	}
 }
 
 // Kernel updates one row.
@@ -254,12 +277,7 @@ func genericRows(three bool, op rowOp, k *Coeffs, r *Row, rows, stride int) uint
 		o := i * stride
 		t := part(r, o, o+n)
 		if op != opResidual {
-			if r.W.On {
-				t.C[0] = r.W.ghost(t.C[1])
-			}
-			if r.E.On {
-				t.C[n+1] = r.E.ghost(t.C[n])
-			}
+			setEdges(t.C, n, r.W, r.E)
 		}
 		switch {
 		case op == opResidual && three:

@@ -230,24 +230,8 @@ func update(lanes int, a asm, k *Coeffs, r *Row, rows, stride int, check bool) u
 }
 
 // edgeFlags is the edges argument of the assembly for r's W and E
-// (internal/asmgen: bits 0 and 1 the west ghost, set and Dirichlet; bits 2
-// and 3 the east one).
-func edgeFlags(r *Row) int {
-	f := 0
-	if r.W.On {
-		f |= 1
-		if r.W.Kind == Dirichlet {
-			f |= 2
-		}
-	}
-	if r.E.On {
-		f |= 4
-		if r.E.Kind == Dirichlet {
-			f |= 8
-		}
-	}
-	return f
-}
+// (internal/asmgen: bits 0 and 1 the west ghost, bits 2 and 3 the east).
+func edgeFlags(r *Row) int { return r.W.flag() | r.E.flag()<<2 }
 
 // checkOp is opCheck with check, else opUpdate.
 func checkOp(check bool) rowOp {
@@ -280,12 +264,13 @@ func update3(lanes int, a asm, k *Coeffs, r *Row, rows, stride int, check bool) 
 // stream runs the 2D non-temporal update over a row: the generic kernel up
 // to the first cell whose address is a multiple of a vector (the stores
 // need it), the assembly over the whole vectors after it, the generic
-// kernel over the rest. It leaves the row's ghosts alone (W and E unused).
+// kernel over the rest; the row's edges are set first.
 func stream(lanes int, a asm, k *Coeffs, r *Row) {
 	n := len(r.D)
 	if n == 0 {
 		return
 	}
+	setEdges(r.C[:n+2], n, r.W, r.E)
 	vec := uintptr(8 * lanes)
 	head := min(n, int((vec-uintptr(unsafe.Pointer(&r.D[0]))%vec)%vec/8))
 	if head > 0 {
