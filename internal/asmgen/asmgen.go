@@ -160,7 +160,7 @@ func (k kernel) signature() string {
 // edges reports whether the kernel sets the x ghosts of its rows from the
 // rows' end cells (the update and check kernels; not the residual, whose
 // ghosts come from the exchange, nor the streaming ones, whose rows are
-// cut into aligned pieces).
+// cut into aligned pieces: stencil sets their edges before).
 func (k kernel) edges() bool { return !k.residual && !k.stream }
 
 // Edge flags of the edges argument: bit 0 sets c[0] of each row, bit 1
@@ -530,12 +530,8 @@ func body(c *build.Context, k kernel, i isa, w map[string]reg.VecVirtual, d oper
 // (straight from the argument: a legacy-SSE load between vector code costs
 // a state transition).
 func broadcast(c *build.Context, i isa, name string) reg.VecVirtual {
-	m, err := c.Param(name).Resolve()
-	if err != nil {
-		panic(err) // every caller's signature declares it
-	}
 	v := i.reg(c)
-	c.VBROADCASTSD(m.Addr, v)
+	c.VBROADCASTSD(param(c, name), v)
 	return v
 }
 
