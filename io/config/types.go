@@ -102,6 +102,10 @@ type Parallel struct {
 	Ranks   int   `toml:"ranks" json:"ranks"`     // ranks (goroutines in-process, or taken from MPI)
 	Threads int   `toml:"threads" json:"threads"` // worker goroutines per rank; 0 = cores / ranks
 	Dims    []int `toml:"dims" json:"dims"`       // process grid, C order; empty = automatic
+	// Timeout is how long, in seconds, a rank waits at a halo exchange or a
+	// collective before it ends the job naming the ranks it waited for
+	// (under MPI); 0 = automatic: 100 × the slowest step seen, at least 60 s.
+	Timeout float64 `toml:"timeout" json:"timeout"`
 }
 
 // Output is where results go and what a run leaves to look at.

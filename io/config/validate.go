@@ -338,6 +338,9 @@ func (k *checker) parallel() *Error {
 	if p.Threads < 0 {
 		return k.bad("parallel.threads", "must be >= 0 (got %d); 0 means cores / ranks", p.Threads)
 	}
+	if p.Timeout < 0 || isNaNInf(p.Timeout) {
+		return k.bad("parallel.timeout", "must be a finite number of seconds >= 0 (got %g); 0 means automatic: 100 × the slowest step, at least 60 s", p.Timeout)
+	}
 	if len(p.Dims) == 0 {
 		return nil
 	}
