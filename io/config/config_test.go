@@ -295,7 +295,7 @@ func TestBadInput(t *testing.T) {
 		{"source kind", "[source]\nkind = \"blob\"\n", nil, "source.kind", []string{`"none", "constant"`, `(got "blob")`}},
 		{"center length", "", []string{"--set", "initial.center=[0.5]"}, "initial.center", []string{"one coordinate per axis, 2 for this grid (got [0.5])"}},
 		{"mode length", "", []string{"--set", "source.kind=sine", "--set", "source.mode=[1,2,3]"}, "source.mode", []string{"one wave number per axis"}},
-		{"radius", "", []string{"--set", "initial.radius=0"}, "initial.radius", []string{"must be positive and finite for hotspot (got 0)"}},
+		{"radius", "", []string{"--set", "initial.radius=0"}, "initial.radius", []string{"must be positive for hotspot (got 0)"}},
 		{"output dir", "", []string{"--out", ""}, "output.dir", []string{"--out: output.dir: must not be empty"}},
 		{"bad key in --set", "", []string{"--set", "grid..shape=1"}, "", []string{`--set grid..shape=1: bad key "grid..shape"`}},
 		{"array of tables", "[[grid]]\nshape = [4, 4]\n", nil, "grid", []string{"FILE: grid: expected a table (got an array of tables)"}},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,13 +58,53 @@ func (k *checker) bad(key, format string, args ...any) *Error {
 func finish(c *Config, src *sources) error {
 	k := &checker{c: c, src: src}
 	for _, step := range []func() *Error{
-		k.grid, k.equation, k.run, k.multigrid, k.boundary,
+		k.finite, k.grid, k.equation, k.run, k.multigrid, k.boundary,
 		func() *Error { return k.profile("initial", &c.Initial, initialKinds) },
 		func() *Error { return k.profile("source", &c.Source, sourceKinds) },
 		k.parallel, k.output, k.checkpoint, k.decomposition,
 	} {
 		if err := step(); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// finite refuses NaN and ±Inf in every float key of the config, used or
+// not, naming the key: it walks the schema (the toml tags), so a new key
+// is covered without a check of its own.
+func (k *checker) finite() *Error {
+	return k.finiteIn(reflect.ValueOf(k.c).Elem(), "")
+}
+
+// finiteIn is finite for the value v of the dotted key key ("" for the
+// whole config).
+func (k *checker) finiteIn(v reflect.Value, key string) *Error {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			return k.finiteIn(v.Elem(), key)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("toml"), ",")
+			if name == "" {
+				continue // not a key: the parts of a value such as Shard
+			}
+			if key != "" {
+				name = key + "." + name
+			}
+			if err := k.finiteIn(v.Field(i), name); err != nil {
+				return err
+			}
+		}
+	case reflect.Float64:
+		if isNaNInf(v.Float()) {
+			return k.bad(key, "must be a finite number (got %s)", formatFloat(v.Float()))
+		}
+	case reflect.Slice:
+		if xs, ok := v.Interface().([]float64); ok && slices.ContainsFunc(xs, isNaNInf) {
+			return k.bad(key, "must hold finite numbers (got %s)", floats(xs))
 		}
 	}
 	return nil
@@ -87,8 +128,8 @@ func (k *checker) grid() *Error {
 		return k.bad("grid.length", "has %d entries but grid.shape has %d (got %v)", len(g.Length), len(g.Shape), floats(g.Length))
 	}
 	for _, l := range g.Length {
-		if !(l > 0) || math.IsInf(l, 0) {
-			return k.bad("grid.length", "must be positive and finite (got %v)", floats(g.Length))
+		if !(l > 0) {
+			return k.bad("grid.length", "must be positive (got %v)", floats(g.Length))
 		}
 	}
 	if g.Ghost < 1 || g.Ghost > MaxGhost {
@@ -102,8 +143,8 @@ func (k *checker) equation() *Error {
 	if !slices.Contains(equationKinds, e.Kind) {
 		return k.bad("equation.kind", "must be %s (got %q)", oneOf(equationKinds), e.Kind)
 	}
-	if !(e.Alpha > 0) || math.IsInf(e.Alpha, 0) {
-		return k.bad("equation.alpha", "must be positive and finite (got %s)", formatFloat(e.Alpha))
+	if !(e.Alpha > 0) {
+		return k.bad("equation.alpha", "must be positive (got %s)", formatFloat(e.Alpha))
 	}
 	if !slices.Contains(solverKinds, e.Solver) {
 		return k.bad("equation.solver", "must be %s (got %q)", oneOf(solverKinds), e.Solver)
@@ -111,8 +152,8 @@ func (k *checker) equation() *Error {
 	if !slices.Contains(schemeKinds, e.Scheme) {
 		return k.bad("equation.scheme", "must be %s (got %q)", oneOf(schemeKinds), e.Scheme)
 	}
-	if !(e.DT >= 0) || math.IsInf(e.DT, 0) {
-		return k.bad("equation.dt", "must be >= 0 and finite; 0 picks 0.9× the stability limit (got %s)", formatFloat(e.DT))
+	if e.DT < 0 {
+		return k.bad("equation.dt", "must be >= 0; 0 picks 0.9× the stability limit (got %s)", formatFloat(e.DT))
 	}
 	if e.Kind == Poisson && e.Scheme != "explicit" && k.src.of("equation.scheme") != BuiltinSource {
 		return k.bad("equation.scheme", "is a heat time scheme; a poisson problem has none (got %q)", e.Scheme)
@@ -141,8 +182,8 @@ func (k *checker) run() *Error {
 	if r.Steps < 0 {
 		return k.bad("run.steps", "must be >= 0 (got %d)", r.Steps)
 	}
-	if !(r.Tolerance >= 0) || math.IsInf(r.Tolerance, 0) {
-		return k.bad("run.tolerance", "must be >= 0 and finite (got %s)", formatFloat(r.Tolerance))
+	if r.Tolerance < 0 {
+		return k.bad("run.tolerance", "must be >= 0 (got %s)", formatFloat(r.Tolerance))
 	}
 	if k.c.UsesMultigrid() && r.Tolerance != 0 && r.Tolerance < 1e-14 {
 		return k.bad("run.tolerance", "%s is below what double precision can reach: the relative residual of a multigrid solve stalls near 1e-14", formatFloat(r.Tolerance))
@@ -154,8 +195,8 @@ func (k *checker) run() *Error {
 			r.Tolerance = 1e-10
 		}
 	}
-	if !(r.TEnd >= 0) || math.IsInf(r.TEnd, 0) {
-		return k.bad("run.t_end", "must be >= 0 and finite (got %s)", formatFloat(r.TEnd))
+	if r.TEnd < 0 {
+		return k.bad("run.t_end", "must be >= 0 (got %s)", formatFloat(r.TEnd))
 	}
 	if r.TEnd > 0 {
 		if k.c.Equation.Kind != Heat {
@@ -237,9 +278,6 @@ func (k *checker) boundary() *Error {
 	if !slices.Contains(boundaryKinds, b.Kind) {
 		return k.bad("boundary.kind", "must be %s (got %q)", oneOf(boundaryKinds), b.Kind)
 	}
-	if isNaNInf(b.Value) {
-		return k.bad("boundary.value", "must be finite (got %s)", formatFloat(b.Value))
-	}
 	for _, r := range b.faces() {
 		if r.face == nil {
 			continue
@@ -250,9 +288,6 @@ func (k *checker) boundary() *Error {
 		}
 		if r.face.Kind != "" && !slices.Contains(boundaryKinds, r.face.Kind) {
 			return k.bad(key+".kind", "must be %s (got %q)", oneOf(boundaryKinds), r.face.Kind)
-		}
-		if r.face.Value != nil && isNaNInf(*r.face.Value) {
-			return k.bad(key+".value", "must be finite (got %s)", formatFloat(*r.face.Value))
 		}
 	}
 	for a := range nd {
@@ -288,12 +323,6 @@ func (k *checker) profile(prefix string, p *Profile, kinds []string) *Error {
 	if !slices.Contains(kinds, p.Kind) {
 		return k.bad(prefix+".kind", "must be %s (got %q)", oneOf(kinds), p.Kind)
 	}
-	if isNaNInf(p.Value) {
-		return k.bad(prefix+".value", "must be finite (got %s)", formatFloat(p.Value))
-	}
-	if isNaNInf(p.Background) {
-		return k.bad(prefix+".background", "must be finite (got %s)", formatFloat(p.Background))
-	}
 	if len(p.Center) == 0 {
 		p.Center = make([]float64, nd)
 		for a := range p.Center {
@@ -303,14 +332,9 @@ func (k *checker) profile(prefix string, p *Profile, kinds []string) *Error {
 	if len(p.Center) != nd {
 		return k.bad(prefix+".center", "needs one coordinate per axis, %d for this grid (got %v)", nd, floats(p.Center))
 	}
-	for _, x := range p.Center {
-		if isNaNInf(x) {
-			return k.bad(prefix+".center", "must be finite (got %v)", floats(p.Center))
-		}
-	}
 	if p.Kind == "hotspot" || p.Kind == "gaussian" {
-		if !(p.Radius > 0) || math.IsInf(p.Radius, 0) {
-			return k.bad(prefix+".radius", "must be positive and finite for %s (got %s)", p.Kind, formatFloat(p.Radius))
+		if !(p.Radius > 0) {
+			return k.bad(prefix+".radius", "must be positive for %s (got %s)", p.Kind, formatFloat(p.Radius))
 		}
 	}
 	if p.Kind == "sine" && len(p.Mode) == 0 {
@@ -338,8 +362,8 @@ func (k *checker) parallel() *Error {
 	if p.Threads < 0 {
 		return k.bad("parallel.threads", "must be >= 0 (got %d); 0 means cores / ranks", p.Threads)
 	}
-	if p.Timeout < 0 || isNaNInf(p.Timeout) {
-		return k.bad("parallel.timeout", "must be a finite number of seconds >= 0 (got %g); 0 means automatic: 100 × the slowest step, at least 60 s", p.Timeout)
+	if p.Timeout < 0 {
+		return k.bad("parallel.timeout", "must be a number of seconds >= 0 (got %g); 0 means automatic: 100 × the slowest step, at least 60 s", p.Timeout)
 	}
 	if len(p.Dims) == 0 {
 		return nil
@@ -375,8 +399,8 @@ func (k *checker) output() *Error {
 		return k.bad("output.snapshot_every", "must be >= 0 (got %d)", o.SnapshotEvery)
 	case o.DiagnosticsEvery < 0:
 		return k.bad("output.diagnostics_every", "must be >= 0 (got %d)", o.DiagnosticsEvery)
-	case !(o.ProgressEvery >= 0) || math.IsInf(o.ProgressEvery, 0):
-		return k.bad("output.progress_every", "must be >= 0 seconds and finite (got %s)", formatFloat(o.ProgressEvery))
+	case o.ProgressEvery < 0:
+		return k.bad("output.progress_every", "must be >= 0 seconds (got %s)", formatFloat(o.ProgressEvery))
 	case o.ImageSize < 16:
 		return k.bad("output.image_size", "must be at least 16 pixels (got %d)", o.ImageSize)
 	}
@@ -393,7 +417,7 @@ func (k *checker) output() *Error {
 	if !slices.Contains(heatmap.Cmaps(), o.Cmap) {
 		return k.bad("output.cmap", "unknown colour map %q (known: %s)", o.Cmap, strings.Join(heatmap.Cmaps(), ", "))
 	}
-	if len(o.Range) != 0 && (len(o.Range) != 2 || !(o.Range[0] < o.Range[1]) || isNaNInf(o.Range[0]) || isNaNInf(o.Range[1])) {
+	if len(o.Range) != 0 && (len(o.Range) != 2 || !(o.Range[0] < o.Range[1])) {
 		return k.bad("output.range", "must be empty or [min, max] with min < max (got %v)", o.Range)
 	}
 	if err := checkSlice(o.Slice, k.c.Grid.Shape); err != "" {
