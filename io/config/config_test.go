@@ -359,7 +359,7 @@ func TestSetValues(t *testing.T) {
 		"boundary.x_lo.kind=neumann",       // per-face table
 		"boundary.y_hi.value=2.5",          // per-face value only
 		"boundary.y_lo={kind=\"neumann\"}", // inline table
-		"output.dir=2024",                  // TOML integer, but the key takes a string
+		"output.dir=runs/2024",             // a bare word with a slash
 		"parallel.ranks=4",
 		"parallel.dims=2x2", // the --dims form
 		"grid.shape=[64,32]",
@@ -367,7 +367,7 @@ func TestSetValues(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Poisson, c.Equation.Kind)
 	require.Equal(t, "constant", c.Source.Kind)
-	require.Equal(t, "2024", c.Output.Dir)
+	require.Equal(t, "runs/2024", c.Output.Dir)
 	require.Equal(t, []int{2, 2}, c.Parallel.Dims)
 	require.Equal(t, []int{64, 32}, c.Grid.Shape)
 

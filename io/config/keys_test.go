@@ -67,3 +67,28 @@ func TestNonFiniteRefusedInEveryFloatKey(t *testing.T) {
 	require.Equal(t, "boundary.z_hi.value", ce.Key, "%v", err)
 	require.Contains(t, err.Error(), p)
 }
+
+// Path and label keys take TOML strings only: a number, a bool or an
+// array given for one is refused naming the key and the value, in a file
+// and through --set, instead of becoming its text; a bare word on the
+// command line is still a string.
+func TestStringKeysTakeStringsOnly(t *testing.T) {
+	for _, set := range []string{"output.label=5", "output.dir=2024", "output.dir=true", "output.slice=0.5", "equation.kind=[1]", "checkpoint.dir=1.5"} {
+		_, err := Load("", []string{set})
+		var ce *Error
+		require.ErrorAs(t, err, &ce, set)
+		key, val, _ := strings.Cut(set, "=")
+		require.Equal(t, key, ce.Key, "%s: %v", set, err)
+		require.Contains(t, err.Error(), "must be a string (got "+val+")", set)
+	}
+	p := writeFile(t, "x.toml", "[output]\ndir = 5\n")
+	_, err := Load(p, nil)
+	require.ErrorContains(t, err, p+": output.dir: must be a string (got 5)")
+
+	c, err := Load("", []string{"equation.kind=poisson", `output.label="5"`, "output.dir=runs/2024-a", "checkpoint.dir = my run"})
+	require.NoError(t, err)
+	require.Equal(t, Poisson, c.Equation.Kind)
+	require.Equal(t, "5", c.Output.Label)
+	require.Equal(t, "runs/2024-a", c.Output.Dir)
+	require.Equal(t, "my run", c.Checkpoint.Dir)
+}

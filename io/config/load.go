@@ -248,7 +248,7 @@ func checkKey(raw map[string]any, k toml.Key) *Error {
 			continue // below an array of tables; its parent failed already
 		}
 		if want, ok := fits(t, v); !ok {
-			return &Error{Key: k[:i+1].String(), Msg: fmt.Sprintf("expected %s (got %s)", want, formatValue(v))}
+			return &Error{Key: k[:i+1].String(), Msg: misfit(want, v)}
 		}
 	}
 	return nil
@@ -374,6 +374,20 @@ func fits(t reflect.Type, v any) (want string, ok bool) {
 	panic(fmt.Sprintf("config: no TOML rule for field type %s", t))
 }
 
+// misfit says that the decoded value v is not what a field wants. A
+// number or a bool given for a string key gets the quoted form to use.
+func misfit(want string, v any) string {
+	if want != "a string" {
+		return fmt.Sprintf("expected %s (got %s)", want, formatValue(v))
+	}
+	msg := fmt.Sprintf("must be a string (got %s)", formatValue(v))
+	switch v.(type) {
+	case int64, float64, bool:
+		msg += fmt.Sprintf("; quote it, %s, to mean the text", quoteTOML(formatTOML(v)))
+	}
+	return msg
+}
+
 // formatValue writes a decoded TOML value back roughly as TOML, shortened
 // to fit in a message.
 func formatValue(v any) string {
@@ -422,10 +436,10 @@ func formatFloat(v float64) string {
 }
 
 // applySet applies one --set override "key=value". The value is TOML
-// (grid.shape=[512,512], equation.kind="poisson"); a value that is not TOML,
-// or is not a string where the key takes one, is taken as a bare string
-// (equation.kind=poisson, output.dir=2024), and parallel.dims also takes the
-// flag form 4x2.
+// (grid.shape=[512,512], equation.kind="poisson"); a value that is not TOML
+// is taken as a bare string (equation.kind=poisson, output.dir=runs/a), and
+// parallel.dims also takes the flag form 4x2. A number or a bool is not a
+// string: output.label=5 is refused, output.label="5" is the text.
 func applySet(c *Config, src *sources, arg string) error {
 	source := "--set " + arg
 	key, val, ok := strings.Cut(arg, "=")
@@ -450,19 +464,13 @@ func applySet(c *Config, src *sources, arg string) error {
 		}
 		k, v, doc = k2, v2, quoted
 	}
-	if t, ok := typeAt(k); ok {
-		_, isString := v.(string)
-		switch {
-		case t.Kind() == reflect.String && !isString && !strings.HasPrefix(val, "{"):
-			doc = key + " = " + quoteTOML(val)
-		case k.String() == "parallel.dims" && isString:
-			dims, err := ParseDims(v.(string))
-			if err != nil {
-				err.(*Error).Source = source
-				return err
-			}
-			doc = key + " = " + formatTOML(intsToAny(dims))
+	if s, ok := v.(string); ok && k.String() == "parallel.dims" {
+		dims, err := ParseDims(s)
+		if err != nil {
+			err.(*Error).Source = source
+			return err
 		}
+		doc = key + " = " + formatTOML(intsToAny(dims))
 	}
 	return decodeDoc(c, src, source, doc, false)
 }
@@ -483,19 +491,6 @@ func parseSet(doc string) (toml.Key, any, error) {
 	}
 	v, _ := rawAt(raw, k)
 	return k, v, nil
-}
-
-// typeAt is the schema type of the dotted key k, if k is in the schema.
-func typeAt(k toml.Key) (reflect.Type, bool) {
-	t := configType
-	for _, part := range k {
-		f, ok := fieldByTag(t, part)
-		if !ok {
-			return nil, false
-		}
-		t = f.Type
-	}
-	return t, true
 }
 
 // quoteTOML writes s as a TOML basic string.
