@@ -92,3 +92,43 @@ func TestStringKeysTakeStringsOnly(t *testing.T) {
 	require.Equal(t, "runs/2024-a", c.Output.Dir)
 	require.Equal(t, "my run", c.Checkpoint.Dir)
 }
+
+// A face value no face can use is refused: a neumann face is insulated
+// (zero flux) in this version and a periodic face wraps, so a nonzero
+// value of their own is ignored, and so is a nonzero boundary.value that
+// no face takes as its dirichlet value. A value a neumann face only
+// inherits from boundary.value, meant for the dirichlet faces, is fine.
+func TestFaceValuesThatWouldBeIgnored(t *testing.T) {
+	for _, c := range []struct {
+		sets []string
+		key  string
+		want string
+	}{
+		{[]string{"boundary.x_lo.kind=neumann", "boundary.x_lo.value=5"}, "boundary.x_lo.value",
+			"--set boundary.x_lo.value=5: boundary.x_lo.value: a neumann face is insulated (zero flux) in this version; value 5 would be ignored"},
+		{[]string{"boundary.y_hi={kind=\"neumann\", value=-2.5}"}, "boundary.y_hi.value", "value -2.5 would be ignored"},
+		{[]string{"boundary.kind=neumann", "boundary.value=5"}, "boundary.value",
+			"--set boundary.value=5: boundary.value: 5 would be ignored: no face holds u at it"},
+		{[]string{"boundary.kind=periodic", "boundary.value=2"}, "boundary.value", "2 would be ignored"},
+		{[]string{"boundary.kind=periodic", "boundary.x_lo.value=3"}, "boundary.x_lo.value", "a periodic face wraps around; value 3 would be ignored"},
+		{[]string{"boundary.value=1", "boundary.x_lo.value=2", "boundary.x_hi.value=2", "boundary.y_lo.value=2", "boundary.y_hi.value=2"}, "boundary.value",
+			"1 would be ignored"},
+		{[]string{"grid.shape=[8,8,8]", "boundary.kind=neumann", "boundary.z_lo={kind=\"dirichlet\", value=1}", "boundary.z_hi.value=4"}, "boundary.z_hi.value",
+			"a neumann face is insulated"},
+	} {
+		_, err := Load("", c.sets)
+		var ce *Error
+		require.ErrorAs(t, err, &ce, "%v", c.sets)
+		require.Equal(t, c.key, ce.Key, "%v: %v", c.sets, err)
+		require.Contains(t, err.Error(), c.want, "%v", c.sets)
+	}
+	for _, sets := range [][]string{
+		{"boundary.value=5", "boundary.x_lo.kind=neumann"},                          // x_lo inherits 5, the others use it
+		{"boundary.kind=neumann", "boundary.value=5", "boundary.x_hi.kind=dirichlet"}, // x_hi uses it
+		{"boundary.x_lo.kind=neumann", "boundary.x_lo.value=0"},                     // zero flux said twice
+		{"boundary.kind=periodic", "boundary.value=0"},
+	} {
+		_, err := Load("", sets)
+		require.NoError(t, err, "%v", sets)
+	}
+}

@@ -312,6 +312,37 @@ func (k *checker) boundary() *Error {
 			"periodic must be on both faces of an axis or on neither: %s is %s but %s is %s",
 			names[blame], kinds[blame], names[other], kinds[other])
 	}
+	return k.unusedValues()
+}
+
+// unusedValues refuses a nonzero face value that no face uses: a neumann
+// face is insulated (zero flux) in this version and a periodic face wraps,
+// so neither takes a value of its own, and boundary.value counts only
+// where a dirichlet face inherits it.
+func (k *checker) unusedValues() *Error {
+	nd := k.c.NDim()
+	inherited := false
+	for a := range nd {
+		for side := range 2 {
+			kind, value := k.c.FaceKind(a, side)
+			f := k.c.face(a, side)
+			if f == nil || f.Value == nil {
+				inherited = inherited || kind == Dirichlet
+				continue
+			}
+			key := "boundary." + faceName(nd, a, side) + ".value"
+			switch {
+			case value == 0:
+			case kind == Neumann:
+				return k.bad(key, "a neumann face is insulated (zero flux) in this version; value %s would be ignored (leave it out, or make the face dirichlet to hold u at it)", formatFloat(value))
+			case kind == Periodic:
+				return k.bad(key, "a periodic face wraps around; value %s would be ignored (leave it out)", formatFloat(value))
+			}
+		}
+	}
+	if v := k.c.Boundary.Value; v != 0 && !inherited {
+		return k.bad("boundary.value", "%s would be ignored: no face holds u at it (a neumann face is insulated, zero flux, in this version; a periodic face wraps around; a face with a value of its own uses that)", formatFloat(v))
+	}
 	return nil
 }
 
