@@ -31,7 +31,7 @@ type Flags struct {
 	WorldSize int
 
 	// Notes, after Resolve, are what the user should be told about the
-	// layers (an empty config file).
+	// config: an empty config file, a hotspot outside the domain.
 	Notes []string
 
 	fs *pflag.FlagSet
@@ -65,8 +65,9 @@ func (f *Flags) Resolve() (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	err = f.over(c, src)
 	f.Notes = src.notes
-	if err := f.over(c, src); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -144,8 +145,9 @@ func (f *Flags) ResolveRestart(base *Config, source string) (*Config, error) {
 			return nil, err
 		}
 	}
+	err = f.overRestart(c, base, src, source)
 	f.Notes = src.notes
-	if err := f.overRestart(c, base, src, source); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	return c, nil

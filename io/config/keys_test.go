@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 )
 
@@ -131,4 +132,45 @@ func TestFaceValuesThatWouldBeIgnored(t *testing.T) {
 		_, err := Load("", sets)
 		require.NoError(t, err, "%v", sets)
 	}
+}
+
+// notesOf resolves a command line and returns the notes the run prints as
+// warnings.
+func notesOf(t *testing.T, args ...string) []string {
+	t.Helper()
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	f := AddFlags(fs)
+	require.NoError(t, fs.Parse(args))
+	_, err := f.Resolve()
+	require.NoError(t, err, "%v", args)
+	return f.Notes
+}
+
+// A hotspot or gaussian centred outside the domain is a warning naming
+// the key; a hotspot that covers no cell centre (its disc misses the
+// domain, or falls between the cells) says the field is all background.
+func TestProfileOutsideTheDomainWarns(t *testing.T) {
+	notes := strings.Join(notesOf(t, "--set", "initial.center=[1.5,0.5]"), "\n")
+	require.Contains(t, notes, "initial.center [1.5 0.5] is outside the domain [0, 1] × [0, 1]")
+	require.Contains(t, notes, "the initial field is all background (0)")
+
+	notes = strings.Join(notesOf(t, "--set", "initial.center=[1.05,0.5]"), "\n")
+	require.Contains(t, notes, "initial.center [1.05 0.5] is outside the domain")
+	require.NotContains(t, notes, "background")
+
+	notes = strings.Join(notesOf(t, "--set", "source={kind=\"hotspot\", value=2, background=0.5, radius=0.2, center=[0.5,-0.3]}"), "\n")
+	require.Contains(t, notes, "source.center [0.5 -0.3] is outside the domain")
+	require.Contains(t, notes, "the source is all background (0.5)")
+
+	notes = strings.Join(notesOf(t, "--set", "grid.shape=[8,8,8]", "--set", "source={kind=\"gaussian\", value=1, radius=0.1, center=[0.5,0.5,2]}"), "\n")
+	require.Contains(t, notes, "source.center [0.5 0.5 2] is outside the domain [0, 1] × [0, 1] × [0, 1]")
+
+	notes = strings.Join(notesOf(t, "--set", "initial.radius=0.0001"), "\n")
+	require.Contains(t, notes, "initial: the hotspot of radius 0.0001 around [0.5 0.5] covers no cell centre")
+	require.NotContains(t, notes, "outside")
+
+	// Inside, or unused: nothing to say.
+	require.Empty(t, notesOf(t))
+	require.Empty(t, notesOf(t, "--set", "source.center=[3,3]"))
+	require.Empty(t, notesOf(t, "--set", "initial.kind=gaussian", "--set", "initial.center=[0,1]"))
 }

@@ -52,6 +52,12 @@ func (k *checker) bad(key, format string, args ...any) *Error {
 	return &Error{Source: k.src.of(key), Key: key, Msg: fmt.Sprintf(format, args...)}
 }
 
+// note is something the user should hear about the config, not an error;
+// the run prints it as a warning.
+func (k *checker) note(format string, args ...any) {
+	k.src.notes = append(k.src.notes, fmt.Sprintf(format, args...))
+}
+
 // finish fills the derived defaults of c and validates it: first each key on
 // its own, then the keys together (stability, process grid, box widths).
 // The first mistake found is returned as an *Error.
@@ -368,6 +374,9 @@ func (k *checker) profile(prefix string, p *Profile, kinds []string) *Error {
 			return k.bad(prefix+".radius", "must be positive for %s (got %s)", p.Kind, formatFloat(p.Radius))
 		}
 	}
+	if p.Kind == "hotspot" || p.Kind == "gaussian" {
+		k.placement(prefix, p)
+	}
 	if p.Kind == "sine" && len(p.Mode) == 0 {
 		p.Mode = make([]int, nd)
 		for a := range p.Mode {
@@ -383,6 +392,39 @@ func (k *checker) profile(prefix string, p *Profile, kinds []string) *Error {
 		}
 	}
 	return nil
+}
+
+// placement warns of a hotspot or gaussian profile p centred outside the
+// domain, and of a hotspot that covers no cell centre, whose field is then
+// its background everywhere.
+func (k *checker) placement(prefix string, p *Profile) {
+	g := k.c.Grid
+	outside := false
+	near := 0.0 // squared distance from the centre to the nearest cell centre
+	for a, x := range p.Center {
+		outside = outside || x < 0 || x > g.Length[a]
+		h := g.Length[a] / float64(g.Shape[a])
+		i := min(max(math.Floor(x/h), 0), float64(g.Shape[a]-1))
+		d := (i+0.5)*h - x
+		near += d * d
+	}
+	field := map[string]string{"initial": "the initial field", "source": "the source"}[prefix]
+	empty := p.Kind == "hotspot" && near > p.Radius*p.Radius
+	background := fmt.Sprintf("%s is all background (%s)", field, formatFloat(p.Background))
+	switch {
+	case outside:
+		box := make([]string, len(g.Length))
+		for a, l := range g.Length {
+			box[a] = "[0, " + formatFloat(l) + "]"
+		}
+		msg := fmt.Sprintf("%s.center %s is outside the domain %s", prefix, floats(p.Center), strings.Join(box, " × "))
+		if empty {
+			msg += fmt.Sprintf(" and the hotspot of radius %s covers no cell centre: %s", formatFloat(p.Radius), background)
+		}
+		k.note("%s", msg)
+	case empty:
+		k.note("%s: the hotspot of radius %s around %s covers no cell centre: %s", prefix, formatFloat(p.Radius), floats(p.Center), background)
+	}
 }
 
 func (k *checker) parallel() *Error {
