@@ -100,6 +100,16 @@ type Options struct {
 	// FS does every file operation; nil is the operating system. Tests use
 	// it to fail any operation on any rank.
 	FS FS
+	// RunID is the writing run's id (Meta.Extra["run_id"]): pruning and the
+	// cleanup of leftovers touch only this run's checkpoints, and of those
+	// only the files a checkpoint is made of. "" owns every checkpoint of
+	// the root (a library caller that keeps a root to itself).
+	RunID string
+	// Lock, when set, is the root's lock the writer holds (LockRoot): a
+	// commit checks it is still the root's, so that a root deleted (or its
+	// lock removed) under the run fails the checkpoint instead of writing
+	// into a folder made anew.
+	Lock *Lock
 }
 
 // Info describes a checkpoint that Write committed.
@@ -109,6 +119,10 @@ type Info struct {
 	Bytes  int64   // bytes stored: every chunk file and both zarr.json files
 	Raw    int64   // bytes of the field itself: 8 per cell
 	WriteS float64 // seconds this rank spent in Write
+	// Foreign (rank 0) names what the commit's pruning left alone in the
+	// root: other runs' checkpoints and leftovers, and this run's that hold
+	// files heat did not write.
+	Foreign []string
 }
 
 // FS is every file operation the package does, so that tests can fail any
@@ -141,13 +155,16 @@ type OS struct{}
 
 func (OS) MkdirAll(path string) error { return os.MkdirAll(path, 0o755) }
 
+// WriteFile never follows a link at path (O_NOFOLLOW): a symlink planted
+// where a checkpoint file goes fails the write instead of being written
+// through.
 func (OS) WriteFile(path string, src io.WriterTo) error {
 	if large(src) {
 		if ok, err := writeDirect(path, src); ok || err != nil {
 			return err
 		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|noFollow, 0o644)
 	if err != nil {
 		return err
 	}

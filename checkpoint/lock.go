@@ -4,69 +4,39 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
-	"time"
+
+	"heat/internal/lockfile"
 )
 
 // lockFile is the one-writer lock of a checkpoint root.
 const lockFile = ".lock"
 
 // ErrLocked is another writer holding a checkpoint root.
-var ErrLocked = errors.New("checkpoint folder in use by another run")
+var ErrLocked = lockfile.ErrLocked
 
 // Lock is the one-writer lock of a checkpoint root, held from LockRoot to
-// Unlock. It is an flock(2) on root/.lock, which the kernel releases when
-// the process ends however it ends, so a crash leaves no stale lock to
-// clean up. Filesystems whose flock is not shared between hosts (some NFS
-// mounts, Lustre without -o flock) cannot enforce it across hosts; the run
-// id in every checkpoint's metadata still tells a foreign writer's
-// checkpoints apart (ForeignWriter).
-type Lock struct {
-	f *os.File
-}
+// Unlock: an flock(2) on root/.lock (internal/lockfile). Filesystems whose
+// flock is not shared between hosts (some NFS mounts, Lustre without -o
+// flock) cannot enforce it across hosts; the run id in every checkpoint's
+// metadata still tells a foreign writer's checkpoints apart (ForeignWriter,
+// and pruning only the run's own).
+type Lock = lockfile.Lock
 
 // LockRoot takes root's lock for the run runID, creating root if need be,
 // and records the holder (pid, host, run id, since) in the lock file for a
 // refused second writer to name. It fails with ErrLocked, naming the
-// holder, when another process (or another run in this one) holds it.
+// holder, when another process (or another run in this one) holds it; a
+// symlink or a FIFO planted as the lock file is refused, never written
+// through.
 func LockRoot(root, runID string) (*Lock, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	path := filepath.Join(root, lockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
+	l, err := lockfile.Take(root, lockFile, runID)
+	if err != nil && !errors.Is(err, ErrLocked) {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	if err := flock(f); err != nil {
-		holder, _ := os.ReadFile(path)
-		f.Close()
-		if errors.Is(err, errWouldBlock) {
-			who := strings.TrimSpace(string(holder))
-			if who == "" {
-				who = "a run that has not yet written its name"
-			}
-			return nil, fmt.Errorf("%s is held by %s: %w", root, who, ErrLocked)
-		}
-		return nil, fmt.Errorf("checkpoint: locking %s: %w", path, err)
-	}
-	host, _ := os.Hostname()
-	me := fmt.Sprintf("pid %d on host %s (run %s, since %s)\n", os.Getpid(), host, runID, time.Now().UTC().Format(time.RFC3339))
-	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt([]byte(me), 0)
-	}
-	return &Lock{f: f}, nil
-}
-
-// Unlock releases the lock (closing the file releases the flock).
-func (l *Lock) Unlock() error {
-	if l == nil || l.f == nil {
-		return nil
-	}
-	err := l.f.Close()
-	l.f = nil
-	return err
+	return l, err
 }
 
 // ForeignWriter returns the run id of the newest checkpoint under root

@@ -1,6 +1,8 @@
 package checkpoint
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -126,8 +128,15 @@ func readLatest(fsys FS, root string) (string, error) {
 // writeLatest makes root/latest name the checkpoint name atomically: a
 // temporary file is written and fsynced, renamed over latest, and the root
 // fsynced, so that latest is always either the old name or the new one.
+//
+// The temporary file has a fresh random name (latest.tmp-<16 hex digits>),
+// so that nothing planted in the root can be written through: the write
+// never follows a link (OS.WriteFile), and the rename replaces what is
+// named latest, never what it may link to.
 func writeLatest(fsys FS, root, name string) error {
-	tmp := filepath.Join(root, latestFile+".tmp")
+	var nonce [8]byte
+	_, _ = rand.Read(nonce[:])
+	tmp := filepath.Join(root, latestFile+".tmp-"+hex.EncodeToString(nonce[:]))
 	if err := fsys.WriteFile(tmp, strings.NewReader(name+"\n")); err != nil {
 		return err
 	}

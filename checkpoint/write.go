@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -78,6 +80,13 @@ func begin(c comm.Comm, g *decomp.Grid, lay decomp.Layout, u []float64, root str
 	start := time.Now()
 	w := &writer{c: c, g: g, lay: lay, u: u, fs: fsOf(opt), opt: opt, meta: meta, root: root, removeLater: removeLater}
 	w.meta.Ranks = c.Size()
+	if opt.RunID != "" {
+		// Every checkpoint names the run that wrote it (what it owns).
+		extra := make(map[string]any, len(meta.Extra)+1)
+		maps.Copy(extra, meta.Extra)
+		extra["run_id"] = opt.RunID
+		w.meta.Extra = extra
+	}
 	w.name = StepName(meta.Step)
 	w.final = filepath.Join(root, w.name)
 	w.partial = w.final + partialSuffix
@@ -125,9 +134,11 @@ type writer struct {
 	grid  chunkGrid // the array's chunks: with sharding, its shards
 	inner []int     // the inner chunk shape of a sharded checkpoint, or nil
 
-	committed   bool  // rank 0: the checkpoint is at its final name
-	commitErr   error // rank 0: why committing failed
-	removeLater bool  // remove the pruned checkpoints in the background
+	made        bool     // rank 0: it created the .partial folder
+	committed   bool     // rank 0: the checkpoint is at its final name
+	foreign     []string // rank 0: what pruning left alone (Info.Foreign)
+	commitErr   error    // rank 0: why committing failed
+	removeLater bool     // remove the pruned checkpoints in the background
 }
 
 // outcome is what rank 0 tells every rank at the end of Write.
@@ -207,6 +218,9 @@ func (w *writer) commitAll(notes []chunkNote, ioErr error) (Info, error) {
 	} else {
 		info = Info{}
 	}
+	if rank == 0 && out.Committed {
+		info.Foreign = w.foreign
+	}
 	switch {
 	case cerr != nil:
 		// Rank 0 knows the outcome but could not tell the others.
@@ -244,7 +258,7 @@ func (e *wrapped) Unwrap() error { return e.cause }
 // before committing. Whatever it cannot remove is never read, and the next
 // successful Write removes it.
 func (w *writer) abandon() {
-	if w.c.Rank() == 0 && !w.committed {
+	if w.c.Rank() == 0 && w.made && !w.committed {
 		_ = w.fs.RemoveAll(w.partial)
 	}
 }
@@ -321,15 +335,40 @@ func (w *writer) preparePartial() error {
 	if _, err := encodeGroup(w.meta, nil, nil); err != nil {
 		return fmt.Errorf("the solver state cannot be stored: %w", err)
 	}
+	if err := w.held(); err != nil {
+		return err
+	}
 	if err := w.recoverSetAside(); err != nil {
 		return err
 	}
-	// A .partial of the same step left by a writer that died.
-	if err := w.fs.RemoveAll(w.partial); err != nil {
-		return err
+	// A .partial of the same step left by a writer of this run that died;
+	// another run's is not this writer's to remove.
+	if _, err := w.fs.ReadDir(w.partial); err == nil {
+		if !w.owns(w.partial) {
+			return fmt.Errorf("%s is another run's checkpoint being written (or left by one that died): left alone; give this run another checkpoint.dir", w.partial)
+		}
+		if err := w.fs.RemoveAll(w.partial); err != nil {
+			return err
+		}
 	}
+	w.made = true
 	if err := w.fs.MkdirAll(filepath.Join(w.partial, arrayName)); err != nil {
 		return err
+	}
+	if w.opt.RunID != "" {
+		if err := w.fs.WriteFile(filepath.Join(w.partial, writerFile), strings.NewReader(w.opt.RunID+"\n")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// held (rank 0) checks that the root is still the one whose lock the run
+// holds: a root deleted under the run, or its lock file removed, fails the
+// checkpoint rather than have it written into a folder made anew.
+func (w *writer) held() error {
+	if err := w.opt.Lock.Held(); err != nil {
+		return fmt.Errorf("the checkpoint folder %s lost its lock: %w", w.root, err)
 	}
 	return nil
 }
@@ -345,7 +384,7 @@ func (w *writer) recoverSetAside() error {
 	moved := false
 	for _, name := range leftovers {
 		base, ok := strings.CutSuffix(name, prevSuffix)
-		if !ok || slices.ContainsFunc(steps, func(e entry) bool { return e.name == base }) {
+		if !ok || slices.ContainsFunc(steps, func(e entry) bool { return e.name == base }) || !w.owns(filepath.Join(w.root, name)) {
 			continue
 		}
 		if err := w.fs.Rename(filepath.Join(w.root, name), filepath.Join(w.root, base)); err != nil {
@@ -712,10 +751,20 @@ func (w *writer) commit(sums map[string]chunkSum) (int64, error) {
 	if err := fsys.WriteFile(filepath.Join(w.partial, metaFile), bytes.NewReader(groupDoc)); err != nil {
 		return 0, err
 	}
+	if w.opt.RunID != "" {
+		// The metadata names the run now; no complete checkpoint keeps the
+		// marker.
+		if err := fsys.RemoveAll(filepath.Join(w.partial, writerFile)); err != nil {
+			return 0, err
+		}
+	}
 	for _, d := range []string{array, w.partial} {
 		if err := fsys.SyncDir(d); err != nil {
 			return 0, err
 		}
+	}
+	if err := w.held(); err != nil {
+		return 0, err
 	}
 
 	steps, leftovers, err := scan(fsys, w.root)
@@ -772,21 +821,42 @@ func (w *writer) moveLatestAway(steps []entry) (moved bool, err error) {
 // prune removes the leftovers of writers that died and the checkpoints
 // beyond Keep: the one just written counts first, then the others newest
 // step first. steps and leftovers are the root as it was before the commit.
+//
+// Only this run's checkpoints count and go (Options.RunID), and only those
+// that hold nothing but a checkpoint's files: the rest is left alone and
+// named in w.foreign.
 func (w *writer) prune(steps []entry, leftovers []string) error {
 	var doomed []string
-	if w.opt.Keep > 0 {
-		kept := 1
-		for _, e := range steps {
-			if e.name == w.name {
-				continue
-			}
-			if kept < w.opt.Keep {
-				kept++
-				continue
-			}
-			doomed = append(doomed, e.name)
+	kept := 1
+	for _, e := range steps {
+		if e.name == w.name {
+			continue
 		}
+		dir := filepath.Join(w.root, e.name)
+		if !w.owns(dir) {
+			w.foreign = append(w.foreign, e.name+" (another run's checkpoint)")
+			continue
+		}
+		if w.opt.Keep == 0 || kept < w.opt.Keep {
+			kept++
+			continue
+		}
+		if _, foreign, err := contents(dir); err == nil && len(foreign) > 0 {
+			w.foreign = append(w.foreign, fmt.Sprintf("%s (holds files heat did not write: %s)", e.name, strings.Join(firstFew(foreign), ", ")))
+			continue
+		}
+		doomed = append(doomed, e.name)
 	}
+	leftovers = slices.DeleteFunc(slices.Clone(leftovers), func(name string) bool {
+		if name == w.name+prevSuffix || w.owns(filepath.Join(w.root, name)) {
+			return false
+		}
+		if _, err := w.fs.ReadDir(filepath.Join(w.root, name)); errors.Is(err, fs.ErrNotExist) {
+			return true // gone meanwhile: this checkpoint's own .partial, now committed
+		}
+		w.foreign = append(w.foreign, name+" (another run's)")
+		return true
+	})
 	var errs []error
 	for _, name := range doomed {
 		dir := filepath.Join(w.root, name)
@@ -812,7 +882,7 @@ func (w *writer) prune(steps []entry, leftovers []string) error {
 	remove := func() error {
 		var errs []error
 		for _, name := range leftovers {
-			if err := w.fs.RemoveAll(filepath.Join(w.root, name)); err != nil {
+			if err := removeAs(w.fs, filepath.Join(w.root, name)); err != nil {
 				errs = append(errs, err)
 			}
 		}

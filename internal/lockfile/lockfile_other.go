@@ -1,14 +1,21 @@
 //go:build !unix
 
-package checkpoint
+package lockfile
 
 import (
 	"errors"
 	"os"
 )
 
+const (
+	noFollow = 0
+	nonBlock = 0
+)
+
 var errWouldBlock = errors.New("would block")
 
 // flock is no lock where the OS has no flock: the run id in the metadata
-// is what tells writers apart there (ForeignWriter).
+// is what tells writers apart there.
 func flock(*os.File) error { return nil }
+
+func clearNonBlock(*os.File) error { return nil }

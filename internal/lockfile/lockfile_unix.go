@@ -1,11 +1,16 @@
 //go:build unix
 
-package checkpoint
+package lockfile
 
 import (
 	"errors"
 	"os"
 	"syscall"
+)
+
+const (
+	noFollow = syscall.O_NOFOLLOW
+	nonBlock = syscall.O_NONBLOCK
 )
 
 var errWouldBlock = syscall.EWOULDBLOCK
@@ -18,4 +23,9 @@ func flock(f *os.File) error {
 			return err
 		}
 	}
+}
+
+// clearNonBlock puts f back in blocking mode (the open used O_NONBLOCK).
+func clearNonBlock(f *os.File) error {
+	return syscall.SetNonblock(int(f.Fd()), false)
 }
