@@ -32,7 +32,9 @@ func specOf(cfg *config.Config, w *World) solver.Spec {
 		s.Equation = solver.Poisson
 	}
 	s.Scheme = solver.Scheme(slices.Index(solver.Schemes, cfg.Equation.Scheme))
-	s.TEnd = cfg.Run.TEnd
+	if cfg.EndsAtTEnd() {
+		s.TEnd = cfg.Run.TEnd // else run.steps came first: plain steps, short of t_end
+	}
 	s.Multigrid = cfg.Equation.Solver == "multigrid"
 	mg := cfg.Multigrid
 	s.MG = multigrid.Options{

@@ -110,7 +110,6 @@ func TestBadInputExitsTwo(t *testing.T) {
 	}
 	typo := write("typo.toml", "[grid]\nshpe = [10, 10]\n")
 	wrongType := write("type.toml", "[grid]\nshape = \"big\"\n")
-	both := write("both.toml", "[run]\nsteps = 10\nt_end = 0.1\n")
 	cases := []struct {
 		args []string
 		want []string
@@ -135,7 +134,6 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{[]string{"run", "--set", "equation.kind=poisson", "--set", "grid.shape=[1023,1023]"}, []string{"grid.shape", "1023x1023", "power of two"}},
 		{[]string{"run", "--set", "equation.kind=poisson", "--set", "run.t_end=1"}, []string{"run.t_end", "poisson"}},
 		{[]string{"run", "--set", "equation.kind=poisson", "--set", "grid.ghost=2"}, []string{"grid.ghost", "multigrid"}},
-		{[]string{"run", "-c", both}, []string{"both.toml", "run.t_end", "run.steps"}},
 		{[]string{"run", "--set", "equation.kind=poisson", "--set", "boundary.kind=periodic", "--set", "source.kind=constant", "--set", "source.value=1"},
 			[]string{"source", "integrate to zero", "mean is 1"}},
 		{[]string{"run", "--bogus"}, []string{"bogus"}},

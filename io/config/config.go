@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"heat/decomp"
+	"heat/solver"
 )
 
 // Boundary condition kinds.
@@ -176,6 +177,15 @@ func (c *Config) TimeStep() float64 {
 		return c.Equation.DT
 	}
 	return 0.9 * StableDT(c)
+}
+
+// EndsAtTEnd reports whether the heat run ends at run.t_end, its last
+// step shortened to land on it: t_end is set and run.steps is the step
+// count that reaches it. Where run.steps came first (both given, fewer
+// steps than t_end takes), the run ends after run.steps steps, short of
+// t_end, and this is false.
+func (c *Config) EndsAtTEnd() bool {
+	return c.Equation.Kind == Heat && c.Run.TEnd > 0 && solver.StepsTo(c.Run.TEnd, c.TimeStep()) == c.Run.Steps
 }
 
 // Implicit reports whether heat steps are implicit (solved by multigrid).

@@ -574,8 +574,8 @@ func TestResolveRestart(t *testing.T) {
 	// new output folder takes the checkpoints along.
 	c, err = again("--steps", "500", "--ranks", "3", "--out", "second")
 	require.NoError(t, err)
-	require.Equal(t, 500, c.Run.Steps)
-	require.Equal(t, 0.0, c.Run.TEnd, "the later layer's stop wins")
+	require.Equal(t, base.Run.Steps, c.Run.Steps, "the checkpoint's t_end comes before 500 steps")
+	require.Equal(t, 0.01, c.Run.TEnd)
 	require.Equal(t, 3, c.Parallel.Ranks)
 	require.Empty(t, c.Parallel.Dims)
 	require.Equal(t, filepath.Join("second", "checkpoints"), c.Checkpoint.Dir)

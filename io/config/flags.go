@@ -135,6 +135,12 @@ func (f *Flags) ResolveRestart(base *Config, source string) (*Config, error) {
 		return nil, &Error{Source: source, Msg: fmt.Sprintf("its config cannot be read: %v", err)}
 	}
 	src := &sources{}
+	if !base.EndsAtTEnd() {
+		// The checkpoint's run.steps is a bound of its own (it came before
+		// its run.t_end, or there is none); steps that only reach its t_end
+		// follow a new one.
+		src.set("run.steps", source)
+	}
 	if f.Config != "" {
 		if err := decodeFile(c, src, f.Config); err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -124,9 +125,9 @@ func TestFaceValuesThatWouldBeIgnored(t *testing.T) {
 		require.Contains(t, err.Error(), c.want, "%v", c.sets)
 	}
 	for _, sets := range [][]string{
-		{"boundary.value=5", "boundary.x_lo.kind=neumann"},                          // x_lo inherits 5, the others use it
+		{"boundary.value=5", "boundary.x_lo.kind=neumann"},                            // x_lo inherits 5, the others use it
 		{"boundary.kind=neumann", "boundary.value=5", "boundary.x_hi.kind=dirichlet"}, // x_hi uses it
-		{"boundary.x_lo.kind=neumann", "boundary.x_lo.value=0"},                     // zero flux said twice
+		{"boundary.x_lo.kind=neumann", "boundary.x_lo.value=0"},                       // zero flux said twice
 		{"boundary.kind=periodic", "boundary.value=0"},
 	} {
 		_, err := Load("", sets)
@@ -173,4 +174,108 @@ func TestProfileOutsideTheDomainWarns(t *testing.T) {
 	require.Empty(t, notesOf(t))
 	require.Empty(t, notesOf(t, "--set", "source.center=[3,3]"))
 	require.Empty(t, notesOf(t, "--set", "initial.kind=gaussian", "--set", "initial.center=[0,1]"))
+}
+
+// run.steps and run.t_end from any layers stop the run at whichever comes
+// first; run.steps counts only where a layer other than the built-in
+// problem gives it. The resolved config keeps both as given (the steps
+// cut to t_end where t_end comes first), and resolves to itself again.
+func TestStepsAndTEndFirstOneStops(t *testing.T) {
+	// On 64² the automatic dt is 0.9/(2·(64²+64²)) = 5.4931640625e-05:
+	// t_end 0.019 is 346 steps (the last one shortened), 0.5 is 9103.
+	grid := []string{"--set", "grid.shape=[64,64]"}
+	both := writeFile(t, "both.toml", "[grid]\nshape = [64, 64]\n[run]\nsteps = 10\nt_end = 0.019\n")
+	tEnd := writeFile(t, "t.toml", "[grid]\nshape = [64, 64]\n[run]\nt_end = 0.019\n")
+	for _, c := range []struct {
+		name  string
+		args  []string
+		steps int
+		atEnd bool
+	}{
+		{"t_end alone", append(grid, "--set", "run.t_end=0.019"), 346, true},
+		{"t_end beyond the built-in steps", append(grid, "--set", "run.t_end=0.5"), 9103, true},
+		{"steps first, --set both", append(grid, "--set", "run.t_end=0.019", "--set", "run.steps=100"), 100, false},
+		{"steps first, other order", append(grid, "--set", "run.steps=100", "--set", "run.t_end=0.019"), 100, false},
+		{"t_end first, --steps", append(grid, "--steps", "1000", "--set", "run.t_end=0.019"), 346, true},
+		{"both in one file, steps first", []string{"-c", both}, 10, false},
+		{"file's t_end first over --steps", []string{"-c", tEnd, "--steps", "5000"}, 346, true},
+		{"--steps first over a file's t_end", []string{"-c", tEnd, "--steps", "20"}, 20, false},
+		{"steps equal to t_end's", append(grid, "--set", "run.t_end=0.019", "--steps", "346"), 346, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := resolve(t, c.args...)
+			require.NoError(t, err)
+			require.Equal(t, c.steps, cfg.Run.Steps)
+			require.Contains(t, []float64{0.019, 0.5}, cfg.Run.TEnd, "t_end is kept as given")
+			require.Equal(t, c.atEnd, cfg.EndsAtTEnd())
+			notes := strings.Join(notesOf(t, c.args...), "\n")
+			if c.atEnd {
+				require.NotContains(t, notes, "run.t_end")
+			} else {
+				require.Contains(t, notes, "run.steps = "+strconv.Itoa(c.steps))
+				require.Contains(t, notes, "before run.t_end = 0.019")
+			}
+			again := *cfg
+			require.NoError(t, again.Validate())
+			require.Equal(t, *cfg, again, "a resolved config validates to itself")
+		})
+	}
+}
+
+// A restart resolves when to stop again, from the checkpoint's steps and
+// t_end and the restart's own: a larger --steps still stops at the
+// checkpoint's t_end, a later t_end moves the end of a run that stopped at
+// its t_end, and a checkpoint's run.steps that came first stays a bound.
+func TestRestartStopsAtTheFirstToo(t *testing.T) {
+	restart := func(base *Config, args ...string) *Config {
+		t.Helper()
+		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+		f := AddFlags(fs)
+		require.NoError(t, fs.Parse(args))
+		c, err := f.ResolveRestart(base, "checkpoint step-00000010")
+		require.NoError(t, err, "%v", args)
+		return c
+	}
+	stepsFirst, err := resolve(t, "--set", "grid.shape=[64,64]", "--set", "run.t_end=0.019", "--steps", "100")
+	require.NoError(t, err)
+	require.Equal(t, stepsFirst, restart(stepsFirst))
+	c := restart(stepsFirst, "--steps", "2000")
+	require.Equal(t, 346, c.Run.Steps, "a larger --steps still stops at t_end")
+	require.True(t, c.EndsAtTEnd())
+	require.Equal(t, 200, restart(stepsFirst, "--steps", "200").Run.Steps)
+	require.Equal(t, 100, restart(stepsFirst, "--set", "run.t_end=0.5").Run.Steps, "the checkpoint's steps came first and still do")
+
+	toTEnd, err := resolve(t, "--set", "grid.shape=[64,64]", "--set", "run.t_end=0.019")
+	require.NoError(t, err)
+	require.Equal(t, toTEnd, restart(toTEnd))
+	require.Equal(t, 692, restart(toTEnd, "--set", "run.t_end=0.038").Run.Steps, "steps that only reach t_end follow it")
+	require.Equal(t, 346, restart(toTEnd, "--steps", "5000").Run.Steps)
+	c = restart(toTEnd, "--set", "run.t_end=0")
+	require.Equal(t, 346, c.Run.Steps, "without t_end the steps are the total")
+	require.False(t, c.EndsAtTEnd())
+}
+
+// Step counts that cannot be run are refused naming run.t_end and the time
+// step: more than MaxSteps steps (1e-300 used to give a negative count),
+// or none at all.
+func TestTEndStepCountBounds(t *testing.T) {
+	for _, c := range []struct {
+		sets []string
+		want []string
+	}{
+		{[]string{"equation.dt=1e-300", "run.t_end=1"}, []string{"--set run.t_end=1: run.t_end:", "run.t_end: 1 takes 1e+300 steps of equation.dt = 1e-300", "more than the 1e+12"}},
+		{[]string{"run.t_end=1e300"}, []string{"run.t_end: 1e+300 takes", "the automatic equation.dt = 8.58306884765625e-07", "more than the 1e+12"}},
+		{[]string{"grid.shape=[64,64]", "run.t_end=1e-20"}, []string{"run.t_end: 1e-20 is", "of a step of the automatic equation.dt = 5.4931640625e-05", "no steps"}},
+	} {
+		_, err := Load("", c.sets)
+		var ce *Error
+		require.ErrorAs(t, err, &ce, "%v", c.sets)
+		require.Equal(t, "run.t_end", ce.Key, "%v", err)
+		for _, w := range c.want {
+			require.Contains(t, err.Error(), w, "%v", c.sets)
+		}
+	}
+	c, err := Load("", []string{"grid.shape=[64,64]", "equation.dt=1e-9", "run.t_end=1000"})
+	require.NoError(t, err, "1e12 steps are allowed")
+	require.Equal(t, int(1e12), c.Run.Steps)
 }

@@ -40,7 +40,7 @@ func Load(file string, sets []string) (*Config, error) {
 // modes) and checks c as Load does, for a Config built or changed in code —
 // one read back from a checkpoint, or one whose rank count the MPI world
 // fixed. Errors are *Error values without a source.
-func (c *Config) Validate() error { return finish(c, &sources{}) }
+func (c *Config) Validate() error { return finish(c, &sources{whole: true}) }
 
 // layer builds the Config of every TOML layer: defaults, the file or the
 // built-in problem, then each --set in order.
@@ -119,6 +119,9 @@ type sources struct {
 	by    map[string]origin
 	n     int      // settings so far
 	notes []string // what the user should hear about the layers
+	// whole: the config was given whole, every key of it (Validate), so
+	// its run.steps is a bound of its own next to run.t_end.
+	whole bool
 }
 
 // origin is the layer that set a key; seq orders the settings.

@@ -24,6 +24,9 @@ const (
 	// MaxRanks bounds parallel.ranks: far beyond today's largest MPI jobs,
 	// and low enough that choosing a process grid stays quick.
 	MaxRanks = 1 << 24
+	// MaxSteps bounds the steps run.t_end may take: a million seconds at
+	// a million steps a second.
+	MaxSteps = 1e12
 )
 
 // Allowed kinds, in the order messages list them.
@@ -205,27 +208,49 @@ func (k *checker) run() *Error {
 		return k.bad("run.t_end", "must be >= 0 (got %s)", formatFloat(r.TEnd))
 	}
 	if r.TEnd > 0 {
-		if k.c.Equation.Kind != Heat {
-			return k.bad("run.t_end", "stops a heat run at a final time; a poisson problem has none (got %s)", formatFloat(r.TEnd))
+		if err := k.stop(); err != nil {
+			return err
 		}
-		// Both say when to stop: the later layer wins (--steps over a
-		// file's t_end), one layer may not give both.
-		te, _ := k.src.exact("run.t_end")
-		if st, ok := k.src.exact("run.steps"); ok && st.source != BuiltinSource {
-			if st.source == te.source {
-				return k.bad("run.t_end", "and run.steps both say when to stop; give one (got t_end = %s, steps = %d)", formatFloat(r.TEnd), r.Steps)
-			}
-			if st.seq > te.seq {
-				r.TEnd = 0
-			}
-		}
-	}
-	if r.TEnd > 0 {
-		r.Steps = int(math.Ceil(r.TEnd/k.c.TimeStep() - 1e-9))
 	}
 	if r.CheckEvery < 1 {
 		return k.bad("run.check_every", "must be >= 1 (got %d)", r.CheckEvery)
 	}
+	return nil
+}
+
+// stop settles when a heat run with a run.t_end stops: at t_end, after
+// the steps that reach it (the last one shortened), unless run.steps,
+// given by a layer other than the built-in problem, comes first. Then the
+// run ends after run.steps steps and t_end stays as given, so that a
+// restart with more steps still stops at it.
+func (k *checker) stop() *Error {
+	r, dt := &k.c.Run, k.c.TimeStep()
+	if k.c.Equation.Kind != Heat {
+		return k.bad("run.t_end", "stops a heat run at a final time; a poisson problem has none (got %s)", formatFloat(r.TEnd))
+	}
+	step := "equation.dt = " + formatFloat(dt)
+	if k.c.Equation.DT == 0 {
+		step = "the automatic " + step + " (0.9 × the stability limit)"
+	}
+	switch q := r.TEnd / dt; {
+	case !(q <= MaxSteps):
+		return k.bad("run.t_end", "%s takes %s steps of %s, more than the %s a run may take: use an earlier run.t_end or a larger equation.dt",
+			formatFloat(r.TEnd), strconv.FormatFloat(q, 'g', 3, 64), step, formatFloat(MaxSteps))
+	case solver.StepsTo(r.TEnd, dt) == 0:
+		return k.bad("run.t_end", "%s is %s of a step of %s: the run would take no steps; use a later run.t_end",
+			formatFloat(r.TEnd), strconv.FormatFloat(q, 'g', 3, 64), step)
+	}
+	n := solver.StepsTo(r.TEnd, dt)
+	if st, ok := k.src.exact("run.steps"); r.Steps > 0 && r.Steps < n && (k.src.whole || ok && st.source != BuiltinSource) {
+		from := ""
+		if s := k.src.of("run.steps"); s != "" {
+			from = " (" + s + ")"
+		}
+		k.note("run.steps = %d%s comes before run.t_end = %s: the run ends at t = %s, after %d of the %d steps of dt = %s that reach t_end",
+			r.Steps, from, formatFloat(r.TEnd), formatFloat(float64(r.Steps)*dt), r.Steps, n, formatFloat(dt))
+		return nil
+	}
+	r.Steps = n
 	return nil
 }
 
