@@ -1,6 +1,7 @@
 package run
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -16,14 +17,41 @@ import (
 // errDryRun ends a --dry-run after its printout: a success.
 var errDryRun = errors.New("dry run")
 
-// dryRun prints what a run would do: the problem, the split, the memory it
-// needs against the memory there, and the resolved config.
+// dryRun prints what a run would do as one TOML document, so that
+// `heat run --dry-run > x.toml` saves a config that runs: the resolved
+// config first, then, as comments after the line that starts
+// "# ---- heat run --dry-run", the problem, the split, the memory it needs
+// against the memory there, and the outputs.
 func dryRun(w io.Writer, cfg *config.Config, spec solver.Spec, g *decomp.Grid, mem memory, avail int64, availWhat string) error {
-	how := fmt.Sprintf("%d %s steps, dt = %g", cfg.Run.Steps, cfg.Equation.Scheme, spec.DT)
-	if cfg.Equation.Kind == config.Poisson {
-		how = fmt.Sprintf("%s, at most %d iterations, run.tolerance %g", cfg.Equation.Solver, cfg.Run.Steps, cfg.Run.Tolerance)
+	var doc bytes.Buffer
+	fmt.Fprintf(&doc, "# heat run --dry-run: the resolved config (heat run -c this-file runs it),\n# then what the run would do. Nothing is run.\n\n")
+	enc := toml.NewEncoder(&doc)
+	enc.Indent = ""
+	if err := enc.Encode(cfg); err != nil {
+		return err
 	}
-	fmt.Fprintf(w, "heat run --dry-run: nothing is run\n")
+	var sum strings.Builder
+	summary(&sum, cfg, spec, g, mem, avail, availWhat)
+	fmt.Fprintf(&doc, "\n# ---- heat run --dry-run: nothing is run ----\n")
+	for _, line := range strings.Split(strings.TrimSuffix(sum.String(), "\n"), "\n") {
+		fmt.Fprintf(&doc, "# %s\n", line)
+	}
+	_, err := w.Write(doc.Bytes())
+	return err
+}
+
+// summary writes the problem, the split, the memory and the outputs of a
+// dry run.
+func summary(w io.Writer, cfg *config.Config, spec solver.Spec, g *decomp.Grid, mem memory, avail int64, availWhat string) {
+	how := fmt.Sprintf("%d %s steps, dt = %g", cfg.Run.Steps, cfg.Equation.Scheme, spec.DT)
+	switch {
+	case cfg.Equation.Kind == config.Poisson:
+		how = fmt.Sprintf("%s, at most %d iterations, run.tolerance %g", cfg.Equation.Solver, cfg.Run.Steps, cfg.Run.Tolerance)
+	case cfg.EndsAtTEnd():
+		how += fmt.Sprintf(", to run.t_end = %g (the last step %.6g)", cfg.Run.TEnd, spec.LastDT())
+	case cfg.Run.TEnd > 0:
+		how += fmt.Sprintf(", to t = %g: run.steps comes before run.t_end = %g", float64(cfg.Run.Steps)*spec.DT, cfg.Run.TEnd)
+	}
 	fmt.Fprintf(w, "problem      %s %s: %s\n", cfg.Equation.Kind, decomp.FormatDims(cfg.Grid.Shape), how)
 	fmt.Fprintf(w, "split        %d rank(s) as %s, %d thread(s) each\n", g.Size(), decomp.FormatDims(g.Dims), spec.Threads)
 	for r := range min(g.Size(), 8) {
@@ -48,6 +76,4 @@ func dryRun(w io.Writer, cfg *config.Config, spec solver.Spec, g *decomp.Grid, m
 	if cfg.Checkpoint.Every > 0 || cfg.Checkpoint.Final {
 		fmt.Fprintf(w, "checkpoints  %s, every %d steps, final %v, keep %d\n", cfg.Checkpoint.Dir, cfg.Checkpoint.Every, cfg.Checkpoint.Final, cfg.Checkpoint.Keep)
 	}
-	fmt.Fprintf(w, "\n# The resolved config (heat run -c this-file runs it):\n")
-	return toml.NewEncoder(w).Encode(cfg)
 }

@@ -2,10 +2,17 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/BurntSushi/toml"
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
+
+	"heat/configs"
+	"heat/io/config"
 )
 
 // run.steps and run.t_end, both given, stop the run at whichever comes
@@ -64,5 +71,70 @@ func TestKeysThatWouldBeIgnoredExitTwo(t *testing.T) {
 		}
 		require.NotContains(t, output, "goroutine ", "no stack trace")
 		require.NoDirExists(t, filepath.Join(dir, fmt.Sprint("out", i)))
+	}
+}
+
+// configPart is the config of a dry run's output: the TOML before the
+// summary, which follows as comments.
+func configPart(t *testing.T, out string) string {
+	t.Helper()
+	i := strings.Index(out, dryRunSummary)
+	require.GreaterOrEqual(t, i, 0, "the dry run's summary follows the config:\n%s", out)
+	return out[:i]
+}
+
+// dryRunSummary is the comment line between a dry run's config and its
+// summary.
+const dryRunSummary = "\n# ---- heat run --dry-run"
+
+// `heat run --dry-run > x.toml` saves the resolved config as a file that
+// runs: for every example problem (and a few command lines that use more
+// of the schema) the whole output is TOML, it loads back to the config it
+// printed, deep-equal, which is the example's own resolved config (with the
+// time step and threads the run picks), and dry-running the file prints the
+// same config again.
+func TestDryRunRoundTrips(t *testing.T) {
+	cases := [][]string{}
+	for _, ex := range configs.Examples() {
+		cases = append(cases, []string{"-c", ex.Name})
+	}
+	cases = append(cases,
+		[]string{"--set", "grid.shape=[64,64]", "--set", "run.t_end=0.019", "--steps", "10", "--set", "checkpoint.shard=[32,64]",
+			"--set", "boundary.y_lo.value=1", "--set", "boundary.x_hi.kind=neumann", "--set", "output.range=[0,1]", "--ranks", "2"},
+		[]string{"-c", "hotplate-2d", "--set", "checkpoint.shard=none", "--set", "source={kind=\"sine\", value=2}", "--threads", "1"},
+	)
+	dir := t.TempDir()
+	for i, args := range cases {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			code, stdout, stderr := heat(t, append([]string{"run", "--dry-run"}, args...)...)
+			require.Equal(t, 0, code, stderr)
+			var printed config.Config
+			_, err := toml.Decode(stdout, &printed)
+			require.NoError(t, err, "the whole output is TOML:\n%s", stdout)
+
+			file := filepath.Join(dir, fmt.Sprintf("dry-%d.toml", i))
+			require.NoError(t, os.WriteFile(file, []byte(stdout), 0o644))
+			loaded, err := config.Load(file, nil)
+			require.NoError(t, err)
+			require.Equal(t, &printed, loaded, "the saved dry run loads to the config it printed")
+
+			fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+			f := config.AddFlags(fs)
+			require.NoError(t, fs.Parse(args))
+			want, err := f.Resolve()
+			require.NoError(t, err)
+			want.Equation.DT = want.TimeStep()
+			if want.Parallel.Threads == 0 {
+				want.Parallel.Threads = printed.Parallel.Threads
+			}
+			require.Equal(t, want, loaded, "the dry run prints the resolved config")
+
+			code, again, stderr := heat(t, "run", "--dry-run", "-c", file)
+			require.Equal(t, 0, code, stderr)
+			require.Equal(t, configPart(t, stdout), configPart(t, again))
+
+			code, _, stderr = heat(t, "run", "-q", "-c", file, "--steps", "2", "--out", filepath.Join(dir, fmt.Sprint("out", i)))
+			require.Equal(t, 0, code, stderr)
+		})
 	}
 }

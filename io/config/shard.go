@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -69,6 +70,15 @@ func (s *Shard) UnmarshalTOML(v any) error {
 		}
 	}
 	return nil
+}
+
+// MarshalTOML writes "auto", "none" or the shape, as UnmarshalTOML reads
+// them (without it a shard would be written as a table of its fields).
+func (s Shard) MarshalTOML() ([]byte, error) {
+	if len(s.Shape) > 0 && !s.None {
+		return []byte(s.String()), nil
+	}
+	return []byte(strconv.Quote(s.String())), nil
 }
 
 // MarshalJSON writes "auto", "none" or the shape.

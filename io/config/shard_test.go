@@ -2,8 +2,10 @@ package config
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
+	"github.com/BurntSushi/toml"
 	"github.com/stretchr/testify/require"
 )
 
@@ -38,6 +40,15 @@ func TestShardValues(t *testing.T) {
 		var back Shard
 		require.NoError(t, json.Unmarshal(data, &back))
 		require.Equal(t, cfg.Checkpoint.Shard.String(), back.String(), "JSON %s", data)
+
+		// The TOML a dry run prints reads back the same.
+		var text strings.Builder
+		require.NoError(t, toml.NewEncoder(&text).Encode(cfg.Checkpoint))
+		require.Contains(t, text.String(), "shard = "+map[bool]string{true: `"`, false: "["}[len(c.want.Shape) == 0])
+		var ck Checkpoint
+		_, err = toml.Decode(text.String(), &ck)
+		require.NoError(t, err, text.String())
+		require.Equal(t, cfg.Checkpoint.Shard.String(), ck.Shard.String(), text.String())
 	}
 	var old Shard
 	require.NoError(t, json.Unmarshal([]byte(`[]`), &old))

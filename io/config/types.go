@@ -74,7 +74,7 @@ type Boundary struct {
 // Face overrides the boundary condition of one face; unset fields inherit
 // the [boundary] defaults.
 type Face struct {
-	Kind  string   `toml:"kind" json:"kind,omitempty"`
+	Kind  string   `toml:"kind,omitempty" json:"kind,omitempty"`
 	Value *float64 `toml:"value" json:"value,omitempty"`
 }
 
