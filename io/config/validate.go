@@ -232,15 +232,16 @@ func (k *checker) stop() *Error {
 	if k.c.Equation.DT == 0 {
 		step = "the automatic " + step + " (0.9 × the stability limit)"
 	}
-	switch q := r.TEnd / dt; {
-	case !(q <= MaxSteps):
+	q := r.TEnd / dt
+	if !(q <= MaxSteps && q < math.MaxInt) {
 		return k.bad("run.t_end", "%s takes %s steps of %s, more than the %s a run may take: use an earlier run.t_end or a larger equation.dt",
 			formatFloat(r.TEnd), strconv.FormatFloat(q, 'g', 3, 64), step, formatFloat(MaxSteps))
-	case solver.StepsTo(r.TEnd, dt) == 0:
+	}
+	n := solver.StepsTo(r.TEnd, dt)
+	if n == 0 {
 		return k.bad("run.t_end", "%s is %s of a step of %s: the run would take no steps; use a later run.t_end",
 			formatFloat(r.TEnd), strconv.FormatFloat(q, 'g', 3, 64), step)
 	}
-	n := solver.StepsTo(r.TEnd, dt)
 	if st, ok := k.src.exact("run.steps"); r.Steps > 0 && r.Steps < n && (k.src.whole || ok && st.source != BuiltinSource) {
 		from := ""
 		if s := k.src.of("run.steps"); s != "" {
