@@ -52,7 +52,7 @@ type Multigrid struct {
 // Run is how long to run and how often to check.
 type Run struct {
 	Steps      int     `toml:"steps" json:"steps"`             // heat: time steps; poisson: iteration (multigrid: cycle) cap
-	TEnd       float64 `toml:"t_end" json:"t_end"`             // heat: the time to stop at (sets steps; the last step shortened); 0: none
+	TEnd       float64 `toml:"t_end" json:"t_end"`             // heat: the time to stop at (sets steps; the last step shortened); 0: none. With steps given too, the first of the two stops the run (EndsAtTEnd)
 	Tolerance  float64 `toml:"tolerance" json:"tolerance"`     // multigrid: relative residual ‖f−Au‖∞/‖f‖∞ to stop at; jacobi: max|Δu|; 0: 1e-10 and 1e-6
 	CheckEvery int     `toml:"check_every" json:"check_every"` // steps between residual checks / progress
 }
