@@ -39,7 +39,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+
+	"heat/internal/safefile"
 )
 
 // Format is the version of heat's layout inside the Zarr group (the
@@ -134,19 +137,27 @@ type FS interface {
 	// (bytes.NewReader of the contents, or a shard being compressed),
 	// fsyncs and closes it.
 	WriteFile(path string, src io.WriterTo) error
-	// ReadFile returns the contents of path, read into buf's storage when
-	// it has room (buf may be nil).
-	ReadFile(path string, buf []byte) ([]byte, error)
+	// ReadFile returns the contents of the regular file path, read into
+	// buf's storage when it has room (buf may be nil). A file larger than
+	// max bytes is refused (safefile.ErrTooLarge) before anything is read
+	// or allocated; a link, a FIFO, a device or a directory at path is
+	// refused at once (safefile.ErrNotRegular), never followed or waited on.
+	ReadFile(path string, max int64, buf []byte) ([]byte, error)
 	Rename(oldpath, newpath string) error
 	RemoveAll(path string) error
 	// SyncDir fsyncs a directory, making the entries created, renamed or
 	// removed in it durable.
 	SyncDir(path string) error
 	ReadDir(path string) ([]os.DirEntry, error)
-	// Size is the size of file path in bytes.
+	// Lstat describes what is at path itself: a link there is not followed.
+	Lstat(path string) (fs.FileInfo, error)
+	// Size is the size of the regular file path in bytes; anything else
+	// there is refused as ReadFile refuses it.
 	Size(path string) (int64, error)
-	// ReadRange returns n bytes of path from offset off, read into buf's
-	// storage when it has room.
+	// ReadRange returns n bytes of the regular file path from offset off,
+	// read into buf's storage when it has room; a range past the file's
+	// end is refused before anything is allocated, and so is what ReadFile
+	// refuses.
 	ReadRange(path string, off int64, n int, buf []byte) ([]byte, error)
 }
 
@@ -179,33 +190,23 @@ func (OS) WriteFile(path string, src io.WriterTo) error {
 	return f.Close()
 }
 
-func (OS) ReadFile(path string, buf []byte) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	n := int(st.Size())
-	if cap(buf) < n {
-		buf = make([]byte, n)
-	}
-	buf = buf[:n]
-	if _, err := io.ReadFull(f, buf); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return buf, nil
+// The OS's reads go through safefile: only regular files are opened, never
+// through a link and never blocking (a FIFO planted in a checkpoint hung
+// heat for good), and each file's size is bounded before it is read.
+
+func (OS) ReadFile(path string, max int64, buf []byte) ([]byte, error) {
+	return safefile.ReadFileInto(path, max, buf)
 }
 
 func (OS) ReadRange(path string, off int64, n int, buf []byte) ([]byte, error) {
-	f, err := os.Open(path)
+	f, st, err := safefile.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if off < 0 || n < 0 || off > st.Size() || int64(n) > st.Size()-off {
+		return nil, fmt.Errorf("read %s at %d+%d: past its end at %d bytes: %w", path, off, n, st.Size(), io.ErrUnexpectedEOF)
+	}
 	if cap(buf) < n {
 		buf = make([]byte, n)
 	}
@@ -217,12 +218,14 @@ func (OS) ReadRange(path string, off int64, n int, buf []byte) ([]byte, error) {
 }
 
 func (OS) Size(path string) (int64, error) {
-	st, err := os.Stat(path)
+	st, err := safefile.Stat(path)
 	if err != nil {
 		return 0, err
 	}
 	return st.Size(), nil
 }
+
+func (OS) Lstat(path string) (fs.FileInfo, error) { return os.Lstat(path) }
 
 func (OS) Rename(oldpath, newpath string) error       { return os.Rename(oldpath, newpath) }
 func (OS) RemoveAll(path string) error                { return os.RemoveAll(path) }

@@ -234,11 +234,11 @@ func encodeShardFile(raw []byte, shard, inner []int, level, workers int) ([]byte
 	return b.Bytes(), nil
 }
 
-func (f faultFS) ReadFile(path string, buf []byte) ([]byte, error) {
+func (f faultFS) ReadFile(path string, max int64, buf []byte) ([]byte, error) {
 	if err := f.check("ReadFile", path); err != nil {
 		return nil, err
 	}
-	return f.OS.ReadFile(path, buf)
+	return f.OS.ReadFile(path, max, buf)
 }
 
 func (f faultFS) Rename(oldpath, newpath string) error {

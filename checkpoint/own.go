@@ -33,8 +33,8 @@ func runOf(fsys FS, dir string) (id string, ok bool) {
 			return id, true
 		}
 	}
-	b, err := fsys.ReadFile(filepath.Join(dir, writerFile), nil)
-	if err != nil || len(b) > 256 {
+	b, err := fsys.ReadFile(filepath.Join(dir, writerFile), 256, nil)
+	if err != nil {
 		return "", false
 	}
 	return strings.TrimSpace(string(b)), true

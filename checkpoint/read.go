@@ -4,12 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"heat/comm"
 	"heat/decomp"
+	"heat/internal/safefile"
 )
 
 // Read fills this rank's box of u (laid out as lay; ghosts are left alone)
@@ -172,11 +175,16 @@ func (ck *Checkpoint) loadChunk(fsys FS, idx []int, bufs *chunkBufs, need decomp
 	key := ck.grid.key(idx)
 	file := ck.ChunkFile(key)
 	full := ck.grid.full(idx)
+	if err := ck.inside(fsys, file); err != nil {
+		return nil, err
+	}
 	if in := ck.grid.box(idx); ck.inner != nil && need.Intersect(in).Size() < in.Size() {
 		// A part of a shard: read only what it takes.
 		return ck.loadShardPart(fsys, file, key, full, bufs, need, workers)
 	}
-	data, err := fsys.ReadFile(file, bufs.file)
+	// No more than the metadata records (which Open bounded by the chunk's
+	// shape); a larger file is refused by its size, unread.
+	data, err := fsys.ReadFile(file, int64(ck.sums[key].Bytes), bufs.file)
 	if data != nil {
 		bufs.file = data
 	}
@@ -232,11 +240,19 @@ func (ck *Checkpoint) loadShardPart(fsys FS, file, key string, full decomp.Box, 
 }
 
 // checkSize turns a chunk file's read (or stat) error, or a size other
-// than the metadata records, into the checkpoint's error.
+// than the metadata records, into the checkpoint's error: a file missing or
+// anything but a regular file in its place (a FIFO, a directory, a link)
+// makes the checkpoint incomplete, a file of another size damaged.
 func (ck *Checkpoint) checkSize(file, key string, size int64, err error) error {
+	var big *safefile.TooLargeError
+	if errors.As(err, &big) {
+		size, err = big.Size, nil
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("checkpoint: chunk %s is missing: %w", file, ErrIncomplete)
+	case errors.Is(err, safefile.ErrNotRegular):
+		return fmt.Errorf("checkpoint: chunk %w: %w", err, ErrIncomplete)
 	case err != nil:
 		return fmt.Errorf("checkpoint: chunk %s: %w", file, err)
 	case size != int64(ck.sums[key].Bytes):
@@ -244,6 +260,46 @@ func (ck *Checkpoint) checkSize(file, key string, size int64, err error) error {
 	}
 	return nil
 }
+
+// inside checks that file, a file of checkpoint ck, lies in folders of the
+// checkpoint: every folder between ck's and file (u, u/c, u/c/<i>, …) must
+// be a directory, not a link, so that no read leaves the checkpoint. Each
+// folder is looked at once per Checkpoint. A folder that is missing passes:
+// the file's read says it is missing.
+func (ck *Checkpoint) inside(fsys FS, file string) error {
+	rel, err := filepath.Rel(ck.path, filepath.Dir(file))
+	if err != nil || rel == "." {
+		return err
+	}
+	dir := ck.path
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		dir = filepath.Join(dir, part)
+		if v, ok := ck.dirs.Load(dir); ok {
+			if err := v.(dirCheck).err; err != nil {
+				return err
+			}
+			continue
+		}
+		st, err := fsys.Lstat(dir)
+		var bad error
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil
+		case err != nil:
+			bad = fmt.Errorf("checkpoint: %w", err)
+		case !st.IsDir():
+			bad = fmt.Errorf("checkpoint: %s is %s, not a folder: not followed out of the checkpoint: %w", dir, safefile.Kind(st.Mode()), ErrIncomplete)
+		}
+		ck.dirs.Store(dir, dirCheck{bad})
+		if bad != nil {
+			return bad
+		}
+	}
+	return nil
+}
+
+// dirCheck is what inside found of a folder.
+type dirCheck struct{ err error }
 
 // localBox is need in the coordinates of the box full starts.
 func localBox(need, full decomp.Box) decomp.Box {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"heat/internal/safefile"
 )
 
 // memFS serves a checkpoint's metadata files from memory (the bit-flip
@@ -20,10 +22,13 @@ type memFS struct {
 	files map[string][]byte
 }
 
-func (m memFS) ReadFile(path string, _ []byte) ([]byte, error) {
+func (m memFS) ReadFile(path string, max int64, _ []byte) ([]byte, error) {
 	b, ok := m.files[path]
 	if !ok {
 		return nil, fs.ErrNotExist
+	}
+	if int64(len(b)) > max {
+		return nil, &safefile.TooLargeError{Path: path, Size: int64(len(b)), Max: max}
 	}
 	return b, nil
 }

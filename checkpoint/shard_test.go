@@ -95,8 +95,8 @@ type countFS struct {
 	n *atomic.Int64
 }
 
-func (c countFS) ReadFile(path string, buf []byte) ([]byte, error) {
-	b, err := c.OS.ReadFile(path, buf)
+func (c countFS) ReadFile(path string, max int64, buf []byte) ([]byte, error) {
+	b, err := c.OS.ReadFile(path, max, buf)
 	c.n.Add(int64(len(b)))
 	return b, err
 }

@@ -12,8 +12,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"heat/decomp"
+	"heat/internal/safefile"
 )
 
 // The metadata documents of a checkpoint, as the Zarr v3 core specification
@@ -223,6 +225,7 @@ type Checkpoint struct {
 	sums     map[string]chunkSum
 	keys     []string // every chunk key, C order
 	metaSize int64    // bytes of both zarr.json files
+	dirs     sync.Map // folder path → dirCheck: what inside found of it
 }
 
 // Path is the checkpoint's directory.
@@ -304,6 +307,9 @@ func openFS(fsys FS, path string) (*Checkpoint, error) {
 		return nil, err
 	}
 	arrayFile := filepath.Join(path, arrayName, metaFile)
+	if err := ck.inside(fsys, arrayFile); err != nil {
+		return nil, err
+	}
 	ab, err := readMeta(fsys, arrayFile)
 	if err != nil {
 		return nil, err
@@ -357,21 +363,30 @@ func openFS(fsys FS, path string) (*Checkpoint, error) {
 	return ck, nil
 }
 
-// maxMetaBytes bounds a metadata file: the group's lists a checksum per
-// chunk, some 60 bytes each, for at most maxChunks chunks.
+// maxMetaBytes bounds what is read of a metadata file before any of it is
+// believed. The group's lists every chunk's checksum, about 100 bytes each
+// as written (an indented key, CRC32-C and size: 85 bytes a chunk at 2^14
+// chunks, up to 100 with the longest keys and numbers), for at most
+// maxChunks chunks: 2^20 × 100 B = 100 MiB, and the run's config. The
+// array's is a few hundred bytes.
 const maxMetaBytes = 128 << 20
 
-// readMeta reads a metadata file; a missing one makes the checkpoint
-// incomplete, one larger than any heat writes damaged.
+// readMeta reads a metadata file: a regular file of at most maxMetaBytes.
+// One that is missing, or anything but a regular file in its place (a
+// FIFO, a directory, a link: never opened so as to block, never followed),
+// makes the checkpoint incomplete; one larger than any heat writes makes
+// it damaged.
 func readMeta(fsys FS, file string) ([]byte, error) {
-	if size, err := fsys.Size(file); err == nil && size > maxMetaBytes {
-		return nil, fmt.Errorf("checkpoint: %s is %d bytes, more than any metadata heat writes (%d): %w", file, size, maxMetaBytes, ErrChecksum)
-	}
-	b, err := fsys.ReadFile(file, nil)
-	if errors.Is(err, fs.ErrNotExist) {
+	b, err := fsys.ReadFile(file, maxMetaBytes, nil)
+	var big *safefile.TooLargeError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("checkpoint: %s is missing: %w", file, ErrIncomplete)
-	}
-	if err != nil {
+	case errors.Is(err, safefile.ErrNotRegular):
+		return nil, fmt.Errorf("checkpoint: %w: %w", err, ErrIncomplete)
+	case errors.As(err, &big):
+		return nil, fmt.Errorf("checkpoint: %s is %d bytes, more than any metadata heat writes (%d): %w", file, big.Size, big.Max, ErrChecksum)
+	case err != nil:
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
 	return b, nil
@@ -684,13 +699,14 @@ func (ck *Checkpoint) parseGroup(b []byte) error {
 	if h.Step < 0 || h.Ranks < 1 {
 		return incompatible("attributes.heat has step %d and ranks %d", h.Step, h.Ranks)
 	}
+	most := ck.maxFileBytes()
 	for _, k := range ck.keys {
 		s, ok := h.Chunks[k]
 		if !ok {
 			return fmt.Errorf("attributes.heat.chunks has no entry for chunk %s: %w", k, ErrChecksum)
 		}
-		if s.Bytes < 1 {
-			return fmt.Errorf("attributes.heat.chunks[%q] records %d bytes: %w", k, s.Bytes, ErrChecksum)
+		if s.Bytes < 1 || s.Bytes > most {
+			return fmt.Errorf("attributes.heat.chunks[%q] records %d bytes, want 1 to %d: %w", k, s.Bytes, most, ErrChecksum)
 		}
 	}
 	if len(h.Chunks) != len(ck.keys) {
@@ -702,4 +718,17 @@ func (ck *Checkpoint) parseGroup(b []byte) error {
 		ck.meta.Config = nil
 	}
 	return nil
+}
+
+// maxFileBytes is the most bytes a chunk file of ck can hold as Write
+// writes it: one zstd frame of a chunk's values, or (sharded) a frame per
+// inner chunk and the index. A chunk file is read by the size the metadata
+// records (checked against the file's), so this bounds what a reader
+// allocates for one, whatever the metadata says.
+func (ck *Checkpoint) maxFileBytes() int {
+	if ck.inner == nil {
+		return frameBound(8 * ck.grid.cells())
+	}
+	ig := innerGrid(ck.grid.chunk, ck.inner)
+	return ig.len()*frameBound(8*ig.cells()) + 16*ig.len() + 4
 }
