@@ -26,6 +26,9 @@ const (
 	TagPlane = 30600
 	// TagPingPong is the latency benchmark's messages: 1 tag.
 	TagPingPong = 31000
+	// TagFault is a roll call's notices when a wait gives up (comm/mpi,
+	// see TimeoutError): 1 tag.
+	TagFault = 31500
 	// TagSubset is a Subset's collectives: 5 tags.
 	TagSubset = 32000
 )
@@ -45,5 +48,17 @@ var TagBlocks = []TagBlock{
 	{"gather", TagGather, 1},
 	{"snapshot plane", TagPlane, 2},
 	{"ping-pong", TagPingPong, 1},
+	{"fault notice", TagFault, 1},
 	{"subset", TagSubset, 5},
+}
+
+// TagName is the name of the block that tag is in ("halo", "checkpoint",
+// ...), or "tag outside heat's blocks".
+func TagName(tag int) string {
+	for _, b := range TagBlocks {
+		if tag >= b.First && tag < b.First+b.Count {
+			return b.Name
+		}
+	}
+	return "tag outside heat's blocks"
 }

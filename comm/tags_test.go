@@ -23,3 +23,12 @@ func TestTagBlocksAreDisjoint(t *testing.T) {
 	// A level's two plans fit its stride.
 	require.LessOrEqual(t, 2*27, TagMultigridStride)
 }
+
+// Every tag names its subsystem.
+func TestTagName(t *testing.T) {
+	require.Equal(t, "halo", TagName(TagHalo+4))
+	require.Equal(t, "multigrid levels", TagName(TagMultigrid+3*TagMultigridStride+1))
+	require.Equal(t, "checkpoint", TagName(TagCheckpoint))
+	require.Equal(t, "fault notice", TagName(TagFault))
+	require.Equal(t, "tag outside heat's blocks", TagName(29000))
+}

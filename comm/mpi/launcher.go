@@ -10,10 +10,15 @@
 //
 // Init must be called from the main goroutine, which this package locks to
 // the main OS thread, and Finalize from there too. MPI runs at
-// MPI_THREAD_SERIALIZED: every call is made under one lock, from whichever
-// goroutine (and so OS thread) calls, so a rank's Comm is safe to share but
-// a blocking call holds the lock until it returns; use it from one goroutine
-// at a time.
+// MPI_THREAD_SERIALIZED, and a rank's Comm takes no lock: use it from one
+// goroutine at a time (whichever OS thread that goroutine is on).
+//
+// Waits (Waitall, and the collectives, which are MPI's nonblocking ones)
+// test their requests without a pause for a millisecond, then sleep
+// between tests, so a rank that waits long leaves its core to others.
+// SetTimeout (comm.Deadliner) bounds them: a wait that lasts longer gives
+// up, the ranks take a roll call, and every operation returns the
+// resulting *comm.TimeoutError (fault.go).
 //
 // Every MPI handle stays on the C side (shim.c): Go names a pending request
 // by a slot number, because MPI_Request is a pointer in Open MPI and an int

@@ -68,8 +68,16 @@ type World struct {
 	deferQ    []*request
 	deferBufs [][]float64
 	deferred  []C.heat_mpi_deferred_t
-	slab      []request // requests handed out one by one (see newRequest)
-	calls     uint32    // blocking calls so far, for yield
+	slab      []request          // requests handed out one by one (see newRequest)
+	calls     uint32             // blocking calls so far, for yield
+	hdrIn     [headerWords]int64 // this rank's collective header
+
+	// A wait that gave up (see fault.go): the roll call's outcome, which
+	// every operation returns from then on; the buffers of a collective
+	// left in progress, pinned for good; the caller's step counter.
+	fault *comm.TimeoutError
+	kept  []*runtime.Pinner
+	step  func() int
 }
 
 // Init initialises MPI (MPI_Init_thread asking for MPI_THREAD_SERIALIZED)
@@ -105,6 +113,9 @@ func Init() (*World, error) {
 	}
 	w := &World{rank: int(rank), size: int(size), tagUB: int(tagUB)}
 	w.c = &rankComm{w: w}
+	if comm.TagFault <= w.tagUB {
+		C.heat_mpi_fault_tag = C.int(comm.TagFault)
+	}
 	theWorld = w
 	spareP()
 	return w, nil
@@ -280,10 +291,17 @@ func (q *request) Done() bool {
 	if w.finalized {
 		return false
 	}
+	if w.fault != nil {
+		return true // Waitall returns the fault
+	}
 	rc := C.heat_mpi_test(q.cslot())
 	w.settle()
 	switch {
 	case q.state&stDone != 0: // its posting failed
+		return true
+	case rc == 2: // another rank gave up waiting: so does this one
+		m := w.msgs[q.slot]
+		w.rollCall(comm.Wait{Op: "Waitall", Peers: []int{int(m.peer)}, Tag: int(m.tag), Step: w.stepNow()})
 		return true
 	case rc != 1:
 		return false
@@ -351,6 +369,8 @@ func (w *World) post(send bool, buf []float64, peer, tag int) (comm.Request, err
 		return nil, w.errf(describe(send, len(buf), peer, tag), "more than %d values in one message", math.MaxInt32)
 	case w.finalized:
 		return nil, w.errf(m.String(), "MPI has been finalized")
+	case w.fault != nil:
+		return nil, w.fault
 	}
 	if !send && len(buf) <= C.HEAT_MPI_SMALL {
 		return w.deferRecv(m, buf)
@@ -524,12 +544,18 @@ func (w *World) complete(q *request, code C.int, count int) {
 	}
 }
 
-// Waitall waits for every non-nil request (MPI_Waitall) and returns the
-// first error among them: an MPI error, or a message whose length differs
-// from its receive. Waiting for a request again returns its outcome again.
+// Waitall waits for every non-nil request and returns the first error
+// among them: an MPI error, or a message whose length differs from its
+// receive. Waiting for a request again returns its outcome again. It
+// tests the requests (MPI_Testall) without a pause for a millisecond, then
+// sleeps between tests; once it has waited the timeout (SetTimeout) it
+// gives up, and every operation returns a *comm.TimeoutError (fault.go).
 func (c *rankComm) Waitall(reqs []comm.Request) error {
 	w := c.w
 	defer w.yield()
+	if w.fault != nil {
+		return w.fault
+	}
 	var first error
 	keep := func(err error) {
 		if first == nil {
@@ -580,8 +606,11 @@ func (c *rankComm) Waitall(reqs []comm.Request) error {
 	for i, q := range w.wreqs {
 		slots[i] = q.cslot()
 	}
-	C.heat_mpi_waitall(C.int(n))
+	rc := C.heat_mpi_waitall(C.int(n))
 	w.settle()
+	if rc == C.HEAT_MPI_TIMED_OUT || rc == C.HEAT_MPI_NOTICE {
+		return w.gaveUpWaiting(rc, codes)
+	}
 	for i, q := range w.wreqs {
 		switch {
 		case q.state&stDone != 0: // a deferred receive whose posting failed
@@ -606,7 +635,9 @@ func (c *rankComm) Waitall(reqs []comm.Request) error {
 // buffers, as comm/local does. Barrier is that allgather alone.
 
 // header is one rank's description of a collective call: the call, and
-// for Allreduce len(out).
+// for Allreduce len(out); headerWords int64 on the wire.
+const headerWords = 5
+
 type header struct {
 	comm.Call
 	out int
@@ -619,13 +650,19 @@ func (w *World) meet(op string, mine header, same func(a, b header) bool) ([]hea
 	if w.finalized {
 		return nil, w.errf(op, "MPI has been finalized")
 	}
-	const words = 5
-	in := [words]int64{int64(mine.Kind), int64(mine.Op), int64(mine.Len), int64(mine.Root), int64(mine.out)}
+	if w.fault != nil {
+		return nil, w.fault
+	}
+	const words = headerWords
+	w.hdrIn = [words]int64{int64(mine.Kind), int64(mine.Op), int64(mine.Len), int64(mine.Root), int64(mine.out)}
 	if len(w.hdr) < words*w.size {
 		w.hdr = make([]int64, words*w.size)
 	}
-	rc := C.heat_mpi_allgather_i64((*C.int64_t)(&in[0]), words, (*C.int64_t)(&w.hdr[0]))
+	rc := C.heat_mpi_allgather_i64((*C.int64_t)(&w.hdrIn[0]), words, (*C.int64_t)(&w.hdr[0]))
 	w.settle()
+	if err := w.gaveUp(op, rc); err != nil {
+		return nil, err
+	}
 	if rc != 0 {
 		return nil, w.errf(op, "MPI_Allgather of the call headers: %s", errorText(rc))
 	}
@@ -684,6 +721,9 @@ func (c *rankComm) Allreduce(op comm.Op, in, out []float64) error {
 	g := w.gathered[:n*w.size]
 	rc := C.heat_mpi_allgather_f64((*C.double)(&in[0]), C.int(n), (*C.double)(&g[0]))
 	w.settle()
+	if err := w.gaveUp("Allreduce", rc, &in[0]); err != nil {
+		return err
+	}
 	if rc != 0 {
 		return w.errf("Allreduce", "MPI_Allgather of %d values: %s", n, errorText(rc))
 	}
@@ -716,6 +756,9 @@ func (c *rankComm) Bcast(buf []byte, root int) error {
 	}
 	rc := C.heat_mpi_bcast(unsafe.Pointer(&buf[0]), C.int(len(buf)), C.int(root))
 	w.settle()
+	if err := w.gaveUp("Bcast", rc, &buf[0]); err != nil {
+		return err
+	}
 	if rc != 0 {
 		return w.errf("Bcast", "MPI_Bcast of %d bytes from rank %d: %s", len(buf), root, errorText(rc))
 	}
@@ -759,6 +802,9 @@ func (c *rankComm) Gatherv(send []byte, root int) ([][]byte, error) {
 	if w.rank != root {
 		rc := C.heat_mpi_gatherv(sp, C.int(len(send)), nil, nil, nil, C.int(root))
 		w.settle()
+		if err := w.gaveUp("Gatherv", rc, sp); err != nil {
+			return nil, err
+		}
 		if rc != 0 {
 			return nil, w.errf("Gatherv", "MPI_Gatherv of %d bytes to rank %d: %s", len(send), root, errorText(rc))
 		}
@@ -778,6 +824,9 @@ func (c *rankComm) Gatherv(send []byte, root int) ([][]byte, error) {
 	}
 	rc := C.heat_mpi_gatherv(sp, C.int(len(send)), rp, &counts[0], &displs[0], C.int(root))
 	w.settle()
+	if err := w.gaveUp("Gatherv", rc, sp, rp, &counts[0], &displs[0]); err != nil {
+		return nil, err
+	}
 	if rc != 0 {
 		return nil, w.errf("Gatherv", "MPI_Gatherv of %d bytes in all: %s", total, errorText(rc))
 	}

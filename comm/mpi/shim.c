@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "shim.h"
 
@@ -42,6 +43,70 @@ static int wcap;
 
 /* What an empty buffer points at: MPI wants a valid address even for 0 items. */
 static double empty_buf[1];
+
+int64_t heat_mpi_timeout_ns;
+int heat_mpi_fault_tag = -1;
+int64_t heat_mpi_last_waited_ns;
+
+/* The collective in progress, and its status: kept where a wait that gave
+ * up left it. */
+static MPI_Request creq = MPI_REQUEST_NULL;
+static MPI_Status cst;
+
+static int64_t now_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* notice_waits reports whether a fault notice from another rank waits to
+ * be received. */
+static int notice_waits(void) {
+	int flag = 0;
+	if (heat_mpi_fault_tag >= 0) {
+		MPI_Iprobe(MPI_ANY_SOURCE, heat_mpi_fault_tag, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+	}
+	return flag;
+}
+
+/*
+ * poll completes the n requests at reqs (MPI_Testall, statuses into st)
+ * and returns MPI_Testall's code once they have completed or it failed;
+ * HEAT_MPI_TIMED_OUT once heat_mpi_timeout_ns (when > 0) have passed since
+ * the call; HEAT_MPI_NOTICE when a fault notice waits. It tests without a
+ * pause for HEAT_MPI_SPIN_NS, as MPI_Waitall would, so that a message
+ * that comes soon costs no more than it did; then it sleeps between tests,
+ * a sixteenth of the time waited so far (50 µs to 1 ms), so that a rank
+ * waiting long for another leaves its core to the others. The time waited
+ * goes to heat_mpi_last_waited_ns. The timeout is read at every pause: a
+ * shorter one set meanwhile (another thread) counts at once.
+ */
+static int poll(int n, MPI_Request *reqs, MPI_Status *st) {
+	int64_t start = now_ns();
+	for (;;) {
+		int flag = 0;
+		int rc = MPI_Testall(n, reqs, &flag, st);
+		int64_t waited = now_ns() - start;
+		heat_mpi_last_waited_ns = waited;
+		if (flag || rc != MPI_SUCCESS) {
+			return rc;
+		}
+		if (waited < HEAT_MPI_SPIN_NS) {
+			continue;
+		}
+		int64_t limit = __atomic_load_n(&heat_mpi_timeout_ns, __ATOMIC_RELAXED);
+		if (limit > 0 && waited >= limit) {
+			return HEAT_MPI_TIMED_OUT;
+		}
+		if (notice_waits()) {
+			return HEAT_MPI_NOTICE;
+		}
+		int64_t nap = waited / 16;
+		nap = nap < 50000 ? 50000 : nap > 1000000 ? 1000000 : nap;
+		struct timespec ts = {0, (long)nap};
+		nanosleep(&ts, NULL);
+	}
+}
 
 /* The signals Go turns into panics (nil dereference) or reports with its
  * own traceback. Open MPI leaves handlers it finds in place, but transports
@@ -319,7 +384,7 @@ int heat_mpi_test(int slot) {
 			return -rc; /* the test itself failed */
 		}
 		if (!flag) {
-			return 0;
+			return notice_waits() ? 2 : 0;
 		}
 		/* rc is the request's own error, such as a truncated message. */
 		free_errored(&s->req);
@@ -369,7 +434,20 @@ int heat_mpi_waitall(int n) {
 		/* A deferred receive that could not be posted: its error. */
 		wreq[i] = slots[i] < 0 ? MPI_REQUEST_NULL : table[slots[i]]->done ? MPI_REQUEST_NULL : table[slots[i]]->req;
 	}
-	int rc = MPI_Waitall(n, wreq, wst);
+	int rc = poll(n, wreq, wst);
+	if (rc == HEAT_MPI_TIMED_OUT || rc == HEAT_MPI_NOTICE) {
+		/* Nothing completes: every slot stays, and errs says which
+		 * requests had completed, to name the peers of the others. */
+		for (int i = 0; i < n; i++) {
+			int done = 1;
+			if (wreq[i] != MPI_REQUEST_NULL) {
+				MPI_Request_get_status(wreq[i], &done, MPI_STATUS_IGNORE);
+			}
+			errs[i] = done;
+			counts[i] = HEAT_MPI_STILL_PENDING;
+		}
+		return rc;
+	}
 	for (int i = 0; i < n; i++) {
 		if (slots[i] < 0) {
 			errs[i] = -slots[i];
@@ -408,23 +486,93 @@ int heat_mpi_pending(void) {
 	return in_use;
 }
 
+/* collective waits for the collective just started in creq (rc: the code
+ * of starting it). */
+static int collective(int rc) {
+	if (rc != MPI_SUCCESS) {
+		creq = MPI_REQUEST_NULL;
+		heat_mpi_last_waited_ns = 0;
+		return rc;
+	}
+	return poll(1, &creq, &cst);
+}
+
 int heat_mpi_allgather_i64(const int64_t *in, int n, int64_t *out) {
 	flush();
-	return MPI_Allgather(in, n, MPI_INT64_T, out, n, MPI_INT64_T, MPI_COMM_WORLD);
+	return collective(MPI_Iallgather(in, n, MPI_INT64_T, out, n, MPI_INT64_T, MPI_COMM_WORLD, &creq));
 }
 
 int heat_mpi_allgather_f64(const double *in, int n, double *out) {
 	flush();
-	return MPI_Allgather(n ? in : empty_buf, n, MPI_DOUBLE, n ? out : empty_buf, n, MPI_DOUBLE, MPI_COMM_WORLD);
+	return collective(MPI_Iallgather(n ? in : empty_buf, n, MPI_DOUBLE, n ? out : empty_buf, n, MPI_DOUBLE,
+	                                 MPI_COMM_WORLD, &creq));
 }
 
 int heat_mpi_bcast(void *buf, int n, int root) {
 	flush();
-	return MPI_Bcast(n ? buf : (void *)empty_buf, n, MPI_BYTE, root, MPI_COMM_WORLD);
+	return collective(MPI_Ibcast(n ? buf : (void *)empty_buf, n, MPI_BYTE, root, MPI_COMM_WORLD, &creq));
 }
 
 int heat_mpi_gatherv(const void *send, int n, void *recv, const int *counts, const int *displs, int root) {
 	flush();
-	return MPI_Gatherv(n ? send : (const void *)empty_buf, n, MPI_BYTE, recv ? recv : (void *)empty_buf, counts,
-	                   displs, MPI_BYTE, root, MPI_COMM_WORLD);
+	return collective(MPI_Igatherv(n ? send : (const void *)empty_buf, n, MPI_BYTE, recv ? recv : (void *)empty_buf,
+	                               counts, displs, MPI_BYTE, root, MPI_COMM_WORLD, &creq));
+}
+
+int heat_mpi_collective_finish(void) {
+	flush();
+	return creq == MPI_REQUEST_NULL ? MPI_SUCCESS : MPI_Wait(&creq, &cst);
+}
+
+int heat_mpi_notify(const double *msg, int n, int self, int size) {
+	flush();
+	/* The copy stays until the job ends: the sends are never waited for. */
+	double *copy = malloc((size_t)(n ? n : 1) * sizeof *copy);
+	if (copy == NULL) {
+		return MPI_ERR_NO_MEM;
+	}
+	memcpy(copy, msg, (size_t)n * sizeof *msg);
+	int first = MPI_SUCCESS;
+	for (int r = 0; r < size; r++) {
+		if (r == self) {
+			continue;
+		}
+		MPI_Request q;
+		int rc = MPI_Isend(copy, n, MPI_DOUBLE, r, heat_mpi_fault_tag, MPI_COMM_WORLD, &q);
+		if (rc == MPI_SUCCESS) {
+			rc = MPI_Request_free(&q);
+		}
+		if (rc != MPI_SUCCESS && first == MPI_SUCCESS) {
+			first = rc;
+		}
+	}
+	return first;
+}
+
+int heat_mpi_notice(double *buf, int cap, int *src) {
+	flush();
+	int flag = 0;
+	MPI_Status st;
+	int rc = MPI_Iprobe(MPI_ANY_SOURCE, heat_mpi_fault_tag, MPI_COMM_WORLD, &flag, &st);
+	if (rc != MPI_SUCCESS) {
+		return -rc;
+	}
+	if (!flag) {
+		return 0;
+	}
+	int n = 0;
+	MPI_Get_count(&st, MPI_DOUBLE, &n);
+	*src = st.MPI_SOURCE;
+	if (n > cap || n < 1) {
+		/* Not a notice of ours: take it out of the way. */
+		double *junk = malloc((size_t)(n > 0 ? n : 1) * sizeof *junk);
+		if (junk == NULL) {
+			return -MPI_ERR_NO_MEM;
+		}
+		rc = MPI_Recv(junk, n, MPI_DOUBLE, st.MPI_SOURCE, heat_mpi_fault_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		free(junk);
+		return rc == MPI_SUCCESS ? HEAT_MPI_DROPPED : -rc;
+	}
+	rc = MPI_Recv(buf, n, MPI_DOUBLE, st.MPI_SOURCE, heat_mpi_fault_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	return rc == MPI_SUCCESS ? n : -rc;
 }

@@ -65,7 +65,8 @@ heat_mpi_deferred_t *heat_mpi_deferred_space(int n);
 /* heat_mpi_test returns 1 once slot has completed, with its error code and
  * received count in heat_mpi_last_err and heat_mpi_last_count (the outcome
  * is also kept for heat_mpi_waitall, which still has to release the slot),
- * 0 while it has not, or minus an MPI error code. */
+ * 0 while it has not (2 when a fault notice waits, see below), or minus an
+ * MPI error code. */
 int heat_mpi_test(int slot);
 extern int heat_mpi_last_err, heat_mpi_last_count;
 /* heat_mpi_wait_space returns room for a Waitall of n requests, 3n ints in
@@ -76,16 +77,49 @@ extern int heat_mpi_last_err, heat_mpi_last_count;
 int *heat_mpi_wait_space(int n);
 /* heat_mpi_waitall completes the n slots written into the wait space. A
  * slot whose request completed is released; one still pending after an
- * error keeps its slot and gets the count HEAT_MPI_STILL_PENDING. */
+ * error keeps its slot and gets the count HEAT_MPI_STILL_PENDING. It
+ * returns HEAT_MPI_TIMED_OUT or HEAT_MPI_NOTICE (below) when it gave up:
+ * then every slot stays, every count is HEAT_MPI_STILL_PENDING, and each
+ * error code is instead 1 if that request had completed, 0 if not. */
 int heat_mpi_waitall(int n);
 #define HEAT_MPI_STILL_PENDING (-2)
+
+/* Every wait (heat_mpi_waitall, the collectives) tests its requests
+ * without a pause for HEAT_MPI_SPIN_NS, then sleeps between tests; it
+ * gives up with HEAT_MPI_TIMED_OUT once it has lasted heat_mpi_timeout_ns
+ * (0: never; Go stores it atomically, the waits load it atomically, so it
+ * may change during one), and with HEAT_MPI_NOTICE once a message with
+ * the tag heat_mpi_fault_tag waits (another rank's notice that it gave
+ * up; -1: none looked for). heat_mpi_last_waited_ns is how long the last
+ * wait lasted. */
+#define HEAT_MPI_SPIN_NS 1000000
+#define HEAT_MPI_TIMED_OUT (-1001)
+#define HEAT_MPI_NOTICE (-1002)
+extern int64_t heat_mpi_timeout_ns;
+extern int heat_mpi_fault_tag;
+extern int64_t heat_mpi_last_waited_ns;
 /* heat_mpi_pending is the number of slots in use. */
 int heat_mpi_pending(void);
 
-/* Collectives on MPI_COMM_WORLD. */
+/* Collectives on MPI_COMM_WORLD, nonblocking ones waited for like
+ * heat_mpi_waitall: an MPI error code, or HEAT_MPI_TIMED_OUT or
+ * HEAT_MPI_NOTICE, and then the collective stays in progress, its buffers
+ * in use, until heat_mpi_collective_finish (MPI_Wait, for tests) or the
+ * end of the job. */
 int heat_mpi_allgather_i64(const int64_t *in, int n, int64_t *out);
 int heat_mpi_allgather_f64(const double *in, int n, double *out);
 int heat_mpi_bcast(void *buf, int n, int root);
 int heat_mpi_gatherv(const void *send, int n, void *recv, const int *counts, const int *displs, int root);
+int heat_mpi_collective_finish(void);
+
+/* Fault notices. heat_mpi_notify sends a copy of the n values at msg to
+ * every rank but self with the tag heat_mpi_fault_tag, never waited for
+ * (the job is ending). heat_mpi_notice receives one waiting notice into buf
+ * (at most cap values) and returns its length, with its sender in *src; 0
+ * when none waits; HEAT_MPI_DROPPED for a message of another length,
+ * received and dropped; or minus an MPI error code. */
+#define HEAT_MPI_DROPPED (-1003)
+int heat_mpi_notify(const double *msg, int n, int self, int size);
+int heat_mpi_notice(double *buf, int cap, int *src);
 
 #endif
