@@ -626,6 +626,11 @@ func (w *writer) writeChunk(oc *ownChunk, frame *[]byte, dirs map[string]bool, m
 	made := dirs[parent]
 	mu.Unlock()
 	if !made {
+		// Only below the array's folder, which rank 0 made: a root deleted
+		// under the run is not made anew by a chunk's folders.
+		if _, err := w.fs.ReadDir(filepath.Join(w.partial, arrayName)); err != nil {
+			return note, "", fmt.Errorf("the checkpoint folder %s no longer holds %s (deleted under the run?): %w", w.root, filepath.Base(w.partial), err)
+		}
 		if err := w.fs.MkdirAll(parent); err != nil {
 			return note, "", err
 		}
@@ -732,6 +737,9 @@ func (w *writer) commit(sums map[string]chunkSum) (int64, error) {
 	// The last commit's removals end before this one lists the root (what
 	// they could not remove, this one's prune tries again).
 	_ = Settle(w.root)
+	if err := w.held(); err != nil {
+		return 0, err
+	}
 	arrayDoc, err := encodeArray(w.g.Shape, w.grid.chunk, w.inner, w.level)
 	if err != nil {
 		return 0, err
@@ -762,9 +770,6 @@ func (w *writer) commit(sums map[string]chunkSum) (int64, error) {
 		if err := fsys.SyncDir(d); err != nil {
 			return 0, err
 		}
-	}
-	if err := w.held(); err != nil {
-		return 0, err
 	}
 
 	steps, leftovers, err := scan(fsys, w.root)

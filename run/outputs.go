@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 
 	"heat/comm"
 	"heat/decomp"
@@ -28,6 +29,7 @@ import (
 // are collective and rank 0 writes the shared files.
 type outputs struct {
 	cfg    *config.Config
+	files  *manifest   // what the run may write (claim) and wrote
 	dir    string      // <out>/snapshots
 	series *vtk.Series // rank 0
 	diag   *csv.Writer // rank 0
@@ -43,11 +45,11 @@ type outputs struct {
 //
 // Under MPI every process opens its outputs, and only rank 0 (rank0) holds
 // the shared files.
-func openOutputs(cfg *config.Config, restarted, rank0 bool) (*outputs, error) {
-	o := &outputs{cfg: cfg, dir: filepath.Join(cfg.Output.Dir, "snapshots"), bufs: make([]planeBufs, cfg.Parallel.Ranks)}
+func openOutputs(cfg *config.Config, files *manifest, restarted, rank0 bool) (*outputs, error) {
+	o := &outputs{cfg: cfg, files: files, dir: filepath.Join(cfg.Output.Dir, "snapshots"), bufs: make([]planeBufs, cfg.Parallel.Ranks)}
 	if len(cfg.Output.Formats) > 0 {
-		if err := os.MkdirAll(o.dir, 0o755); err != nil {
-			return nil, fmt.Errorf("cannot create snapshot directory %q: %w", o.dir, err)
+		if err := files.claimDir(o.dir); err != nil {
+			return nil, UsageError{fmt.Errorf("cannot create snapshot directory %q: %w", o.dir, err)}
 		}
 	}
 	if !rank0 {
@@ -55,6 +57,9 @@ func openOutputs(cfg *config.Config, restarted, rank0 bool) (*outputs, error) {
 	}
 	if slices.Contains(cfg.Output.Formats, "vti") {
 		pvd := filepath.Join(o.dir, "u.pvd")
+		if err := files.claim(pvd); err != nil {
+			return nil, UsageError{err}
+		}
 		if restarted {
 			s, err := vtk.OpenSeries(pvd)
 			if err != nil {
@@ -71,8 +76,8 @@ func openOutputs(cfg *config.Config, restarted, rank0 bool) (*outputs, error) {
 		if restarted {
 			flag = os.O_CREATE | os.O_WRONLY | os.O_APPEND
 		}
-		st, statErr := os.Stat(path)
-		f, err := os.OpenFile(path, flag, 0o644)
+		st, statErr := os.Lstat(path)
+		f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW, 0o644)
 		if err != nil {
 			return nil, fmt.Errorf("cannot write diagnostics: %w", err)
 		}
@@ -169,6 +174,12 @@ func (o *outputs) png(c comm.Comm, s *solver.Solver, name string) error {
 	p, err := newPlaneImage(o.cfg, o.cfg.Grid.Shape, o.cfg.Output.Slice, o.cfg.Output.ImageSize, o.cfg.Equation.Kind, s.Step(), s.SimTime(), s.Residual(), lo, hi)
 	if err != nil {
 		return err
+	}
+	base := filepath.Join(o.dir, name)
+	for _, ext := range []string{".npy", ".json", "." + o.cfg.Output.ImageFormat} {
+		if err := o.files.claim(base + ext); err != nil {
+			return err
+		}
 	}
 	// Drawing and encoding take longer than averaging: do them while the
 	// solver goes on (the plane is this rank's buffer until the next PNG).
@@ -474,11 +485,17 @@ func (o *outputs) vti(c comm.Comm, s *solver.Solver, name string) error {
 	file := name + ".vti"
 	var err error
 	if c.Size() == 1 {
-		err = vtk.WriteVTI(filepath.Join(o.dir, file), g, box.Lo, box.Hi, local, opt)
+		path := filepath.Join(o.dir, file)
+		if err = o.files.claim(path); err == nil {
+			err = vtk.WriteVTI(path, g, box.Lo, box.Hi, local, opt)
+		}
 	} else {
 		pieceDir := filepath.Join(o.dir, name)
-		if err = os.MkdirAll(pieceDir, 0o755); err == nil {
-			err = vtk.WriteVTI(filepath.Join(pieceDir, fmt.Sprintf("piece-%04d.vti", c.Rank())), g, box.Lo, box.Hi, local, opt)
+		piece := filepath.Join(pieceDir, fmt.Sprintf("piece-%04d.vti", c.Rank()))
+		if err = o.files.claimDir(pieceDir); err == nil {
+			if err = o.files.claim(piece); err == nil {
+				err = vtk.WriteVTI(piece, g, box.Lo, box.Hi, local, opt)
+			}
 		}
 	}
 	// Every rank's piece must be on disk before rank 0 lists them.
@@ -502,6 +519,12 @@ func (o *outputs) vti(c comm.Comm, s *solver.Solver, name string) error {
 			pieces[r] = vtk.Piece{Lo: b.Lo, Hi: b.Hi, Source: filepath.Join(o.dir, name, fmt.Sprintf("piece-%04d.vti", r))}
 		}
 		file = name + ".pvti"
+		if err := o.files.claimPieces(pieces); err != nil {
+			return err
+		}
+		if err := o.files.claim(filepath.Join(o.dir, file)); err != nil {
+			return err
+		}
 		if err := vtk.WritePVTI(filepath.Join(o.dir, file), g, pieces, opt); err != nil {
 			return err
 		}

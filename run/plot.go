@@ -131,9 +131,18 @@ func (j *job) endPlots() []string {
 	}
 	csvPath := filepath.Join(j.cfg.Output.Dir, "diagnostics.csv")
 	rows, err := runplot.Read(csvPath)
+	dir := filepath.Join(j.cfg.Output.Dir, PlotsDir)
+	if err == nil {
+		err = j.files.claimDir(dir)
+	}
+	for _, name := range plotFiles(j.cfg.Equation.Kind) {
+		if err == nil {
+			err = j.files.claim(filepath.Join(dir, name))
+		}
+	}
 	if err == nil && len(rows) > 0 {
 		var paths []string
-		paths, err = runplot.Write(filepath.Join(j.cfg.Output.Dir, PlotsDir), rows, plotRun(j.cfg.Equation.Kind, j.rep))
+		paths, err = runplot.Write(dir, rows, plotRun(j.cfg.Equation.Kind, j.rep))
 		if err == nil {
 			return paths
 		}

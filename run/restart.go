@@ -245,6 +245,12 @@ func beginCheckpoint(c comm.Comm, s *solver.Solver, j *job, writers []int) (*che
 	if err != nil {
 		return nil, checkpointFailed(c, j, s.Step(), err)
 	}
+	// Pruning touches only this run's checkpoints; rank 0's commit checks
+	// it still holds the folder.
+	opt.RunID = j.runID
+	if c.Rank() == 0 && j.held != nil {
+		opt.Lock = j.held.ckpt
+	}
 	p, err := checkpoint.Begin(c, s.Grid(), s.Layout(), s.Field(), j.cfg.Checkpoint.Dir, meta, opt)
 	if err != nil {
 		return nil, checkpointFailed(c, j, s.Step(), err)
@@ -261,6 +267,15 @@ func finishCheckpoint(c comm.Comm, j *job, step int, p *checkpoint.Pending) erro
 		return checkpointFailed(c, j, step, err)
 	}
 	if c.Rank() == 0 {
+		for _, f := range info.Foreign {
+			if !j.named[f] {
+				if j.named == nil {
+					j.named = map[string]bool{}
+				}
+				j.named[f] = true
+				j.log.warn("checkpoint.keep: left alone in %s: %s", j.cfg.Checkpoint.Dir, f)
+			}
+		}
 		j.lastGood = info.Path
 		j.rep.Checkpoints = append(j.rep.Checkpoints, report.Checkpoint{Step: info.Step, Path: info.Path, Bytes: info.Bytes,
 			WriteS: info.WriteS, BlockingS: blocking.Seconds()})
@@ -274,7 +289,7 @@ func finishCheckpoint(c comm.Comm, j *job, step int, p *checkpoint.Pending) erro
 // failed, or nil (with a warning) under checkpoint.continue_on_error.
 func checkpointFailed(c comm.Comm, j *job, step int, err error) error {
 	if errors.Is(err, comm.ErrAborted) || !j.cfg.Checkpoint.ContinueOnError {
-		return fmt.Errorf("checkpoint at step %d failed: %w (last good checkpoint: %s)", step, err, orNone(j.lastGood))
+		return fmt.Errorf("checkpoint at step %d failed: %w (last good checkpoint: %s)", step, err, j.lastGoodText())
 	}
 	if c.Rank() == 0 {
 		j.log.warn("checkpoint at step %d failed, continuing (checkpoint.continue_on_error): %v", step, err)

@@ -73,7 +73,7 @@ func Run(ctx context.Context, opt Options) error {
 	}
 	j, err := prepare(opt, stdout, stderr, c)
 	if j != nil {
-		defer j.lock.Unlock()
+		defer j.held.release()
 	}
 	if c != nil {
 		err = agree(opt.World, err)
@@ -136,6 +136,14 @@ func Run(ctx context.Context, opt Options) error {
 	rep.GoSys = int64(ms.Sys)
 	rep.ExitCode = ExitCode(final)
 	paths := []string{filepath.Join(cfg.Output.Dir, "report.json")}
+	if err := j.held.outHeld(); err != nil {
+		// The folder is gone (or another's now): its report is not the
+		// run's to write there.
+		final = fmt.Errorf("%w; the report is not written there (last good checkpoint: %s)", err, j.lastGoodText())
+		rep.Status, rep.StopReason, rep.ExitCode = "failed", final.Error(), 1
+		paths = paths[:0]
+		j.log.warn("%v", final)
+	}
 	if j.reportPath != "" {
 		paths = append(paths, j.reportPath)
 	}
@@ -174,8 +182,10 @@ func outcome(cfg *config.Config, rep *report.Report, runErr, final error) (statu
 		return "completed", fmt.Sprintf("stalled at the rounding floor: residual %.3g above run.tolerance %g after %d cycles", float64(rep.Residual), cfg.Run.Tolerance, rep.Steps)
 	case rep.Converged != nil:
 		return "completed", fmt.Sprintf("iteration cap run.steps = %d reached; residual %.3g above run.tolerance %g", cfg.Run.Steps, float64(rep.Residual), cfg.Run.Tolerance)
-	case cfg.Run.TEnd > 0:
+	case cfg.EndsAtTEnd():
 		return "completed", fmt.Sprintf("reached run.t_end = %g in %d steps", cfg.Run.TEnd, rep.Steps)
+	case cfg.Run.TEnd > 0:
+		return "completed", fmt.Sprintf("reached run.steps = %d (t = %g), before run.t_end = %g", cfg.Run.Steps, rep.SimTime, cfg.Run.TEnd)
 	}
 	return "completed", fmt.Sprintf("reached run.steps = %d (t = %g)", cfg.Run.Steps, rep.SimTime)
 }
@@ -222,11 +232,13 @@ func prepare(opt Options, stdout, stderr io.Writer, c comm.Comm) (*job, error) {
 		cfg      *config.Config
 		restarts []*checkpoint.Checkpoint
 		fallback bool
-		wasOut   string
 		err      error
 	)
 	if opt.Restart != "" {
-		cfg, restarts, fallback, wasOut, err = resolveRestart(flags, opt.Restart, warn)
+		cfg, restarts, fallback, _, err = resolveRestart(flags, opt.Restart, warn)
+		if err == nil {
+			err = restartFolders(flags, opt.Restart, cfg, restarts[0])
+		}
 	} else if cfg, err = flags.Resolve(); err != nil {
 		err = UsageError{err}
 	}
@@ -273,28 +285,22 @@ func prepare(opt Options, stdout, stderr io.Writer, c comm.Comm) (*job, error) {
 		return nil, Usagef("the run needs about %s on this host, more than the %s available (%s): use more hosts, a smaller grid.shape or fewer outputs (--dry-run shows the estimate)",
 			bytesText(need), bytesText(avail), availWhat)
 	}
-	inPlace := opt.Restart != "" && filepath.Clean(wasOut) == filepath.Clean(cfg.Output.Dir)
-	if err := claimFolders(cfg, opt.Report, opt.Overwrite, inPlace, rank0); err != nil {
-		return nil, err
-	}
-	// One writer per checkpoint folder: this run's id (a restart keeps the
-	// one of the run it continues), the folder's lock, and no other run's
-	// checkpoints in it.
-	runID, continues := newRunID(), ""
+	// This run's id (a restart keeps the one of the run it continues), in
+	// its manifest, its checkpoints and its report; then its folders: the
+	// output folder's lock and manifest, the checkpoint folder's lock.
+	runID := newRunID()
 	if restarts != nil {
 		if id, _ := restarts[0].Meta().Extra["run_id"].(string); id != "" {
-			runID, continues = id, id
+			runID = id
 		}
 	}
-	var lock *checkpoint.Lock
-	if rank0 && (cfg.Checkpoint.Every > 0 || cfg.Checkpoint.Final) {
-		if lock, err = claimCheckpoints(cfg.Checkpoint.Dir, runID, continues); err != nil {
-			return nil, err
-		}
+	held, err := claimFolders(cfg, opt.Report, opt.Overwrite, runID, opt.Restart != "", rank0, warn)
+	if err != nil {
+		return nil, err
 	}
 
 	j := &job{cfg: cfg, given: &given, spec: spec, reportPath: opt.Report, quiet: opt.Quiet || !rank0,
-		restarts: restarts, fallback: fallback, runID: runID, lock: lock}
+		restarts: restarts, fallback: fallback, runID: runID, held: held, files: held.files}
 	from := 0
 	if restarts != nil {
 		from = restarts[0].Meta().Step
@@ -315,12 +321,14 @@ func prepare(opt Options, stdout, stderr io.Writer, c comm.Comm) (*job, error) {
 		Ranks:          cfg.Parallel.Ranks,
 		Threads:        spec.Threads,
 		Checkpoints:    []report.Checkpoint{},
+		RunID:          runID,
 	}
 	if c == nil {
 		j.rep.MPILibrary = ""
 	}
-	j.out, err = openOutputs(cfg, opt.Restart != "", rank0)
+	j.out, err = openOutputs(cfg, held.files, opt.Restart != "", rank0)
 	if err != nil {
+		held.release()
 		return nil, err
 	}
 	j.log = log
@@ -332,12 +340,14 @@ func prepare(opt Options, stdout, stderr io.Writer, c comm.Comm) (*job, error) {
 // job is what the ranks of one run share: the inputs, and the report that
 // rank 0 fills.
 type job struct {
-	cfg        *config.Config // as resolved (threads, time step)
-	given      *config.Config // as given: what checkpoints keep
-	runID      string         // this run's id, in its checkpoints and report
-	lock       *checkpoint.Lock
-	reportPath string // --report
-	quiet      bool   // no progress and no summary (-q, or not rank 0)
+	cfg        *config.Config  // as resolved (threads, time step)
+	given      *config.Config  // as given: what checkpoints keep
+	runID      string          // this run's id, in its checkpoints and report
+	held       *folders        // the output and checkpoint folders' locks (rank 0)
+	files      *manifest       // what the run wrote in its output folder
+	named      map[string]bool // what pruning left alone, named once (rank 0)
+	reportPath string          // --report
+	quiet      bool            // no progress and no summary (-q, or not rank 0)
 	spec       solver.Spec
 	rep        *report.Report
 	log        *logger
@@ -488,7 +498,7 @@ func (r *rankRun) loop(ctx context.Context) error {
 					return err
 				}
 			}
-			return fmt.Errorf("%w (last good checkpoint: %s)", runErr, orNone(j.lastGood))
+			return fmt.Errorf("%w (last good checkpoint: %s)", runErr, j.lastGoodText())
 		}
 		end := stopped || s.Done()
 		if err := r.output(end); err != nil {
@@ -606,11 +616,31 @@ func (r *rankRun) report(wall time.Duration) error {
 	return nil
 }
 
-func orNone(path string) string {
-	if path == "" {
+// lastGoodText names the run's last good checkpoint for an error, and
+// what its checkpoint folder holds now when that checkpoint is gone (the
+// folder deleted, or the checkpoint removed, under the run).
+func (j *job) lastGoodText() string {
+	if j.lastGood == "" {
 		return "none"
 	}
-	return path
+	if _, err := os.Stat(j.lastGood); err == nil {
+		return j.lastGood
+	}
+	dir := j.cfg.Checkpoint.Dir
+	names, err := checkpoint.List(dir)
+	switch {
+	case err != nil || len(names) == 0 && !exists(dir):
+		return fmt.Sprintf("%s, since removed: the checkpoint folder %s no longer exists", j.lastGood, dir)
+	case len(names) == 0:
+		return fmt.Sprintf("%s, since removed: the checkpoint folder %s holds no checkpoint", j.lastGood, dir)
+	}
+	return fmt.Sprintf("%s, since removed: the newest in %s is %s", j.lastGood, dir, names[0])
+}
+
+// exists says whether path names anything (a link included).
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // summarise is the final field's summary on rank 0. With the fingerprint

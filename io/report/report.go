@@ -11,8 +11,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"time"
 
 	"heat/internal/atomicfile"
@@ -268,17 +266,13 @@ func Summarise(u []float64, fingerprint bool) Field {
 	return f
 }
 
-// Write stores r as indented JSON in path, creating its directory; a
-// script polling the file never reads half a report.
+// Write stores r as indented JSON in path (whose folder must exist: heat
+// never makes anew a folder deleted under a run); a script polling the file
+// never reads half a report.
 func Write(path string, r *Report) error {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
-	}
-	if dir := filepath.Dir(path); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("report: %w", err)
-		}
 	}
 	if err := atomicfile.Write(path, func(w io.Writer) error {
 		_, err := w.Write(append(data, '\n'))
