@@ -1,12 +1,10 @@
 package run
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 	"syscall"
 
 	"heat/checkpoint"
+	"heat/internal/safefile"
 	"heat/io/vtk"
 )
 
@@ -69,7 +68,7 @@ var errNoManifest = errors.New("no manifest")
 // readManifest reads dir's manifest; errNoManifest when it has none.
 func readManifest(dir string) (*manifest, error) {
 	path := filepath.Join(dir, manifestFile)
-	data, err := readRegular(path, maxManifest)
+	data, err := safefile.ReadFile(path, maxManifest)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errNoManifest
 	}
@@ -195,7 +194,7 @@ func (m *manifest) claim(path string) error {
 	st, err := os.Lstat(path)
 	switch {
 	case err == nil && !st.Mode().IsRegular():
-		return fmt.Errorf("%s is a %s: heat writes only regular files of its own, never through a link", path, fileKind(st.Mode()))
+		return fmt.Errorf("%s is %s: heat writes only regular files of its own, never through a link", path, safefile.Kind(st.Mode()))
 	case err == nil && !m.files[rel]:
 		return fmt.Errorf("%s exists and this run did not write it: heat does not replace files it did not write (move it away, or give another --out)", path)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
@@ -255,7 +254,7 @@ func (m *manifest) claimDir(path string) error {
 		st, err := os.Lstat(p)
 		if err == nil {
 			if !st.IsDir() {
-				return fmt.Errorf("%s is a %s, not a folder heat made", p, fileKind(st.Mode()))
+				return fmt.Errorf("%s is %s, not a folder heat made", p, safefile.Kind(st.Mode()))
 			}
 			continue
 		}
@@ -403,9 +402,9 @@ func claimOutside(path string) error {
 		return err
 	}
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%s is a %s: heat writes only regular files, never through a link", path, fileKind(st.Mode()))
+		return fmt.Errorf("%s is %s: heat writes only regular files, never through a link", path, safefile.Kind(st.Mode()))
 	}
-	data, err := readRegular(path, 1<<20)
+	data, err := safefile.ReadFile(path, 1<<20)
 	var r struct {
 		Status  *string `json:"status"`
 		Version *string `json:"version"`
@@ -414,53 +413,4 @@ func claimOutside(path string) error {
 		return fmt.Errorf("%s exists and is not a heat run report: heat does not replace files it did not write", path)
 	}
 	return nil
-}
-
-// readRegular reads path, at most max bytes, refusing a link, a FIFO, a
-// device or a folder at once (no blocking open) and a larger file before
-// reading it.
-func readRegular(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, fmt.Errorf("%s is a symbolic link: heat does not follow links it did not create", path)
-		}
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is a %s, not a regular file", path, fileKind(st.Mode()))
-	}
-	if st.Size() > max {
-		return nil, fmt.Errorf("%s is %d bytes, more than the %d a heat file of its kind can be", path, st.Size(), max)
-	}
-	data, err := io.ReadAll(bufio.NewReader(io.LimitReader(f, max+1)))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s grew past %d bytes while read", path, max)
-	}
-	return data, nil
-}
-
-// fileKind names a file mode that is not a regular file's.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m&os.ModeSymlink != 0:
-		return "symbolic link"
-	case m&os.ModeNamedPipe != 0:
-		return "named pipe (FIFO)"
-	case m&os.ModeSocket != 0:
-		return "socket"
-	case m&os.ModeDevice != 0:
-		return "device"
-	case m.IsDir():
-		return "folder"
-	}
-	return "special file"
 }

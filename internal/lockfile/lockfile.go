@@ -18,6 +18,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"heat/internal/safefile"
 )
 
 // ErrLocked is another writer holding the folder.
@@ -82,7 +84,7 @@ func openLockFile(path string) (*os.File, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("lock file %s is a %s, not a regular file; remove it", path, kind(st.Mode()))
+		return nil, fmt.Errorf("lock file %s is %s, not a regular file; remove it", path, safefile.Kind(st.Mode()))
 	}
 	if err := clearNonBlock(f); err != nil {
 		f.Close()
@@ -126,23 +128,6 @@ func (l *Lock) Unlock() error {
 	err := l.f.Close()
 	l.f = nil
 	return err
-}
-
-// kind names a file mode that is not a regular file's.
-func kind(m os.FileMode) string {
-	switch {
-	case m&os.ModeSymlink != 0:
-		return "symbolic link"
-	case m&os.ModeNamedPipe != 0:
-		return "named pipe (FIFO)"
-	case m&os.ModeSocket != 0:
-		return "socket"
-	case m&os.ModeDevice != 0:
-		return "device"
-	case m.IsDir():
-		return "directory"
-	}
-	return "special file"
 }
 
 // isLoop says whether err is the ELOOP of opening a symlink with O_NOFOLLOW.
