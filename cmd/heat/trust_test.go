@@ -169,7 +169,7 @@ func TestOverwriteRemovesOnlyTheRunsOwn(t *testing.T) {
 // diagnostics, the temporary latest — are never written through: their
 // targets keep their bytes, and the run says why it stops.
 func TestPlantedLinksNotWrittenThrough(t *testing.T) {
-	for _, name := range []string{".heat.lock", "report.json", "diagnostics.csv", "ck/.lock", "ck/latest.tmp"} {
+	for _, name := range []string{".heat.lock", ".heat-manifest", "report.json", "diagnostics.csv", "ck/.lock", "ck/latest.tmp"} {
 		t.Run(strings.ReplaceAll(name, "/", "_"), func(t *testing.T) {
 			// The checkpoints in a folder of their own: one with entries
 			// inside the output folder is another run's results.
@@ -196,6 +196,23 @@ func TestPlantedLinksNotWrittenThrough(t *testing.T) {
 			require.Contains(t, stderr, filepath.Base(name))
 			require.NotContains(t, stderr, "goroutine ")
 		})
+	}
+	// A FIFO in place of each: refused at once, never waited on.
+	for _, name := range []string{".heat.lock", ".heat-manifest", "report.json", "diagnostics.csv", "ck/.lock"} {
+		dir := t.TempDir()
+		out := filepath.Join(dir, "out")
+		fifo := filepath.Join(dir, name)
+		if !strings.HasPrefix(name, "ck/") {
+			fifo = filepath.Join(out, name)
+		}
+		require.NoError(t, os.MkdirAll(filepath.Dir(fifo), 0o755))
+		require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+		start := time.Now()
+		code, stderr := asBinary(t, "run", "-q", "--out", out, "--set", "grid.shape=[16,16]", "--steps", "4", "--set", "checkpoint.every=2",
+			"--set", "checkpoint.dir="+filepath.Join(dir, "ck"))
+		require.Equal(t, 2, code, "%s: %s", name, stderr)
+		require.Less(t, time.Since(start), 2*time.Second, name)
+		require.Contains(t, stderr, filepath.Base(name))
 	}
 	// --report FILE: a link, or a file that is not a heat report, is not
 	// replaced.
