@@ -33,3 +33,26 @@ func BenchmarkSelfMessage(b *testing.B) {
 		})
 	}
 }
+
+// The cost of a small collective over the world: an Allreduce of the two
+// values a solver's check reduces, and a Barrier.
+//
+//	go test -tags mpi -run '^$' -bench Collective -benchtime 20000x -exec "mpirun -np 2" ./comm/mpi/
+func BenchmarkCollective(b *testing.B) {
+	c := world.Comm()
+	b.Run("Allreduce2", func(b *testing.B) {
+		in, out := []float64{1, 2}, make([]float64, 2)
+		for b.Loop() {
+			if err := c.Allreduce(comm.Max, in, out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Barrier", func(b *testing.B) {
+		for b.Loop() {
+			if err := c.Barrier(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -68,9 +68,9 @@ type World struct {
 	deferQ    []*request
 	deferBufs [][]float64
 	deferred  []C.heat_mpi_deferred_t
-	slab      []request          // requests handed out one by one (see newRequest)
-	calls     uint32             // blocking calls so far, for yield
-	hdrIn     [headerWords]int64 // this rank's collective header
+	slab      []request        // requests handed out one by one (see newRequest)
+	calls     uint32           // blocking calls so far, for yield
+	hdrIn     [wireWords]int64 // this rank's collective header
 
 	// A wait that gave up (see fault.go): the roll call's outcome, which
 	// every operation returns from then on; the buffers of a collective
@@ -603,10 +603,14 @@ func (c *rankComm) Waitall(reqs []comm.Request) error {
 		w.wspace = unsafe.Slice(space, 3*n)
 	}
 	slots, codes, counts := w.wspace[:n], w.wspace[n:2*n], w.wspace[2*n:3*n]
+	var values int64
 	for i, q := range w.wreqs {
 		slots[i] = q.cslot()
+		if q.slot >= 0 {
+			values += int64(w.msgs[q.slot].n)
+		}
 	}
-	rc := C.heat_mpi_waitall(C.int(n))
+	rc := C.heat_mpi_waitall(C.int(n), C.int64_t(8*values))
 	w.settle()
 	if rc == C.HEAT_MPI_TIMED_OUT || rc == C.HEAT_MPI_NOTICE {
 		return w.gaveUpWaiting(rc, codes)
@@ -629,14 +633,23 @@ func (c *rankComm) Waitall(reqs []comm.Request) error {
 
 // ---- collectives ----
 
-// Every collective starts with an MPI_Allgather of a header naming the call,
+// Every collective starts with an allgather of a header naming the call,
 // so that ranks that disagree about it (another collective, another length
 // or root) all return the same error instead of hanging or mismatching
-// buffers, as comm/local does. Barrier is that allgather alone.
+// buffers, as comm/local does. Barrier is that allgather alone. The
+// collectives are MPI's nonblocking ones (MPI_Iallgather, MPI_Ibcast,
+// MPI_Igatherv), waited for as Waitall waits, so that they too sleep
+// through a long wait and give up after the timeout.
 
 // header is one rank's description of a collective call: the call, and
-// for Allreduce len(out); headerWords int64 on the wire.
-const headerWords = 5
+// for Allreduce len(out). On the wire it is headerWords int64, then room
+// for inlineValues float64 (their bits) of an Allreduce's operands: one
+// that small needs no second allgather.
+const (
+	headerWords  = 5
+	inlineValues = 8
+	wireWords    = headerWords + inlineValues
+)
 
 type header struct {
 	comm.Call
@@ -646,15 +659,20 @@ type header struct {
 // meet gathers every rank's header of collective op into w.hdr and checks
 // that all match mine on kind and on what same says; every rank checks the
 // same headers, so all fail or none does.
-func (w *World) meet(op string, mine header, same func(a, b header) bool) ([]header, error) {
+func (w *World) meet(op string, mine header, inline []float64, same func(a, b header) bool) ([]header, error) {
 	if w.finalized {
 		return nil, w.errf(op, "MPI has been finalized")
 	}
 	if w.fault != nil {
 		return nil, w.fault
 	}
-	const words = headerWords
+	const words = wireWords
 	w.hdrIn = [words]int64{int64(mine.Kind), int64(mine.Op), int64(mine.Len), int64(mine.Root), int64(mine.out)}
+	if len(inline) <= inlineValues {
+		for i, v := range inline {
+			w.hdrIn[headerWords+i] = int64(math.Float64bits(v))
+		}
+	}
 	if len(w.hdr) < words*w.size {
 		w.hdr = make([]int64, words*w.size)
 	}
@@ -668,7 +686,7 @@ func (w *World) meet(op string, mine header, same func(a, b header) bool) ([]hea
 	}
 	all := make([]header, w.size)
 	for r := range all {
-		h := w.hdr[words*r : words*r+words]
+		h := w.hdr[words*r : words*r+headerWords]
 		all[r] = header{comm.Call{Kind: comm.CallKind(h[0]), Op: comm.Op(h[1]), Len: int(h[2]), Root: int(h[3])}, int(h[4])}
 	}
 	for r, h := range all {
@@ -689,13 +707,14 @@ func (w *World) checkRoot(op string, root int) error {
 
 // Allreduce combines in over all ranks in rank order, (((in0 op in1) op
 // in2) ...), giving every rank the same bits as comm/local would. MPI's own
-// reductions promise no order, so it gathers every rank's operands
-// (MPI_Allgather) and combines them here, in the same loop as comm/local:
-// Max and Min return NaN where any operand is NaN. out may alias in.
+// reductions promise no order, so it gathers every rank's operands (up to
+// 8 with the call headers, more in a second allgather) and combines them
+// here, in the same loop as comm/local: Max and Min return NaN where any
+// operand is NaN. out may alias in.
 func (c *rankComm) Allreduce(op comm.Op, in, out []float64) error {
 	w := c.w
 	defer w.yield()
-	all, err := w.meet("Allreduce", header{comm.Call{Kind: comm.Allreduce, Op: op, Len: len(in)}, len(out)},
+	all, err := w.meet("Allreduce", header{comm.Call{Kind: comm.Allreduce, Op: op, Len: len(in)}, len(out)}, in,
 		func(a, b header) bool { return a.Op == b.Op && a.Len == b.Len })
 	if err != nil {
 		return err
@@ -719,13 +738,22 @@ func (c *rankComm) Allreduce(op comm.Op, in, out []float64) error {
 		w.gathered = make([]float64, n*w.size)
 	}
 	g := w.gathered[:n*w.size]
-	rc := C.heat_mpi_allgather_f64((*C.double)(&in[0]), C.int(n), (*C.double)(&g[0]))
-	w.settle()
-	if err := w.gaveUp("Allreduce", rc, &in[0]); err != nil {
-		return err
-	}
-	if rc != 0 {
-		return w.errf("Allreduce", "MPI_Allgather of %d values: %s", n, errorText(rc))
+	if n <= inlineValues {
+		// Every rank's operands came with the headers.
+		for r := range w.size {
+			for i, bits := range w.hdr[wireWords*r+headerWords : wireWords*r+headerWords+n] {
+				g[r*n+i] = math.Float64frombits(uint64(bits))
+			}
+		}
+	} else {
+		rc := C.heat_mpi_allgather_f64((*C.double)(&in[0]), C.int(n), (*C.double)(&g[0]))
+		w.settle()
+		if err := w.gaveUp("Allreduce", rc, &in[0]); err != nil {
+			return err
+		}
+		if rc != 0 {
+			return w.errf("Allreduce", "MPI_Allgather of %d values: %s", n, errorText(rc))
+		}
 	}
 	out = out[:n]
 	copy(out, g[:n])
@@ -740,7 +768,7 @@ func (c *rankComm) Allreduce(op comm.Op, in, out []float64) error {
 func (c *rankComm) Bcast(buf []byte, root int) error {
 	w := c.w
 	defer w.yield()
-	_, err := w.meet("Bcast", header{Call: comm.Call{Kind: comm.Bcast, Root: root, Len: len(buf)}},
+	_, err := w.meet("Bcast", header{Call: comm.Call{Kind: comm.Bcast, Root: root, Len: len(buf)}}, nil,
 		func(a, b header) bool { return a.Root == b.Root && a.Len == b.Len })
 	if err != nil {
 		return err
@@ -770,7 +798,7 @@ func (c *rankComm) Bcast(buf []byte, root int) error {
 // contributed, and which also catches a rank that called another collective.
 func (c *rankComm) Barrier() error {
 	defer c.w.yield()
-	_, err := c.w.meet("Barrier", header{Call: comm.Call{Kind: comm.Barrier}}, func(a, b header) bool { return true })
+	_, err := c.w.meet("Barrier", header{Call: comm.Call{Kind: comm.Barrier}}, nil, func(a, b header) bool { return true })
 	return err
 }
 
@@ -780,7 +808,7 @@ func (c *rankComm) Barrier() error {
 func (c *rankComm) Gatherv(send []byte, root int) ([][]byte, error) {
 	w := c.w
 	defer w.yield()
-	all, err := w.meet("Gatherv", header{Call: comm.Call{Kind: comm.Gatherv, Root: root, Len: len(send)}},
+	all, err := w.meet("Gatherv", header{Call: comm.Call{Kind: comm.Gatherv, Root: root, Len: len(send)}}, nil,
 		func(a, b header) bool { return a.Root == b.Root })
 	if err != nil {
 		return nil, err
@@ -800,7 +828,7 @@ func (c *rankComm) Gatherv(send []byte, root int) ([][]byte, error) {
 		sp = unsafe.Pointer(&send[0])
 	}
 	if w.rank != root {
-		rc := C.heat_mpi_gatherv(sp, C.int(len(send)), nil, nil, nil, C.int(root))
+		rc := C.heat_mpi_gatherv(sp, C.int(len(send)), nil, nil, nil, C.int(root), C.int64_t(len(send)))
 		w.settle()
 		if err := w.gaveUp("Gatherv", rc, sp); err != nil {
 			return nil, err
@@ -822,7 +850,7 @@ func (c *rankComm) Gatherv(send []byte, root int) ([][]byte, error) {
 	if total > 0 {
 		rp = unsafe.Pointer(&data[0])
 	}
-	rc := C.heat_mpi_gatherv(sp, C.int(len(send)), rp, &counts[0], &displs[0], C.int(root))
+	rc := C.heat_mpi_gatherv(sp, C.int(len(send)), rp, &counts[0], &displs[0], C.int(root), C.int64_t(total))
 	w.settle()
 	if err := w.gaveUp("Gatherv", rc, sp, rp, &counts[0], &displs[0]); err != nil {
 		return nil, err

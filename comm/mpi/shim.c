@@ -74,24 +74,36 @@ static int notice_waits(void) {
  * and returns MPI_Testall's code once they have completed or it failed;
  * HEAT_MPI_TIMED_OUT once heat_mpi_timeout_ns (when > 0) have passed since
  * the call; HEAT_MPI_NOTICE when a fault notice waits. It tests without a
- * pause for HEAT_MPI_SPIN_NS, as MPI_Waitall would, so that a message
- * that comes soon costs no more than it did; then it sleeps between tests,
- * a sixteenth of the time waited so far (50 µs to 1 ms), so that a rank
- * waiting long for another leaves its core to the others. The time waited
- * goes to heat_mpi_last_waited_ns. The timeout is read at every pause: a
- * shorter one set meanwhile (another thread) counts at once.
+ * pause for HEAT_MPI_SPIN_NS and 1 ns for every byte of bytes (what the
+ * requests move: a large message moves only while a rank calls MPI), as
+ * MPI_Waitall would, so that a message that comes soon costs no more than
+ * it did; then it sleeps between tests, a sixteenth of the time waited so
+ * far (50 µs to 1 ms), so that a rank waiting long for another leaves its
+ * core to the others. The time waited goes to heat_mpi_last_waited_ns. The
+ * timeout is read at every pause: a shorter one set meanwhile (another
+ * thread) counts at once.
  */
-static int poll(int n, MPI_Request *reqs, MPI_Status *st) {
-	int64_t start = now_ns();
-	for (;;) {
+static int poll(int n, MPI_Request *reqs, MPI_Status *st, int64_t bytes) {
+	int64_t start = 0, spin = HEAT_MPI_SPIN_NS + bytes;
+	for (int64_t tests = 0;; tests++) {
 		int flag = 0;
 		int rc = MPI_Testall(n, reqs, &flag, st);
-		int64_t waited = now_ns() - start;
-		heat_mpi_last_waited_ns = waited;
 		if (flag || rc != MPI_SUCCESS) {
+			heat_mpi_last_waited_ns = start ? now_ns() - start : 0;
 			return rc;
 		}
-		if (waited < HEAT_MPI_SPIN_NS) {
+		/* The clock is read once the first tests have failed, then at
+		 * every sixteenth: a short wait costs the tests alone. */
+		if (tests < 16 || tests % 16 != 0) {
+			continue;
+		}
+		int64_t t = now_ns();
+		if (start == 0) {
+			start = t;
+		}
+		int64_t waited = t - start;
+		heat_mpi_last_waited_ns = waited;
+		if (waited < spin) {
 			continue;
 		}
 		int64_t limit = __atomic_load_n(&heat_mpi_timeout_ns, __ATOMIC_RELAXED);
@@ -417,7 +429,7 @@ int *heat_mpi_wait_space(int n) {
 	return wspace;
 }
 
-int heat_mpi_waitall(int n) {
+int heat_mpi_waitall(int n, int64_t bytes) {
 	if (n > wcap) {
 		return MPI_ERR_ARG;
 	}
@@ -434,7 +446,7 @@ int heat_mpi_waitall(int n) {
 		/* A deferred receive that could not be posted: its error. */
 		wreq[i] = slots[i] < 0 ? MPI_REQUEST_NULL : table[slots[i]]->done ? MPI_REQUEST_NULL : table[slots[i]]->req;
 	}
-	int rc = poll(n, wreq, wst);
+	int rc = poll(n, wreq, wst, bytes);
 	if (rc == HEAT_MPI_TIMED_OUT || rc == HEAT_MPI_NOTICE) {
 		/* Nothing completes: every slot stays, and errs says which
 		 * requests had completed, to name the peers of the others. */
@@ -488,35 +500,40 @@ int heat_mpi_pending(void) {
 
 /* collective waits for the collective just started in creq (rc: the code
  * of starting it). */
-static int collective(int rc) {
+static int collective(int rc, int64_t bytes) {
 	if (rc != MPI_SUCCESS) {
 		creq = MPI_REQUEST_NULL;
 		heat_mpi_last_waited_ns = 0;
 		return rc;
 	}
-	return poll(1, &creq, &cst);
+	return poll(1, &creq, &cst, bytes);
 }
 
 int heat_mpi_allgather_i64(const int64_t *in, int n, int64_t *out) {
 	flush();
-	return collective(MPI_Iallgather(in, n, MPI_INT64_T, out, n, MPI_INT64_T, MPI_COMM_WORLD, &creq));
+	return collective(MPI_Iallgather(in, n, MPI_INT64_T, out, n, MPI_INT64_T, MPI_COMM_WORLD, &creq), 0);
 }
 
 int heat_mpi_allgather_f64(const double *in, int n, double *out) {
 	flush();
+	int size = 1;
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	return collective(MPI_Iallgather(n ? in : empty_buf, n, MPI_DOUBLE, n ? out : empty_buf, n, MPI_DOUBLE,
-	                                 MPI_COMM_WORLD, &creq));
+	                                 MPI_COMM_WORLD, &creq),
+	                  (int64_t)n * size * 8);
 }
 
 int heat_mpi_bcast(void *buf, int n, int root) {
 	flush();
-	return collective(MPI_Ibcast(n ? buf : (void *)empty_buf, n, MPI_BYTE, root, MPI_COMM_WORLD, &creq));
+	return collective(MPI_Ibcast(n ? buf : (void *)empty_buf, n, MPI_BYTE, root, MPI_COMM_WORLD, &creq), n);
 }
 
-int heat_mpi_gatherv(const void *send, int n, void *recv, const int *counts, const int *displs, int root) {
+int heat_mpi_gatherv(const void *send, int n, void *recv, const int *counts, const int *displs, int root,
+                     int64_t total) {
 	flush();
 	return collective(MPI_Igatherv(n ? send : (const void *)empty_buf, n, MPI_BYTE, recv ? recv : (void *)empty_buf,
-	                               counts, displs, MPI_BYTE, root, MPI_COMM_WORLD, &creq));
+	                               counts, displs, MPI_BYTE, root, MPI_COMM_WORLD, &creq),
+	                  total);
 }
 
 int heat_mpi_collective_finish(void) {

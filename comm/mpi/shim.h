@@ -81,11 +81,13 @@ int *heat_mpi_wait_space(int n);
  * returns HEAT_MPI_TIMED_OUT or HEAT_MPI_NOTICE (below) when it gave up:
  * then every slot stays, every count is HEAT_MPI_STILL_PENDING, and each
  * error code is instead 1 if that request had completed, 0 if not. */
-int heat_mpi_waitall(int n);
+int heat_mpi_waitall(int n, int64_t bytes);
 #define HEAT_MPI_STILL_PENDING (-2)
 
 /* Every wait (heat_mpi_waitall, the collectives) tests its requests
- * without a pause for HEAT_MPI_SPIN_NS, then sleeps between tests; it
+ * without a pause for HEAT_MPI_SPIN_NS plus 1 ns for each of the bytes it
+ * moves (heat_mpi_waitall's bytes: the caller's sum over the requests;
+ * the collectives count theirs), then sleeps between tests; it
  * gives up with HEAT_MPI_TIMED_OUT once it has lasted heat_mpi_timeout_ns
  * (0: never; Go stores it atomically, the waits load it atomically, so it
  * may change during one), and with HEAT_MPI_NOTICE once a message with
@@ -109,7 +111,8 @@ int heat_mpi_pending(void);
 int heat_mpi_allgather_i64(const int64_t *in, int n, int64_t *out);
 int heat_mpi_allgather_f64(const double *in, int n, double *out);
 int heat_mpi_bcast(void *buf, int n, int root);
-int heat_mpi_gatherv(const void *send, int n, void *recv, const int *counts, const int *displs, int root);
+int heat_mpi_gatherv(const void *send, int n, void *recv, const int *counts, const int *displs, int root,
+                     int64_t total);
 int heat_mpi_collective_finish(void);
 
 /* Fault notices. heat_mpi_notify sends a copy of the n values at msg to
