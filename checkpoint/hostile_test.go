@@ -99,19 +99,27 @@ func allocated(f func()) uint64 {
 	return after.TotalAlloc - before.TotalAlloc
 }
 
+// hostileShape is the grid of the checkpoints planted in, stored in
+// hostileLayouts: plain chunks, or one shard, which each of two ranks
+// reads a part of.
+var (
+	hostileShape   = []int{12, 10}
+	hostileLayouts = []struct {
+		name string
+		opt  Options
+	}{
+		{"chunks", Options{Chunk: []int{5, 4}}},
+		{"shards", Options{Shard: []int{12, 10}, Chunk: []int{3, 5}}},
+	}
+)
+
 // A FIFO, a directory or a link in place of either metadata file or of a
 // chunk (or shard) file: Open, Verify and Read refuse it within a second,
 // naming the file and what is there (never a link's target), and the
 // checkpoint is incomplete.
 func TestPlantedFilesRefusedAtOnce(t *testing.T) {
-	shape := []int{12, 10}
-	for _, layout := range []struct {
-		name string
-		opt  Options
-	}{
-		{"chunks", Options{Chunk: []int{5, 4}}},
-		{"shards", Options{Shard: []int{6, 10}, Chunk: []int{3, 5}}},
-	} {
+	shape := hostileShape
+	for _, layout := range hostileLayouts {
 		for _, target := range []string{"group", "array", "chunk"} {
 			for _, kind := range []string{"fifo", "dir", "link", "dangling"} {
 				t.Run(layout.name+"/"+target+"/"+kind, func(t *testing.T) {
@@ -121,7 +129,7 @@ func TestPlantedFilesRefusedAtOnce(t *testing.T) {
 					file := map[string]string{
 						"group": filepath.Join(dir, metaFile),
 						"array": filepath.Join(dir, arrayName, metaFile),
-						"chunk": filepath.Join(dir, arrayName, "c", "1", "0"),
+						"chunk": filepath.Join(dir, arrayName, "c", "0", "0"),
 					}[target]
 					outside := plant(t, file, kind)
 					check := func(what string, err error) {
@@ -286,14 +294,8 @@ func TestLinkedFoldersNotFollowed(t *testing.T) {
 // chunk, a whole shard and a part of a shard alike; and metadata recording
 // a size no chunk of its shape can have is refused by Open.
 func TestChunkReadsBoundedByMetadata(t *testing.T) {
-	shape := []int{12, 10}
-	for _, layout := range []struct {
-		name string
-		opt  Options
-	}{
-		{"chunks", Options{Chunk: []int{5, 4}}},
-		{"shards", Options{Shard: []int{12, 10}, Chunk: []int{3, 5}}},
-	} {
+	shape := hostileShape
+	for _, layout := range hostileLayouts {
 		t.Run(layout.name, func(t *testing.T) {
 			root := t.TempDir()
 			writeField(t, root, shape, 1, 3, layout.opt)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"heat/checkpoint"
 	"heat/comm"
 	"heat/decomp"
+	"heat/internal/safefile"
 	"heat/io/config"
 	"heat/io/report"
 	"heat/solver"
@@ -299,15 +301,17 @@ func checkpointFailed(c comm.Comm, j *job, step int, err error) error {
 
 // CheckpointPath resolves what a user names as a checkpoint to one
 // checkpoint folder: a checkpoint (step-NNNNNNNN) itself; a checkpoints
-// folder or its latest file (the newest complete checkpoint there); or a
-// run's output folder (its checkpoints folder's newest).
+// folder or its latest file (the newest complete checkpoint there:
+// checkpoint.Resolve); or a run's output folder (its checkpoints folder's
+// newest).
 func CheckpointPath(p string) (string, error) {
 	path, _, err := ResolveCheckpoint(p)
 	return path, err
 }
 
 // ResolveCheckpoint is CheckpointPath, with what it passed over on the way
-// to a folder's newest loadable checkpoint (a garbage latest, one whose
+// to a folder's newest loadable checkpoint (a latest that is missing,
+// unreadable or garbage, a link in place of a checkpoint, one whose
 // metadata does not open).
 func ResolveCheckpoint(p string) (path string, skipped []error, err error) {
 	root, one, err := checkpointRoot(p)
@@ -320,46 +324,97 @@ func ResolveCheckpoint(p string) (path string, skipped []error, err error) {
 	return checkpoint.ResolveSkipping(root)
 }
 
-// checkpointRoot tells what p names: one checkpoint (one), or a folder of
-// checkpoints (root) whose newest is meant.
+// checkpointRoot tells what p names: one checkpoint (one: a folder with a
+// zarr.json), or a folder of checkpoints (root) whose newest is meant — a
+// checkpoints folder, known by its latest or its step-NNNNNNNN entries
+// (whatever state latest is in: the fallback needs none), that folder's
+// latest, or a run's output folder holding one.
 func checkpointRoot(p string) (root, one string, err error) {
 	p = filepath.Clean(p)
+	named := filepath.Base(p) == "latest"
 	st, err := os.Stat(p)
 	if err != nil {
+		if lst, lerr := os.Lstat(p); lerr == nil && named && lst.Mode()&fs.ModeSymlink != 0 {
+			return filepath.Dir(p), "", nil // a dangling latest: its folder's newest
+		}
 		return "", "", fmt.Errorf("%s: no such checkpoint, checkpoints folder or output folder", p)
 	}
-	isFile := func(name string) bool {
-		st, err := os.Stat(filepath.Join(p, name))
-		return err == nil && !st.IsDir()
-	}
 	switch {
-	case !st.IsDir() && filepath.Base(p) == "latest":
+	case !st.IsDir() && named:
 		return filepath.Dir(p), "", nil
 	case !st.IsDir():
 		return "", "", fmt.Errorf("%s is a file, not a checkpoint (a step-NNNNNNNN folder), a checkpoints folder or its latest file", p)
-	case isFile("zarr.json"):
-		return "", p, nil
-	case isFile("latest"):
+	case present(p, "zarr.json"):
+		return "", p, nil // Open says what is wrong with it, if anything
+	case checkpoint.IsRoot(p):
 		return p, "", nil
 	}
-	// A run's output folder: its checkpoints are where its config put
-	// them (by default <out>/checkpoints).
-	dir := filepath.Join(p, "checkpoints")
-	if data, err := os.ReadFile(filepath.Join(p, "report.json")); err == nil {
-		var r struct {
-			Config struct {
-				Checkpoint struct {
-					Dir string `json:"dir"`
-				} `json:"checkpoint"`
-			} `json:"config"`
-		}
-		if json.Unmarshal(data, &r) == nil && r.Config.Checkpoint.Dir != "" {
-			dir = r.Config.Checkpoint.Dir
-		}
+	dir, err := runCheckpoints(p)
+	if err != nil {
+		return "", "", err
 	}
-	if st, err := os.Stat(filepath.Join(dir, "latest")); err == nil && !st.IsDir() {
+	switch {
+	case checkpoint.IsRoot(dir):
 		return dir, "", nil
+	case named:
+		return filepath.Dir(p), "", nil // a directory in place of latest
 	}
-	return "", "", fmt.Errorf("%s holds no checkpoint: neither a checkpoint (no zarr.json), a checkpoints folder (no latest) nor a run's output folder (no %s)",
-		p, filepath.Join(dir, "latest"))
+	return "", "", fmt.Errorf("%s holds no checkpoint: neither a checkpoint (no zarr.json), a checkpoints folder (no latest or step-NNNNNNNN) nor a run's output folder (no checkpoints in %s)",
+		p, dir)
+}
+
+// present says whether folder dir has an entry name that is not a
+// directory (of any other kind: what is there is the reader's to refuse).
+func present(dir, name string) bool {
+	st, err := os.Lstat(filepath.Join(dir, name))
+	return err == nil && !st.IsDir()
+}
+
+// maxReportBytes bounds what is read of a run's report.json to find its
+// checkpoint folder. A report's bulk is a record per rank (some 300 bytes)
+// and a residual per iteration (some 25): 64 MiB is 100,000 ranks and a
+// million iterations, with room.
+const maxReportBytes = 64 << 20
+
+// runCheckpoints is the checkpoints folder of the run whose output folder is
+// out: out/checkpoints, where a run keeps them unless its config put them
+// elsewhere, else where its report says its config put them. A relative
+// checkpoint.dir is taken relative to the output folder as the run named
+// both (they were relative to that run's working folder): a copied or moved
+// output folder keeps its own checkpoints, not the original's.
+func runCheckpoints(out string) (string, error) {
+	dir := filepath.Join(out, "checkpoints")
+	if checkpoint.IsRoot(dir) {
+		return dir, nil
+	}
+	file := filepath.Join(out, "report.json")
+	data, err := safefile.ReadFile(file, maxReportBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return dir, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", out, err)
+	}
+	var r struct {
+		Config struct {
+			Output struct {
+				Dir string `json:"dir"`
+			} `json:"output"`
+			Checkpoint struct {
+				Dir string `json:"dir"`
+			} `json:"checkpoint"`
+		} `json:"config"`
+	}
+	if json.Unmarshal(data, &r) != nil || r.Config.Checkpoint.Dir == "" {
+		return dir, nil
+	}
+	was, wasOut := r.Config.Checkpoint.Dir, r.Config.Output.Dir
+	if filepath.IsAbs(was) || wasOut == "" || filepath.IsAbs(wasOut) {
+		return filepath.Clean(was), nil
+	}
+	rel, err := filepath.Rel(wasOut, was)
+	if err != nil {
+		return filepath.Clean(was), nil
+	}
+	return filepath.Join(out, rel), nil
 }

@@ -20,8 +20,13 @@ func inspectCommand() *cobra.Command {
 		Short: "print a checkpoint's metadata; --verify checks every chunk",
 		Long: `Prints a checkpoint's metadata: step, time, shape, chunks, compression, the ranks that
 wrote it and the config it was written with. PATH is a checkpoint (step-NNNNNNNN), a
-checkpoints folder or its latest file. --verify also reads every chunk and checks its
-size and checksum, exiting 1 naming each bad one.`,
+checkpoints folder or its latest file, or a run's output folder. Of a folder it shows the
+checkpoint latest names or, where latest is missing, not a plain file or names one that
+does not open, the newest that opens, warning what it passed over and why. Only regular
+files inside the checkpoints folder are read: a link, a FIFO or a device in place of a
+checkpoint's file is refused at once. --verify also reads every chunk and checks its
+size and checksum, exiting 1 naming each bad one (and what a folder's resolution passed
+over).`,
 		Example: `  heat inspect heat-out/checkpoints/latest
   heat inspect heat-out/checkpoints/step-00000500 --verify --json`,
 		Args: cobra.ExactArgs(1),
