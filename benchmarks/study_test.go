@@ -80,6 +80,11 @@ func fakeHeat(args []string) int {
 	rep, _ := strconv.Atoi(out[strings.LastIndex(out, "rep")+3:])
 	r := fakeReport(ranks, threads, rep, shape)
 	r.Config = map[string]any{"grid": map[string]any{"shape": shape}, "sets": sets}
+	// As heat does: the output folder first (report.Write makes none).
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	if err := report.Write(filepath.Join(out, "report.json"), r); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

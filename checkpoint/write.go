@@ -801,7 +801,11 @@ func (w *writer) commit(sums map[string]chunkSum) (int64, error) {
 	if err := fsys.SyncDir(w.root); err != nil {
 		return stored, err
 	}
-	if err := writeLatest(fsys, w.root, w.name); err != nil {
+	if st, err := fsys.Lstat(filepath.Join(w.root, latestFile)); err == nil && st.IsDir() {
+		// Not heat's to replace, and no rename can: latest is an index,
+		// and Resolve finds the newest checkpoint without it.
+		w.foreign = append(w.foreign, latestFile+" (a directory: not updated; a restart finds the newest checkpoint without it)")
+	} else if err := writeLatest(fsys, w.root, w.name); err != nil {
 		return stored, fmt.Errorf("updating %s: %w", filepath.Join(w.root, latestFile), err)
 	}
 	return stored, w.prune(steps, leftovers)

@@ -197,9 +197,22 @@ func TestPlantedLinksNotWrittenThrough(t *testing.T) {
 			require.NotContains(t, stderr, "goroutine ")
 		})
 	}
+	// A folder named latest where the run keeps its latest: not heat's to
+	// replace; the checkpoints commit, latest is left as it is, and the
+	// run says so once.
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ck")
+	require.NoError(t, os.MkdirAll(filepath.Join(ck, "latest", "mine"), 0o755))
+	code, _, stderr := heat(t, "run", "--out", filepath.Join(dir, "out"), "--set", "grid.shape=[16,16]", "--steps", "4", "--set", "checkpoint.every=2",
+		"--set", "checkpoint.dir="+ck)
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, 1, strings.Count(stderr, "latest (a directory: not updated"), stderr)
+	require.DirExists(t, filepath.Join(ck, "latest", "mine"))
+	require.DirExists(t, filepath.Join(ck, "step-00000004"))
+
 	// A FIFO in place of each: refused at once, never waited on.
 	for _, name := range []string{".heat.lock", ".heat-manifest", "report.json", "diagnostics.csv", "ck/.lock"} {
-		dir := t.TempDir()
+		dir = t.TempDir()
 		out := filepath.Join(dir, "out")
 		fifo := filepath.Join(dir, name)
 		if !strings.HasPrefix(name, "ck/") {
@@ -222,7 +235,7 @@ func TestPlantedLinksNotWrittenThrough(t *testing.T) {
 	link := filepath.Join(t.TempDir(), "r.json")
 	require.NoError(t, os.Symlink(target, link))
 	for _, report := range []string{link, target} {
-		code, _, stderr := heat(t, "run", "-q", "--out", out, "--set", "grid.shape=[16,16]", "--steps", "4", "--report", report)
+		code, _, stderr = heat(t, "run", "-q", "--out", out, "--set", "grid.shape=[16,16]", "--steps", "4", "--report", report)
 		require.Equal(t, 2, code, stderr)
 		data, err := os.ReadFile(target)
 		require.NoError(t, err)
