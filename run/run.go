@@ -76,6 +76,9 @@ func Run(ctx context.Context, opt Options) error {
 		defer j.held.release()
 	}
 	if c != nil {
+		if j != nil {
+			holdStart(c, j.cfg) // parallel.timeout (timeout.go)
+		}
 		err = agree(opt.World, err)
 	}
 	if errors.Is(err, errDryRun) {
@@ -98,6 +101,7 @@ func Run(ctx context.Context, opt Options) error {
 		runErr = fmt.Errorf("output: %w", err)
 	}
 	if c != nil {
+		abandon(ctx, opt, j) // a wait that gave up ends the job (timeout.go)
 		runErr = agree(opt.World, runErr)
 	}
 	stopped := errors.Is(runErr, solver.ErrStopped)
@@ -465,6 +469,8 @@ func (r *rankRun) settle() error {
 func (r *rankRun) loop(ctx context.Context) error {
 	c, s, j := r.c, r.s, r.j
 	cp, out := j.cfg.Checkpoint, j.cfg.Output
+	tm := watch(ctx, c, j.cfg, s, j.spec.CheckEvery) // parallel.timeout (timeout.go)
+	defer tm.close()
 	if j.restarts == nil {
 		if err := r.output(false); err != nil {
 			return err
@@ -477,7 +483,9 @@ func (r *rankRun) loop(ctx context.Context) error {
 				target = min(target, (s.Step()/every+1)*every)
 			}
 		}
+		target = tm.begin(target)
 		runErr := s.RunTo(ctx, target)
+		tm.end(errors.Is(runErr, solver.ErrStopped))
 		if c.Rank() == 0 {
 			j.rep.Steps, j.rep.SimTime, j.rep.Residual = s.Step(), s.SimTime(), report.Float(s.Residual())
 		}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -258,6 +259,11 @@ func TestMPISignalCheckpointsAndRestarts(t *testing.T) {
 	stopped := readReport(t, filepath.Join(out, "report.json"))
 	require.Len(t, stopped.Checkpoints, 1)
 	require.Greater(t, stopped.Steps, 0)
+	// The report has heat's code. Open MPI's mpirun itself exits 1 once it
+	// is signalled, whatever its ranks exit with (TestMPISignalledRanksExit143
+	// signals the ranks instead).
+	require.Equal(t, "interrupted", stopped.Status)
+	require.Equal(t, 143, stopped.ExitCode)
 
 	target := strconv.Itoa(stopped.Steps + 15)
 	code, _, stderr := mpirun(t, 3, bin, append(base, "--steps", target, "--out", out, "--restart", "latest")...)
@@ -266,4 +272,209 @@ func TestMPISignalCheckpointsAndRestarts(t *testing.T) {
 	code, _, stderr = heat(t, append(base, "--steps", target, "--out", whole)...)
 	require.Equal(t, 0, code, stderr)
 	require.Equal(t, readReport(t, filepath.Join(whole, "report.json")).Field.SHA256, readReport(t, filepath.Join(out, "report.json")).Field.SHA256)
+}
+
+// lockedBuffer is a bytes.Buffer that a test reads while a process writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// mpiJob is heat under mpirun, started for a test to signal while it runs.
+type mpiJob struct {
+	cmd    *exec.Cmd
+	stderr *lockedBuffer
+	done   chan error
+}
+
+// launch starts heat under mpirun with np ranks; the test's end kills
+// what is left of it.
+func launch(t *testing.T, np int, bin string, args ...string) *mpiJob {
+	t.Helper()
+	j := &mpiJob{stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	j.cmd = exec.Command("mpirun", append([]string{"-np", strconv.Itoa(np), "--oversubscribe", bin}, args...)...)
+	j.cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+	j.cmd.Stderr = j.stderr
+	require.NoError(t, j.cmd.Start())
+	go func() { j.done <- j.cmd.Wait() }()
+	t.Cleanup(func() {
+		for _, pid := range j.ranks() {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		j.cmd.Process.Kill()
+	})
+	return j
+}
+
+// waitFor waits until the job's stderr holds s.
+func (j *mpiJob) waitFor(t *testing.T, s string, within time.Duration) {
+	t.Helper()
+	for end := time.Now().Add(within); !strings.Contains(j.stderr.String(), s); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("no %q on stderr within %v:\n%s", s, within, j.stderr.String())
+		}
+	}
+}
+
+// ranks are the pids of the job's ranks by rank (mpirun's children, each
+// with its OMPI_COMM_WORLD_RANK).
+func (j *mpiJob) ranks() map[int]int {
+	out, _ := exec.Command("pgrep", "-P", strconv.Itoa(j.cmd.Process.Pid)).Output()
+	pids := map[int]int{}
+	for _, f := range strings.Fields(string(out)) {
+		pid, _ := strconv.Atoi(f)
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil {
+			continue
+		}
+		for _, kv := range strings.Split(string(env), "\x00") {
+			if v, ok := strings.CutPrefix(kv, "OMPI_COMM_WORLD_RANK="); ok {
+				r, _ := strconv.Atoi(v)
+				pids[r] = pid
+			}
+		}
+	}
+	return pids
+}
+
+// wait waits for mpirun to end and returns its exit code.
+func (j *mpiJob) wait(t *testing.T, within time.Duration) int {
+	t.Helper()
+	select {
+	case err := <-j.done:
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatalf("mpirun: %v", err)
+		}
+		return j.cmd.ProcessState.ExitCode()
+	case <-time.After(within):
+		t.Fatalf("mpirun did not end within %v:\n%s", within, j.stderr.String())
+	}
+	return -1
+}
+
+// cpuSeconds is the CPU time process pid has used (utime + stime).
+func cpuSeconds(t *testing.T, pid int) float64 {
+	t.Helper()
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	require.NoError(t, err)
+	// The fields after the command name's closing parenthesis: state is
+	// field 3, utime 14 and stime 15, in clock ticks (100 a second).
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	ut, _ := strconv.Atoi(f[11])
+	st, _ := strconv.Atoi(f[12])
+	return float64(ut+st) / 100
+}
+
+// stepping are the arguments of a run that steps until stopped, printing
+// progress every 0.2 s.
+func stepping(out string, extra ...string) []string {
+	return append([]string{"run", "--set", "grid.shape=[96,96]", "--steps", "1000000000", "--set", "output.formats=[]",
+		"--set", "output.diagnostics_every=0", "--set", "output.progress_every=0.2", "--out", out}, extra...)
+}
+
+// A rank that stops (SIGSTOP) ends the job within parallel.timeout and a
+// few seconds: the others wait without spinning, give up, and the lowest
+// rank that answers names the stopped one and the step, writes the report
+// (failed, exit code 1) and aborts the job, whose exit code is then 1.
+func TestMPIFrozenRankEndsTheJob(t *testing.T) {
+	bin, _ := binaries(t)
+	const timeout = 3 * time.Second
+	for _, stopped := range []int{2, 0} {
+		t.Run(fmt.Sprintf("rank-%d", stopped), func(t *testing.T) {
+			out := t.TempDir()
+			j := launch(t, 3, bin, stepping(out, "--set", "parallel.timeout=3")...)
+			j.waitFor(t, "msg=progress step=", time.Minute)
+			pids := j.ranks()
+			require.Len(t, pids, 3)
+			require.NoError(t, syscall.Kill(pids[stopped], syscall.SIGSTOP))
+			stop := time.Now()
+			// The others wait for it: after a moment, they sleep.
+			time.Sleep(500 * time.Millisecond)
+			cpu := map[int]float64{}
+			for r, pid := range pids {
+				if r != stopped {
+					cpu[r] = cpuSeconds(t, pid)
+				}
+			}
+			time.Sleep(2 * time.Second)
+			for r := range cpu {
+				used := cpuSeconds(t, pids[r]) - cpu[r]
+				require.Less(t, used, 0.5, "rank %d used %.2f s of CPU in 2 s of waiting for rank %d", r, used, stopped)
+			}
+			code := j.wait(t, timeout+time.Minute)
+			took := time.Since(stop)
+			stderr := j.stderr.String()
+			require.Equal(t, 1, code, stderr)
+			require.Less(t, took, timeout+7*time.Second, stderr)
+			reporter := 0
+			if stopped == 0 {
+				reporter = 1
+			}
+			require.Regexp(t, fmt.Sprintf(`heat: rank %d of 3 \(.*\): communication stalled at step \d+ \(parallel.timeout = 3 s\): rank %d did not answer`, reporter, stopped), stderr)
+			require.Contains(t, stderr, fmt.Sprintf("in Waitall for rank %d (halo", stopped), stderr)
+			rep := readReport(t, filepath.Join(out, "report.json"))
+			require.Equal(t, "failed", rep.Status)
+			require.Equal(t, 1, rep.ExitCode)
+			require.Contains(t, rep.StopReason, fmt.Sprintf("rank %d did not answer", stopped))
+			require.Greater(t, rep.Steps, 0)
+		})
+	}
+}
+
+// A rank killed with SIGKILL: mpirun sees it die, sends the others SIGTERM
+// and kills them a second later. They cannot agree to stop without it, so
+// their waits give up quickly, and the lowest of them writes the report
+// (failed, naming the dead rank) before mpirun kills it; mpirun's exit code
+// is the dead rank's (137).
+func TestMPIKilledRankLeavesAReport(t *testing.T) {
+	bin, _ := binaries(t)
+	out := t.TempDir()
+	j := launch(t, 3, bin, stepping(out)...)
+	j.waitFor(t, "msg=progress step=", time.Minute)
+	pids := j.ranks()
+	require.Len(t, pids, 3)
+	require.NoError(t, syscall.Kill(pids[1], syscall.SIGKILL))
+	code := j.wait(t, 30*time.Second)
+	stderr := j.stderr.String()
+	require.NotEqual(t, 0, code, stderr)
+	t.Logf("mpirun exited %d", code)
+	rep := readReport(t, filepath.Join(out, "report.json"))
+	require.Equal(t, "failed", rep.Status, stderr)
+	require.Regexp(t, `communication stalled while stopping on SIGTERM at step \d+ .*: rank 1 did not answer`, rep.StopReason)
+}
+
+// SIGTERM to every rank (what a batch system's time limit sends every
+// process of the job) stops the run with a checkpoint, and mpirun exits
+// with the ranks' code, 143, the report's.
+func TestMPISignalledRanksExit143(t *testing.T) {
+	bin, _ := binaries(t)
+	out := t.TempDir()
+	j := launch(t, 3, bin, stepping(out)...)
+	j.waitFor(t, "msg=progress step=", time.Minute)
+	pids := j.ranks()
+	require.Len(t, pids, 3)
+	for _, pid := range pids {
+		require.NoError(t, syscall.Kill(pid, syscall.SIGTERM))
+	}
+	code := j.wait(t, time.Minute)
+	stderr := j.stderr.String()
+	require.Equal(t, 143, code, stderr)
+	require.Contains(t, stderr, "stopped by SIGTERM")
+	rep := readReport(t, filepath.Join(out, "report.json"))
+	require.Equal(t, "interrupted", rep.Status)
+	require.Equal(t, 143, rep.ExitCode)
+	require.Len(t, rep.Checkpoints, 1)
 }

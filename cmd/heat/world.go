@@ -40,6 +40,11 @@ func startMPI(args []string) error {
 		return err
 	}
 	mpiWorld = w
+	// Until the run reads parallel.timeout, a wait that lasts the
+	// timeout outside the steps gives up (run/timeout.go).
+	if d, ok := comm.DeadlinerOf(w.Comm()); ok {
+		d.SetTimeout(run.OutsideTimeout)
+	}
 	local, err := countLocalRanks(w.Comm())
 	world = &run.World{Comm: w.Comm(), LocalRanks: local, Abort: w.Abort}
 	return err
