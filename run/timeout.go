@@ -49,8 +49,9 @@ const (
 type timeouts struct {
 	d       comm.Deadliner
 	fixed   time.Duration // parallel.timeout when > 0
-	s       *solver.Solver
-	every   int // the solver's check interval
+	step    func() int    // the solver's step
+	every   int           // the solver's check interval
+	clock   func() time.Time
 	release func() bool
 
 	mu       sync.Mutex
@@ -85,15 +86,18 @@ func watch(ctx context.Context, c comm.Comm, cfg *config.Config, s *solver.Solve
 	if !ok {
 		return nil
 	}
-	t := &timeouts{d: d, fixed: fixedTimeout(cfg), s: s, every: max(every, 1), mark: time.Now()}
+	t := &timeouts{d: d, fixed: fixedTimeout(cfg), step: s.Step, every: max(every, 1), clock: time.Now, mark: time.Now()}
 	d.SetStep(s.Step)
-	t.release = context.AfterFunc(ctx, func() {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		t.stopping = true
-		t.apply()
-	})
+	t.release = context.AfterFunc(ctx, t.stopRequested)
 	return t
+}
+
+// stopRequested shortens the waits of the steps until the stop is agreed.
+func (t *timeouts) stopRequested() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stopping = true
+	t.apply()
 }
 
 // inside is the timeout of a wait in the steps.
@@ -140,7 +144,7 @@ func (t *timeouts) begin(target int) int {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	now, step := time.Now(), t.s.Step()
+	now, step := t.clock(), t.step()
 	if t.begun {
 		t.slowGap = max(t.slowGap, now.Sub(t.mark))
 	}
@@ -157,8 +161,8 @@ func (t *timeouts) end(stopped bool) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	now := time.Now()
-	if n := t.s.Step() - t.from; n > 0 {
+	now := t.clock()
+	if n := t.step() - t.from; n > 0 {
 		t.slowStep = max(t.slowStep, now.Sub(t.mark)/time.Duration(n))
 	}
 	if stopped {
