@@ -108,6 +108,26 @@ func (w *World) gaveUpWaiting(rc C.int, done []C.int) error {
 
 func (w *World) lastWait() time.Duration { return time.Duration(C.heat_mpi_last_waited_ns) }
 
+// stillPending notes that Done found q pending, and gives up (true, after
+// the roll call) once q has been found pending, with no other request
+// polled between, for longer than the timeout: a loop that polls one
+// request with Done between naps (multigrid waits so for its coarse
+// correction) is held to the timeout as Waitall is.
+func (w *World) stillPending(q *request) bool {
+	now := time.Now()
+	if w.polled != q {
+		w.polled, w.polledSince = q, now
+		return false
+	}
+	limit := time.Duration(atomic.LoadInt64(timeoutNS()))
+	if waited := now.Sub(w.polledSince); limit > 0 && waited >= limit {
+		m := w.msgs[q.slot]
+		w.rollCall(comm.Wait{Op: "Waitall", Peers: []int{int(m.peer)}, Tag: int(m.tag), Waited: waited, TimedOut: true, Step: w.stepNow()})
+		return true
+	}
+	return false
+}
+
 // rollCall ends this rank's communication with mine, what it was waiting
 // for: it tells every other rank, collects their answers for the grace,
 // and returns (and keeps, for every later operation) the outcome.
@@ -221,7 +241,7 @@ func (w *World) takeNotice() (src, kind int, wt comm.Wait, ok bool) {
 func (w *World) forgive(finish func() error) error {
 	tag := C.heat_mpi_fault_tag
 	C.heat_mpi_fault_tag = -1
-	w.fault = nil
+	w.fault, w.polled = nil, nil
 	w.c.SetTimeout(0)
 	err := finish()
 	if berr := w.c.Barrier(); err == nil {

@@ -197,3 +197,48 @@ func TestCollectiveTimeoutNamesTheSilentRank(t *testing.T) {
 		return nil
 	})
 }
+
+// A loop that polls a request with Done between naps (as multigrid waits
+// for its coarse correction) gives up after the timeout too: Done turns
+// true and Waitall returns the TimeoutError.
+func TestDoneGivesUp(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	each(t, 1, func(c comm.Comm) error {
+		left, right := neighbours(c)
+		d, _ := comm.DeadlinerOf(c)
+		d.SetStep(func() int { return 3 })
+		d.SetTimeout(timeout)
+		in := make([]float64, 3)
+		q, err := c.Irecv(in, right, 8) // nobody sends yet
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		for !q.Done() {
+			if time.Since(start) > timeout+10*time.Second {
+				return errors.New("Done still false long after the timeout")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		took := time.Since(start)
+		err = c.Waitall([]comm.Request{q})
+		var te *comm.TimeoutError
+		if !errors.As(err, &te) {
+			return fmt.Errorf("Waitall after Done: got %v, want a *comm.TimeoutError", err)
+		}
+		ferr := world.forgive(func() error {
+			s, err := c.Isend(commtest3(c.Rank()), left, 8)
+			if err != nil {
+				return err
+			}
+			return c.Waitall([]comm.Request{q, s})
+		})
+		if ferr != nil {
+			return ferr
+		}
+		if took < timeout-50*time.Millisecond || te.Op != "Waitall" || !slices.Equal(te.Peers, []int{right}) || te.Tag != 8 || te.Step != 3 || len(te.Silent) != 0 {
+			return fmt.Errorf("gave up after %v with %+v", took, *te)
+		}
+		return nil
+	})
+}

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"heat/comm"
@@ -78,6 +79,9 @@ type World struct {
 	fault *comm.TimeoutError
 	kept  []*runtime.Pinner
 	step  func() int
+	// The request Done last found pending, and since when (stillPending).
+	polled      *request
+	polledSince time.Time
 }
 
 // Init initialises MPI (MPI_Init_thread asking for MPI_THREAD_SERIALIZED)
@@ -282,7 +286,10 @@ func describe(send bool, n, peer, tag int) string {
 
 // Done reports whether the request has completed (MPI_Test); a receive's
 // buffer is filled once it has. It does not release the request: Waitall
-// still must be called.
+// still must be called. It is also true once the rank's communication has
+// failed (then Waitall returns the *comm.TimeoutError): when another rank
+// gave up, or when Done has found this request pending for longer than the
+// timeout (see stillPending).
 func (q *request) Done() bool {
 	if q.state&stDone != 0 {
 		return true
@@ -301,11 +308,16 @@ func (q *request) Done() bool {
 		return true
 	case rc == 2: // another rank gave up waiting: so does this one
 		m := w.msgs[q.slot]
-		w.rollCall(comm.Wait{Op: "Waitall", Peers: []int{int(m.peer)}, Tag: int(m.tag), Step: w.stepNow()})
+		var waited time.Duration
+		if w.polled == q {
+			waited = time.Since(w.polledSince)
+		}
+		w.rollCall(comm.Wait{Op: "Waitall", Peers: []int{int(m.peer)}, Tag: int(m.tag), Waited: waited, Step: w.stepNow()})
 		return true
 	case rc != 1:
-		return false
+		return w.stillPending(q)
 	}
+	w.polled = nil
 	w.fill(q, C.heat_mpi_last_err, int(C.heat_mpi_last_count))
 	return true
 }
