@@ -378,11 +378,16 @@ func cpuSeconds(t *testing.T, pid int) float64 {
 	return float64(ut+st) / 100
 }
 
-// stepping are the arguments of a run that steps until stopped, printing
-// progress every 0.2 s.
-func stepping(out string, extra ...string) []string {
-	return append([]string{"run", "--set", "grid.shape=[96,96]", "--steps", "1000000000", "--set", "output.formats=[]",
-		"--set", "output.diagnostics_every=0", "--set", "output.progress_every=0.2", "--out", out}, extra...)
+// stepping starts a run on 3 ranks that steps until stopped, printing
+// progress every 0.2 s, and returns it once it steps, with its ranks' pids.
+func stepping(t *testing.T, bin, out string, extra ...string) (*mpiJob, map[int]int) {
+	t.Helper()
+	j := launch(t, 3, bin, append([]string{"run", "--set", "grid.shape=[96,96]", "--steps", "1000000000", "--set", "output.formats=[]",
+		"--set", "output.diagnostics_every=0", "--set", "output.progress_every=0.2", "--out", out}, extra...)...)
+	j.waitFor(t, "msg=progress step=", time.Minute)
+	pids := j.ranks()
+	require.Len(t, pids, 3)
+	return j, pids
 }
 
 // A rank that stops (SIGSTOP) ends the job within parallel.timeout and a
@@ -395,10 +400,7 @@ func TestMPIFrozenRankEndsTheJob(t *testing.T) {
 	for _, stopped := range []int{2, 0} {
 		t.Run(fmt.Sprintf("rank-%d", stopped), func(t *testing.T) {
 			out := t.TempDir()
-			j := launch(t, 3, bin, stepping(out, "--set", "parallel.timeout=3")...)
-			j.waitFor(t, "msg=progress step=", time.Minute)
-			pids := j.ranks()
-			require.Len(t, pids, 3)
+			j, pids := stepping(t, bin, out, "--set", "parallel.timeout=3")
 			require.NoError(t, syscall.Kill(pids[stopped], syscall.SIGSTOP))
 			stop := time.Now()
 			// The others wait for it: after a moment, they sleep.
@@ -442,10 +444,7 @@ func TestMPIFrozenRankEndsTheJob(t *testing.T) {
 func TestMPIKilledRankLeavesAReport(t *testing.T) {
 	bin, _ := binaries(t)
 	out := t.TempDir()
-	j := launch(t, 3, bin, stepping(out)...)
-	j.waitFor(t, "msg=progress step=", time.Minute)
-	pids := j.ranks()
-	require.Len(t, pids, 3)
+	j, pids := stepping(t, bin, out)
 	require.NoError(t, syscall.Kill(pids[1], syscall.SIGKILL))
 	code := j.wait(t, 30*time.Second)
 	stderr := j.stderr.String()
@@ -462,10 +461,7 @@ func TestMPIKilledRankLeavesAReport(t *testing.T) {
 func TestMPISignalledRanksExit143(t *testing.T) {
 	bin, _ := binaries(t)
 	out := t.TempDir()
-	j := launch(t, 3, bin, stepping(out)...)
-	j.waitFor(t, "msg=progress step=", time.Minute)
-	pids := j.ranks()
-	require.Len(t, pids, 3)
+	j, pids := stepping(t, bin, out)
 	for _, pid := range pids {
 		require.NoError(t, syscall.Kill(pid, syscall.SIGTERM))
 	}
