@@ -85,6 +85,7 @@ static int notice_waits(void) {
  */
 static int poll(int n, MPI_Request *reqs, MPI_Status *st, int64_t bytes) {
 	int64_t start = 0, spin = HEAT_MPI_SPIN_NS + bytes;
+	int napping = 0;
 	for (int64_t tests = 0;; tests++) {
 		int flag = 0;
 		int rc = MPI_Testall(n, reqs, &flag, st);
@@ -93,8 +94,9 @@ static int poll(int n, MPI_Request *reqs, MPI_Status *st, int64_t bytes) {
 			return rc;
 		}
 		/* The clock is read once the first tests have failed, then at
-		 * every sixteenth: a short wait costs the tests alone. */
-		if (tests < 16 || tests % 16 != 0) {
+		 * every sixteenth while spinning (a short wait costs the tests
+		 * alone), and after every nap. */
+		if (tests < 16 || (tests % 16 != 0 && !napping)) {
 			continue;
 		}
 		int64_t t = now_ns();
@@ -106,6 +108,7 @@ static int poll(int n, MPI_Request *reqs, MPI_Status *st, int64_t bytes) {
 		if (waited < spin) {
 			continue;
 		}
+		napping = 1;
 		int64_t limit = __atomic_load_n(&heat_mpi_timeout_ns, __ATOMIC_RELAXED);
 		if (limit > 0 && waited >= limit) {
 			return HEAT_MPI_TIMED_OUT;
