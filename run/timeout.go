@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,8 +35,11 @@ import (
 // SIGTERM and kill them a second later (Open MPI's
 // odls_base_sigkill_timeout), and the lowest of them can still report it.
 const (
-	minTimeout     = time.Minute
-	timeoutSteps   = 100
+	minTimeout   = time.Minute
+	timeoutSteps = 100
+	// OutsideTimeout is the automatic timeout's floor outside the steps,
+	// and what cmd/heat holds MPI's waits to from MPI_Init until the run
+	// has read its config.
 	OutsideTimeout = 5 * time.Minute
 	stopFloor      = 750 * time.Millisecond
 	stopSteps      = 10
@@ -64,9 +68,13 @@ type timeouts struct {
 	begun    bool
 }
 
-// fixedTimeout is cfg's parallel.timeout, 0 for automatic.
+// fixedTimeout is cfg's parallel.timeout, 0 for automatic; a value past
+// what a Duration holds (292 years) is the longest Duration.
 func fixedTimeout(cfg *config.Config) time.Duration {
-	return time.Duration(cfg.Parallel.Timeout * float64(time.Second))
+	if ns := cfg.Parallel.Timeout * float64(time.Second); ns < math.MaxInt64 {
+		return time.Duration(ns)
+	}
+	return math.MaxInt64
 }
 
 // holdStart holds c's waits to the timeout outside the steps until the
