@@ -80,6 +80,7 @@ func Run(ctx context.Context, opt Options) error {
 			holdStart(c, j.cfg) // parallel.timeout (timeout.go)
 		}
 		err = agree(opt.World, err)
+		stalled(ctx, opt, j, err)
 	}
 	if errors.Is(err, errDryRun) {
 		return nil
@@ -103,6 +104,7 @@ func Run(ctx context.Context, opt Options) error {
 	if c != nil {
 		abandon(ctx, opt, j) // a wait that gave up ends the job (timeout.go)
 		runErr = agree(opt.World, runErr)
+		stalled(ctx, opt, j, runErr)
 	}
 	stopped := errors.Is(runErr, solver.ErrStopped)
 	final := runErr

@@ -228,6 +228,21 @@ func abandon(ctx context.Context, opt Options, j *job) {
 	opt.World.Abort(1)
 }
 
+// stalled ends the job when err, an agreement's outcome, is a wait that
+// gave up there: with the fault's message and report where this rank has
+// the job (abandon), else with the fault alone.
+func stalled(ctx context.Context, opt Options, j *job, err error) {
+	var f *comm.TimeoutError
+	if !errors.As(err, &f) {
+		return
+	}
+	if j != nil {
+		abandon(ctx, opt, j)
+	}
+	fmt.Fprintf(opt.Stderr, "heat: %v: aborting the job\n", f)
+	opt.World.Abort(1)
+}
+
 // faultText is the one message of a fault, from the roll call f of the
 // rank that reports it: where the job stood, which ranks did not answer,
 // and what each rank that answered was waiting for.

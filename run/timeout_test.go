@@ -2,6 +2,12 @@ package run
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -10,6 +16,7 @@ import (
 
 	"heat/comm"
 	"heat/io/config"
+	"heat/io/report"
 )
 
 // fakeDeadliner records the timeouts it is given.
@@ -113,4 +120,44 @@ func TestFaultText(t *testing.T) {
 	f.Silent, f.Step = nil, -1
 	msg = faultText(ctx, f, cfg)
 	require.Contains(t, msg, "communication stalled while stopping on SIGTERM before the first step (parallel.timeout automatic: 3.0 s here): every rank answered, each waiting for another; ")
+}
+
+// faultComm is a rank whose waits gave up: a Deadliner with a fault.
+type faultComm struct {
+	comm.Comm
+	f *comm.TimeoutError
+}
+
+func (c faultComm) SetTimeout(time.Duration)  {}
+func (c faultComm) SetStep(func() int)        {}
+func (c faultComm) Fault() *comm.TimeoutError { return c.f }
+
+// A wait that gave up at an agreement (a rank frozen at the start or the
+// end) ends the job with the fault's one message and a failed report, not
+// a bare "cannot agree".
+func TestStalledAgreementReports(t *testing.T) {
+	out := t.TempDir()
+	f := &comm.TimeoutError{Wait: comm.Wait{Rank: 0, Op: "Allreduce", Tag: -1, Waited: 3 * time.Second, TimedOut: true, Step: 40},
+		Size: 3, Timeout: 3 * time.Second, Silent: []int{2}, Reporter: 0}
+	var aborts []int
+	var stderr strings.Builder
+	opt := Options{Stderr: &stderr, World: &World{Comm: faultComm{f: f}, Abort: func(code int) { aborts = append(aborts, code) }}}
+	cfg := &config.Config{}
+	cfg.Output.Dir = out
+	j := &job{cfg: cfg, rep: &report.Report{Status: "completed"}}
+
+	stalled(context.Background(), opt, j, errors.New("some other error"))
+	require.Empty(t, aborts, "only a fault ends the job here")
+	stalled(context.Background(), opt, j, fmt.Errorf("agreeing: %w", f))
+	require.NotEmpty(t, aborts)
+	require.Equal(t, 1, aborts[0])
+	require.Contains(t, stderr.String(), "communication stalled at step 40")
+	require.Contains(t, stderr.String(), "rank 2 did not answer")
+	data, err := os.ReadFile(filepath.Join(out, "report.json"))
+	require.NoError(t, err)
+	var r report.Report
+	require.NoError(t, json.Unmarshal(data, &r))
+	require.Equal(t, "failed", r.Status)
+	require.Equal(t, 1, r.ExitCode)
+	require.Equal(t, 40, r.Steps)
 }

@@ -65,7 +65,9 @@ func cpuCount(list string) int {
 //
 // If this rank failed and the others do not reach the agreement within
 // abortGrace (they wait for this rank inside a step), it prints its error
-// and ends the job. Collective.
+// and ends the job. A wait of the agreement that gave up (parallel.timeout)
+// is returned as its *comm.TimeoutError, for the caller to end the job
+// with one message and a report (abandon). Collective.
 func agree(w *World, err error) error {
 	c := w.Comm
 	failed := err != nil && !errors.Is(err, solver.ErrStopped)
@@ -81,6 +83,12 @@ func agree(w *World, err error) error {
 		defer timer.Stop()
 	}
 	first, maxCode, cerr := comm.Agree(c, failed, code)
+	var fault *comm.TimeoutError
+	if errors.As(cerr, &fault) {
+		// A rank stalled at the agreement itself: the caller ends the job
+		// with the fault's one message and report (abandon).
+		return fault
+	}
 	if cerr != nil {
 		fmt.Fprintf(os.Stderr, "heat: rank %d: cannot agree on the outcome (%v): aborting the job\n", c.Rank(), cerr)
 		w.Abort(max(code, 1))
