@@ -199,9 +199,13 @@ func outcome(cfg *config.Config, rep *report.Report, runErr, final error) (statu
 // continueCommand is the command line that continues a stopped run: its
 // output folder names it when its checkpoints are in their usual place.
 func continueCommand(opt Options, cfg *config.Config) string {
-	target := cfg.Checkpoint.Dir
-	if filepath.Clean(target) == filepath.Join(cfg.Output.Dir, "checkpoints") {
-		target = cfg.Output.Dir
+	target := shellQuote(cfg.Checkpoint.Dir)
+	if filepath.Clean(cfg.Checkpoint.Dir) == filepath.Join(cfg.Output.Dir, "checkpoints") {
+		target = shellQuote(cfg.Output.Dir)
+	} else {
+		// Checkpoints kept elsewhere: the restart would not know the
+		// output folder to continue in (restartFolders).
+		target += " --out " + shellQuote(cfg.Output.Dir)
 	}
 	prog := opt.Program
 	if prog == "" {
@@ -210,7 +214,7 @@ func continueCommand(opt Options, cfg *config.Config) string {
 	if opt.World != nil {
 		prog = fmt.Sprintf("mpirun -np %d %s", opt.World.Comm.Size(), prog)
 	}
-	return prog + " run --restart " + shellQuote(target)
+	return prog + " run --restart " + target
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"heat/run"
 )
 
 // Nothing outside the run is touched: heat removes, replaces and writes
@@ -387,4 +390,24 @@ func TestOneRunPerOutputFolder(t *testing.T) {
 // crc32c is the CRC32-C of data as the seal writes it: 8 hex digits.
 func crc32c(data []byte) string {
 	return fmt.Sprintf("%08x", crc32.Checksum(data, crc32.MakeTable(crc32.Castagnoli)))
+}
+
+// A run that keeps its checkpoints outside its output folder, stopped by
+// SIGINT, prints a command that continues it where it was: the checkpoints
+// and the output folder both named, and that command finishes the run.
+func TestContinueCommandNamesBothFolders(t *testing.T) {
+	dir := t.TempDir()
+	out, ck := filepath.Join(dir, "out"), filepath.Join(dir, "scratch", "ck")
+	base := []string{"run", "-q", "--set", "grid.shape=[24,24]", "--steps", "40", "--set", "checkpoint.dir=" + ck}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(run.SignalError{Sig: os.Interrupt})
+	var o, e strings.Builder
+	err := cli(ctx, append(base, "--out", out), &o, &e)
+	require.Equal(t, 130, exitCode(err), "%v", err)
+	_, cont, ok := strings.Cut(err.Error(), "continue with: go run ./cmd/heat ")
+	require.True(t, ok, err.Error())
+	require.Equal(t, "run --restart "+ck+" --out "+out, cont)
+	code, _, stderr := heat(t, append(strings.Fields(cont), "-q")...)
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, 40, readReport(t, filepath.Join(out, "report.json")).Steps)
 }
