@@ -175,7 +175,7 @@ func (OS) WriteFile(path string, src io.WriterTo) error {
 			return err
 		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|noFollow, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|safefile.NoFollow, 0o644)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,6 @@ import (
 	"heat/checkpoint"
 	"heat/internal/lockfile"
 	"heat/io/config"
-	"heat/io/runplot"
 )
 
 // A run's output folder holds one run's results, and heat touches nothing
@@ -366,12 +365,4 @@ func claimCheckpoints(dir, runID string) (*checkpoint.Lock, error) {
 		return nil, err
 	}
 	return lock, nil
-}
-
-// plotFiles are the plots endPlots draws for a run of equation kind.
-func plotFiles(kind string) []string {
-	if kind == config.Poisson {
-		return []string{runplot.ResidualFile}
-	}
-	return []string{runplot.FieldFile}
 }

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 
 	"heat/checkpoint"
 	"heat/internal/safefile"
@@ -76,13 +75,14 @@ func readManifest(dir string) (*manifest, error) {
 		return nil, err
 	}
 	m := &manifest{dir: dir, files: map[string]bool{}, dirs: map[string]bool{}}
-	for i, line := range bytes.Split(data, []byte("\n")) {
+	lines := bytes.Split(data, []byte("\n"))
+	for i, line := range lines {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
 		var l manifestLine
 		if err := json.Unmarshal(line, &l); err != nil {
-			if i == len(bytes.Split(data, []byte("\n")))-1 {
+			if i == len(lines)-1 {
 				break // the last line, cut short by a crash
 			}
 			return nil, fmt.Errorf("%s, line %d: not a heat manifest: %v", path, i+1, err)
@@ -125,12 +125,12 @@ func inside(rel string) (string, bool) {
 // folder's lock).
 func newManifest(dir, runID string) (*manifest, error) {
 	path := filepath.Join(dir, manifestFile)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|safefile.NoFollow, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("manifest: %w", err)
 	}
 	m := &manifest{dir: dir, runID: runID, files: map[string]bool{}, dirs: map[string]bool{}, w: f, fresh: true}
-	if err := m.append(manifestLine{Version: 1}, manifestLine{Run: runID}); err != nil {
+	if err := m.append(manifestLine{Version: 1, Run: runID}); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func newManifest(dir, runID string) (*manifest, error) {
 // continueManifest reopens m (read from its folder) for appending: a
 // restart in place of the run that wrote it.
 func (m *manifest) continueManifest() error {
-	f, err := os.OpenFile(filepath.Join(m.dir, manifestFile), os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0)
+	f, err := os.OpenFile(filepath.Join(m.dir, manifestFile), os.O_WRONLY|os.O_APPEND|safefile.NoFollow, 0)
 	if err != nil {
 		return fmt.Errorf("manifest: %w", err)
 	}
@@ -148,22 +148,14 @@ func (m *manifest) continueManifest() error {
 	return nil
 }
 
-// append writes lines to the manifest (the caller holds mu, or m is not
-// shared yet). The first two lines of a new manifest share a line of the
-// file: {"heat_manifest":1,"run":…}.
-func (m *manifest) append(lines ...manifestLine) error {
-	var b bytes.Buffer
-	if len(lines) == 2 && lines[0].Version == 1 {
-		lines = []manifestLine{{Version: 1, Run: lines[1].Run}}
+// append writes one line to the manifest (the caller holds mu, or m is
+// not shared yet).
+func (m *manifest) append(l manifestLine) error {
+	data, err := json.Marshal(l)
+	if err != nil {
+		return err
 	}
-	for _, l := range lines {
-		data, err := json.Marshal(l)
-		if err != nil {
-			return err
-		}
-		b.Write(append(data, '\n'))
-	}
-	if _, err := m.w.Write(b.Bytes()); err != nil {
+	if _, err := m.w.Write(append(data, '\n')); err != nil {
 		return fmt.Errorf("manifest %s: %w", filepath.Join(m.dir, manifestFile), err)
 	}
 	return nil
@@ -199,14 +191,8 @@ func (m *manifest) claim(path string) error {
 		return fmt.Errorf("%s exists and this run did not write it: heat does not replace files it did not write (move it away, or give another --out)", path)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return err
-	case m.files[rel]:
-		return nil
 	}
-	m.files[rel] = true
-	if m.w == nil {
-		return nil
-	}
-	return m.append(manifestLine{File: rel})
+	return m.recordLocked(rel)
 }
 
 // claimPieces lists the pieces of a parallel VTK snapshot (rank 0): under
@@ -214,7 +200,7 @@ func (m *manifest) claim(path string) error {
 func (m *manifest) claimPieces(pieces []vtk.Piece) error {
 	for _, p := range pieces {
 		if rel, ok := m.rel(p.Source); ok {
-			if err := m.record(rel, p.Source); err != nil {
+			if err := m.record(rel); err != nil {
 				return err
 			}
 		}
@@ -222,11 +208,15 @@ func (m *manifest) claimPieces(pieces []vtk.Piece) error {
 	return nil
 }
 
-// record lists rel (the file at path, which this run wrote) if it is not
-// listed yet.
-func (m *manifest) record(rel, path string) error {
+// record lists rel, a file this run wrote, if it is not listed yet.
+func (m *manifest) record(rel string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.recordLocked(rel)
+}
+
+// recordLocked is record, the caller holding mu.
+func (m *manifest) recordLocked(rel string) error {
 	if m.files[rel] {
 		return nil
 	}

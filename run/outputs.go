@@ -11,11 +11,11 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"syscall"
 
 	"heat/comm"
 	"heat/decomp"
 	"heat/internal/hugemem"
+	"heat/internal/safefile"
 	"heat/io/config"
 	"heat/io/heatmap"
 	"heat/io/vtk"
@@ -77,7 +77,7 @@ func openOutputs(cfg *config.Config, files *manifest, restarted, rank0 bool) (*o
 			flag = os.O_CREATE | os.O_WRONLY | os.O_APPEND
 		}
 		st, statErr := os.Lstat(path)
-		f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW, 0o644)
+		f, err := os.OpenFile(path, flag|safefile.NoFollow, 0o644)
 		if err != nil {
 			return nil, fmt.Errorf("cannot write diagnostics: %w", err)
 		}

@@ -152,3 +152,11 @@ func (j *job) endPlots() []string {
 	}
 	return nil
 }
+
+// plotFiles are the plots endPlots draws for a run of equation kind.
+func plotFiles(kind string) []string {
+	if kind == config.Poisson {
+		return []string{runplot.ResidualFile}
+	}
+	return []string{runplot.FieldFile}
+}

@@ -70,7 +70,7 @@ func Take(dir, name, runID string) (*Lock, error) {
 // symlink (O_NOFOLLOW) and anything but a regular file; O_NONBLOCK keeps a
 // FIFO planted there from blocking the open.
 func openLockFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|noFollow|nonBlock, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|safefile.NoFollow|safefile.NonBlock, 0o644)
 	if err != nil {
 		if isLoop(err) {
 			return nil, fmt.Errorf("lock file %s is a symbolic link: heat does not write through a link it did not create; remove it", path)

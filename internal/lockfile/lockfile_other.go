@@ -7,11 +7,6 @@ import (
 	"os"
 )
 
-const (
-	noFollow = 0
-	nonBlock = 0
-)
-
 var errWouldBlock = errors.New("would block")
 
 // flock is no lock where the OS has no flock: the run id in the metadata

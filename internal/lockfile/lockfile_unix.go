@@ -8,11 +8,6 @@ import (
 	"syscall"
 )
 
-const (
-	noFollow = syscall.O_NOFOLLOW
-	nonBlock = syscall.O_NONBLOCK
-)
-
 var errWouldBlock = syscall.EWOULDBLOCK
 
 // flock takes an exclusive flock on f without waiting.
