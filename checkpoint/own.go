@@ -110,9 +110,10 @@ func contents(dir string) (files []string, foreign []string, err error) {
 	return files, foreign, err
 }
 
-// removeCheckpoint removes the checkpoint folder dir, written by this
-// package: its chunk and metadata files (the group metadata last, so that a
-// removal cut short still names its run), then its folders, deepest first.
+// removeCheckpoint removes the checkpoint folder dir through fsys, written
+// by this package: its chunk and metadata files (the group metadata last,
+// so that a removal cut short still names its run), then its folders,
+// deepest first.
 // A folder that also holds files of someone else is left whole, and
 // returned as an error naming them.
 func removeCheckpoint(fsys FS, dir string) error {
@@ -136,7 +137,7 @@ func removeCheckpoint(fsys FS, dir string) error {
 		return strings.Compare(a, b)
 	})
 	for _, rel := range files {
-		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(rel))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := fsys.RemoveAll(filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
 			return err
 		}
 	}
@@ -149,24 +150,16 @@ func removeCheckpoint(fsys FS, dir string) error {
 	})
 	slices.SortFunc(dirs, func(a, b string) int { return len(b) - len(a) })
 	for _, d := range dirs {
-		if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		// Deepest first, each one only once it is empty: a file put there
+		// meanwhile keeps its folder.
+		if ents, err := fsys.ReadDir(d); err != nil || len(ents) > 0 {
+			return fmt.Errorf("%s is not empty after its checkpoint's files went: left alone", d)
+		}
+		if err := fsys.RemoveAll(d); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// removeAs is removeCheckpoint through fsys: the operating system's own
-// removal when fsys is, a test's RemoveAll (which fails on purpose)
-// otherwise, after the same check of what the folder holds.
-func removeAs(fsys FS, dir string) error {
-	if _, ok := fsys.(OS); ok {
-		return removeCheckpoint(fsys, dir)
-	}
-	if _, foreign, err := contents(dir); err == nil && len(foreign) > 0 {
-		return fmt.Errorf("%s holds files heat did not write (%s): left alone", dir, strings.Join(firstFew(foreign), ", "))
-	}
-	return fsys.RemoveAll(dir)
 }
 
 // firstFew is at most three of names, and how many more.

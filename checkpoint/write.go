@@ -891,7 +891,7 @@ func (w *writer) prune(steps []entry, leftovers []string) error {
 	remove := func() error {
 		var errs []error
 		for _, name := range leftovers {
-			if err := removeAs(w.fs, filepath.Join(w.root, name)); err != nil {
+			if err := removeCheckpoint(w.fs, filepath.Join(w.root, name)); err != nil {
 				errs = append(errs, err)
 			}
 		}
