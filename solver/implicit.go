@@ -191,6 +191,10 @@ func (s *Solver) implicitStep() error {
 // shorten sets the explicit kernel's weights for one step of dt instead of
 // DT (the source, prescaled by DT, weighted by dt/DT).
 func (s *Solver) shorten(dt float64) {
+	if s.vc != nil {
+		s.media.SetStep(s.vc, dt)
+		return
+	}
 	r := dt / s.spec.DT
 	s.k = s.base
 	if dt == s.spec.DT {

@@ -21,6 +21,7 @@ import (
 	"heat/internal/hugemem"
 	"heat/internal/team"
 	"heat/multigrid"
+	"heat/operator"
 	"heat/stencil"
 )
 
@@ -116,6 +117,13 @@ type Solver struct {
 	work                 func(int) // s.doWork, bound once
 	resid                []float64 // per-worker max |Δu| of the last checked step
 
+	// Heterogeneous media (nil: the uniform medium): the coefficients, the
+	// kernels' operands and the kernels.
+	media *operator.Media
+	vc    *stencil.VarCoeffs
+	vk    stencil.VarKernels
+	dt    float64 // the time step (spec.DT, or the one picked from the media's limit)
+
 	mg      *multigrid.MG // multigrid (Poisson) or the implicit steps' solver
 	ref     float64       // Poisson by multigrid: ‖b‖∞ with the boundary values lifted
 	history []float64     // relative residual after each multigrid cycle (Poisson) or each step's last (heat)
@@ -185,7 +193,24 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	default:
 		return nil, fmt.Errorf("solver: unknown equation %d", spec.Equation)
 	}
+	s.hasNeighbour = make([][2]bool, nd)
+	for a := range nd {
+		for side := range 2 {
+			off := make([]int, nd)
+			off[a] = 2*side - 1
+			_, s.hasNeighbour[a][side] = g.Neighbor(c.Rank(), off)
+		}
+	}
 	s.k.CF = 1 // the source is scaled to the update already
+	s.dt = spec.DT
+	if spec.Media != nil {
+		// The variable-coefficient kernels scale the source themselves
+		// (dt/ρc for heat); Jacobi's right-hand side of −∇·(k∇u) is −f.
+		sourceScale = 1
+		if spec.Equation == Poisson {
+			sourceScale = -1
+		}
+	}
 	s.kern = stencil.Active.Pick(nd)
 	s.runk = stencil.Active.Rows(nd)
 	s.runChk = stencil.Active.Check(nd)
@@ -194,10 +219,18 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	}
 	s.base = s.k
 
+	if spec.Media != nil {
+		if err := s.newMedia(); err != nil {
+			return nil, err
+		}
+	}
 	if !spec.usesMG() {
 		s.u = hugemem.Floats(s.lay.Len())
 		s.v = hugemem.Floats(s.lay.Len())
 		s.fill(s.u, spec.Initial, 1, false)
+		if s.media != nil {
+			s.media.Hold(s.u)
+		}
 		// Touch v now, not in the first step: its page faults belong to
 		// the setup (on 8192², 512 MB, they halved a 20-step run's rate).
 		copy(s.v, s.u)
@@ -207,14 +240,8 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 		// into the right-hand side instead).
 		s.f = hugemem.Floats(s.lay.Len())
 		s.fill(s.f, spec.Source, sourceScale, spec.Ghost > 1)
-	}
-	s.hasNeighbour = make([][2]bool, nd)
-	for a := range nd {
-		for side := range 2 {
-			off := make([]int, nd)
-			off[a] = 2*side - 1
-			_, s.hasNeighbour[a][side] = g.Neighbor(c.Rank(), off)
-		}
+	} else if s.vc != nil && spec.Equation == Poisson {
+		s.f = hugemem.Floats(s.lay.Len()) // Laplace: the sweeps read a zero right-hand side
 	}
 	s.faces = stencil.GhostFaces(s.lay, spec.Faces, s.hasNeighbour)
 	s.splitRegions()
@@ -421,6 +448,19 @@ func (s *Solver) doWork(w int) {
 	}
 	r := j.region
 	m := 0.0
+	if s.vc != nil {
+		// Heterogeneous media: every physical ghost is set at the step's
+		// start (advance), the runs need nothing else.
+		for _, rn := range r.runs[w] {
+			if d := s.mediaRun(rn, j.check); d > m || d != d {
+				m = d
+			}
+		}
+		if j.check && (m > s.resid[w] || m != m) {
+			s.resid[w] = m
+		}
+		return
+	}
 	var args stencil.Row
 	sy := s.lay.Stride[len(s.lay.N)-2]
 	for ri, rn := range r.runs[w] {
@@ -474,6 +514,9 @@ func (s *Solver) advance(check bool) error {
 		clear(s.resid)
 	}
 	s.trace("start")
+	if s.vc != nil {
+		stencil.ApplyFaces(s.faces, s.u)
+	}
 	if err := s.plan.Start(s.u); err != nil {
 		return err
 	}

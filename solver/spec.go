@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"heat/multigrid"
+	"heat/operator"
 	"heat/stencil"
 )
 
@@ -70,6 +71,11 @@ type Spec struct {
 	CheckEvery int     // steps between residual checks (>= 1)
 
 	Faces   [][2]Face // per axis: low and high face
+	// Media, when set, gives the heterogeneous media of a box; nil: the
+	// uniform medium k = Alpha, ρc = 1. With media an explicit heat run's
+	// DT may be 0: 0.9 × the media's stability limit (and Steps, 0 with
+	// TEnd set, then follows from it).
+	Media   MediaFunc
 	Initial Profile
 	Source  Profile // nil: no source
 
@@ -84,6 +90,11 @@ type Spec struct {
 	OnCheck func(step int, residual float64)
 }
 
+// MediaFunc gives the media of the box [lo, hi) of global cells, C order
+// (last axis fastest): conductivity k (0: an insulating hole), volumetric
+// heat capacity ρc, and the value each held cell keeps (NaN: free).
+type MediaFunc func(lo, hi []int) (k, rhoC, held []float64, err error)
+
 // Spacing is the cell size along each axis.
 func (s *Spec) Spacing() []float64 {
 	h := make([]float64, len(s.Shape))
@@ -93,14 +104,9 @@ func (s *Spec) Spacing() []float64 {
 	return h
 }
 
-// StableDT is the largest stable explicit time step, 1/(2·α·Σ 1/h²).
-func StableDT(alpha float64, h []float64) float64 {
-	sum := 0.0
-	for _, x := range h {
-		sum += 1 / (x * x)
-	}
-	return 1 / (2 * alpha * sum)
-}
+// StableDT is the largest stable explicit time step of the uniform
+// medium, 1/(2·α·Σ 1/h²) (operator.StableDT).
+func StableDT(alpha float64, h []float64) float64 { return operator.StableDT(alpha, h) }
 
 func (s *Spec) check() error {
 	nd := len(s.Shape)
@@ -131,15 +137,19 @@ func (s *Spec) check() error {
 		if s.Alpha <= 0 {
 			return fmt.Errorf("solver: diffusivity %g must be positive", s.Alpha)
 		}
-		if lim := StableDT(s.Alpha, s.Spacing()); s.Scheme == Explicit && !(s.DT > 0 && s.DT <= lim) {
+		if lim := StableDT(s.Alpha, s.Spacing()); s.Media == nil && s.Scheme == Explicit && !(s.DT > 0 && s.DT <= lim) {
 			return fmt.Errorf("solver: time step %g outside (0, %g], the stability limit", s.DT, lim)
 		}
-		if !(s.DT > 0) {
+		autoDT := s.Media != nil && s.Scheme == Explicit && s.DT == 0
+		if !(s.DT > 0) && !autoDT {
 			return fmt.Errorf("solver: time step %g must be positive", s.DT)
 		}
-		if s.TEnd > 0 && s.Steps > 0 && !(s.LastDT() > 0 && s.LastDT() <= s.DT*(1+1e-9)) {
+		if !autoDT && s.TEnd > 0 && s.Steps > 0 && !(s.LastDT() > 0 && s.LastDT() <= s.DT*(1+1e-9)) {
 			return fmt.Errorf("solver: %d steps of %g do not end at t = %g", s.Steps, s.DT, s.TEnd)
 		}
+	}
+	if s.Media != nil && s.Ghost != 1 {
+		return fmt.Errorf("solver: heterogeneous media need one ghost layer, not %d (temporal blocking is for the uniform medium)", s.Ghost)
 	}
 	if s.usesMG() && s.Ghost != 1 {
 		return fmt.Errorf("solver: multigrid needs one ghost layer, not %d (deeper ghosts are temporal blocking of explicit steps)", s.Ghost)
@@ -176,7 +186,7 @@ func (s Scheme) theta() float64 {
 
 // usesMG reports whether the run is solved by multigrid.
 func (s *Spec) usesMG() bool {
-	return (s.Equation == Poisson && s.Multigrid) || (s.Equation == Heat && s.Scheme != Explicit)
+	return operator.UsesMultigrid(s.Equation == Poisson, s.Scheme != Explicit, !s.Multigrid)
 }
 
 // StepsTo is the number of steps of dt that reach t, the last one

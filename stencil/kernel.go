@@ -139,6 +139,8 @@ type Set struct {
 	interp    func(d, s []float64, near, far float64)
 	restrict2 func(d, a, b []float64, w float64)
 	restrict3 func(d, a, b, c, e []float64, w float64)
+	// The variable-coefficient kernels (varkernel.go); zero: the generic.
+	var2D, var3D VarKernels
 }
 
 // Generic is the portable set, always built.
@@ -159,7 +161,8 @@ var Generic = Set{Name: "generic",
 	},
 	mix: mixGeneric, mixAdd: mixAddGeneric, reflect: reflectGeneric,
 	moments: func(m *Moments, x []float64) { momentsGeneric(m, x, 0) },
-	interp:  interpGeneric, restrict2: restrict2Generic, restrict3: restrict3Generic}
+	interp:  interpGeneric, restrict2: restrict2Generic, restrict3: restrict3Generic,
+	var2D: genericVar(false), var3D: genericVar(true)}
 
 // Available are the sets this build and CPU run, generic first and the
 // fastest last.

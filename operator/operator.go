@@ -1,0 +1,262 @@
+// Package operator owns heat's discrete equation on one rank's box: the
+// finite-volume operator L u = a·u − ∇·(b∇u) on the cell-centred grid, in
+// the uniform case (b = α everywhere, a = 0 or 1/dt) and in heterogeneous
+// media (per-cell conductivity k and volumetric heat capacity ρc, with
+// insulating holes and held cells).
+//
+// It decides what the solvers must agree on: the face coefficients
+// (k_f = 2·k_i·k_j/(k_i + k_j), 0 where either is 0, k_i itself at a
+// physical face), the explicit stability limit, the diagonal and the
+// smoothers' eigenvalue bound, the coarse levels' coefficients, and whether
+// a problem is solved by multigrid. The solver and multigrid apply it with
+// stencil's kernels (the uniform kernels for the uniform case, the
+// variable-coefficient ones otherwise).
+package operator
+
+import (
+	"fmt"
+	"math"
+
+	"heat/decomp"
+	"heat/stencil"
+)
+
+// StableDT is the largest stable explicit time step of the uniform
+// operator, 1/(2·α·Σ_a 1/h_a²): min over cells of ρc/Σ_faces(k_f/h²) with
+// k = α and ρc = 1.
+func StableDT(alpha float64, h []float64) float64 {
+	sum := 0.0
+	for _, x := range h {
+		sum += 1 / (x * x)
+	}
+	return 1 / (2 * alpha * sum)
+}
+
+// SafetyFactor is the share of the stability limit an explicit step takes
+// when the time step is automatic.
+const SafetyFactor = 0.9
+
+// UsesMultigrid reports whether a problem is solved by multigrid cycles:
+// every implicit heat step, and Poisson unless it asks for Jacobi sweeps.
+func UsesMultigrid(poisson, implicit, jacobi bool) bool {
+	if poisson {
+		return !jacobi
+	}
+	return implicit
+}
+
+// Harmonic is the coefficient of the face between cells of conductivity ki
+// and kj: their harmonic mean, ki itself where they are equal (so a uniform
+// region's faces are its k exactly) and 0 where either is 0 (a hole).
+func Harmonic(ki, kj float64) float64 {
+	switch {
+	case ki == kj:
+		return ki
+	case ki == 0 || kj == 0:
+		return 0
+	}
+	return float64(2*ki) * kj / (ki + kj)
+}
+
+// Media are the coefficients of one box in heterogeneous media, in the
+// box's flat layout (ghosts included). K's ghosts hold the neighbours'
+// conductivities, or the box's own mirrored at a physical face, so that
+// the face coefficients follow from K alone.
+type Media struct {
+	Lay  decomp.Layout
+	H    []float64 // cell size per axis, C order
+	K    []float64 // conductivity per cell; 0: an insulating hole
+	RhoC []float64 // volumetric heat capacity per cell (box cells; ghosts 0)
+	Held []float64 // the value a held cell keeps, NaN on a free cell (box cells)
+	// B[a][i] is k_f/h_a² of the face between cell i and cell i + Stride[a]
+	// (a in C order); the face below the box's first cell along a is at the
+	// ghost index below it.
+	B [][]float64
+	// Free[i] is 1 on a cell the solvers update, 0 on a hole or a held cell.
+	Free []float64
+}
+
+// Exchange fills the ghosts of a field of the box's layout that
+// neighbouring boxes own (periodic wrap included); physical faces' ghosts
+// are left alone.
+type Exchange func(x []float64) error
+
+// NewMedia lays out the per-cell k, ρc and held values of the box (C order,
+// last axis fastest; held NaN where free) and derives the face
+// coefficients: K's ghosts come from the neighbours through exchange, and
+// are mirrored at the physical faces (hasNeighbour[a][side] false).
+func NewMedia(lay decomp.Layout, h []float64, k, rhoC, held []float64, hasNeighbour [][2]bool, exchange Exchange) (*Media, error) {
+	n := lay.Box.Size()
+	if len(k) != n || len(rhoC) != n || len(held) != n {
+		return nil, fmt.Errorf("operator: media of %d, %d, %d cells for a box of %d", len(k), len(rhoC), len(held), n)
+	}
+	m := &Media{Lay: lay, H: h, K: make([]float64, lay.Len()), RhoC: make([]float64, lay.Len()),
+		Held: make([]float64, lay.Len()), Free: make([]float64, lay.Len())}
+	for i := range m.Held {
+		m.Held[i] = math.NaN()
+	}
+	m.scatter(k, m.K)
+	m.scatter(rhoC, m.RhoC)
+	m.scatter(held, m.Held)
+	if err := m.faces(hasNeighbour, exchange); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// box is the box's own cells in local coordinates.
+func (m *Media) box() decomp.Box {
+	return decomp.Box{Lo: make([]int, len(m.Lay.N)), Hi: m.Lay.N}
+}
+
+// scatter copies box values (C order) into a laid-out field.
+func (m *Media) scatter(src, dst []float64) {
+	o := 0
+	m.Lay.ForRows(m.box(), func(start, n int) {
+		copy(dst[start:start+n], src[o:o+n])
+		o += n
+	})
+}
+
+// Gather copies a laid-out field's box cells into C order (the inverse of
+// the layout, for checkpoints and snapshots).
+func (m *Media) Gather(src []float64) []float64 {
+	out := make([]float64, 0, m.Lay.Box.Size())
+	m.Lay.ForRows(m.box(), func(start, n int) {
+		out = append(out, src[start:start+n]...)
+	})
+	return out
+}
+
+// faces sets K's ghosts and the face coefficients and free mask from K.
+func (m *Media) faces(hasNeighbour [][2]bool, exchange Exchange) error {
+	lay := m.Lay
+	nd := len(lay.N)
+	if err := exchange(m.K); err != nil {
+		return err
+	}
+	mirror := make([][2]stencil.Face, nd)
+	for a := range mirror {
+		mirror[a] = [2]stencil.Face{{Kind: stencil.Neumann}, {Kind: stencil.Neumann}}
+	}
+	stencil.ApplyFaces(stencil.GhostFaces(lay, mirror, hasNeighbour), m.K)
+	m.B = make([][]float64, nd)
+	for a := range nd {
+		b := make([]float64, lay.Len())
+		inv2 := 1 / (m.H[a] * m.H[a])
+		st := lay.Stride[a]
+		// The faces above every cell of the box, and above the ghost layer
+		// below it along a (the box's low faces).
+		r := m.box()
+		r.Lo = append([]int(nil), r.Lo...)
+		r.Lo[a] = -1
+		lay.ForRows(r, func(start, n int) {
+			for i := start; i < start+n; i++ {
+				b[i] = float64(Harmonic(m.K[i], m.K[i+st]) * inv2)
+			}
+		})
+		m.B[a] = b
+	}
+	m.Lay.ForRows(m.box(), func(start, n int) {
+		for i := start; i < start+n; i++ {
+			if m.K[i] != 0 && m.Held[i] != m.Held[i] && m.faceSum(i) > 0 {
+				m.Free[i] = 1
+			}
+		}
+	})
+	return nil
+}
+
+// faceSum is Σ k_f/h² over the faces of cell i.
+func (m *Media) faceSum(i int) float64 {
+	s := 0.0
+	for a, b := range m.B {
+		s += b[i] + b[i-m.Lay.Stride[a]]
+	}
+	return s
+}
+
+// StableDT is this box's explicit stability limit, min over its free cells
+// of ρc_i/Σ_faces(k_f/h²) (+Inf where none is free); the run's is the
+// minimum over the boxes.
+func (m *Media) StableDT() float64 {
+	lim := math.Inf(1)
+	m.Lay.ForRows(m.box(), func(start, n int) {
+		for i := start; i < start+n; i++ {
+			if m.Free[i] != 0 {
+				lim = min(lim, m.RhoC[i]/m.faceSum(i))
+			}
+		}
+	})
+	return lim
+}
+
+// coeffs are the operands every variable-coefficient kernel shares.
+func (m *Media) coeffs() *stencil.VarCoeffs {
+	nd := len(m.Lay.N)
+	vc := &stencil.VarCoeffs{SY: m.Lay.Stride[nd-2], BX: m.B[nd-1], BY: m.B[nd-2], M: m.Free}
+	if nd == 3 {
+		vc.SZ, vc.BZ = m.Lay.Stride[0], m.B[0]
+	}
+	return vc
+}
+
+// Explicit is the explicit step's coefficients for a step of dt: the faces
+// and S = dt/ρc on free cells, 0 on holes and held cells.
+func (m *Media) Explicit(dt float64) *stencil.VarCoeffs {
+	vc := m.coeffs()
+	vc.S = make([]float64, m.Lay.Len())
+	m.SetStep(vc, dt)
+	return vc
+}
+
+// SetStep sets the S of explicit coefficients for a step of dt (a
+// shortened last step).
+func (m *Media) SetStep(vc *stencil.VarCoeffs, dt float64) {
+	m.Lay.ForRows(m.box(), func(start, n int) {
+		for i := start; i < start+n; i++ {
+			vc.S[i] = 0
+			if m.Free[i] != 0 {
+				vc.S[i] = dt / m.RhoC[i]
+			}
+		}
+	})
+}
+
+// Jacobi is the coefficients of the Poisson operator −∇·(k∇u) (a = 0) for
+// weighted Jacobi sweeps: W = 1/Σ_faces(k_f/h²) on free cells, 0 elsewhere.
+func (m *Media) Jacobi() *stencil.VarCoeffs {
+	vc := m.coeffs()
+	vc.W = make([]float64, m.Lay.Len())
+	m.Lay.ForRows(m.box(), func(start, n int) {
+		for i := start; i < start+n; i++ {
+			if m.Free[i] != 0 {
+				vc.W[i] = 1 / m.faceSum(i)
+			}
+		}
+	})
+	return vc
+}
+
+// Content calls add with ρc·u of every cell of the box that holds heat
+// (holes left out), in the box's C order, for a caller's exact sum.
+func (m *Media) Content(u []float64, add func(x float64)) {
+	m.Lay.ForRows(m.box(), func(start, n int) {
+		for i := start; i < start+n; i++ {
+			if m.K[i] != 0 {
+				add(float64(m.RhoC[i] * u[i]))
+			}
+		}
+	})
+}
+
+// Hold sets every held cell of a field to its held value.
+func (m *Media) Hold(u []float64) {
+	m.Lay.ForRows(m.box(), func(start, n int) {
+		for i := start; i < start+n; i++ {
+			if v := m.Held[i]; v == v {
+				u[i] = v
+			}
+		}
+	})
+}

@@ -1,0 +1,99 @@
+package solver
+
+import (
+	"fmt"
+
+	"heat/comm"
+	"heat/operator"
+	"heat/stencil"
+)
+
+// StabilityError is an explicit time step past the stability limit.
+type StabilityError struct{ DT, Limit float64 }
+
+func (e *StabilityError) Error() string {
+	return fmt.Sprintf("time step %g is past the explicit stability limit %g of the media (min over cells of ρc/Σ k_f/h²)", e.DT, e.Limit)
+}
+
+// newMedia reads the box's media, derives its coefficients (operator), and
+// agrees with the other ranks on the stability limit: an automatic time
+// step is 0.9 of it, a given one must not pass it.
+func (s *Solver) newMedia() error {
+	spec := &s.spec
+	box := s.lay.Box
+	k, rhoC, held, err := spec.Media(box.Lo, box.Hi)
+	if err != nil {
+		return err
+	}
+	exchange := func(x []float64) error {
+		if err := s.plan.Start(x); err != nil {
+			return err
+		}
+		return s.plan.Finish(x)
+	}
+	s.media, err = operator.NewMedia(s.lay, spec.Spacing(), k, rhoC, held, s.hasNeighbour, exchange)
+	if err != nil {
+		return err
+	}
+	nd := len(spec.Shape)
+	s.vk = stencil.Active.Var(nd)
+	switch {
+	case spec.Equation == Poisson && !spec.usesMG():
+		s.vc = s.media.Jacobi()
+	case spec.Equation == Heat && spec.Scheme == Explicit:
+		out := make([]float64, 1)
+		if err := s.c.Allreduce(comm.Min, []float64{s.media.StableDT()}, out); err != nil {
+			return err
+		}
+		limit := out[0]
+		if spec.DT == 0 {
+			spec.DT = operator.SafetyFactor * limit
+			if spec.TEnd > 0 && spec.Steps == 0 {
+				spec.Steps = StepsTo(spec.TEnd, spec.DT)
+			}
+		} else if spec.DT > limit {
+			return &StabilityError{DT: spec.DT, Limit: limit}
+		}
+		s.dt = spec.DT
+		s.vc = s.media.Explicit(spec.DT)
+	default:
+		return fmt.Errorf("solver: heterogeneous media are not yet solved by multigrid (%s, %s)", spec.Equation, spec.Scheme)
+	}
+	return nil
+}
+
+// mediaRun updates run rn (a worker's share) with the variable-coefficient
+// kernels from u into v: the explicit step, or a weighted Jacobi sweep of
+// −∇·(k∇u) = −f; with check it returns the run's max |Δu|.
+func (s *Solver) mediaRun(rn stencil.Run, check bool) float64 {
+	sy := s.lay.Stride[len(s.lay.N)-2]
+	if s.spec.Equation == Heat {
+		if check {
+			return s.vk.Check(s.vc, s.v, s.u, s.f, 0, rn.Start, rn.N, rn.Count, sy)
+		}
+		s.vk.Update(s.vc, s.v, s.u, s.f, 0, rn.Start, rn.N, rn.Count, sy)
+		return 0
+	}
+	s.vk.Smooth(s.vc, s.v, s.u, s.f, JacobiWeight, rn.Start, rn.N, rn.Count, sy)
+	if !check {
+		return 0
+	}
+	m := 0.0
+	for i := range rn.Count {
+		a := rn.Start + i*sy
+		if d := stencil.MaxAbsDiff(s.v[a:a+rn.N], s.u[a:a+rn.N]); d > m || d != d {
+			m = d
+		}
+	}
+	return m
+}
+
+// DT is the time step the run takes (heat): the given one, or the one
+// picked from the media's stability limit.
+func (s *Solver) DT() float64 { return s.spec.DT }
+
+// Steps is the run's step total (set from TEnd with an automatic step).
+func (s *Solver) Steps() int { return s.spec.Steps }
+
+// Media is the run's media on this rank's box, nil for the uniform medium.
+func (s *Solver) Media() *operator.Media { return s.media }

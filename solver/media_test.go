@@ -1,0 +1,285 @@
+package solver
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"heat/internal/exactsum"
+	"heat/stencil"
+)
+
+// globalMedia is a medium given cell by cell over the whole grid, handed
+// to each rank box by box as the run would read it.
+type globalMedia struct {
+	shape         []int
+	k, rhoC, held []float64
+}
+
+func (g *globalMedia) fn() MediaFunc {
+	return func(lo, hi []int) (k, rhoC, held []float64, err error) {
+		nd := len(g.shape)
+		idx := make([]int, nd)
+		total := 1
+		for _, n := range g.shape {
+			total *= n
+		}
+		for i := range total {
+			in := true
+			for a := range nd {
+				if idx[a] < lo[a] || idx[a] >= hi[a] {
+					in = false
+				}
+			}
+			if in {
+				k, rhoC, held = append(k, g.k[i]), append(rhoC, g.rhoC[i]), append(held, g.held[i])
+			}
+			for a := nd - 1; a >= 0; a-- {
+				if idx[a]++; idx[a] < g.shape[a] {
+					break
+				}
+				idx[a] = 0
+			}
+		}
+		return k, rhoC, held, nil
+	}
+}
+
+// randomMedia is two materials (k 1 and 50, ρc 1 and 3) in random cells,
+// with holes (k = 0) and held cells (at 2) sprinkled in: every path of the
+// contract in a few cells.
+func randomMedia(shape []int, seed int64, holes, heldCells bool) *globalMedia {
+	total := 1
+	for _, n := range shape {
+		total *= n
+	}
+	r := Random(shape, seed, 1, 0)
+	g := &globalMedia{shape: shape}
+	for i := range total {
+		x := r(nil, unflatten(shape, i))
+		k, rc, h := 1.0, 1.0, math.NaN()
+		switch {
+		case x < 0.4:
+			k, rc = 50, 3
+		case holes && x < 0.47:
+			k = 0
+		case heldCells && x < 0.52:
+			h = 2
+		}
+		g.k, g.rhoC, g.held = append(g.k, k), append(g.rhoC, rc), append(g.held, h)
+	}
+	return g
+}
+
+// referenceStep is one explicit step of the contract written cell by cell
+// over the global grid (not the operator's code): face coefficients
+// 2k_ik_j/(k_i+k_j) (k_i at a Dirichlet or Neumann face, whose ghost is
+// 2g − u or u), holes and held cells left alone.
+func referenceStep(g *globalMedia, u []float64, h []float64, dt float64, faces [][2]Face, src []float64) []float64 {
+	nd := len(g.shape)
+	out := slices.Clone(u)
+	strides := make([]int, nd)
+	s := 1
+	for a := nd - 1; a >= 0; a-- {
+		strides[a] = s
+		s *= g.shape[a]
+	}
+	for i := range u {
+		if g.k[i] == 0 || !math.IsNaN(g.held[i]) {
+			continue
+		}
+		idx := unflatten(g.shape, i)
+		flux := 0.0
+		for a := range nd {
+			for side := range 2 {
+				dir := 2*side - 1
+				j := idx[a] + dir
+				var kf, nb float64
+				if j < 0 || j >= g.shape[a] {
+					f := faces[a][side]
+					kf, nb = g.k[i], u[i]
+					if f.Kind == Dirichlet {
+						nb = 2*f.Value - u[i]
+					}
+				} else {
+					n := i + dir*strides[a]
+					if g.k[n] != 0 {
+						kf = 2 * g.k[i] * g.k[n] / (g.k[i] + g.k[n])
+					}
+					nb = u[n]
+				}
+				flux += kf * (nb - u[i]) / (h[a] * h[a])
+			}
+		}
+		if src != nil {
+			flux += src[i]
+		}
+		out[i] = u[i] + dt/g.rhoC[i]*flux
+	}
+	return out
+}
+
+// TestMediaStepMatchesReference: one explicit step on a random
+// two-material map with holes and held cells agrees with the contract
+// written independently, 2D and 3D, on every kernel set.
+func TestMediaStepMatchesReference(t *testing.T) {
+	for _, shape := range [][]int{{9, 13}, {5, 6, 7}} {
+		nd := len(shape)
+		g := randomMedia(shape, 7, true, true)
+		spec := heatSpec(shape)
+		spec.Length = []float64{1, 1.5, 2}[:nd]
+		spec.Faces = faces(nd, Face{Kind: Dirichlet, Value: 0.5})
+		spec.Faces[nd-1][1] = Face{Kind: Neumann}
+		spec.Media = g.fn()
+		spec.DT = 1e-4
+		spec.Steps = 1
+		spec.Initial = Random(shape, 3, 1, 0)
+		spec.Source = Random(shape, 4, 10, -5)
+		h := spec.Spacing()
+		u0 := make([]float64, len(g.k))
+		src := make([]float64, len(g.k))
+		for i := range u0 {
+			idx := unflatten(shape, i)
+			x := make([]float64, nd)
+			for a := range nd {
+				x[a] = (float64(idx[a]) + 0.5) * h[a]
+			}
+			u0[i] = spec.Initial(x, idx)
+			src[i] = spec.Source(x, idx)
+			if !math.IsNaN(g.held[i]) {
+				u0[i] = g.held[i]
+			}
+		}
+		want := referenceStep(g, u0, h, spec.DT, spec.Faces, src)
+		for _, ks := range stencil.Available() {
+			restore := stencil.Use(ks)
+			got := run(t, 2, spec).field
+			restore()
+			for i := range want {
+				require.InDelta(t, want[i], got[i], 1e-13*math.Abs(want[i])+1e-15, "%v %s cell %v", shape, ks.Name, unflatten(shape, i))
+			}
+		}
+	}
+}
+
+// TestMediaBitForBit: heterogeneous explicit steps and Jacobi sweeps give
+// the same bits on every split and thread count.
+func TestMediaBitForBit(t *testing.T) {
+	for _, shape := range [][]int{{24, 18}, {10, 12, 9}} {
+		nd := len(shape)
+		g := randomMedia(shape, 11, true, true)
+		for _, eq := range []Equation{Heat, Poisson} {
+			spec := heatSpec(shape)
+			spec.Equation = eq
+			spec.Media = g.fn()
+			spec.DT = 0
+			if eq == Poisson {
+				spec.Faces = faces(nd, Face{Kind: Dirichlet, Value: 1})
+				spec.Source = Constant(-3)
+			}
+			spec.Steps = 40
+			spec.Initial = Random(shape, 5, 1, 0)
+			var want string
+			for _, ranks := range []int{1, 2, 3, 4, 6} {
+				for _, threads := range []int{1, 2} {
+					spec.Threads = threads
+					got := fingerprint(run(t, ranks, spec).field)
+					if want == "" {
+						want = got
+					}
+					require.Equal(t, want, got, "%v %s ranks %d threads %d", shape, eq, ranks, threads)
+				}
+			}
+		}
+	}
+}
+
+// TestMediaConserveHeat: with insulated faces and no source, Σ ρc·u·h^d
+// stays what it was over 1000 steps, to 1e-12 (exact sums), holes and all.
+func TestMediaConserveHeat(t *testing.T) {
+	for _, shape := range [][]int{{20, 24}, {8, 10, 12}} {
+		nd := len(shape)
+		g := randomMedia(shape, 13, true, false)
+		spec := heatSpec(shape)
+		spec.Faces = faces(nd, Face{Kind: Neumann})
+		spec.Media = g.fn()
+		spec.DT = 0
+		spec.Steps = 1000
+		spec.Initial = Random(shape, 9, 1, 0)
+		content := func(u []float64) float64 {
+			var acc exactsum.Acc
+			for i, v := range u {
+				if g.k[i] != 0 {
+					acc.Add(g.rhoC[i] * v)
+				}
+			}
+			return acc.Float64()
+		}
+		start := slices.Clone(run(t, 1, Spec{Shape: shape, Length: spec.Length, Ghost: 1, Equation: Heat, Alpha: 1,
+			Faces: spec.Faces, Media: spec.Media, Initial: spec.Initial, Steps: 0, CheckEvery: 1, Threads: 1}).field)
+		end := run(t, 3, spec).field
+		c0, c1 := content(start), content(end)
+		require.InDelta(t, c0, c1, 1e-12*math.Abs(c0))
+		conducting := func(u []float64) []float64 {
+			var out []float64
+			for i, v := range u {
+				if g.k[i] != 0 {
+					out = append(out, v)
+				}
+			}
+			return out
+		}
+		require.Greater(t, spread(conducting(start)), 2*spread(conducting(end)), "the field evened out")
+	}
+}
+
+// TestLayeredMediumSteadyState: two layers along x (k 1 and 4) between
+// Dirichlet faces u = 0 and u = 1 reach the exact discrete solution,
+// piecewise linear with equal flux through every face, to 1e-12.
+func TestLayeredMediumSteadyState(t *testing.T) {
+	const nx, ny = 16, 4
+	shape := []int{ny, nx}
+	g := &globalMedia{shape: shape}
+	for i := range nx * ny {
+		k := 1.0
+		if i%nx >= nx/2 {
+			k = 4
+		}
+		g.k, g.rhoC, g.held = append(g.k, k), append(g.rhoC, 1), append(g.held, math.NaN())
+	}
+	// Equal flux q through every x face: resistances h/k_f per face, the
+	// boundary faces half a cell (k of the cell).
+	h := 1.0 / nx
+	var res []float64 // per face, west to east
+	res = append(res, h/2/g.k[0])
+	for j := 0; j+1 < nx; j++ {
+		k0, k1 := g.k[j], g.k[j+1]
+		kf := k0
+		if k0 != k1 {
+			kf = 2 * k0 * k1 / (k0 + k1)
+		}
+		res = append(res, h/kf)
+	}
+	res = append(res, h/2/g.k[nx-1])
+	total := 0.0
+	for _, r := range res {
+		total += r
+	}
+	exact := make([]float64, nx)
+	acc := 0.0
+	for j := range nx {
+		acc += res[j]
+		exact[j] = acc / total
+	}
+	for _, eq := range []Equation{Poisson, Heat} {
+		spec := Spec{Shape: shape, Length: []float64{1, 1}, Ghost: 1, Equation: eq, Alpha: 1, Media: g.fn(),
+			Faces:   [][2]Face{{{Kind: Neumann}, {Kind: Neumann}}, {{Kind: Dirichlet, Value: 0}, {Kind: Dirichlet, Value: 1}}},
+			Initial: Constant(0), Steps: 40000, CheckEvery: 100, Threads: 1, Tolerance: 1e-16}
+		got := run(t, 2, spec).field
+		for i, v := range got {
+			require.InDelta(t, exact[i%nx], v, 1e-12, "%s cell %v", eq, unflatten(shape, i))
+		}
+	}
+}
