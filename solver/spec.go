@@ -70,7 +70,7 @@ type Spec struct {
 	Tolerance  float64 // Jacobi: stop once max|Δu| < Tolerance at a check; multigrid: relative residual ‖b−Au‖∞/‖b‖∞
 	CheckEvery int     // steps between residual checks (>= 1)
 
-	Faces   [][2]Face // per axis: low and high face
+	Faces [][2]Face // per axis: low and high face
 	// Media, when set, gives the heterogeneous media of a box; nil: the
 	// uniform medium k = Alpha, ρc = 1. With media an explicit heat run's
 	// DT may be 0: 0.9 × the media's stability limit (and Steps, 0 with
