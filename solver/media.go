@@ -21,7 +21,7 @@ func (e *StabilityError) Error() string {
 func (s *Solver) newMedia() error {
 	spec := &s.spec
 	box := s.lay.Box
-	k, rhoC, held, err := spec.Media(box.Lo, box.Hi)
+	k, rhoC, held, err := spec.Media(s.c, box.Lo, box.Hi)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"heat/comm"
 	"heat/internal/exactsum"
 	"heat/stencil"
 )
@@ -19,7 +20,7 @@ type globalMedia struct {
 }
 
 func (g *globalMedia) fn() MediaFunc {
-	return func(lo, hi []int) (k, rhoC, held []float64, err error) {
+	return func(_ comm.Comm, lo, hi []int) (k, rhoC, held []float64, err error) {
 		nd := len(g.shape)
 		idx := make([]int, nd)
 		total := 1

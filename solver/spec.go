@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"heat/comm"
 	"heat/multigrid"
 	"heat/operator"
 	"heat/stencil"
@@ -92,8 +93,10 @@ type Spec struct {
 
 // MediaFunc gives the media of the box [lo, hi) of global cells, C order
 // (last axis fastest): conductivity k (0: an insulating hole), volumetric
-// heat capacity ρc, and the value each held cell keeps (NaN: free).
-type MediaFunc func(lo, hi []int) (k, rhoC, held []float64, err error)
+// heat capacity ρc, and the value each held cell keeps (NaN: free). Every
+// rank calls it from New with its own box, so it may be collective over c
+// (a checkpoint's arrays read back).
+type MediaFunc func(c comm.Comm, lo, hi []int) (k, rhoC, held []float64, err error)
 
 // Spacing is the cell size along each axis.
 func (s *Spec) Spacing() []float64 {
