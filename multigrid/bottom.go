@@ -72,6 +72,10 @@ func (l *level) bottomSolve(bc *boundary, singular bool) error {
 // apply sets q = A·p = diag·p − Σ c_a·(neighbours) over the box (p's
 // ghosts must be current).
 func (l *level) apply(p, q []float64) {
+	if l.vc != nil {
+		l.varApply(p, q)
+		return
+	}
 	var args stencil.Row
 	k := &l.res
 	for _, rw := range l.rows {

@@ -8,6 +8,7 @@ import (
 	"heat/halo"
 	"heat/internal/hugemem"
 	"heat/internal/team"
+	"heat/operator"
 	"heat/stencil"
 )
 
@@ -60,6 +61,23 @@ type level struct {
 	resk    stencil.Kernel     // the residual's
 	resRows stencil.RowsKernel // the residual of a run of rows
 
+	// Heterogeneous media (nil: uniform, the Coeffs above): the level's
+	// media, its kernels' coefficients and kernels, the cells that are not
+	// free (and the top level's values of them), a scratch field for the
+	// residual norm, and the weight of the sweep under way.
+	med          *operator.Media
+	vc           *stencil.VarCoeffs
+	vk           stencil.VarKernels
+	fixed        []int
+	fixedVal     []float64
+	scratch      []float64
+	omega        float64
+	varSweepW    func(w int)
+	varResidualW func(w int)
+	hasNeighbour [][2]bool
+	rhs          *stencil.VarCoeffs // an implicit step's right-hand side operator, for rhsC
+	rhsC         float64
+
 	cg    *cg         // the bottom solver's vectors, on the coarsest level
 	bufs  [][]float64 // per worker: scratch rows (prolongation)
 	maxes []float64   // per worker: max |r| of the last residual norm
@@ -102,6 +120,8 @@ func newLevel(c comm.Comm, topo *decomp.Grid, shape []int, length []float64, box
 			_, hasNeighbour[a][side] = topo.Neighbor(c.Rank(), off)
 		}
 	}
+	l.hasNeighbour = hasNeighbour
+	l.varSweepW, l.varResidualW = l.varSweep, l.varResidual
 	zero := make([][2]stencil.Face, nd)
 	for a := range nd {
 		for side := range 2 {
@@ -246,6 +266,15 @@ func (l *level) exchangeCorners(x []float64, bc *boundary) error {
 func (l *level) jacobi(weights []float64, bc *boundary) error {
 	l.sweepBC = bc
 	for _, w := range weights {
+		if l.vc != nil {
+			l.omega = w
+			if err := l.exchange(l.u, bc); err != nil {
+				return err
+			}
+			l.tm.Run(l.varSweepW)
+			l.u, l.tmp = l.tmp, l.u
+			continue
+		}
 		l.weight(w)
 		if err := l.halo(l.u); err != nil {
 			return err
@@ -309,7 +338,13 @@ func gsRow(k *stencil.Coeffs, r *stencil.Row, first int) {
 
 // residual sets tmp = b − A·u over the box (u's ghosts must be current),
 // a run of rows a kernel call.
-func (l *level) residual() { l.tm.Run(l.residualRuns) }
+func (l *level) residual() {
+	if l.vc != nil {
+		l.tm.Run(l.varResidualW)
+		return
+	}
+	l.tm.Run(l.residualRuns)
+}
 
 // residualRuns is worker w's share of residual (bound once, as sweep).
 func (l *level) residualRuns(w int) {
@@ -325,6 +360,9 @@ func (l *level) residualRuns(w int) {
 // (its ghosts current), NaN if any is NaN. Each row's residual goes to the
 // worker's scratch row, in cache, and nothing is stored.
 func (l *level) residualNorm(u []float64) float64 {
+	if l.vc != nil {
+		return l.varResidualNorm(u)
+	}
 	n := l.lay.N[len(l.lay.N)-1]
 	l.parallel(func(w int, rows []stencil.Span, _ []int) {
 		var args stencil.Row

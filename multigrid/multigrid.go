@@ -27,6 +27,7 @@ import (
 	"heat/halo"
 	"heat/internal/exactsum"
 	"heat/internal/team"
+	"heat/operator"
 	"heat/stencil"
 )
 
@@ -126,6 +127,12 @@ type Problem struct {
 	Length []float64
 	Faces  [][2]stencil.Face
 	Op     Operator
+	// Media, when set, are the fine level's heterogeneous media (k, ρc,
+	// holes, held cells; Op's σ then scales ρc and β the faces); nil: the
+	// uniform medium. Held says some rank holds a held cell (the problem
+	// is then not singular).
+	Media *operator.Media
+	Held  bool
 }
 
 // MaxLevels bounds Options.Levels.
@@ -279,7 +286,10 @@ func New(c comm.Comm, topo *decomp.Grid, p Problem, opt Options, tm *team.Team) 
 	m := &MG{c: c, prob: p, opt: opt}
 	m.pre, m.post = weights(opt, nd, opt.Pre), weights(opt, nd, opt.Post)
 	m.fmgPre, m.fmgPost = weights(opt, nd, fmgPre), weights(opt, nd, fmgPost)
-	m.singular = p.Op.Sigma == 0
+	if p.Media != nil && opt.Smoother == RedBlack {
+		return nil, fmt.Errorf("multigrid: the red-black Gauss–Seidel smoother is not built for heterogeneous media; use chebyshev or jacobi")
+	}
+	m.singular = p.Op.Sigma == 0 && !p.Held
 	for _, f := range p.Faces {
 		if f[0].Kind == stencil.Dirichlet || f[1].Kind == stencil.Dirichlet {
 			m.singular = false
@@ -292,6 +302,11 @@ func New(c comm.Comm, topo *decomp.Grid, p Problem, opt Options, tm *team.Team) 
 	m.stats.Level = make([]time.Duration, len(shapes))
 	if err := m.build(topo, shapes, boxes, tm); err != nil {
 		return nil, err
+	}
+	if p.Media != nil {
+		if err := m.setMedia(p.Media); err != nil {
+			return nil, err
+		}
 	}
 	m.SetOperator(p.Op)
 	m.stats.Shapes = shapes
@@ -442,6 +457,9 @@ func (m *MG) SetOperator(op Operator) {
 	m.prob.Op = op
 	for _, l := range m.levels {
 		l.setOperator(op)
+		if l.med != nil {
+			l.setOperatorMedia(op)
+		}
 	}
 	if m.agg != nil {
 		m.agg.SetOperator(op)
@@ -706,6 +724,9 @@ func (m *MG) vcycle(i int, top bool, kind Cycle) error {
 		return m.solveBelow(top)
 	}
 	t0 := time.Now()
+	if l.med != nil && top && l.fixedVal == nil {
+		l.holdFixed(true) // the first sight of the values kept
+	}
 	if err := m.smooth(l, false, bc); err != nil {
 		return err
 	}
@@ -720,6 +741,9 @@ func (m *MG) vcycle(i int, top bool, kind Cycle) error {
 	t1 := time.Now()
 	if m.gathered && i == len(m.levels)-1 {
 		l.addTmp() // the correction came from rank 0 into tmp
+	}
+	if l.med != nil {
+		l.holdFixed(top)
 	}
 	err := m.smooth(l, true, bc)
 	m.stats.Level[i] += time.Since(t1)
@@ -865,6 +889,9 @@ var ErrNotConverged = errors.New("multigrid: not converged")
 // (1−θ)·dt·α; backward Euler c = 0, and then ∇²u is not evaluated.
 func (m *MG) StepRHS(c float64, src []float64, scale float64) error {
 	f := m.levels[0]
+	if f.med != nil {
+		return m.stepRHSMedia(c, src, scale)
+	}
 	if c != 0 {
 		if err := f.exchange(f.u, f.bc); err != nil {
 			return err

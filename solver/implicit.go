@@ -27,6 +27,24 @@ func (s *Solver) newMultigrid() error {
 		s.stepDT = s.spec.DT
 	}
 	p := multigrid.Problem{Shape: s.spec.Shape, Length: s.spec.Length, Faces: s.spec.Faces, Op: op}
+	if s.media != nil {
+		if s.spec.Equation == Heat {
+			p.Op.Beta = s.spec.Scheme.theta() * s.spec.DT // the media's faces carry k
+		}
+		p.Media = s.media
+		held, err := s.anyHeld()
+		if err != nil {
+			return err
+		}
+		p.Held = held
+		dirichlet := false
+		for _, f := range s.spec.Faces {
+			dirichlet = dirichlet || f[0].Kind == Dirichlet || f[1].Kind == Dirichlet
+		}
+		if s.spec.Equation == Poisson && !held && !dirichlet {
+			return fmt.Errorf("solver: poisson in heterogeneous media needs a Dirichlet face or a held cell (u is otherwise fixed only up to a constant)")
+		}
+	}
 	mg, err := multigrid.New(s.c, s.grid, p, s.spec.MG, s.team)
 	if err != nil {
 		return err
@@ -34,6 +52,9 @@ func (s *Solver) newMultigrid() error {
 	s.mg = mg
 	s.u = mg.Field()
 	s.fill(s.u, s.spec.Initial, 1, false)
+	if s.media != nil {
+		s.media.Hold(s.u)
+	}
 	if s.spec.Equation == Heat {
 		return nil
 	}
@@ -150,11 +171,15 @@ func (s *Solver) implicitStep() error {
 		dt = s.spec.LastDT()
 	}
 	theta := s.spec.Scheme.theta()
+	alpha := s.spec.Alpha
+	if s.media != nil {
+		alpha = 1 // the media's faces carry k
+	}
 	if dt != s.stepDT {
-		s.mg.SetOperator(multigrid.Operator{Sigma: 1, Beta: theta * dt * s.spec.Alpha})
+		s.mg.SetOperator(multigrid.Operator{Sigma: 1, Beta: theta * dt * alpha})
 		s.stepDT = dt
 	}
-	if err := s.mg.StepRHS((1-theta)*dt*s.spec.Alpha, s.f, dt/s.spec.DT); err != nil {
+	if err := s.mg.StepRHS((1-theta)*dt*alpha, s.f, dt/s.spec.DT); err != nil {
 		return err
 	}
 	ref, err := s.mg.RHSNorm()

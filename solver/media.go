@@ -56,10 +56,24 @@ func (s *Solver) newMedia() error {
 		}
 		s.dt = spec.DT
 		s.vc = s.media.Explicit(spec.DT)
-	default:
-		return fmt.Errorf("solver: heterogeneous media are not yet solved by multigrid (%s, %s)", spec.Equation, spec.Scheme)
+	case spec.FMG:
+		return fmt.Errorf("solver: full multigrid (multigrid.cycle = fmg) is not built for heterogeneous media; use v, w or f")
 	}
 	return nil
+}
+
+// anyHeld reports whether some rank holds a held cell.
+func (s *Solver) anyHeld() (bool, error) {
+	local := 0.0
+	for _, v := range s.media.Held {
+		if v == v {
+			local = 1
+			break
+		}
+	}
+	out := make([]float64, 1)
+	err := s.c.Allreduce(comm.Max, []float64{local}, out)
+	return out[0] != 0, err
 }
 
 // mediaRun updates run rn (a worker's share) with the variable-coefficient

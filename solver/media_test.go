@@ -240,7 +240,7 @@ func TestMediaConserveHeat(t *testing.T) {
 // Dirichlet faces u = 0 and u = 1 reach the exact discrete solution,
 // piecewise linear with equal flux through every face, to 1e-12.
 func TestLayeredMediumSteadyState(t *testing.T) {
-	const nx, ny = 16, 4
+	const nx, ny = 32, 16
 	shape := []int{ny, nx}
 	g := &globalMedia{shape: shape}
 	for i := range nx * ny {
@@ -274,13 +274,61 @@ func TestLayeredMediumSteadyState(t *testing.T) {
 		acc += res[j]
 		exact[j] = acc / total
 	}
-	for _, eq := range []Equation{Poisson, Heat} {
+	for _, c := range []struct {
+		eq     Equation
+		scheme Scheme
+		mg     bool
+	}{{Poisson, Explicit, false}, {Heat, Explicit, false}, {Poisson, Explicit, true}, {Heat, BackwardEuler, true}} {
+		eq := c.eq
 		spec := Spec{Shape: shape, Length: []float64{1, 1}, Ghost: 1, Equation: eq, Alpha: 1, Media: g.fn(),
 			Faces:   [][2]Face{{{Kind: Neumann}, {Kind: Neumann}}, {{Kind: Dirichlet, Value: 0}, {Kind: Dirichlet, Value: 1}}},
-			Initial: Constant(0), Steps: 40000, CheckEvery: 100, Threads: 1, Tolerance: 1e-16}
+			Initial: Constant(0), Steps: 40000, CheckEvery: 100, Threads: 1, Tolerance: 1e-16,
+			Scheme: c.scheme, Multigrid: c.mg}
+		if c.mg {
+			spec.Steps, spec.Tolerance = 40, 1e-13
+		}
+		if c.scheme == BackwardEuler {
+			spec.DT, spec.Steps, spec.Tolerance = 1e3, 5, 1e-14
+		}
 		got := run(t, 2, spec).field
 		for i, v := range got {
-			require.InDelta(t, exact[i%nx], v, 1e-12, "%s cell %v", eq, unflatten(shape, i))
+			require.InDelta(t, exact[i%nx], v, 1e-12, "%s %s multigrid %v cell %v", eq, c.scheme, c.mg, unflatten(shape, i))
+		}
+	}
+}
+
+// TestMediaMultigridBitForBit: multigrid Poisson and the implicit schemes
+// in media give the same bits on every split and thread count, and
+// multigrid reaches the layered medium's exact solution.
+func TestMediaMultigridBitForBit(t *testing.T) {
+	for _, shape := range [][]int{{32, 32}, {16, 16, 16}} {
+		nd := len(shape)
+		g := randomMedia(shape, 17, true, true)
+		for _, c := range []struct {
+			eq     Equation
+			scheme Scheme
+		}{{Poisson, Explicit}, {Heat, BackwardEuler}, {Heat, CrankNicolson}} {
+			spec := heatSpec(shape)
+			spec.Equation, spec.Scheme = c.eq, c.scheme
+			spec.Media = g.fn()
+			spec.Multigrid = true
+			spec.DT = 1e-3
+			spec.Steps = 5
+			spec.Tolerance = 1e-9
+			spec.Faces = faces(nd, Face{Kind: Dirichlet, Value: 1})
+			spec.Source = Random(shape, 2, 3, -1)
+			spec.Initial = Random(shape, 5, 1, 0)
+			var want string
+			for _, ranks := range []int{1, 2, 3, 4, 6} {
+				for _, threads := range []int{1, 2} {
+					spec.Threads = threads
+					got := fingerprint(run(t, ranks, spec).field)
+					if want == "" {
+						want = got
+					}
+					require.Equal(t, want, got, "%v %s %s ranks %d threads %d", shape, c.eq, c.scheme, ranks, threads)
+				}
+			}
 		}
 	}
 }

@@ -203,7 +203,7 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	}
 	s.k.CF = 1 // the source is scaled to the update already
 	s.dt = spec.DT
-	if spec.Media != nil {
+	if spec.Media != nil && !spec.usesMG() {
 		// The variable-coefficient kernels scale the source themselves
 		// (dt/ρc for heat); Jacobi's right-hand side of −∇·(k∇u) is −f.
 		sourceScale = 1
