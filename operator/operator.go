@@ -327,3 +327,61 @@ func (m *Media) NormInf(vc *stencil.VarCoeffs) float64 {
 	})
 	return nrm
 }
+
+// NewCoarse is the media of a coarse multigrid level from its coarsened
+// fields, laid out like the level: the face coefficients per axis (ghosts
+// below the box included), ρc and the free mask. It has no K or Held: a
+// coarse level is an error equation, whose cells that are not free keep 0.
+func NewCoarse(lay decomp.Layout, h []float64, b [][]float64, rhoC, free []float64) *Media {
+	m := &Media{Lay: lay, H: h, B: b, RhoC: rhoC, Free: free}
+	m.Lay.ForRows(m.box(), func(start, n int) {
+		for i := start; i < start+n; i++ {
+			if m.Free[i] != 0 && !(m.faceSum(i) > 0) {
+				m.Free[i] = 0 // cut off by holes: no equation
+			}
+		}
+	})
+	return m
+}
+
+// LowFaces is, per axis, a field of the box's cells holding the
+// coefficient of the face below each cell on the box's low physical face
+// along that axis (0 elsewhere): the boundary faces as box cells, so that
+// they travel wherever the box's cells do.
+func (m *Media) LowFaces(hasNeighbour [][2]bool) [][]float64 {
+	out := make([][]float64, len(m.B))
+	for a := range m.B {
+		out[a] = make([]float64, m.Lay.Len())
+		if hasNeighbour[a][0] {
+			continue
+		}
+		r := m.box()
+		r.Hi = append([]int(nil), r.Hi...)
+		r.Hi[a] = 1
+		st := m.Lay.Stride[a]
+		m.Lay.ForRows(r, func(start, n int) {
+			for i := start; i < start+n; i++ {
+				out[a][i] = m.B[a][i-st]
+			}
+		})
+	}
+	return out
+}
+
+// SetLowFaces puts LowFaces' values back below the box's low physical
+// faces.
+func SetLowFaces(lay decomp.Layout, b, low [][]float64, hasNeighbour [][2]bool) {
+	for a := range b {
+		if hasNeighbour[a][0] {
+			continue
+		}
+		r := decomp.Box{Lo: make([]int, len(lay.N)), Hi: append([]int(nil), lay.N...)}
+		r.Hi[a] = 1
+		st := lay.Stride[a]
+		lay.ForRows(r, func(start, n int) {
+			for i := start; i < start+n; i++ {
+				b[a][i-st] = low[a][i]
+			}
+		})
+	}
+}

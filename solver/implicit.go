@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"heat/comm"
@@ -45,7 +46,16 @@ func (s *Solver) newMultigrid() error {
 			return fmt.Errorf("solver: poisson in heterogeneous media needs a Dirichlet face or a held cell (u is otherwise fixed only up to a constant)")
 		}
 	}
-	mg, err := multigrid.New(s.c, s.grid, p, s.spec.MG, s.team)
+	opt := s.spec.MG
+	if s.spec.CG {
+		// CG needs a symmetric preconditioner: piecewise-constant
+		// prolongation is the averaging restriction's transpose (times
+		// 2^d), linear prolongation is not. Measured, 128², 10⁶ square
+		// inclusion, V(2,2): constant 10 iterations to a backward error of
+		// 6e-15; linear stalls at 5e-4.
+		opt.Constant = true
+	}
+	mg, err := multigrid.New(s.c, s.grid, p, opt, s.team)
 	if err != nil {
 		return err
 	}
@@ -67,6 +77,11 @@ func (s *Solver) newMultigrid() error {
 			ie.Mean = -ie.Mean // of f, not of b = −f
 		}
 		return err
+	}
+	if s.spec.CG {
+		if s.normA, err = mg.NormA(); err != nil {
+			return err
+		}
 	}
 	if s.ref, err = mg.RHSNorm(); err != nil || s.ref != 0 {
 		return err
@@ -125,6 +140,9 @@ func (s *Solver) runMG(ctx context.Context, target int) error {
 func (s *Solver) cycle() error {
 	var res float64
 	var err error
+	if s.spec.CG {
+		return s.krylov()
+	}
 	if s.spec.FMG && s.step == 0 {
 		res, err = s.mg.FMG()
 	} else {
@@ -142,6 +160,28 @@ func (s *Solver) cycle() error {
 	return nil
 }
 
+// krylov does one mgcg iteration and records its relative residual and
+// normwise backward error, which decides convergence.
+func (s *Solver) krylov() error {
+	res, err := s.mg.Krylov()
+	if err != nil {
+		return err
+	}
+	normU, err := s.mg.NormU()
+	if err != nil {
+		return err
+	}
+	s.u = s.mg.Field()
+	s.cycles++
+	s.residual = relative(res, s.ref)
+	s.backward = relative(res, s.normA*normU+s.ref)
+	s.history = append(s.history, s.residual)
+	s.backwardHistory = append(s.backwardHistory, s.backward)
+	s.converged = s.backward < s.spec.Tolerance
+	s.stalled = !s.converged && stalledOver(s.backwardHistory, krylovWindow)
+	return nil
+}
+
 // stalled reports whether the last of a residual history is no better than
 // 0.9× the best of the three before it: the cycles have reached the
 // rounding floor of the grid (the smoother's last rounding of u, a few ulps,
@@ -152,6 +192,22 @@ func stalled(history []float64) bool {
 		return false
 	}
 	return history[n-1] > 0.9*min(history[n-4], history[n-3], history[n-2])
+}
+
+// krylovWindow is how many mgcg iterations may pass without a new best
+// backward error (0.9× the best before) before the solve counts as stalled
+// at the rounding floor: CG's residual is not monotone, a few iterations
+// without progress are common on the way.
+const krylovWindow = 8
+
+// stalledOver reports whether the best of the last window entries of a
+// history is no better than 0.9× the best before them.
+func stalledOver(history []float64, window int) bool {
+	n := len(history)
+	if n <= window {
+		return false
+	}
+	return slices.Min(history[n-window:]) > 0.9*slices.Min(history[:n-window])
 }
 
 // relative is res/ref, 0 when both are (nothing to solve).
@@ -240,7 +296,11 @@ type SolverInfo struct {
 	// History is the relative residual after each cycle (Poisson) or
 	// after each implicit step's last cycle (heat).
 	History []float64
-	MG      multigrid.Stats
+	// BackwardError is mgcg's normwise backward error ‖f − Au‖∞/(‖A‖∞‖u‖∞ +
+	// ‖f‖∞) after the last iteration, BackwardHistory after each.
+	BackwardError   float64
+	BackwardHistory []float64
+	MG              multigrid.Stats
 }
 
 // Info describes the solver of this run.
@@ -251,6 +311,11 @@ func (s *Solver) Info() SolverInfo {
 	}
 	if s.mg != nil {
 		in.Kind = "multigrid"
+		if s.spec.CG {
+			in.Kind = "mgcg"
+			in.BackwardError = s.backward
+			in.BackwardHistory = s.backwardHistory
+		}
 		in.Smoother = s.spec.MG.Smoother.String()
 		in.Cycle = s.spec.MG.Cycle.String()
 		if s.spec.FMG {

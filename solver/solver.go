@@ -130,6 +130,9 @@ type Solver struct {
 	cycles  int           // multigrid cycles done
 	stepDT  float64       // the step the multigrid operator is set up for
 	stalled bool          // Poisson by multigrid: the residual stopped falling above the tolerance
+	// mgcg: ‖A‖∞, the last normwise backward error, and its history.
+	normA, backward float64
+	backwardHistory []float64
 
 	step      int
 	simTime   float64

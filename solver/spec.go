@@ -65,7 +65,12 @@ type Spec struct {
 	Multigrid bool
 	MG        multigrid.Options
 	FMG       bool // poisson: the first cycle is full multigrid
-	MaxCycles int  // implicit heat: cycles per step before failing (0: 50)
+	// CG solves Poisson by conjugate gradients preconditioned with one
+	// multigrid cycle (mgcg; Multigrid must be set too): each step is one
+	// iteration, and Tolerance bounds the normwise backward error
+	// ‖f − Au‖∞/(‖A‖∞‖u‖∞ + ‖f‖∞).
+	CG        bool
+	MaxCycles int // implicit heat: cycles per step before failing (0: 50)
 
 	Steps      int     // heat: steps; poisson: iteration (cycle) cap
 	Tolerance  float64 // Jacobi: stop once max|Δu| < Tolerance at a check; multigrid: relative residual ‖b−Au‖∞/‖b‖∞
