@@ -214,9 +214,9 @@ type MG struct {
 	// 0) solve whole, as one rank would: the bottom solver needs the whole
 	// level in one place.
 	solvedBelow bool
-	isCopy      bool // an agg: its first level copies the last level of the MG above
-	first       int  // the global index of levels[0] in the whole hierarchy
-	singular    bool // no Dirichlet face and σ = 0: u is fixed up to a constant
+	isCopy      bool    // an agg: its first level copies the last level of the MG above
+	first       int     // the global index of levels[0] in the whole hierarchy
+	singular    bool    // no Dirichlet face and σ = 0: u is fixed up to a constant
 	kry         *krylov // mgcg's state, once Krylov is called
 	stats       Stats
 }
