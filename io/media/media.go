@@ -1,0 +1,477 @@
+// Package media turns a description of the media — a uniform conductivity,
+// per-cell maps of k and ρc (.npy or Zarr v3 arrays), and material regions
+// over them — into per-cell arrays over one rank's box.
+//
+// The order is fixed: the maps first (the k map, else the uniform Spec.K;
+// the ρc map, else 1), then each material in the order given, a later one
+// over an earlier one. A material sets what it gives in every cell whose
+// centre lies in its region: k (unless KeepK), ρc (if RhoC > 0) and the held
+// value — and a material without Fixed makes its cells free again, so a
+// later region can punch a free hole into an earlier held one.
+//
+// Map files are read as files anyone may have replaced (heat/internal/safefile):
+// a link, a FIFO or a device in place of a map is refused, so is a file
+// whose size its header does not account for, and nothing is allocated
+// beyond what the grid's shape implies. Fill reads of each map only what
+// its box needs: of a .npy the rows of the box, of a Zarr array the chunks
+// (of a sharded one the index and inner chunks) that intersect it.
+//
+// It is not a solver: what k = 0 (a hole) or a held cell mean for the
+// discrete equation is the operator's business.
+package media
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Region kinds.
+const (
+	Box       = "box"        // Lo <= x < Hi per axis
+	Ball      = "ball"       // |x − Center|² <= Radius² (a disc in 2D)
+	Cylinder  = "cylinder"   // 3D: within Radius of the line through Center along Axis
+	HalfSpace = "half-space" // (x − Point)·Normal >= 0
+)
+
+// Kinds are the region kinds, in the order messages list them.
+var Kinds = []string{Box, Ball, Cylinder, HalfSpace}
+
+// Region is a set of points in physical coordinates, C order (slowest axis
+// first, as grid.shape). A cell belongs to it when its centre does.
+//
+//	box         Lo, Hi: lo[a] <= x[a] < hi[a] on every axis
+//	ball        Center, Radius: |x − center|² <= radius² (a disc in 2D)
+//	cylinder    Center, Radius, Axis (the C-order index of the axis it runs
+//	            along, 3D only): the other two coordinates within radius of
+//	            center's; it runs through the whole domain along Axis
+//	half-space  Point, Normal: (x − point)·normal >= 0
+type Region struct {
+	Kind                          string
+	Lo, Hi, Center, Point, Normal []float64
+	Radius                        float64
+	Axis                          int
+}
+
+// Material is one region of the media and what it sets there.
+type Material struct {
+	Name   string // optional; in messages
+	Region Region
+	// K is the conductivity, finite and >= 0; 0 is an insulating hole.
+	K float64
+	// KeepK leaves k as it lies under (the maps, or earlier materials): a
+	// material that only holds cells or sets ρc.
+	KeepK bool
+	// RhoC is the volumetric heat capacity, finite and > 0; 0 keeps what
+	// lies under.
+	RhoC float64
+	// Fixed, when set, holds the cells at this value; nil makes them free
+	// (even where an earlier material held them).
+	Fixed *float64
+}
+
+// Spec is the media of one run.
+type Spec struct {
+	Shape  []int     // global cells, C order (2 or 3 axes)
+	Length []float64 // physical extent per axis; nil: 1.0 per axis. The centre of global cell i along a is (i+0.5)·Length[a]/Shape[a]
+	K      float64   // uniform conductivity under everything (equation.alpha)
+	// KMap and RhoCMap are paths of per-cell maps of k and ρc ("" = none):
+	// a .npy file or a Zarr v3 array folder (such as a heat checkpoint's
+	// u), or a Zarr group — a heat checkpoint folder — whose array k (for
+	// KMap) or rho_c (for RhoCMap) is taken. A relative path is relative
+	// to the current directory.
+	KMap, RhoCMap string
+	Materials     []Material // later entries over earlier ones, over the maps
+}
+
+// Uniform reports whether the spec is the constant case: no maps and no
+// materials, so k = K and ρc = 1 everywhere and no cell is held.
+func (s *Spec) Uniform() bool {
+	return s.KMap == "" && s.RhoCMap == "" && len(s.Materials) == 0
+}
+
+// Cells are the per-cell values over one box, C order (last axis fastest),
+// each of the box's cell count.
+type Cells struct {
+	K, RhoC []float64
+	Fixed   []float64 // the held value; NaN where the cell is not held
+}
+
+// BytesPerCell is what the media add to a run's memory per cell of an
+// nd-axis grid: the run keeps per cell one array of a (ρc/dt, the
+// diagonal term) or s (its inverse), one array of face coefficients per
+// axis, and a mask (holes and held cells), each 8 bytes a cell — 8·(nd+2).
+// The Cells of Fill are transient and not counted.
+func BytesPerCell(nd int) int { return 8 * (nd + 2) }
+
+// The map keys as the config names them, in messages.
+const (
+	KeyK    = "maps.k"
+	KeyRhoC = "maps.rho_c"
+)
+
+// MapError is a mistake in a map file: Key is KeyK or KeyRhoC, Path the
+// file as given, Msg what is wrong, with the numbers. Its text is
+// "media: maps.k: Msg" (Msg starts with the path).
+type MapError struct {
+	Key, Path, Msg string
+}
+
+func (e *MapError) Error() string { return "media: " + e.Key + ": " + e.Msg }
+
+// FieldError is a mistake in one field of a material: Index is its
+// position in Spec.Materials (0-based), Field the config key of the field
+// ("radius", "lo", "k", …).
+type FieldError struct {
+	Index int
+	Name  string // the material's name, if any
+	Field string
+	Msg   string
+}
+
+// Key is the dotted config key of the field, such as material[1].radius.
+func (e *FieldError) Key() string { return fmt.Sprintf("material[%d].%s", e.Index, e.Field) }
+
+func (e *FieldError) Error() string {
+	name := ""
+	if e.Name != "" {
+		name = fmt.Sprintf(" (%q)", e.Name)
+	}
+	return fmt.Sprintf("media: %s%s: %s", e.Key(), name, e.Msg)
+}
+
+// Check validates the spec without filling: the grid, every material (a
+// known kind with the coordinates of its kind, one per axis; radius > 0;
+// k finite and >= 0; ρc finite and > 0 where given; a held value finite;
+// names unique where given) and the map files (they exist, have the grid's
+// shape and a supported data type, and every value is valid: k finite and
+// >= 0, ρc finite and > 0; a one-off pass over the whole file, one row or
+// chunk at a time). Errors are *MapError, *FieldError or, for the grid,
+// plain errors.
+func (s *Spec) Check() error {
+	if err := s.checkGrid(); err != nil {
+		return err
+	}
+	if err := s.checkMaterials(); err != nil {
+		return err
+	}
+	for _, m := range s.maps() {
+		if err := checkMap(m, s.Shape); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mapRef is one map of the spec: its key, path and value rule.
+type mapRef struct {
+	key, path string
+	rule      rule
+}
+
+// maps are the maps the spec names.
+func (s *Spec) maps() []mapRef {
+	var out []mapRef
+	if s.KMap != "" {
+		out = append(out, mapRef{KeyK, s.KMap, kRule})
+	}
+	if s.RhoCMap != "" {
+		out = append(out, mapRef{KeyRhoC, s.RhoCMap, rhoCRule})
+	}
+	return out
+}
+
+// rule is what a map's values must be.
+type rule struct {
+	ok   func(float64) bool
+	what string // "k must be finite and >= 0"
+}
+
+var (
+	kRule    = rule{func(v float64) bool { return v >= 0 && !math.IsInf(v, 1) }, "k must be finite and >= 0"}
+	rhoCRule = rule{func(v float64) bool { return v > 0 && !math.IsInf(v, 1) }, "rho_c must be finite and > 0"}
+)
+
+func (s *Spec) checkGrid() error {
+	nd := len(s.Shape)
+	if nd != 2 && nd != 3 {
+		return fmt.Errorf("media: the grid has %d axes %v; want 2 or 3", nd, s.Shape)
+	}
+	for _, n := range s.Shape {
+		if n < 1 {
+			return fmt.Errorf("media: the grid shape %v has an axis without cells", s.Shape)
+		}
+	}
+	if len(s.Length) != 0 && len(s.Length) != nd {
+		return fmt.Errorf("media: %d lengths %v for a grid of %d axes", len(s.Length), s.Length, nd)
+	}
+	for _, l := range s.Length {
+		if !(l > 0) || math.IsInf(l, 1) {
+			return fmt.Errorf("media: the grid lengths %v must be finite and positive", s.Length)
+		}
+	}
+	if !(s.K >= 0) || math.IsInf(s.K, 1) {
+		return fmt.Errorf("media: the uniform k %s must be finite and >= 0", num(s.K))
+	}
+	return nil
+}
+
+// checkMaterials validates every material against the grid.
+func (s *Spec) checkMaterials() error {
+	nd := len(s.Shape)
+	names := map[string]int{}
+	for i := range s.Materials {
+		m := &s.Materials[i]
+		bad := func(field, format string, args ...any) error {
+			return &FieldError{Index: i, Name: m.Name, Field: field, Msg: fmt.Sprintf(format, args...)}
+		}
+		if m.Name != "" {
+			if j, ok := names[m.Name]; ok {
+				return bad("name", "%q is also the name of material[%d]; names must be unique", m.Name, j)
+			}
+			names[m.Name] = i
+		}
+		if err := m.Region.check(nd, bad); err != nil {
+			return err
+		}
+		if !m.KeepK && (!(m.K >= 0) || math.IsInf(m.K, 1)) {
+			return bad("k", "must be finite and >= 0; 0 is an insulating hole (got %s)", num(m.K))
+		}
+		if !(m.RhoC >= 0) || math.IsInf(m.RhoC, 1) {
+			return bad("rho_c", "must be finite and > 0 (got %s)", num(m.RhoC))
+		}
+		if m.Fixed != nil && (math.IsNaN(*m.Fixed) || math.IsInf(*m.Fixed, 0)) {
+			return bad("fixed", "must be finite (got %s)", num(*m.Fixed))
+		}
+	}
+	return nil
+}
+
+// check validates a region of an nd-axis grid; bad makes the error of a
+// field.
+func (r *Region) check(nd int, bad func(field, format string, args ...any) error) error {
+	if !slices.Contains(Kinds, r.Kind) {
+		return bad("region", "must be %s (got %q)", oneOf(Kinds), r.Kind)
+	}
+	type field struct {
+		name string
+		xs   []float64
+	}
+	coords := []field{{"lo", r.Lo}, {"hi", r.Hi}, {"center", r.Center}, {"point", r.Point}, {"normal", r.Normal}}
+	uses := map[string][]string{
+		Box:       {"lo", "hi"},
+		Ball:      {"center", "radius"},
+		Cylinder:  {"center", "radius", "axis"},
+		HalfSpace: {"point", "normal"},
+	}[r.Kind]
+	takes := strings.Join(uses, ", ")
+	for _, f := range coords {
+		used := slices.Contains(uses, f.name)
+		switch {
+		case !used && len(f.xs) > 0:
+			return bad(f.name, "a %s takes %s; %s %s would be ignored", r.Kind, takes, f.name, nums(f.xs))
+		case used && len(f.xs) != nd:
+			return bad(f.name, "a %s needs %s with one coordinate per axis, %d for this grid, C order (got %s)", r.Kind, f.name, nd, nums(f.xs))
+		}
+		for _, x := range f.xs {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return bad(f.name, "must hold finite numbers (got %s)", nums(f.xs))
+			}
+		}
+	}
+	usesRadius := slices.Contains(uses, "radius")
+	switch {
+	case !usesRadius && r.Radius != 0:
+		return bad("radius", "a %s takes %s; radius %s would be ignored", r.Kind, takes, num(r.Radius))
+	case usesRadius && (!(r.Radius > 0) || math.IsInf(r.Radius, 1)):
+		return bad("radius", "must be finite and > 0 (got %s)", num(r.Radius))
+	}
+	switch {
+	case r.Kind != Cylinder && r.Axis != 0:
+		return bad("axis", "a %s takes %s; axis %d would be ignored", r.Kind, takes, r.Axis)
+	case r.Kind == Cylinder && nd != 3:
+		return bad("region", "a cylinder needs a 3D grid; in 2D a disc is a ball")
+	case r.Kind == Cylinder && (r.Axis < 0 || r.Axis >= nd):
+		return bad("axis", "must be the C-order index of the axis the cylinder runs along, 0 (z), 1 (y) or 2 (x) (got %d)", r.Axis)
+	}
+	switch r.Kind {
+	case Box:
+		for a := range nd {
+			if !(r.Lo[a] < r.Hi[a]) {
+				return bad("hi", "must exceed lo on every axis (lo %s, hi %s)", nums(r.Lo), nums(r.Hi))
+			}
+		}
+	case HalfSpace:
+		if !slices.ContainsFunc(r.Normal, func(x float64) bool { return x != 0 }) {
+			return bad("normal", "must not be zero (got %s)", nums(r.Normal))
+		}
+	}
+	return nil
+}
+
+// Fill evaluates the spec over the box [lo, hi) of global cell indices,
+// C order: the maps' values of the box (read from the files: only the part
+// the box needs), then the materials in order. Values of the maps in the
+// box that are not valid (k finite and >= 0, ρc finite and > 0) are
+// errors naming the file and the cell; the rest of the file is not read.
+func (s *Spec) Fill(lo, hi []int) (*Cells, error) {
+	if err := s.checkGrid(); err != nil {
+		return nil, err
+	}
+	nd := len(s.Shape)
+	if len(lo) != nd || len(hi) != nd {
+		return nil, fmt.Errorf("media: box %v to %v for a grid of %d axes", lo, hi, nd)
+	}
+	n := 1
+	for a := range nd {
+		if lo[a] < 0 || lo[a] > hi[a] || hi[a] > s.Shape[a] {
+			return nil, fmt.Errorf("media: box %v to %v is not inside the grid %v", lo, hi, s.Shape)
+		}
+		n *= hi[a] - lo[a]
+	}
+	if err := s.checkMaterials(); err != nil {
+		return nil, err
+	}
+	c := &Cells{K: make([]float64, n), RhoC: make([]float64, n), Fixed: make([]float64, n)}
+	fill(c.K, s.K)
+	fill(c.RhoC, 1)
+	fill(c.Fixed, math.NaN())
+	for _, m := range s.maps() {
+		dst := c.K
+		if m.key == KeyRhoC {
+			dst = c.RhoC
+		}
+		if err := readMap(m, s.Shape, lo, hi, dst); err != nil {
+			return nil, err
+		}
+	}
+	if len(s.Materials) == 0 || n == 0 {
+		return c, nil
+	}
+	// The centres of the box's cells per axis.
+	centres := make([][]float64, nd)
+	for a := range nd {
+		h := s.length(a) / float64(s.Shape[a])
+		centres[a] = make([]float64, hi[a]-lo[a])
+		for i := range centres[a] {
+			centres[a][i] = (float64(lo[a]+i) + 0.5) * h
+		}
+	}
+	x := make([]float64, nd)
+	for mi := range s.Materials {
+		m := &s.Materials[mi]
+		fixed := math.NaN()
+		if m.Fixed != nil {
+			fixed = *m.Fixed
+		}
+		idx := make([]int, nd)
+		for cell := range n {
+			for a := range nd {
+				x[a] = centres[a][idx[a]]
+			}
+			if m.Region.Contains(x) {
+				if !m.KeepK {
+					c.K[cell] = m.K
+				}
+				if m.RhoC > 0 {
+					c.RhoC[cell] = m.RhoC
+				}
+				c.Fixed[cell] = fixed
+			}
+			for a := nd - 1; a >= 0; a-- {
+				if idx[a]++; idx[a] < len(centres[a]) {
+					break
+				}
+				idx[a] = 0
+			}
+		}
+	}
+	return c, nil
+}
+
+// length is the physical extent of axis a.
+func (s *Spec) length(a int) float64 {
+	if len(s.Length) == 0 {
+		return 1
+	}
+	return s.Length[a]
+}
+
+// Contains reports whether the point x (physical coordinates, C order, one
+// per axis of the region) lies in the region.
+func (r *Region) Contains(x []float64) bool {
+	switch r.Kind {
+	case Box:
+		for a, v := range x {
+			if v < r.Lo[a] || v >= r.Hi[a] {
+				return false
+			}
+		}
+		return true
+	case Ball:
+		return dist2(x, r.Center, -1) <= r.Radius*r.Radius
+	case Cylinder:
+		return dist2(x, r.Center, r.Axis) <= r.Radius*r.Radius
+	case HalfSpace:
+		dot := 0.0
+		for a, v := range x {
+			dot += (v - r.Point[a]) * r.Normal[a]
+		}
+		return dot >= 0
+	}
+	return false
+}
+
+// dist2 is |x − c|² over every axis but skip.
+func dist2(x, c []float64, skip int) float64 {
+	d := 0.0
+	for a, v := range x {
+		if a != skip {
+			d += (v - c[a]) * (v - c[a])
+		}
+	}
+	return d
+}
+
+func fill(xs []float64, v float64) {
+	for i := range xs {
+		xs[i] = v
+	}
+}
+
+// num writes a float for a message: nan and inf as TOML spells them.
+func num(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "nan"
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsInf(v, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+func nums(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = num(x)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// oneOf lists kinds for a message: "a", "b" or "c".
+func oneOf(kinds []string) string {
+	q := make([]string, len(kinds))
+	for i, s := range kinds {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// errMissing marks a chunk that is not stored (its values are the fill
+// value).
+var errMissing = errors.New("missing")
