@@ -46,8 +46,15 @@ import (
 )
 
 // Format is the version of heat's layout inside the Zarr group (the
-// attributes.heat object). Open refuses any other version.
+// attributes.heat object) of a checkpoint of the field alone. Open refuses
+// any version but Format and MediaFormat.
 const Format = 2
+
+// MediaFormat is the version of a checkpoint that holds arrays beside the
+// field (Meta.Arrays: the media), listed in attributes.heat.arrays. A heat
+// from before media reads Format only, so it refuses such a checkpoint
+// rather than continue it in a uniform medium.
+const MediaFormat = 3
 
 // Sentinel errors; match them with errors.Is. Returned errors wrap them with
 // a message that names the checkpoint file or chunk at fault.
@@ -78,6 +85,11 @@ type Meta struct {
 	// "equation" or "converged"). It round-trips through JSON, so numbers
 	// come back as float64.
 	Extra map[string]any
+	// Arrays are what Write stores beside the field, each once: the media
+	// of a heterogeneous run (MediaArrays). nil for a uniform medium, whose
+	// checkpoint is then exactly what it was before media (Format). Open
+	// leaves it nil: Checkpoint.Arrays names them and ReadArray reads them.
+	Arrays []Array
 }
 
 // Options tune Write and Read. The zero value is valid.
@@ -119,8 +131,8 @@ type Options struct {
 type Info struct {
 	Step   int
 	Path   string  // the checkpoint directory, root/step-NNNNNNNN
-	Bytes  int64   // bytes stored: every chunk file and both zarr.json files
-	Raw    int64   // bytes of the field itself: 8 per cell
+	Bytes  int64   // bytes stored: every chunk file and every zarr.json file
+	Raw    int64   // bytes of the values themselves: 8 per cell (u), and per array its value's size
 	WriteS float64 // seconds this rank spent in Write
 	// Foreign (rank 0) names what the commit's pruning left alone in the
 	// root: other runs' checkpoints and leftovers, and this run's that hold

@@ -64,6 +64,48 @@ func getBox(dst []float64, dv view, src []byte, sv view, b decomp.Box) {
 	})
 }
 
+// putBoxAs is putBox for chunk values of elem bytes: 8 (float64), or 1
+// (uint8, the values whole numbers 0 to 255, as Write checked).
+func putBoxAs(elem int, dst []byte, dv view, src []float64, sv view, b decomp.Box) {
+	if elem == 8 {
+		putBox(dst, dv, src, sv, b)
+		return
+	}
+	eachRow(b, func(lo []int, n int) {
+		d, s := dv.at(lo), sv.at(lo)
+		row := dst[d : d+n]
+		for k, x := range src[s : s+n] {
+			row[k] = uint8(x)
+		}
+	})
+}
+
+// getBoxAs is getBox for chunk values of elem bytes: 8 (float64) or 1
+// (uint8).
+func getBoxAs(elem int, dst []float64, dv view, src []byte, sv view, b decomp.Box) {
+	if elem == 8 {
+		getBox(dst, dv, src, sv, b)
+		return
+	}
+	eachRow(b, func(lo []int, n int) {
+		d, s := dv.at(lo), sv.at(lo)
+		out := dst[d : d+n]
+		for k, x := range src[s : s+n] {
+			out[k] = float64(x)
+		}
+	})
+}
+
+// fillRaw sets every value of the chunk bytes raw, of elem bytes each, to
+// the fill value: NaN for float64, 0 for uint8.
+func fillRaw(raw []byte, elem int) {
+	if elem == 8 {
+		fillNaN(raw)
+		return
+	}
+	clear(raw)
+}
+
 // floatBytes is the memory of v as bytes.
 func floatBytes(v []float64) []byte {
 	if len(v) == 0 {

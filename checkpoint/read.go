@@ -27,11 +27,26 @@ import (
 // names that rank and the chunk file, wrapping the same sentinel
 // (ErrIncomplete, ErrChecksum, ErrIncompatible) where there is one.
 func Read(c comm.Comm, ck *Checkpoint, g *decomp.Grid, lay decomp.Layout, u []float64, opt Options) error {
+	return ReadArray(c, ck, arrayName, g, lay, u, opt)
+}
+
+// ReadArray is Read for the checkpoint's array name: "u" (the field), or
+// one beside it (Checkpoint.Arrays: the media k, rho_c, mask), into dst
+// laid out as lay; a uint8 array's values come as float64. Collective, on
+// any number of ranks, as Read. A checkpoint without the array fails on
+// every rank with ErrIncompatible, naming the arrays it holds.
+func ReadArray(c comm.Comm, ck *Checkpoint, name string, g *decomp.Grid, lay decomp.Layout, dst []float64, opt Options) error {
 	rank, n := c.Rank(), c.Size()
 	bad := -1 // position of the failing chunk, C order
-	err := checkRead(c, ck, g, lay, u, opt)
+	err := checkRead(c, ck, g, lay, dst, opt)
+	var a *arrayOf
 	if err == nil {
-		bad, err = readChunks(ck, g.Box(rank), lay, u, fsOf(opt), max(1, opt.Workers))
+		if a = ck.array(name); a == nil {
+			err = fmt.Errorf("checkpoint: %s holds no array %q (it holds %s): %w", ck.Path(), name, strings.Join(ck.Arrays(), ", "), ErrIncompatible)
+		}
+	}
+	if err == nil {
+		bad, err = readChunks(ck, a, g.Box(rank), lay, dst, fsOf(opt), max(1, opt.Workers))
 	}
 	// Every rank learns every rank's failure: its kind and chunk.
 	in := make([]float64, 2*n)
@@ -54,8 +69,8 @@ func Read(c comm.Comm, ck *Checkpoint, g *decomp.Grid, lay decomp.Layout, u []fl
 			continue
 		}
 		where := ""
-		if l := int(out[2*r+1]) - 1; l >= 0 && ck != nil {
-			where = " at chunk " + ck.ChunkFile(ck.grid.key(ck.grid.index(l)))
+		if l := int(out[2*r+1]) - 1; l >= 0 && a != nil {
+			where = " at chunk " + ck.ArrayChunkFile(a.name, ck.grid.key(ck.grid.index(l)))
 		}
 		what := "a checkpoint"
 		if ck != nil {
@@ -106,10 +121,10 @@ func checkRead(c comm.Comm, ck *Checkpoint, g *decomp.Grid, lay decomp.Layout, u
 	return nil
 }
 
-// readChunks fills box my of u from every chunk crossing it, with workers
-// goroutines. On failure, bad is the position (C order) of the first chunk
-// that failed.
-func readChunks(ck *Checkpoint, my decomp.Box, lay decomp.Layout, u []float64, fsys FS, workers int) (bad int, err error) {
+// readChunks fills box my of u from every chunk of array a crossing it,
+// with workers goroutines. On failure, bad is the position (C order) of the
+// first chunk that failed.
+func readChunks(ck *Checkpoint, a *arrayOf, my decomp.Box, lay decomp.Layout, u []float64, fsys FS, workers int) (bad int, err error) {
 	cg := ck.grid
 	var todo [][]int
 	lo, hi := cg.crossing(my)
@@ -133,7 +148,7 @@ func readChunks(ck *Checkpoint, my decomp.Box, lay decomp.Layout, u []float64, f
 					continue
 				}
 				idx := todo[i]
-				raw, err := ck.loadChunk(fsys, idx, &bufs, my, workers)
+				raw, err := ck.loadChunk(fsys, a, idx, &bufs, my, workers)
 				if err != nil {
 					errs[i] = err
 					mu.Lock()
@@ -143,7 +158,7 @@ func readChunks(ck *Checkpoint, my decomp.Box, lay decomp.Layout, u []float64, f
 				}
 				// Chunks hold disjoint cells, so workers never write the
 				// same element of u.
-				getBox(u, fv, raw, denseView(cg.full(idx)), cg.box(idx).Intersect(my))
+				getBoxAs(a.elem(), u, fv, raw, denseView(cg.full(idx)), cg.box(idx).Intersect(my))
 			}
 		})
 	}
@@ -165,41 +180,41 @@ func readChunks(ck *Checkpoint, my decomp.Box, lay decomp.Layout, u []float64, f
 // field's size, page faults included, for buffers dropped at once).
 type chunkBufs struct{ file, raw []byte }
 
-// loadChunk reads the chunk with the given key, checks its size and CRC32-C
-// against the metadata, and decompresses it to the full chunk's bytes, all
-// in bufs' storage, which it keeps for the next chunk.
+// loadChunk reads the chunk of array a with the given key, checks its size
+// and CRC32-C against the metadata, and decompresses it to the full chunk's
+// bytes, all in bufs' storage, which it keeps for the next chunk.
 //
 // A sharded chunk (a shard) decodes only the inner chunks that hold a cell
 // of need (global coordinates), with workers goroutines.
-func (ck *Checkpoint) loadChunk(fsys FS, idx []int, bufs *chunkBufs, need decomp.Box, workers int) ([]byte, error) {
+func (ck *Checkpoint) loadChunk(fsys FS, a *arrayOf, idx []int, bufs *chunkBufs, need decomp.Box, workers int) ([]byte, error) {
 	key := ck.grid.key(idx)
-	file := ck.ChunkFile(key)
+	file := ck.ArrayChunkFile(a.name, key)
 	full := ck.grid.full(idx)
 	if err := ck.inside(fsys, file); err != nil {
 		return nil, err
 	}
 	if in := ck.grid.box(idx); ck.inner != nil && need.Intersect(in).Size() < in.Size() {
 		// A part of a shard: read only what it takes.
-		return ck.loadShardPart(fsys, file, key, full, bufs, need, workers)
+		return ck.loadShardPart(fsys, a, file, key, full, bufs, need, workers)
 	}
 	// No more than the metadata records (which Open bounded by the chunk's
 	// shape); a larger file is refused by its size, unread.
-	data, err := fsys.ReadFile(file, int64(ck.sums[key].Bytes), bufs.file)
+	data, err := fsys.ReadFile(file, int64(a.sums[key].Bytes), bufs.file)
 	if data != nil {
 		bufs.file = data
 	}
-	if err := ck.checkSize(file, key, int64(len(data)), err); err != nil {
+	if err := checkSize(a, file, key, int64(len(data)), err); err != nil {
 		return nil, err
 	}
-	sum := ck.sums[key]
+	sum := a.sums[key]
 	if crc := crc32c(data); crc != sum.CRC32C {
 		return nil, fmt.Errorf("checkpoint: chunk %s has CRC32-C %08x, the metadata records %08x: %w", file, crc, sum.CRC32C, ErrChecksum)
 	}
 	var raw []byte
 	if ck.inner != nil {
-		raw, err = decodeShard(data, ck.grid.chunk, ck.inner, localBox(need, full), workers, bufs.raw)
+		raw, err = decodeShardAs(a.elem(), data, ck.grid.chunk, ck.inner, localBox(need, full), workers, bufs.raw)
 	} else {
-		raw, err = decompress(data, 8*ck.grid.cells(), bufs.raw)
+		raw, err = decompress(data, a.elem()*ck.grid.cells(), bufs.raw)
 	}
 	if raw != nil {
 		bufs.raw = raw
@@ -214,9 +229,9 @@ func (ck *Checkpoint) loadChunk(fsys FS, idx []int, bufs *chunkBufs, need decomp
 // its index (checked by its CRC32-C), then each inner chunk that crosses
 // need (checked by its zstd frame checksum and size), by range reads. The
 // file's own CRC32-C needs the whole file; its size is checked instead.
-func (ck *Checkpoint) loadShardPart(fsys FS, file, key string, full decomp.Box, bufs *chunkBufs, need decomp.Box, workers int) ([]byte, error) {
+func (ck *Checkpoint) loadShardPart(fsys FS, a *arrayOf, file, key string, full decomp.Box, bufs *chunkBufs, need decomp.Box, workers int) ([]byte, error) {
 	size, err := fsys.Size(file)
-	if err := ck.checkSize(file, key, size, err); err != nil {
+	if err := checkSize(a, file, key, size, err); err != nil {
 		return nil, err
 	}
 	n := innerGrid(ck.grid.chunk, ck.inner).len()
@@ -227,7 +242,7 @@ func (ck *Checkpoint) loadShardPart(fsys FS, file, key string, full decomp.Box, 
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: chunk %s: %w", file, err)
 	}
-	raw, err := decodeShardFrom(func(off, length uint64) ([]byte, error) {
+	raw, err := decodeShardFrom(a.elem(), func(off, length uint64) ([]byte, error) {
 		return fsys.ReadRange(file, int64(off), int(length), nil)
 	}, index, uint64(size)-uint64(16*n+4), ck.grid.chunk, ck.inner, localBox(need, full), workers, bufs.raw)
 	if raw != nil {
@@ -239,11 +254,12 @@ func (ck *Checkpoint) loadShardPart(fsys FS, file, key string, full decomp.Box, 
 	return raw, nil
 }
 
-// checkSize turns a chunk file's read (or stat) error, or a size other
-// than the metadata records, into the checkpoint's error: a file missing or
-// anything but a regular file in its place (a FIFO, a directory, a link)
-// makes the checkpoint incomplete, a file of another size damaged.
-func (ck *Checkpoint) checkSize(file, key string, size int64, err error) error {
+// checkSize turns the read (or stat) error of a chunk file of array a, or a
+// size other than the metadata records, into the checkpoint's error: a
+// file missing or anything but a regular file in its place (a FIFO, a
+// directory, a link) makes the checkpoint incomplete, a file of another
+// size damaged.
+func checkSize(a *arrayOf, file, key string, size int64, err error) error {
 	var big *safefile.TooLargeError
 	if errors.As(err, &big) {
 		size, err = big.Size, nil
@@ -255,8 +271,8 @@ func (ck *Checkpoint) checkSize(file, key string, size int64, err error) error {
 		return fmt.Errorf("checkpoint: chunk %w: %w", err, ErrIncomplete)
 	case err != nil:
 		return fmt.Errorf("checkpoint: chunk %s: %w", file, err)
-	case size != int64(ck.sums[key].Bytes):
-		return fmt.Errorf("checkpoint: chunk %s has %d bytes, the metadata records %d: %w", file, size, ck.sums[key].Bytes, ErrChecksum)
+	case size != int64(a.sums[key].Bytes):
+		return fmt.Errorf("checkpoint: chunk %s has %d bytes, the metadata records %d: %w", file, size, a.sums[key].Bytes, ErrChecksum)
 	}
 	return nil
 }
@@ -312,28 +328,30 @@ func localBox(need, full decomp.Box) decomp.Box {
 }
 
 // Verify checks the checkpoint in directory path completely: its metadata
-// (as Open does), then every chunk: that it exists, has the size and
-// CRC32-C the metadata records, and decompresses to the chunk's size. It
-// returns one error per problem, each naming its file, in chunk order; nil
-// means the checkpoint is sound.
+// (as Open does), then every chunk of every array (u, then the media): that
+// it exists, has the size and CRC32-C the metadata records, and
+// decompresses to the chunk's size. It returns one error per problem, each
+// naming its file, in array and then chunk order; nil means the checkpoint
+// is sound.
 func Verify(path string) []error {
 	ck, err := Open(path)
 	if err != nil {
 		return []error{err}
 	}
-	errs := make([]error, len(ck.keys))
+	n := len(ck.keys)
+	errs := make([]error, len(ck.arrays)*n)
 	var wg sync.WaitGroup
 	jobs := make(chan int)
-	for range min(runtime.GOMAXPROCS(0), len(ck.keys)) {
+	for range min(runtime.GOMAXPROCS(0), len(errs)) {
 		wg.Go(func() {
 			var bufs chunkBufs
 			for i := range jobs {
-				idx := ck.grid.index(i)
-				_, errs[i] = ck.loadChunk(OS{}, idx, &bufs, ck.grid.full(idx), 1)
+				a, idx := ck.arrays[i/n], ck.grid.index(i%n)
+				_, errs[i] = ck.loadChunk(OS{}, a, idx, &bufs, ck.grid.full(idx), 1)
 			}
 		})
 	}
-	for i := range ck.keys {
+	for i := range errs {
 		jobs <- i
 	}
 	close(jobs)

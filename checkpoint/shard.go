@@ -78,7 +78,8 @@ const emptyEntry = math.MaxUint64
 
 // shardFile is a shard's file, written (io.WriterTo) as its inner chunks
 // are compressed: workers goroutines compress the shard raw (its full
-// shape, C order, 8 bytes a value) inner chunk by inner chunk in C order,
+// shape, C order, elem bytes a value: 0 means 8) inner chunk by inner
+// chunk in C order,
 // at most 2·workers chunks ahead of the writer, which appends each zstd
 // frame in turn, then the index and its CRC32-C. So compressing overlaps
 // writing, and a shard (up to a gigabyte) is never held compressed whole.
@@ -88,12 +89,17 @@ type shardFile struct {
 	shard, inner []int
 	level        int
 	workers      int
+	elem         int
 	CRC          uint32
 	Bytes        int
 }
 
 func (e *shardFile) WriteTo(w io.Writer) (int64, error) {
 	ig := innerGrid(e.shard, e.inner)
+	elem := e.elem
+	if elem == 0 {
+		elem = 8
+	}
 	var idxs [][]int
 	eachIndex(make([]int, len(ig.count)), ig.count, func(idx []int) { idxs = append(idxs, slices.Clone(idx)) })
 	n := len(idxs)
@@ -115,10 +121,10 @@ func (e *shardFile) WriteTo(w io.Writer) (int64, error) {
 	var wg sync.WaitGroup
 	// Scratch chunks and frames come from the spare buffers (fresh ones
 	// would page-fault a shard's worth of memory every checkpoint).
-	bound := frameBound(8 * ig.cells())
+	bound := frameBound(elem * ig.cells())
 	for range workers {
 		wg.Go(func() {
-			buf := spare.take(8 * ig.cells())
+			buf := spare.take(elem * ig.cells())
 			defer spare.give(buf)
 			for {
 				ahead <- struct{}{}
@@ -128,7 +134,7 @@ func (e *shardFile) WriteTo(w io.Writer) (int64, error) {
 					return
 				}
 				b := ig.full(idxs[i])
-				copyBytes(buf, denseView(b), e.raw, sv, b)
+				copyBytesAs(elem, buf, denseView(b), e.raw, sv, b)
 				f, err := compress(e.level, buf, spare.take(bound)[:0])
 				done[i] <- frame{f, err}
 			}
@@ -169,9 +175,9 @@ func (e *shardFile) WriteTo(w io.Writer) (int64, error) {
 }
 
 // eachInner calls f for every inner chunk of ig (its position in C order,
-// its index, and a scratch buffer of one inner chunk's bytes), spread over
-// workers goroutines; the first error wins.
-func eachInner(ig chunkGrid, workers int, f func(i int, idx []int, buf []byte) error) error {
+// its index, and a scratch buffer of one inner chunk's bytes, elem a
+// value), spread over workers goroutines; the first error wins.
+func eachInner(ig chunkGrid, workers, elem int, f func(i int, idx []int, buf []byte) error) error {
 	var idxs [][]int
 	eachIndex(make([]int, len(ig.count)), ig.count, func(idx []int) { idxs = append(idxs, slices.Clone(idx)) })
 	errs := make([]error, len(idxs))
@@ -179,7 +185,7 @@ func eachInner(ig chunkGrid, workers int, f func(i int, idx []int, buf []byte) e
 	next := atomic.Int64{}
 	for range max(1, min(workers, len(idxs))) {
 		wg.Go(func() {
-			buf := make([]byte, 8*ig.cells())
+			buf := make([]byte, elem*ig.cells())
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(idxs) {
@@ -205,20 +211,26 @@ func eachInner(ig chunkGrid, workers int, f func(i int, idx []int, buf []byte) e
 // (its CRC32-C), an entry outside the file, or an inner chunk that does not
 // decode to its size is an error.
 func decodeShard(data []byte, shard, inner []int, need decomp.Box, workers int, dst []byte) ([]byte, error) {
+	return decodeShardAs(8, data, shard, inner, need, workers, dst)
+}
+
+// decodeShardAs is decodeShard for values of elem bytes.
+func decodeShardAs(elem int, data []byte, shard, inner []int, need decomp.Box, workers int, dst []byte) ([]byte, error) {
 	n := innerGrid(shard, inner).len()
 	if len(data) < 16*n+4 {
 		return nil, fmt.Errorf("shard of %d bytes is too short for the index of %d inner chunks", len(data), n)
 	}
 	body := uint64(len(data) - 16*n - 4)
-	return decodeShardFrom(func(off, length uint64) ([]byte, error) { return data[off : off+length], nil },
+	return decodeShardFrom(elem, func(off, length uint64) ([]byte, error) { return data[off : off+length], nil },
 		data[body:], body, shard, inner, need, workers, dst)
 }
 
 // decodeShardFrom decodes the inner chunks of a shard that cross need,
 // given the shard's index with its CRC32-C (indexCRC: the file's last
 // 16·n+4 bytes), the length of its data before the index, and a way to
-// fetch a range of the data (from memory, or by a range read of the file).
-func decodeShardFrom(fetch func(off, length uint64) ([]byte, error), indexCRC []byte, body uint64, shard, inner []int, need decomp.Box, workers int, dst []byte) ([]byte, error) {
+// fetch a range of the data (from memory, or by a range read of the file);
+// its values are elem bytes each.
+func decodeShardFrom(elem int, fetch func(off, length uint64) ([]byte, error), indexCRC []byte, body uint64, shard, inner []int, need decomp.Box, workers int, dst []byte) ([]byte, error) {
 	ig := innerGrid(shard, inner)
 	n := ig.len()
 	if len(indexCRC) != 16*n+4 {
@@ -229,20 +241,20 @@ func decodeShardFrom(fetch func(off, length uint64) ([]byte, error), indexCRC []
 		return nil, fmt.Errorf("shard index has CRC32-C %08x, it records %08x", got, want)
 	}
 	whole := decomp.Box{Lo: make([]int, len(shard)), Hi: shard}
-	size := 8 * whole.Size()
+	size := elem * whole.Size()
 	if cap(dst) < size {
 		dst = make([]byte, size)
 	}
 	dst = dst[:size]
 	sv := denseView(whole)
-	err := eachInner(ig, workers, func(i int, idx []int, buf []byte) error {
+	err := eachInner(ig, workers, elem, func(i int, idx []int, buf []byte) error {
 		b := ig.full(idx)
 		if b.Intersect(need).Empty() {
 			return nil
 		}
 		off, length := binary.LittleEndian.Uint64(index[16*i:]), binary.LittleEndian.Uint64(index[16*i+8:])
 		if off == emptyEntry && length == emptyEntry {
-			fillBox(dst, sv, b)
+			fillBox(dst, sv, b, elem)
 			return nil
 		}
 		if off > body || length > body-off {
@@ -252,11 +264,11 @@ func decodeShardFrom(fetch func(off, length uint64) ([]byte, error), indexCRC []
 		if err != nil {
 			return err
 		}
-		raw, err := decompress(frame, 8*ig.cells(), buf)
+		raw, err := decompress(frame, elem*ig.cells(), buf)
 		if err != nil {
 			return fmt.Errorf("inner chunk %v: %w", idx, err)
 		}
-		copyBytes(dst, sv, raw, denseView(b), b)
+		copyBytesAs(elem, dst, sv, raw, denseView(b), b)
 		return nil
 	})
 	if err != nil {
@@ -265,18 +277,18 @@ func decodeShardFrom(fetch func(off, length uint64) ([]byte, error), indexCRC []
 	return dst, nil
 }
 
-// copyBytes copies box b of the raw float64 bytes src (laid out as sv)
-// into dst (laid out as dv), a row at a time.
-func copyBytes(dst []byte, dv view, src []byte, sv view, b decomp.Box) {
+// copyBytesAs copies box b of the raw bytes src (laid out as sv, values
+// of elem bytes) into dst (laid out as dv), a row at a time.
+func copyBytesAs(elem int, dst []byte, dv view, src []byte, sv view, b decomp.Box) {
 	eachRow(b, func(lo []int, n int) {
-		copy(dst[8*dv.at(lo):8*(dv.at(lo)+n)], src[8*sv.at(lo):8*(sv.at(lo)+n)])
+		copy(dst[elem*dv.at(lo):elem*(dv.at(lo)+n)], src[elem*sv.at(lo):elem*(sv.at(lo)+n)])
 	})
 }
 
-// fillBox sets box b of dst (raw float64 bytes, laid out as dv) to the
-// fill value, NaN.
-func fillBox(dst []byte, dv view, b decomp.Box) {
-	eachRow(b, func(lo []int, n int) { fillNaN(dst[8*dv.at(lo) : 8*(dv.at(lo)+n)]) })
+// fillBox sets box b of dst (raw bytes of values of elem bytes, laid out
+// as dv) to the fill value: NaN for float64, 0 for uint8.
+func fillBox(dst []byte, dv view, b decomp.Box, elem int) {
+	eachRow(b, func(lo []int, n int) { fillRaw(dst[elem*dv.at(lo):elem*(dv.at(lo)+n)], elem) })
 }
 
 // WriterShards is the shard and inner chunk shape of checkpoint.shard =

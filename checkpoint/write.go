@@ -29,7 +29,9 @@ const tag = comm.TagCheckpoint
 // Write stores the field u as checkpoint step-NNNNNNNN (meta.Step) under
 // root. It is collective: every rank of c calls it with its own box of the
 // grid g, laid out as lay (u holds the box with its ghosts; only the box is
-// stored).
+// stored). The arrays of meta.Arrays (the media), laid out as u, are stored
+// beside it, each in its own folder, chunked and written as u is; every
+// rank passes the same names and types.
 //
 // Each chunk is written by the rank that owns its first cell: the other
 // ranks whose boxes cross it send it their parts, and it assembles, compresses
@@ -70,6 +72,11 @@ type Pending struct {
 // background. Finish, collective again, waits for that and commits; a
 // failure of the background work surfaces there. One checkpoint in flight
 // at a time: Finish one before the next Begin.
+//
+// The arrays of meta.Arrays are not copied: a run's media never change, so
+// their chunks are assembled from the arrays themselves (and the parts
+// other ranks sent in Begin) in the background, each as it is written. They
+// must stay as they are until Finish returns.
 func Begin(c comm.Comm, g *decomp.Grid, lay decomp.Layout, u []float64, root string, meta Meta, opt Options) (*Pending, error) {
 	return begin(c, g, lay, u, root, meta, opt, true)
 }
@@ -93,10 +100,14 @@ func begin(c comm.Comm, g *decomp.Grid, lay decomp.Layout, u []float64, root str
 	if err := w.begin(); err != nil {
 		return nil, err
 	}
-	own, cerr := w.exchange()
-	if cerr != nil {
-		w.abandon()
-		return nil, w.fail(cerr)
+	var own []*ownChunk
+	for a := range w.arrays {
+		mine, cerr := w.exchange(a)
+		if cerr != nil {
+			w.abandon()
+			return nil, w.fail(cerr)
+		}
+		own = append(own, mine...)
 	}
 	p := &Pending{w: w, start: start, done: make(chan struct{})}
 	go func() {
@@ -130,9 +141,10 @@ type writer struct {
 
 	name, final, partial string
 
-	level int
-	grid  chunkGrid // the array's chunks: with sharding, its shards
-	inner []int     // the inner chunk shape of a sharded checkpoint, or nil
+	level  int
+	grid   chunkGrid // the array's chunks: with sharding, its shards
+	inner  []int     // the inner chunk shape of a sharded checkpoint, or nil
+	arrays []wArray  // what is stored: u, then meta.Arrays
 
 	made        bool     // rank 0: it created the .partial folder
 	committed   bool     // rank 0: the checkpoint is at its final name
@@ -140,6 +152,18 @@ type writer struct {
 	commitErr   error    // rank 0: why committing failed
 	removeLater bool     // remove the pruned checkpoints in the background
 }
+
+// wArray is one array a writer stores.
+type wArray struct {
+	name, dtype string
+	data        []float64 // laid out as the field
+	// static arrays (the media) do not change until Finish: their chunks
+	// are assembled as they are written, not copied in Begin.
+	static bool
+}
+
+// elem is the bytes a value of a takes in a chunk.
+func (a wArray) elem() int { return elemSize(a.dtype) }
 
 // outcome is what rank 0 tells every rank at the end of Write.
 type outcome struct {
@@ -155,6 +179,7 @@ type report struct {
 }
 
 type chunkNote struct {
+	Array string `json:"array,omitempty"` // "" is u
 	Key   string `json:"key"`
 	CRC   uint32 `json:"crc32c"`
 	Bytes int    `json:"bytes"`
@@ -186,7 +211,10 @@ func (w *writer) begin() error {
 // agrees on success, rank 0 commits (or cleans up) and tells the outcome.
 func (w *writer) commitAll(notes []chunkNote, ioErr error) (Info, error) {
 	rank := w.c.Rank()
-	info := Info{Step: w.meta.Step, Path: w.final, Raw: 8 * int64(prod(w.g.Shape))}
+	info := Info{Step: w.meta.Step, Path: w.final}
+	for _, a := range w.arrays {
+		info.Raw += int64(a.elem()) * int64(prod(w.g.Shape))
+	}
 	rep := report{Chunks: notes}
 	if ioErr != nil {
 		rep.Err = ioErr.Error()
@@ -286,6 +314,9 @@ func (w *writer) prepare() error {
 	if len(w.u) != lay.Len() {
 		return fmt.Errorf("field has %d values, its layout %d", len(w.u), lay.Len())
 	}
+	if err := w.prepareArrays(); err != nil {
+		return err
+	}
 	level, err := zstdLevel(w.opt.Level)
 	if err != nil {
 		return err
@@ -304,6 +335,56 @@ func (w *writer) prepare() error {
 		return err
 	}
 	w.grid = newChunkGrid(g.Shape, chunk)
+	return nil
+}
+
+// prepareArrays checks the arrays of meta.Arrays and lists what the writer
+// stores: u, then each of them.
+func (w *writer) prepareArrays() error {
+	w.arrays = []wArray{{name: arrayName, dtype: Float64, data: w.u}}
+	box := w.g.Box(w.c.Rank())
+	fv := fieldView(w.lay)
+	for _, a := range w.meta.Arrays {
+		dtype := a.Type
+		if dtype == "" {
+			dtype = Float64
+		}
+		switch {
+		case !slices.Contains(MediaArrays, a.Name):
+			return fmt.Errorf("array %q: not one a checkpoint holds (%s)", a.Name, strings.Join(MediaArrays, ", "))
+		case slices.ContainsFunc(w.arrays, func(b wArray) bool { return b.name == a.Name }):
+			return fmt.Errorf("array %q given twice", a.Name)
+		case dtype != Float64 && dtype != Uint8:
+			return fmt.Errorf("array %q: type %q, want %q or %q", a.Name, a.Type, Float64, Uint8)
+		case len(a.Data) != w.lay.Len():
+			return fmt.Errorf("array %q has %d values, its layout %d", a.Name, len(a.Data), w.lay.Len())
+		}
+		if dtype == Uint8 {
+			var bad error
+			eachRow(box, func(lo []int, n int) {
+				if bad != nil {
+					return
+				}
+				i := fv.at(lo)
+				for k, v := range a.Data[i : i+n] {
+					if !(v >= 0 && v <= 255 && v == math.Trunc(v)) {
+						at := slices.Clone(lo)
+						at[len(at)-1] += k
+						bad = fmt.Errorf("array %q is uint8, but cell %v holds %v", a.Name, at, v)
+						return
+					}
+				}
+			})
+			if bad != nil {
+				return bad
+			}
+		}
+		w.arrays = append(w.arrays, wArray{name: a.Name, dtype: dtype, data: a.Data, static: true})
+	}
+	// In the order Open lists them.
+	slices.SortStableFunc(w.arrays[1:], func(a, b wArray) int {
+		return slices.Index(MediaArrays, a.name) - slices.Index(MediaArrays, b.name)
+	})
 	return nil
 }
 
@@ -327,12 +408,12 @@ func sameBox(lay decomp.Layout, b decomp.Box) error {
 }
 
 // preparePartial (rank 0) checks the metadata can be encoded, then creates
-// a fresh root/step-N.partial/u.
+// a fresh root/step-N.partial with a folder per array (u, and the media).
 func (w *writer) preparePartial() error {
 	if len(w.meta.Config) > 0 && !json.Valid(w.meta.Config) {
 		return errors.New("the config to store is not valid JSON")
 	}
-	if _, err := encodeGroup(w.meta, nil, nil); err != nil {
+	if _, err := encodeGroup(w.meta, nil, nil, nil); err != nil {
 		return fmt.Errorf("the solver state cannot be stored: %w", err)
 	}
 	if err := w.held(); err != nil {
@@ -352,8 +433,10 @@ func (w *writer) preparePartial() error {
 		}
 	}
 	w.made = true
-	if err := w.fs.MkdirAll(filepath.Join(w.partial, arrayName)); err != nil {
-		return err
+	for _, a := range w.arrays {
+		if err := w.fs.MkdirAll(filepath.Join(w.partial, a.name)); err != nil {
+			return err
+		}
 	}
 	if w.opt.RunID != "" {
 		if err := w.fs.WriteFile(filepath.Join(w.partial, writerFile), strings.NewReader(w.opt.RunID+"\n")); err != nil {
@@ -437,22 +520,25 @@ type piece struct {
 
 // ownChunk is a chunk this rank writes, with the pieces it receives.
 type ownChunk struct {
+	arr    int // of writer.arrays
 	idx    []int
 	pieces []piece
 	reqs   []comm.Request
 	raw    []byte // the assembled chunk, until written
 }
 
-// exchange is phase 2's collective half: this rank sends its parts of
-// other ranks' chunks and receives the parts of its own, each chunk then
-// assembled whole (its raw bytes) in memory. Sends go in increasing chunk
-// order, receives are posted in the same order, and one tag serves them all
-// (FIFO per source and tag).
-func (w *writer) exchange() (own []*ownChunk, cerr error) {
+// exchange is phase 2's collective half for array arr of the writer: this
+// rank sends its parts of other ranks' chunks and receives the parts of its
+// own, each chunk then assembled whole (its raw bytes) in memory, or (a
+// static array) when it is written. Sends go in increasing chunk order,
+// receives are posted in the same order, and one tag serves them all (FIFO
+// per source and tag); one array's exchange ends before the next one's.
+func (w *writer) exchange(arr int) (own []*ownChunk, cerr error) {
 	c, g, cg := w.c, w.g, w.grid
 	rank := c.Rank()
 	my := g.Box(rank)
 	fv := fieldView(w.lay)
+	data := w.arrays[arr].data
 
 	var sends []comm.Request
 	lo, hi := cg.crossing(my)
@@ -467,7 +553,7 @@ func (w *writer) exchange() (own []*ownChunk, cerr error) {
 		}
 		part := cb.Intersect(my)
 		buf := make([]float64, part.Size())
-		copyBox(buf, denseView(part), w.u, fv, part)
+		copyBox(buf, denseView(part), data, fv, part)
 		req, err := c.Isend(buf, dest, tag)
 		if err != nil {
 			cerr = err
@@ -484,7 +570,7 @@ func (w *writer) exchange() (own []*ownChunk, cerr error) {
 		if cerr != nil {
 			return
 		}
-		oc := &ownChunk{idx: slices.Clone(idx)}
+		oc := &ownChunk{arr: arr, idx: slices.Clone(idx)}
 		cb := cg.box(idx)
 		last := make([]int, len(cb.Hi))
 		for a := range last {
@@ -518,7 +604,10 @@ func (w *writer) exchange() (own []*ownChunk, cerr error) {
 		if err := c.Waitall(oc.reqs); err != nil {
 			return nil, err
 		}
-		w.assemble(oc, fv)
+		oc.reqs = nil
+		if !w.arrays[arr].static {
+			w.assemble(oc, fv)
+		}
 	}
 	if err := c.Waitall(sends); err != nil {
 		return nil, err
@@ -527,20 +616,21 @@ func (w *writer) exchange() (own []*ownChunk, cerr error) {
 }
 
 // assemble puts chunk oc together in its raw bytes: this rank's part from
-// the field, the others' from their pieces, the fill value past the
+// its array, the others' from their pieces, the fill value past the
 // array's edge.
 func (w *writer) assemble(oc *ownChunk, fv view) {
 	cg := w.grid
+	a := w.arrays[oc.arr]
 	full := cg.full(oc.idx)
 	cv := denseView(full)
-	oc.raw = spare.take(8 * full.Size())
+	oc.raw = spare.take(a.elem() * full.Size())
 	if cg.box(oc.idx).Size() < full.Size() {
-		fillNaN(oc.raw)
+		fillRaw(oc.raw, a.elem())
 	}
 	mine := cg.box(oc.idx).Intersect(w.g.Box(w.c.Rank()))
-	putBox(oc.raw, cv, w.u, fv, mine)
+	putBoxAs(a.elem(), oc.raw, cv, a.data, fv, mine)
 	for _, p := range oc.pieces {
-		putBox(oc.raw, cv, p.buf, denseView(p.box), p.box)
+		putBoxAs(a.elem(), oc.raw, cv, p.buf, denseView(p.box), p.box)
 	}
 	oc.pieces = nil
 }
@@ -606,12 +696,17 @@ func (w *writer) writeOwn(own []*ownChunk) (notes []chunkNote, ioErr error) {
 // chunk did); dirs and mu guard that set.
 func (w *writer) writeChunk(oc *ownChunk, frame *[]byte, dirs map[string]bool, mu *sync.Mutex) (note chunkNote, dir string, err error) {
 	cg := w.grid
+	a := w.arrays[oc.arr]
+	if oc.raw == nil {
+		// A static array's chunk, assembled now (its array has not changed).
+		w.assemble(oc, fieldView(w.lay))
+	}
 	var (
 		src   io.WriterTo
 		shard *shardFile
 	)
 	if w.inner != nil {
-		shard = &shardFile{raw: oc.raw, shard: cg.chunk, inner: w.inner, level: w.level, workers: max(1, w.opt.Workers)}
+		shard = &shardFile{raw: oc.raw, shard: cg.chunk, inner: w.inner, level: w.level, workers: max(1, w.opt.Workers), elem: a.elem()}
 		src = shard
 	} else {
 		if *frame, err = compress(w.level, oc.raw, *frame); err != nil {
@@ -620,7 +715,7 @@ func (w *writer) writeChunk(oc *ownChunk, frame *[]byte, dirs map[string]bool, m
 		src = bytes.NewReader(*frame)
 	}
 	key := cg.key(oc.idx)
-	file := filepath.Join(w.partial, arrayName, filepath.FromSlash(key))
+	file := filepath.Join(w.partial, a.name, filepath.FromSlash(key))
 	parent := filepath.Dir(file)
 	mu.Lock()
 	made := dirs[parent]
@@ -628,7 +723,7 @@ func (w *writer) writeChunk(oc *ownChunk, frame *[]byte, dirs map[string]bool, m
 	if !made {
 		// Only below the array's folder, which rank 0 made: a root deleted
 		// under the run is not made anew by a chunk's folders.
-		if _, err := w.fs.ReadDir(filepath.Join(w.partial, arrayName)); err != nil {
+		if _, err := w.fs.ReadDir(filepath.Join(w.partial, a.name)); err != nil {
 			return note, "", fmt.Errorf("the checkpoint folder %s no longer holds %s (deleted under the run?): %w", w.root, filepath.Base(w.partial), err)
 		}
 		if err := w.fs.MkdirAll(parent); err != nil {
@@ -639,20 +734,29 @@ func (w *writer) writeChunk(oc *ownChunk, frame *[]byte, dirs map[string]bool, m
 	if err := w.fs.WriteFile(file, src); err != nil {
 		return note, dir, err
 	}
-	if shard != nil {
-		return chunkNote{Key: key, CRC: shard.CRC, Bytes: shard.Bytes}, dir, nil
+	name := a.name
+	if oc.arr == 0 {
+		name = "" // u, as reports always named it
 	}
-	return chunkNote{Key: key, CRC: crc32c(*frame), Bytes: len(*frame)}, dir, nil
+	if shard != nil {
+		return chunkNote{Array: name, Key: key, CRC: shard.CRC, Bytes: shard.Bytes}, dir, nil
+	}
+	return chunkNote{Array: name, Key: key, CRC: crc32c(*frame), Bytes: len(*frame)}, dir, nil
 }
 
 // syncDirs fsyncs every directory in dirs and each of their parents up to
-// the array directory, deepest first, each once.
+// their array's directory, deepest first, each once.
 func (w *writer) syncDirs(dirs map[string]bool) error {
-	array := filepath.Join(w.partial, arrayName)
 	all := map[string]bool{}
 	for d := range dirs {
-		for ; len(d) > len(array) && strings.HasPrefix(d, array); d = filepath.Dir(d) {
-			all[d] = true
+		for _, a := range w.arrays {
+			array := filepath.Join(w.partial, a.name)
+			if !strings.HasPrefix(d, array+string(filepath.Separator)) {
+				continue
+			}
+			for ; len(d) > len(array) && strings.HasPrefix(d, array); d = filepath.Dir(d) {
+				all[d] = true
+			}
 		}
 	}
 	list := make([]string, 0, len(all))
@@ -677,7 +781,10 @@ func (w *writer) syncDirs(dirs map[string]bool) error {
 // finish (rank 0) commits the checkpoint if every rank succeeded, or
 // removes the .partial directory and composes the error if not.
 func (w *writer) finish(reports [][]byte, failed bool) outcome {
-	sums := map[string]chunkSum{}
+	sums := map[string]map[string]chunkSum{} // by array ("" is u), by key
+	for _, a := range w.arrays {
+		sums[w.noteName(a.name)] = map[string]chunkSum{}
+	}
 	var errs []string
 	for r, b := range reports {
 		var rep report
@@ -689,14 +796,24 @@ func (w *writer) finish(reports [][]byte, failed bool) outcome {
 			errs = append(errs, fmt.Sprintf("rank %d: %s", r, rep.Err))
 		}
 		for _, n := range rep.Chunks {
-			sums[n.Key] = chunkSum{CRC32C: n.CRC, Bytes: n.Bytes}
+			if sums[n.Array] == nil {
+				errs = append(errs, fmt.Sprintf("rank %d: reports a chunk of array %q, which is not written", r, n.Array))
+				continue
+			}
+			sums[n.Array][n.Key] = chunkSum{CRC32C: n.CRC, Bytes: n.Bytes}
 		}
 	}
 	if len(errs) == 0 && failed {
 		errs = append(errs, "a rank failed without saying why")
 	}
-	if len(errs) == 0 && len(sums) != w.grid.len() {
-		errs = append(errs, fmt.Sprintf("%d chunks written, want %d", len(sums), w.grid.len()))
+	for _, a := range w.arrays {
+		if n := len(sums[w.noteName(a.name)]); len(errs) == 0 && n != w.grid.len() {
+			what := ""
+			if a.name != arrayName {
+				what = " of " + a.name
+			}
+			errs = append(errs, fmt.Sprintf("%d chunks%s written, want %d", n, what, w.grid.len()))
+		}
 	}
 	if len(errs) > 0 {
 		w.abandon()
@@ -714,11 +831,19 @@ func (w *writer) finish(reports [][]byte, failed bool) outcome {
 	return outcome{Committed: true, Bytes: bytes}
 }
 
+// noteName is how a chunk note names array name: "" for u.
+func (w *writer) noteName(name string) string {
+	if name == arrayName {
+		return ""
+	}
+	return name
+}
+
 // commit (rank 0) makes the written chunks a checkpoint. The order keeps
 // root/latest naming a complete checkpoint (or absent) at every point:
 //
-//  1. write u/zarr.json and zarr.json into .partial, fsync them and the
-//     directories;
+//  1. write u/zarr.json (and each other array's zarr.json) and zarr.json
+//     into .partial, fsync them and the directories;
 //  2. if step-N exists already (a rerun writing the same step): if latest
 //     names it and another checkpoint exists, point latest at the newest
 //     other one; then rename step-N to step-N.prev (set aside, complete);
@@ -732,7 +857,7 @@ func (w *writer) finish(reports [][]byte, failed bool) outcome {
 // name step-N is briefly absent. Where step N is the only checkpoint,
 // latest keeps naming it then, and Resolve finds it set aside as
 // step-N.prev; the next Write puts it back if the writer died there.
-func (w *writer) commit(sums map[string]chunkSum) (int64, error) {
+func (w *writer) commit(all map[string]map[string]chunkSum) (int64, error) {
 	fsys := w.fs
 	// The last commit's removals end before this one lists the root (what
 	// they could not remove, this one's prune tries again).
@@ -740,21 +865,46 @@ func (w *writer) commit(sums map[string]chunkSum) (int64, error) {
 	if err := w.held(); err != nil {
 		return 0, err
 	}
+	sums := all[""]
 	arrayDoc, err := encodeArray(w.g.Shape, w.grid.chunk, w.inner, w.level)
 	if err != nil {
 		return 0, err
 	}
-	groupDoc, err := encodeGroup(w.meta, sums, arrayDoc)
+	// The arrays beside u: their documents, recorded in the group's.
+	var (
+		records map[string]arrayRecord
+		docs    = [][]byte{arrayDoc}
+		stored  int64
+	)
+	for _, a := range w.arrays[1:] {
+		doc, err := encodeArrayOf(a.dtype, w.g.Shape, w.grid.chunk, w.inner, w.level)
+		if err != nil {
+			return 0, err
+		}
+		if records == nil {
+			records = map[string]arrayRecord{}
+		}
+		records[a.name] = arrayRecord{DataType: a.dtype, ArrayCRC: fmt.Sprintf("%08x", crc32c(doc)), Chunks: all[a.name]}
+		docs = append(docs, doc)
+	}
+	groupDoc, err := encodeGroup(w.meta, sums, arrayDoc, records)
 	if err != nil {
 		return 0, err
 	}
-	stored := int64(len(arrayDoc) + len(groupDoc))
-	for _, s := range sums {
-		stored += int64(s.Bytes)
+	stored += int64(len(groupDoc))
+	for _, s := range all {
+		for _, c := range s {
+			stored += int64(c.Bytes)
+		}
 	}
-	array := filepath.Join(w.partial, arrayName)
-	if err := fsys.WriteFile(filepath.Join(array, metaFile), bytes.NewReader(arrayDoc)); err != nil {
-		return 0, err
+	var arrayDirs []string
+	for i, a := range w.arrays {
+		dir := filepath.Join(w.partial, a.name)
+		arrayDirs = append(arrayDirs, dir)
+		stored += int64(len(docs[i]))
+		if err := fsys.WriteFile(filepath.Join(dir, metaFile), bytes.NewReader(docs[i])); err != nil {
+			return 0, err
+		}
 	}
 	if err := fsys.WriteFile(filepath.Join(w.partial, metaFile), bytes.NewReader(groupDoc)); err != nil {
 		return 0, err
@@ -766,7 +916,7 @@ func (w *writer) commit(sums map[string]chunkSum) (int64, error) {
 			return 0, err
 		}
 	}
-	for _, d := range []string{array, w.partial} {
+	for _, d := range append(arrayDirs, w.partial) {
 		if err := fsys.SyncDir(d); err != nil {
 			return 0, err
 		}

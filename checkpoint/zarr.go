@@ -25,6 +25,52 @@ import (
 // arrayName is the name of the field's array inside the group.
 const arrayName = "u"
 
+// The value types of a checkpoint's arrays: the field and the media's
+// float64 arrays, and uint8 for the held-cell mask.
+const (
+	Float64 = "float64"
+	Uint8   = "uint8"
+)
+
+// MediaArrays are the arrays a checkpoint may hold beside the field, the
+// media of a heterogeneous run: conductivity k (0 on a hole), volumetric
+// heat capacity rho_c (float64), and mask (uint8: 1 on a held cell).
+var MediaArrays = []string{"k", "rho_c", "mask"}
+
+// Array is an array Write stores beside the field (Meta.Arrays): a Zarr
+// array like u, in its own folder of the group, chunked, sharded,
+// compressed and checksummed as u is and written by the same writers.
+type Array struct {
+	Name string // one of MediaArrays
+	// Type is Float64 ("" too) or Uint8; a Uint8 array's values must be
+	// whole numbers 0 to 255.
+	Type string
+	// Data is laid out as the field (the layout given to Write or Begin):
+	// its box is stored, its ghosts are not read. Begin does not copy it:
+	// it is read until Finish returns, so it must not change meanwhile (a
+	// run's media never do).
+	Data []float64
+}
+
+// elemSize is the bytes a value of type dtype takes in a chunk.
+func elemSize(dtype string) int {
+	if dtype == Uint8 {
+		return 1
+	}
+	return 8
+}
+
+// arrayOf is one array of a checkpoint as Open found it: its name (its
+// folder), value type and the checksums of its chunk files, by key.
+type arrayOf struct {
+	name  string
+	dtype string
+	sums  map[string]chunkSum
+}
+
+// elem is the bytes a value of a takes in a chunk.
+func (a *arrayOf) elem() int { return elemSize(a.dtype) }
+
 // metaFile is the key of a Zarr v3 metadata document.
 const metaFile = "zarr.json"
 
@@ -43,7 +89,7 @@ type arrayDoc struct {
 	DataType         string         `json:"data_type"`
 	ChunkGrid        named          `json:"chunk_grid"`
 	ChunkKeyEncoding named          `json:"chunk_key_encoding"`
-	FillValue        string         `json:"fill_value"`
+	FillValue        any            `json:"fill_value"`
 	Codecs           []named        `json:"codecs"`
 	DimensionNames   []string       `json:"dimension_names"`
 	Attributes       map[string]any `json:"attributes"`
@@ -64,10 +110,22 @@ type heatAttrs struct {
 	Config json.RawMessage     `json:"config"`
 	Chunks map[string]chunkSum `json:"chunks"`
 	Extra  map[string]any      `json:"extra"`
+	// Arrays are the arrays beside u (the media), by name; absent (a
+	// uniform medium's checkpoint) when there are none.
+	Arrays map[string]arrayRecord `json:"arrays,omitempty"`
 	// ArrayCRC is the CRC32-C of the array's zarr.json (8 hex digits), and
 	// MetaCRC seals the group's own document (seal).
 	ArrayCRC string `json:"array_crc32c"`
 	MetaCRC  string `json:"metadata_crc32c"`
+}
+
+// arrayRecord is what the group metadata records of an array beside u: its
+// value type, its zarr.json's CRC32-C (8 hex digits) and the CRC32-C and
+// size of each of its chunk files, as it records u's.
+type arrayRecord struct {
+	DataType string              `json:"data_type"`
+	ArrayCRC string              `json:"array_crc32c"`
+	Chunks   map[string]chunkSum `json:"chunks"`
 }
 
 // The seal: attributes.heat.metadata_crc32c holds the CRC32-C of the whole
@@ -130,10 +188,16 @@ type groupDoc struct {
 	} `json:"attributes"`
 }
 
-// encodeArray is the array metadata document of a checkpoint of a grid of
-// shape in chunks of chunk, compressed at level; with inner, the chunks
-// are shards of inner chunks of that shape.
+// encodeArray is the array metadata document of a checkpoint's float64
+// array of a grid of shape in chunks of chunk, compressed at level; with
+// inner, the chunks are shards of inner chunks of that shape.
 func encodeArray(shape, chunk, inner []int, level int) ([]byte, error) {
+	return encodeArrayOf(Float64, shape, chunk, inner, level)
+}
+
+// encodeArrayOf is encodeArray for values of type dtype: a uint8 array's
+// fill value is 0, a float64 array's NaN.
+func encodeArrayOf(dtype string, shape, chunk, inner []int, level int) ([]byte, error) {
 	nd := len(shape)
 	names := make([]string, nd)
 	for a := range names {
@@ -143,13 +207,16 @@ func encodeArray(shape, chunk, inner []int, level int) ([]byte, error) {
 		ZarrFormat:       3,
 		NodeType:         "array",
 		Shape:            shape,
-		DataType:         "float64",
+		DataType:         dtype,
 		ChunkGrid:        named{Name: "regular", Configuration: map[string]any{"chunk_shape": chunk}},
 		ChunkKeyEncoding: named{Name: "default", Configuration: map[string]any{"separator": "/"}},
 		FillValue:        "NaN",
 		Codecs:           chunkCodecs(level),
 		DimensionNames:   names,
 		Attributes:       map[string]any{},
+	}
+	if dtype == Uint8 {
+		doc.FillValue = 0
 	}
 	if inner != nil {
 		doc.Codecs = []named{{Name: "sharding_indexed", Configuration: map[string]any{
@@ -171,8 +238,9 @@ func chunkCodecs(level int) []named {
 }
 
 // encodeGroup is the sealed group metadata document of a checkpoint whose
-// array document is arrayDoc.
-func encodeGroup(meta Meta, sums map[string]chunkSum, arrayDoc []byte) ([]byte, error) {
+// array document is arrayDoc; arrays are the records of the arrays beside
+// u (nil: none, the uniform medium's format).
+func encodeGroup(meta Meta, sums map[string]chunkSum, arrayDoc []byte, arrays map[string]arrayRecord) ([]byte, error) {
 	var doc groupDoc
 	doc.ZarrFormat = 3
 	doc.NodeType = "group"
@@ -193,6 +261,10 @@ func encodeGroup(meta Meta, sums map[string]chunkSum, arrayDoc []byte) ([]byte, 
 	if h.Extra == nil {
 		h.Extra = map[string]any{}
 	}
+	if len(arrays) > 0 {
+		h.Format = MediaFormat
+		h.Arrays = arrays
+	}
 	h.ArrayCRC = fmt.Sprintf("%08x", crc32c(arrayDoc))
 	h.MetaCRC = sealZero
 	b, err := marshal(doc)
@@ -212,19 +284,30 @@ func marshal(v any) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// Checkpoint is the validated metadata of one checkpoint on disk, as Open
-// found it.
-type Checkpoint struct {
-	path     string
-	meta     Meta
+// arrayMeta is what an array's zarr.json says of how its values are
+// stored.
+type arrayMeta struct {
+	dtype    string    // Float64 or Uint8
 	grid     chunkGrid // the array's chunks: with sharding, its shards
-	inner    []int     // a sharded checkpoint's inner chunk shape, or nil
+	inner    []int     // a sharded array's inner chunk shape, or nil
 	level    int
 	checksum bool
 	fill     float64
-	sums     map[string]chunkSum
+}
+
+// Checkpoint is the validated metadata of one checkpoint on disk, as Open
+// found it.
+type Checkpoint struct {
+	path      string
+	meta      Meta
+	arrayMeta                     // u's, and so every array's
+	sums      map[string]chunkSum // u's chunks (arrays[0].sums)
+	// arrays are the arrays of the checkpoint: u first, then those beside
+	// it in the order of MediaArrays. Every one has u's shape, chunk grid,
+	// sharding and codecs.
+	arrays   []*arrayOf
 	keys     []string // every chunk key, C order
-	metaSize int64    // bytes of both zarr.json files
+	metaSize int64    // bytes of every zarr.json file
 	dirs     sync.Map // folder path → dirCheck: what inside found of it
 }
 
@@ -260,26 +343,69 @@ func (ck *Checkpoint) Level() int { return ck.level }
 // C order of the chunk grid.
 func (ck *Checkpoint) ChunkKeys() []string { return slices.Clone(ck.keys) }
 
-// ChunkFile is the path of the chunk file with the given key.
-func (ck *Checkpoint) ChunkFile(key string) string {
-	return filepath.Join(ck.path, arrayName, filepath.FromSlash(key))
+// ChunkFile is the path of the field's chunk file with the given key.
+func (ck *Checkpoint) ChunkFile(key string) string { return ck.ArrayChunkFile(arrayName, key) }
+
+// ArrayChunkFile is the path of the chunk file of array name with the
+// given key (the keys are the same for every array: ChunkKeys).
+func (ck *Checkpoint) ArrayChunkFile(name, key string) string {
+	return filepath.Join(ck.path, name, filepath.FromSlash(key))
 }
 
-// StoredBytes is what the checkpoint takes on disk: every chunk file as the
-// metadata records it, and both metadata files.
+// Arrays names the checkpoint's arrays: "u", then those beside it (the
+// media: k, rho_c, mask) in the order of MediaArrays.
+func (ck *Checkpoint) Arrays() []string {
+	names := make([]string, len(ck.arrays))
+	for i, a := range ck.arrays {
+		names[i] = a.name
+	}
+	return names
+}
+
+// Has says whether the checkpoint holds the array name ("u" always).
+func (ck *Checkpoint) Has(name string) bool { return ck.array(name) != nil }
+
+// ArrayType is the value type of array name (Float64 or Uint8), "" when
+// the checkpoint has no such array.
+func (ck *Checkpoint) ArrayType(name string) string {
+	if a := ck.array(name); a != nil {
+		return a.dtype
+	}
+	return ""
+}
+
+// array is the checkpoint's array name, or nil.
+func (ck *Checkpoint) array(name string) *arrayOf {
+	for _, a := range ck.arrays {
+		if a.name == name {
+			return a
+		}
+	}
+	return nil
+}
+
+// StoredBytes is what the checkpoint takes on disk: every chunk file of
+// every array as the metadata records it, and every metadata file.
 func (ck *Checkpoint) StoredBytes() int64 {
 	n := ck.metaSize
-	for _, s := range ck.sums {
-		n += int64(s.Bytes)
+	for _, a := range ck.arrays {
+		for _, s := range a.sums {
+			n += int64(s.Bytes)
+		}
 	}
 	return n
 }
 
-// RawBytes is the size of the field itself, 8 bytes per cell.
+// RawBytes is the size of the values themselves: 8 bytes per cell of the
+// field, and per array beside it its value's size per cell.
 func (ck *Checkpoint) RawBytes() int64 {
-	n := int64(8)
+	cells := int64(1)
 	for _, s := range ck.grid.shape {
-		n *= int64(s)
+		cells *= int64(s)
+	}
+	n := int64(0)
+	for _, a := range ck.arrays {
+		n += cells * int64(a.elem())
 	}
 	return n
 }
@@ -338,8 +464,8 @@ func openFS(fsys FS, path string) (*Checkpoint, error) {
 	switch f := sums.Attributes.Heat.Format; {
 	case f == 0:
 		return nil, fmt.Errorf("checkpoint: %s: %w", groupFile, incompatible("no attributes.heat.format: not a heat checkpoint"))
-	case f != Format:
-		return nil, fmt.Errorf("checkpoint: %s: %w", groupFile, incompatible("format version %d, this heat reads version %d", f, Format))
+	case f != Format && f != MediaFormat:
+		return nil, fmt.Errorf("checkpoint: %s: %w", groupFile, incompatible("format version %d, this heat reads versions %d and %d", f, Format, MediaFormat))
 	}
 	if want, err := parseHex32(sums.Attributes.Heat.ArrayCRC); err != nil || crc32c(ab) != want {
 		return nil, fmt.Errorf("checkpoint: %s: damaged: its CRC32-C is %08x, the group records %q: %w", arrayFile, crc32c(ab), sums.Attributes.Heat.ArrayCRC, ErrChecksum)
@@ -347,13 +473,20 @@ func openFS(fsys FS, path string) (*Checkpoint, error) {
 	if err := ck.parseArray(ab); err != nil {
 		return nil, fmt.Errorf("checkpoint: %s: %w", arrayFile, err)
 	}
+	if ck.dtype != Float64 {
+		return nil, fmt.Errorf("checkpoint: %s: %w", arrayFile, incompatible("data_type is %q, want \"float64\"", ck.dtype))
+	}
 	// The array is the run's grid, as its config says.
 	if want := sums.Attributes.Heat.Config.Grid.Shape; want != nil && !slices.Equal(want, ck.grid.shape) {
 		return nil, fmt.Errorf("checkpoint: %s: shape %v, but the run's config (in %s) has grid.shape %v: %w", arrayFile, ck.grid.shape, groupFile, want, ErrIncompatible)
 	}
 	ck.keys = ck.grid.keys()
-	if err := ck.parseGroup(gb); err != nil {
+	records, err := ck.parseGroup(gb)
+	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %s: %w", groupFile, err)
+	}
+	if err := ck.openArrays(fsys, records); err != nil {
+		return nil, err
 	}
 	// The folder's name is the step's.
 	name := strings.TrimSuffix(filepath.Base(path), prevSuffix)
@@ -363,13 +496,84 @@ func openFS(fsys FS, path string) (*Checkpoint, error) {
 	return ck, nil
 }
 
+// openArrays checks the arrays beside u that the group records (records,
+// by name) and takes them into ck, in the order of MediaArrays: each one's
+// zarr.json against the CRC32-C the group records, its layout against u's
+// (shape, chunk grid, sharding and codecs are the same for every array),
+// its value type against the record's, and its chunks' record as u's.
+func (ck *Checkpoint) openArrays(fsys FS, records map[string]arrayRecord) error {
+	groupFile := filepath.Join(ck.path, metaFile)
+	for name := range records {
+		if !slices.Contains(MediaArrays, name) {
+			return fmt.Errorf("checkpoint: %s: %w", groupFile, incompatible("attributes.heat.arrays holds %q, not one of %s", name, strings.Join(MediaArrays, ", ")))
+		}
+	}
+	for _, name := range MediaArrays {
+		rec, ok := records[name]
+		if !ok {
+			continue
+		}
+		file := filepath.Join(ck.path, name, metaFile)
+		if err := ck.inside(fsys, file); err != nil {
+			return err
+		}
+		b, err := readMeta(fsys, file)
+		if err != nil {
+			return err
+		}
+		ck.metaSize += int64(len(b))
+		if want, err := parseHex32(rec.ArrayCRC); err != nil || crc32c(b) != want {
+			return fmt.Errorf("checkpoint: %s: damaged: its CRC32-C is %08x, the group records %q: %w", file, crc32c(b), rec.ArrayCRC, ErrChecksum)
+		}
+		var am arrayMeta
+		if err := am.parseArray(b); err != nil {
+			return fmt.Errorf("checkpoint: %s: %w", file, err)
+		}
+		switch {
+		case am.dtype != rec.DataType:
+			return fmt.Errorf("checkpoint: %s: %w", file, incompatible("data_type is %q, the group records %q", am.dtype, rec.DataType))
+		case !slices.Equal(am.grid.shape, ck.grid.shape) || !slices.Equal(am.grid.chunk, ck.grid.chunk) || !slices.Equal(am.inner, ck.inner) ||
+			am.level != ck.level || am.checksum != ck.checksum:
+			return fmt.Errorf("checkpoint: %s: %w", file, incompatible("shape %v in chunks %v (inner %v, zstd level %d), unlike u's %v in %v (inner %v, level %d)",
+				am.grid.shape, am.grid.chunk, am.inner, am.level, ck.grid.shape, ck.grid.chunk, ck.inner, ck.level))
+		}
+		a := &arrayOf{name: name, dtype: am.dtype, sums: rec.Chunks}
+		if err := ck.checkSums(a, "attributes.heat.arrays."+name+".chunks"); err != nil {
+			return fmt.Errorf("checkpoint: %s: %w", groupFile, err)
+		}
+		ck.arrays = append(ck.arrays, a)
+	}
+	return nil
+}
+
+// checkSums checks that the chunk record of array a (named what in
+// messages) has exactly one entry per chunk, each of a size a chunk file
+// of a can have.
+func (ck *Checkpoint) checkSums(a *arrayOf, what string) error {
+	most := ck.maxFileBytesOf(a.elem())
+	for _, k := range ck.keys {
+		s, ok := a.sums[k]
+		if !ok {
+			return fmt.Errorf("%s has no entry for chunk %s: %w", what, k, ErrChecksum)
+		}
+		if s.Bytes < 1 || s.Bytes > most {
+			return fmt.Errorf("%s[%q] records %d bytes, want 1 to %d: %w", what, k, s.Bytes, most, ErrChecksum)
+		}
+	}
+	if len(a.sums) != len(ck.keys) {
+		return fmt.Errorf("%s has %d entries for %d chunks: %w", what, len(a.sums), len(ck.keys), ErrChecksum)
+	}
+	return nil
+}
+
 // maxMetaBytes bounds what is read of a metadata file before any of it is
 // believed. The group's lists every chunk's checksum, about 100 bytes each
 // as written (an indented key, CRC32-C and size: 85 bytes a chunk at 2^14
 // chunks, up to 100 with the longest keys and numbers), for at most
-// maxChunks chunks: 2^20 × 100 B = 100 MiB, and the run's config. The
-// array's is a few hundred bytes.
-const maxMetaBytes = 128 << 20
+// maxChunks chunks of each of its arrays (u and at most three beside it):
+// 4 × 2^20 × 100 B = 400 MiB, and the run's config. An array's is a few
+// hundred bytes.
+const maxMetaBytes = 512 << 20
 
 // readMeta reads a metadata file: a regular file of at most maxMetaBytes.
 // One that is missing, or anything but a regular file in its place (a
@@ -455,7 +659,7 @@ func extension(v json.RawMessage) (name string, config map[string]json.RawMessag
 
 // parseArray checks the array metadata and takes the grid, chunking and
 // codecs from it.
-func (ck *Checkpoint) parseArray(b []byte) error {
+func (am *arrayMeta) parseArray(b []byte) error {
 	m, err := object(b)
 	if err != nil {
 		return err
@@ -475,9 +679,10 @@ func (ck *Checkpoint) parseArray(b []byte) error {
 	nd := len(shape)
 
 	var dt string
-	if err := json.Unmarshal(m["data_type"], &dt); err != nil || dt != "float64" {
-		return incompatible("data_type is %s, want \"float64\"", shown(m["data_type"]))
+	if err := json.Unmarshal(m["data_type"], &dt); err != nil || (dt != Float64 && dt != Uint8) {
+		return incompatible("data_type is %s, want \"float64\" (or \"uint8\" for a mask)", shown(m["data_type"]))
 	}
+	am.dtype = dt
 
 	name, cfg, _, err := extension(m["chunk_grid"])
 	if err != nil || name != "regular" {
@@ -520,10 +725,13 @@ func (ck *Checkpoint) parseArray(b []byte) error {
 	if err != nil {
 		return err
 	}
-	ck.fill = fill
+	if dt == Uint8 && (fill != math.Trunc(fill) || fill < 0 || fill > 255) {
+		return incompatible("fill_value is %s, want a uint8", shown(m["fill_value"]))
+	}
+	am.fill = fill
 
-	ck.grid = newChunkGrid(shape, chunk) // the sharding codec checks its shards
-	if err := ck.parseCodecs(m["codecs"]); err != nil {
+	am.grid = newChunkGrid(shape, chunk) // the sharding codec checks its shards
+	if err := am.parseCodecs(m["codecs"]); err != nil {
 		return err
 	}
 
@@ -550,7 +758,7 @@ func (ck *Checkpoint) parseArray(b []byte) error {
 	if err := unknownMembers(m, known); err != nil {
 		return err
 	}
-	ck.grid = newChunkGrid(shape, chunk)
+	am.grid = newChunkGrid(shape, chunk)
 	return nil
 }
 
@@ -581,14 +789,14 @@ func fillValue(v json.RawMessage) (float64, error) {
 
 // parseCodecs checks that the codecs are exactly [bytes (little endian),
 // zstd], the chain Write uses.
-func (ck *Checkpoint) parseCodecs(v json.RawMessage) error {
+func (am *arrayMeta) parseCodecs(v json.RawMessage) error {
 	var codecs []json.RawMessage
 	if err := json.Unmarshal(v, &codecs); err != nil {
 		return incompatible("codecs is %s, want a list", shown(v))
 	}
 	if len(codecs) == 1 {
 		if name, cfg, _, err := extension(codecs[0]); err == nil && name == "sharding_indexed" {
-			return ck.parseSharding(cfg)
+			return am.parseSharding(cfg)
 		}
 	}
 	want := `[{"name":"bytes","configuration":{"endian":"little"}}, {"name":"zstd",...}]`
@@ -607,10 +815,10 @@ func (ck *Checkpoint) parseCodecs(v json.RawMessage) error {
 	if err != nil || name != "zstd" {
 		return incompatible("codec 1 is %s, want %s", shown(codecs[1]), want)
 	}
-	if err := json.Unmarshal(cfg["level"], &ck.level); err != nil {
+	if err := json.Unmarshal(cfg["level"], &am.level); err != nil {
 		return incompatible("zstd level is %s, want an integer", shown(cfg["level"]))
 	}
-	if err := json.Unmarshal(cfg["checksum"], &ck.checksum); err != nil {
+	if err := json.Unmarshal(cfg["checksum"], &am.checksum); err != nil {
 		return incompatible("zstd checksum is %s, want a boolean", shown(cfg["checksum"]))
 	}
 	return nil
@@ -619,18 +827,18 @@ func (ck *Checkpoint) parseCodecs(v json.RawMessage) error {
 // parseSharding checks a sharding_indexed codec as Write writes it: inner
 // chunks that divide the shard, their codecs [bytes, zstd], the index
 // [bytes, crc32c] at the end.
-func (ck *Checkpoint) parseSharding(cfg map[string]json.RawMessage) error {
-	nd := len(ck.grid.shape)
+func (am *arrayMeta) parseSharding(cfg map[string]json.RawMessage) error {
+	nd := len(am.grid.shape)
 	var inner []int
 	if err := json.Unmarshal(cfg["chunk_shape"], &inner); err != nil || len(inner) != nd {
 		return incompatible("sharding chunk_shape is %s, want %d lengths", shown(cfg["chunk_shape"]), nd)
 	}
 	n := 1
 	for a, c := range inner {
-		if c < 1 || ck.grid.chunk[a]%c != 0 {
-			return incompatible("sharding chunk_shape %v does not divide the shard shape %v", inner, ck.grid.chunk)
+		if c < 1 || am.grid.chunk[a]%c != 0 {
+			return incompatible("sharding chunk_shape %v does not divide the shard shape %v", inner, am.grid.chunk)
 		}
-		n *= ck.grid.chunk[a] / c
+		n *= am.grid.chunk[a] / c
 	}
 	if n > maxChunks {
 		return incompatible("shards of %d inner chunks, more than %d", n, maxChunks)
@@ -646,13 +854,13 @@ func (ck *Checkpoint) parseSharding(cfg map[string]json.RawMessage) error {
 	if e, _ := ic[0].Configuration["endian"].(string); e != "little" {
 		return incompatible("sharding index endian is %v, want little", ic[0].Configuration["endian"])
 	}
-	if err := ck.parseCodecs(cfg["codecs"]); err != nil {
+	if err := am.parseCodecs(cfg["codecs"]); err != nil {
 		return err
 	}
-	if ck.inner != nil {
+	if am.inner != nil {
 		return incompatible("nested sharding is not supported")
 	}
-	ck.inner = inner
+	am.inner = inner
 	return nil
 }
 
@@ -675,49 +883,46 @@ func unknownMembers(m map[string]json.RawMessage, known []string) error {
 }
 
 // parseGroup checks the group metadata and heat's record in it; it runs
-// after parseArray, whose chunk grid the record must match.
-func (ck *Checkpoint) parseGroup(b []byte) error {
+// after parseArray, whose chunk grid the record must match. records are
+// the group's records of the arrays beside u, by name.
+func (ck *Checkpoint) parseGroup(b []byte) (records map[string]arrayRecord, err error) {
 	m, err := object(b)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := header(m, "group"); err != nil {
-		return err
+		return nil, err
 	}
 	if err := unknownMembers(m, []string{"zarr_format", "node_type", "attributes"}); err != nil {
-		return err
+		return nil, err
 	}
 	var attrs map[string]json.RawMessage
 	if err := json.Unmarshal(m["attributes"], &attrs); err != nil || attrs["heat"] == nil {
-		return incompatible("no attributes.heat: not a heat checkpoint")
+		return nil, incompatible("no attributes.heat: not a heat checkpoint")
 	}
 	// (The format version was checked before the seal's array CRC32-C.)
 	var h heatAttrs
 	if err := json.Unmarshal(attrs["heat"], &h); err != nil {
-		return incompatible("attributes.heat: %v", err)
+		return nil, incompatible("attributes.heat: %v", err)
 	}
 	if h.Step < 0 || h.Ranks < 1 {
-		return incompatible("attributes.heat has step %d and ranks %d", h.Step, h.Ranks)
+		return nil, incompatible("attributes.heat has step %d and ranks %d", h.Step, h.Ranks)
 	}
-	most := ck.maxFileBytes()
-	for _, k := range ck.keys {
-		s, ok := h.Chunks[k]
-		if !ok {
-			return fmt.Errorf("attributes.heat.chunks has no entry for chunk %s: %w", k, ErrChecksum)
-		}
-		if s.Bytes < 1 || s.Bytes > most {
-			return fmt.Errorf("attributes.heat.chunks[%q] records %d bytes, want 1 to %d: %w", k, s.Bytes, most, ErrChecksum)
-		}
+	// Format for the field alone, MediaFormat with arrays beside it.
+	if media := len(h.Arrays) > 0; media != (h.Format == MediaFormat) {
+		return nil, incompatible("format version %d with %d arrays beside u (version %d is the field alone, %d the field with its media)", h.Format, len(h.Arrays), Format, MediaFormat)
 	}
-	if len(h.Chunks) != len(ck.keys) {
-		return fmt.Errorf("attributes.heat.chunks has %d entries for %d chunks: %w", len(h.Chunks), len(ck.keys), ErrChecksum)
+	u := &arrayOf{name: arrayName, dtype: Float64, sums: h.Chunks}
+	if err := ck.checkSums(u, "attributes.heat.chunks"); err != nil {
+		return nil, err
 	}
 	ck.sums = h.Chunks
+	ck.arrays = []*arrayOf{u}
 	ck.meta = Meta{Step: h.Step, Time: h.Time, Ranks: h.Ranks, Config: h.Config, Extra: h.Extra}
 	if string(ck.meta.Config) == "null" {
 		ck.meta.Config = nil
 	}
-	return nil
+	return h.Arrays, nil
 }
 
 // maxFileBytes is the most bytes a chunk file of ck can hold as Write
@@ -725,10 +930,13 @@ func (ck *Checkpoint) parseGroup(b []byte) error {
 // inner chunk and the index. A chunk file is read by the size the metadata
 // records (checked against the file's), so this bounds what a reader
 // allocates for one, whatever the metadata says.
-func (ck *Checkpoint) maxFileBytes() int {
+func (ck *Checkpoint) maxFileBytes() int { return ck.maxFileBytesOf(8) }
+
+// maxFileBytesOf is maxFileBytes for an array of values of elem bytes.
+func (ck *Checkpoint) maxFileBytesOf(elem int) int {
 	if ck.inner == nil {
-		return frameBound(8 * ck.grid.cells())
+		return frameBound(elem * ck.grid.cells())
 	}
 	ig := innerGrid(ck.grid.chunk, ck.inner)
-	return ig.len()*frameBound(8*ig.cells()) + 16*ig.len() + 4
+	return ig.len()*frameBound(elem*ig.cells()) + 16*ig.len() + 4
 }
