@@ -13,6 +13,9 @@
 //	  u/zarr.json                array metadata: float64, the global shape, a
 //	                             regular chunk grid, codecs [bytes, zstd]
 //	  u/c/<i>/<j>[/<k>]          one compressed chunk
+//	  k/, rho_c/, mask/          a heterogeneous run's media (Meta.Arrays):
+//	                             arrays like u (mask uint8), listed with
+//	                             their checksums in attributes.heat.arrays
 //	root/step-00000200.partial/  being written; never read
 //	root/latest                  the name of the newest complete checkpoint
 //

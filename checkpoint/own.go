@@ -51,7 +51,7 @@ func (w *writer) owns(dir string) bool {
 }
 
 // arrayNames are the arrays a checkpoint may hold: the field and the media.
-var arrayNames = []string{arrayName, "k", "rho_c", "mask"}
+var arrayNames = append([]string{arrayName}, MediaArrays...)
 
 // checkpointShaped says whether rel (slash-separated, inside a checkpoint
 // folder) names a file a checkpoint is made of: its metadata, its writer
