@@ -13,6 +13,9 @@
 //     Origin + (i+1)*h], so its centre is Origin + (i+0.5)*h as in heat.
 //   - The layout of values is the field's own C order, which is VTK's
 //     x-fastest order, so the data are written without reordering.
+//   - Options.Extra adds cell arrays beside the field in the same piece (a
+//     run's media: k, rho_c and a UInt8 mask); the field stays the piece's
+//     active scalars.
 //   - Data are binary, appended raw after the XML with UInt64 headers, in
 //     little-endian byte order; Options.Compress adds zlib blocks. The files
 //     are not plain XML (the appended section is raw bytes); VTK, ParaView
@@ -49,6 +52,20 @@ type Options struct {
 	Float32  bool   // store values as Float32 (half the size) instead of Float64
 	Compress bool   // zlib-compress the values (vtkZLibDataCompressor, blocks of 32 KiB)
 	Name     string // name of the data array; "" means "u"
+	// Extra are cell arrays stored beside the field, in this order (a run's
+	// media). WriteVTI writes their Data; WritePVTI lists their names and
+	// types and reads no Data.
+	Extra []Array
+}
+
+// Array is a cell array stored beside the field: one value per cell of the
+// box, C order, as the field.
+type Array struct {
+	Name string
+	Data []float64
+	// UInt8 stores the values as UInt8 (a mask: whole numbers 0 to 255);
+	// otherwise they are stored as the field's (Float64, or Float32).
+	UInt8 bool
 }
 
 // Piece is one box of a parallel snapshot: cells [Lo, Hi) of the global grid
@@ -68,7 +85,8 @@ const blockSize = 1 << 15
 // global grid g: field has prod(hi-lo) values in C order. For a whole grid,
 // lo is all zeros and hi is g.Shape. The file's WholeExtent is the global
 // grid's, its Piece Extent the box's, so the .vti files of one snapshot line
-// up in space and a .pvti can join them.
+// up in space and a .pvti can join them. The arrays of o.Extra, one value
+// per cell of the box each, follow the field as further cell data.
 func WriteVTI(path string, g Grid, lo, hi []int, field []float64, o Options) error {
 	if err := g.check(); err != nil {
 		return fmt.Errorf("vtk: %s: %w", path, err)
@@ -79,10 +97,21 @@ func WriteVTI(path string, g Grid, lo, hi []int, field []float64, o Options) err
 	if n := boxLen(lo, hi); len(field) != n {
 		return fmt.Errorf("vtk: %s: field has %d values, box %v..%v needs %d", path, len(field), lo, hi, n)
 	}
-	name, typ := o.names()
-	payload, err := encode(field, o)
-	if err != nil {
+	if err := o.checkExtra(boxLen(lo, hi)); err != nil {
 		return fmt.Errorf("vtk: %s: %w", path, err)
+	}
+	name, _ := o.names()
+	arrays := o.arrays(field)
+	payloads := make([]func(io.Writer) error, len(arrays))
+	offsets := make([]int64, len(arrays))
+	var at int64
+	for i, a := range arrays {
+		payload, size, err := encode(a, o)
+		if err != nil {
+			return fmt.Errorf("vtk: %s: %w", path, err)
+		}
+		payloads[i], offsets[i] = payload, at
+		at += size
 	}
 
 	var b strings.Builder
@@ -92,7 +121,9 @@ func WriteVTI(path string, g Grid, lo, hi []int, field []float64, o Options) err
 		g.extent(make([]int, len(g.Shape)), g.Shape), g.origin(), g.spacing())
 	fmt.Fprintf(&b, "    <Piece Extent=\"%s\">\n", g.extent(lo, hi))
 	fmt.Fprintf(&b, "      <CellData Scalars=\"%s\">\n", name)
-	fmt.Fprintf(&b, "        <DataArray type=\"%s\" Name=\"%s\" NumberOfComponents=\"1\" format=\"appended\" offset=\"0\"/>\n", typ, name)
+	for i, a := range arrays {
+		fmt.Fprintf(&b, "        <DataArray type=\"%s\" Name=\"%s\" NumberOfComponents=\"1\" format=\"appended\" offset=\"%d\"/>\n", a.typ, a.name, offsets[i])
+	}
 	b.WriteString("      </CellData>\n")
 	b.WriteString("    </Piece>\n")
 	b.WriteString("  </ImageData>\n")
@@ -104,8 +135,10 @@ func WriteVTI(path string, g Grid, lo, hi []int, field []float64, o Options) err
 		if _, err := io.WriteString(w, b.String()); err != nil {
 			return err
 		}
-		if err := payload(w); err != nil {
-			return err
+		for _, payload := range payloads {
+			if err := payload(w); err != nil {
+				return err
+			}
 		}
 		_, err := io.WriteString(w, "\n  </AppendedData>\n</VTKFile>\n")
 		return err
@@ -123,14 +156,19 @@ func WritePVTI(path string, g Grid, pieces []Piece, o Options) error {
 	if err := g.checkTiling(pieces); err != nil {
 		return fmt.Errorf("vtk: %s: %w", path, err)
 	}
-	name, typ := o.names()
+	if err := o.checkExtra(-1); err != nil {
+		return fmt.Errorf("vtk: %s: %w", path, err)
+	}
+	name, _ := o.names()
 	var b strings.Builder
 	b.WriteString("<?xml version=\"1.0\"?>\n")
 	b.WriteString("<VTKFile type=\"PImageData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n")
 	fmt.Fprintf(&b, "  <PImageData WholeExtent=\"%s\" GhostLevel=\"0\" Origin=\"%s\" Spacing=\"%s\">\n",
 		g.extent(make([]int, len(g.Shape)), g.Shape), g.origin(), g.spacing())
 	fmt.Fprintf(&b, "    <PCellData Scalars=\"%s\">\n", name)
-	fmt.Fprintf(&b, "      <PDataArray type=\"%s\" Name=\"%s\" NumberOfComponents=\"1\"/>\n", typ, name)
+	for _, a := range o.arrays(nil) {
+		fmt.Fprintf(&b, "      <PDataArray type=\"%s\" Name=\"%s\" NumberOfComponents=\"1\"/>\n", a.typ, a.name)
+	}
 	b.WriteString("    </PCellData>\n")
 	for _, p := range pieces {
 		fmt.Fprintf(&b, "    <Piece Extent=\"%s\" Source=\"%s\"/>\n", g.extent(p.Lo, p.Hi), attr(relativeTo(path, p.Source)))
@@ -156,6 +194,59 @@ func (o Options) names() (name, typ string) {
 	return attr(name), typ
 }
 
+// stored is one array as a file stores it: its escaped name, VTK type,
+// bytes per value and values.
+type stored struct {
+	name, typ string
+	size      int
+	data      []float64
+}
+
+// arrays are the arrays a piece stores: the field (data), then o.Extra.
+func (o Options) arrays(field []float64) []stored {
+	name, typ := o.names()
+	size := 8
+	if o.Float32 {
+		size = 4
+	}
+	out := []stored{{name, typ, size, field}}
+	for _, a := range o.Extra {
+		s := stored{attr(a.Name), typ, size, a.Data}
+		if a.UInt8 {
+			s.typ, s.size = "UInt8", 1
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// checkExtra checks o.Extra: names given, none twice nor the field's, and
+// (n >= 0, a piece of n cells) n values each, a UInt8 array's whole
+// numbers 0 to 255.
+func (o Options) checkExtra(n int) error {
+	field, _ := o.names()
+	seen := map[string]bool{field: true}
+	for _, a := range o.Extra {
+		switch {
+		case a.Name == "":
+			return fmt.Errorf("an extra array has no name")
+		case seen[attr(a.Name)]:
+			return fmt.Errorf("array name %q given twice", a.Name)
+		case n >= 0 && len(a.Data) != n:
+			return fmt.Errorf("array %q has %d values, the box %d cells", a.Name, len(a.Data), n)
+		}
+		seen[attr(a.Name)] = true
+		if a.UInt8 && n >= 0 {
+			for i, v := range a.Data {
+				if !(v >= 0 && v <= 255 && v == math.Trunc(v)) {
+					return fmt.Errorf("array %q is UInt8, but its value %d is %v", a.Name, i, v)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 func compressorAttr(o Options) string {
 	if o.Compress {
 		return ` compressor="vtkZLibDataCompressor"`
@@ -163,20 +254,24 @@ func compressorAttr(o Options) string {
 	return ""
 }
 
-// encode returns a writer of the appended bytes of field: uncompressed, a
-// UInt64 byte count then the values; compressed, the header
-// [#blocks][block size][size of a partial last block, or 0][compressed
-// size of each block] in UInt64, then the zlib stream of each block. The
-// compressed blocks are made here, so the header knows their sizes.
-func encode(field []float64, o Options) (func(io.Writer) error, error) {
-	size := 8
-	if o.Float32 {
-		size = 4
-	}
+// encode returns a writer of the appended bytes of array a, and how many
+// bytes it writes: uncompressed, a UInt64 byte count then the values;
+// compressed, the header [#blocks][block size][size of a partial last
+// block, or 0][compressed size of each block] in UInt64, then the zlib
+// stream of each block. The compressed blocks are made here, so the header
+// knows their sizes.
+func encode(a stored, o Options) (func(io.Writer) error, int64, error) {
+	field, size := a.data, a.size
 	total := len(field) * size
 	// put writes values as little-endian bytes into dst (len(vals)*size bytes).
 	put := func(dst []byte, vals []float64) {
-		if o.Float32 {
+		switch size {
+		case 1:
+			for i, v := range vals {
+				dst[i] = uint8(v)
+			}
+			return
+		case 4:
 			for i, v := range vals {
 				binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(float32(v)))
 			}
@@ -202,7 +297,7 @@ func encode(field []float64, o Options) (func(io.Writer) error, error) {
 				}
 			}
 			return nil
-		}, nil
+		}, int64(8 + total), nil
 	}
 
 	nblocks := (total + blockSize - 1) / blockSize
@@ -211,7 +306,7 @@ func encode(field []float64, o Options) (func(io.Writer) error, error) {
 	var data bytes.Buffer
 	zw, err := zlib.NewWriterLevel(&data, zlib.DefaultCompression)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	for start := 0; start < len(field); start += perBlock {
 		vals := field[start:min(start+perBlock, len(field))]
@@ -219,10 +314,10 @@ func encode(field []float64, o Options) (func(io.Writer) error, error) {
 		before := data.Len()
 		zw.Reset(&data)
 		if _, err := zw.Write(buf[:len(vals)*size]); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if err := zw.Close(); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		header = append(header, uint64(data.Len()-before))
 	}
@@ -232,7 +327,7 @@ func encode(field []float64, o Options) (func(io.Writer) error, error) {
 		}
 		_, err := data.WriteTo(w)
 		return err
-	}, nil
+	}, int64(8*len(header) + data.Len()), nil
 }
 
 // check validates the grid.

@@ -53,6 +53,16 @@ type arrayDoc struct {
 // returns the document and the values of its one array, widened to float64.
 func readVTI(t *testing.T, path string) (vtiDoc, []float64) {
 	t.Helper()
+	doc, vals := readVTIArrays(t, path)
+	require.Len(t, doc.Image.Piece.CellData.Arrays, 1)
+	return doc, vals[0]
+}
+
+// readVTIArrays is readVTI for a .vti of one or more arrays: the values of
+// each, in the document's order. The first is the active scalars, and the
+// arrays' blocks follow one another, each at its offset.
+func readVTIArrays(t *testing.T, path string) (vtiDoc, [][]float64) {
+	t.Helper()
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
 	const open = `<AppendedData encoding="raw">`
@@ -66,19 +76,34 @@ func readVTI(t *testing.T, path string) (vtiDoc, []float64) {
 	require.Equal(t, "1.0", doc.Version)
 	require.Equal(t, "LittleEndian", doc.ByteOrder)
 	require.Equal(t, "UInt64", doc.HeaderType)
-	require.Len(t, doc.Image.Piece.CellData.Arrays, 1)
-	arr := doc.Image.Piece.CellData.Arrays[0]
-	require.Equal(t, "appended", arr.Format)
-	require.Equal(t, "1", arr.Components)
-	require.Equal(t, arr.Name, doc.Image.Piece.CellData.Scalars)
+	arrays := doc.Image.Piece.CellData.Arrays
+	require.NotEmpty(t, arrays)
+	require.Equal(t, arrays[0].Name, doc.Image.Piece.CellData.Scalars)
 
 	// After the tag, whitespace, then the underscore that starts the data.
 	rest := bytes.TrimLeft(raw[at+len(open):], " \n\t")
 	require.Equal(t, byte('_'), rest[0])
-	data := rest[1:]
-	off, err := strconv.Atoi(arr.Offset)
-	require.NoError(t, err)
-	data = data[off:]
+	block := rest[1:]
+	var all [][]float64
+	end := 0
+	for _, arr := range arrays {
+		require.Equal(t, "appended", arr.Format)
+		require.Equal(t, "1", arr.Components)
+		off, err := strconv.Atoi(arr.Offset)
+		require.NoError(t, err)
+		require.Equal(t, end, off, "array %s starts where the one before ends", arr.Name)
+		vals, rest := readBlock(t, doc, arr, block[off:])
+		end = len(block) - len(rest)
+		all = append(all, vals)
+	}
+	require.True(t, bytes.HasPrefix(block[end:], []byte("\n  </AppendedData>\n</VTKFile>")), "the blocks end where their headers say")
+	return doc, all
+}
+
+// readBlock reads the appended block of array arr at the start of data:
+// its values, widened to float64, and what follows it.
+func readBlock(t *testing.T, doc vtiDoc, arr arrayDoc, data []byte) ([]float64, []byte) {
+	t.Helper()
 
 	u64 := func() uint64 {
 		require.GreaterOrEqual(t, len(data), 8)
@@ -114,10 +139,12 @@ func readVTI(t *testing.T, path string) (vtiDoc, []float64) {
 	default:
 		t.Fatalf("unknown compressor %q", doc.Compressor)
 	}
-	require.True(t, bytes.HasPrefix(data, []byte("\n  </AppendedData>\n</VTKFile>")), "the block ends where its header says")
-
 	var vals []float64
 	switch arr.Type {
+	case "UInt8":
+		for _, b := range payload {
+			vals = append(vals, float64(b))
+		}
 	case "Float64":
 		require.Zero(t, len(payload)%8)
 		for i := 0; i < len(payload); i += 8 {
@@ -132,7 +159,7 @@ func readVTI(t *testing.T, path string) (vtiDoc, []float64) {
 		t.Fatalf("unexpected type %q", arr.Type)
 	}
 	require.Equal(t, cellsOf(t, doc.Image.Piece.Extent), len(vals), "one value per cell of the piece")
-	return doc, vals
+	return vals, data
 }
 
 // ints parses a space-separated list of integers.
@@ -437,5 +464,82 @@ func TestPVTIRejectsPiecesThatDoNotTile(t *testing.T) {
 	}
 	for _, c := range cases {
 		require.ErrorContains(t, WritePVTI(path, g, c.pieces, Options{}), c.want)
+	}
+}
+
+// Extra arrays (a run's media) are stored beside the field in the same
+// piece, each its own appended block at its offset, the field staying the
+// active scalars; a UInt8 array takes a byte a cell. The .pvti lists them.
+func TestExtraArrays(t *testing.T) {
+	for _, o := range []Options{{}, {Float32: true}, {Compress: true}, {Float32: true, Compress: true, Name: "T"}} {
+		t.Run(fmt.Sprintf("float32=%v/compress=%v", o.Float32, o.Compress), func(t *testing.T) {
+			dir := t.TempDir()
+			g := Grid{Shape: []int{6, 1000}} // Float64: two zlib blocks of 32 KiB each array
+			lo, hi := []int{1, 0}, []int{6, 1000}
+			n := 5 * 1000
+			field, k, rc, mask := testField(n), make([]float64, n), make([]float64, n), make([]float64, n)
+			for i := range k {
+				k[i], rc[i], mask[i] = float64(i%3)*1.5, 1e6+float64(i), float64(i%2)
+			}
+			o.Extra = []Array{{Name: "k", Data: k}, {Name: "rho_c", Data: rc}, {Name: "mask", Data: mask, UInt8: true}}
+			path := filepath.Join(dir, "u.vti")
+			require.NoError(t, WriteVTI(path, g, lo, hi, field, o))
+			doc, vals := readVTIArrays(t, path)
+			name, typ := "u", "Float64"
+			if o.Name != "" {
+				name = o.Name
+			}
+			if o.Float32 {
+				typ = "Float32"
+			}
+			var names, types []string
+			for _, a := range doc.Image.Piece.CellData.Arrays {
+				names, types = append(names, a.Name), append(types, a.Type)
+			}
+			require.Equal(t, []string{name, "k", "rho_c", "mask"}, names)
+			require.Equal(t, []string{typ, typ, typ, "UInt8"}, types)
+			require.Equal(t, name, doc.Image.Piece.CellData.Scalars)
+			for a, want := range [][]float64{field, k, rc, mask} {
+				for i := range want {
+					w := want[i]
+					if o.Float32 {
+						w = float64(float32(w))
+					}
+					require.True(t, sameValue(w, vals[a][i]), "array %s cell %d: want %v, got %v", names[a], i, w, vals[a][i])
+				}
+			}
+
+			pvti := filepath.Join(dir, "u.pvti")
+			o.Extra[0].Data = nil // the .pvti reads no values
+			require.NoError(t, WritePVTI(pvti, g, []Piece{{Lo: []int{0, 0}, Hi: []int{1, 1000}, Source: "a.vti"}, {Lo: lo, Hi: hi, Source: path}}, o))
+			raw, err := os.ReadFile(pvti)
+			require.NoError(t, err)
+			var pdoc pvtiDoc
+			require.NoError(t, xml.Unmarshal(raw, &pdoc))
+			require.Equal(t, name, pdoc.Image.CellData.Scalars)
+			require.Equal(t, []arrayDoc{{Type: typ, Name: name, Components: "1"}, {Type: typ, Name: "k", Components: "1"},
+				{Type: typ, Name: "rho_c", Components: "1"}, {Type: "UInt8", Name: "mask", Components: "1"}}, pdoc.Image.CellData.Arrays)
+		})
+	}
+}
+
+// Extra arrays that cannot be stored are refused, naming the array.
+func TestExtraArraysRejected(t *testing.T) {
+	g := Grid{Shape: []int{2, 3}}
+	lo, hi := []int{0, 0}, []int{2, 3}
+	field := testField(6)
+	for _, tc := range []struct {
+		extra []Array
+		want  string
+	}{
+		{[]Array{{Name: "k", Data: make([]float64, 5)}}, `array "k" has 5 values, the box 6 cells`},
+		{[]Array{{Name: "u", Data: field}}, `array name "u" given twice`},
+		{[]Array{{Name: "k", Data: field}, {Name: "k", Data: field}}, `array name "k" given twice`},
+		{[]Array{{Data: field}}, "no name"},
+		{[]Array{{Name: "mask", Data: []float64{0, 1, 2, 3, 256, 0}, UInt8: true}}, `array "mask" is UInt8, but its value 4 is 256`},
+		{[]Array{{Name: "mask", Data: []float64{0, 1, math.NaN(), 0, 0, 0}, UInt8: true}}, `its value 2 is NaN`},
+	} {
+		err := WriteVTI(filepath.Join(t.TempDir(), "u.vti"), g, lo, hi, field, Options{Extra: tc.extra})
+		require.ErrorContains(t, err, tc.want)
 	}
 }
