@@ -5,22 +5,26 @@ import (
 	"math"
 
 	"heat/internal/exactsum"
+	"heat/stencil"
 )
 
 // Conjugate gradients preconditioned by one multigrid cycle (mgcg): robust
 // where the cycles alone slow down, at jumps of the coefficients by many
-// decades. The cycle is not exactly symmetric (linear prolongation against
-// averaging restriction, Chebyshev weights in order), so the iteration is
-// the flexible one (Polak–Ribière β = r·(z − z_old)/r_old·z_old), which
-// keeps CG's convergence under such a preconditioner. Every dot product is
-// an exact sum (internal/exactsum), the same bits on every split.
+// decades. The cycle is a symmetric preconditioner: piecewise-constant
+// prolongation (the solver asks for it) is the averaging restriction's
+// transpose times 2^d, and pre- and post-smoothing are the same polynomial
+// in D⁻¹A. The flexible (Polak–Ribière) β gave the same iteration counts on
+// every jump tested and costs a third sum: the plain one is used. Every
+// dot product is an exact sum (internal/exactsum), the same bits on every
+// split; the few a step go through one collective.
 
 // krylov is the iteration's state on the fine level.
 type krylov struct {
-	r, z, zOld, p, q []float64 // residual, preconditioned residual (and the last), direction, A·direction
+	r, z, p, q []float64 // residual, preconditioned residual, direction, A·direction
 	w1, w2           []float64 // the preconditioning cycle's iterate and its sweeps' other buffer
 	rz               float64   // r·z
 	started          bool
+	accs             [][3]exactsum.Acc // per worker: the partial sums of a step
 }
 
 // Krylov does one mgcg iteration on the fine level (the first also sets
@@ -31,8 +35,8 @@ func (m *MG) Krylov() (float64, error) {
 	k := m.kry
 	if k == nil {
 		n := f.lay.Len()
-		k = &krylov{r: make([]float64, n), z: make([]float64, n), zOld: make([]float64, n), p: make([]float64, n),
-			q: make([]float64, n), w1: make([]float64, n), w2: make([]float64, n)}
+		k = &krylov{r: make([]float64, n), z: make([]float64, n), p: make([]float64, n),
+			q: make([]float64, n), w1: make([]float64, n), w2: make([]float64, n), accs: make([][3]exactsum.Acc, f.tm.Size())}
 		m.kry = k
 	}
 	if !k.started {
@@ -45,54 +49,83 @@ func (m *MG) Krylov() (float64, error) {
 			return 0, err
 		}
 		copy(k.p, k.z)
-		rz, err := m.dot(k.r, k.z)
+		rz, err := m.sums(1, func(i int, a []exactsum.Acc) { a[0].Add(k.r[i] * k.z[i]) })
 		if err != nil {
 			return 0, err
 		}
-		k.rz, k.started = rz, true
+		k.rz, k.started = rz[0], true
 	}
 	if err := f.exchange(k.p, f.bc0); err != nil {
 		return 0, err
 	}
 	f.apply(k.p, k.q)
-	pq, err := m.dot(k.p, k.q)
+	pq, err := m.sums(1, func(i int, a []exactsum.Acc) { a[0].Add(k.p[i] * k.q[i]) })
 	if err != nil {
 		return 0, err
 	}
-	if !(pq > 0) {
-		if pq != pq {
+	if !(pq[0] > 0) {
+		if pq[0] != pq[0] {
 			return 0, fmt.Errorf("multigrid: mgcg met a NaN")
 		}
 		// Converged to rounding: nothing left to minimise.
 		return m.Residual()
 	}
-	alpha := k.rz / pq
-	f.forCells(func(i int) {
+	alpha := k.rz / pq[0]
+	f.eachCell(func(i int) {
 		f.u[i] += alpha * k.p[i]
 		k.r[i] -= alpha * k.q[i]
 	})
-	k.z, k.zOld = k.zOld, k.z
 	if err := m.precondition(k.r, k.z); err != nil {
 		return 0, err
 	}
-	var num, rz exactsum.Acc
-	f.forCells(func(i int) {
-		num.Add(k.r[i] * (k.z[i] - k.zOld[i]))
-		rz.Add(k.r[i] * k.z[i])
-	})
-	sumNum, err := exactsum.Sum(m.c, &num)
+	sums, err := m.sums(1, func(i int, a []exactsum.Acc) { a[0].Add(k.r[i] * k.z[i]) })
 	if err != nil {
 		return 0, err
 	}
-	sumRZ, err := exactsum.Sum(m.c, &rz)
-	if err != nil {
-		return 0, err
-	}
-	beta := sumNum / k.rz
-	k.rz = sumRZ
-	f.forCells(func(i int) { k.p[i] = k.z[i] + beta*k.p[i] })
+	beta := sums[0] / k.rz
+	k.rz = sums[0]
+	f.eachCell(func(i int) { k.p[i] = k.z[i] + beta*k.p[i] })
 	m.stats.Cycles++
 	return m.Residual()
+}
+
+// eachCell calls fn with the flat index of every cell of the fine level,
+// the workers each over their rows.
+func (l *level) eachCell(fn func(i int)) {
+	l.parallel(func(_ int, rows []stencil.Span, _ []int) {
+		for _, r := range rows {
+			for i := r.Start; i < r.Start+r.N; i++ {
+				fn(i)
+			}
+		}
+	})
+}
+
+// sums are n exact global sums over the fine level's cells: add puts cell
+// i's terms into a worker's accumulators (the workers in parallel, merged
+// exactly), then one collective sums them over the ranks.
+func (m *MG) sums(n int, add func(i int, a []exactsum.Acc)) ([]float64, error) {
+	f := m.levels[0]
+	k := m.kry
+	f.parallel(func(w int, rows []stencil.Span, _ []int) {
+		a := k.accs[w][:n]
+		for j := range a {
+			a[j].Reset()
+		}
+		for _, r := range rows {
+			for i := r.Start; i < r.Start+r.N; i++ {
+				add(i, a)
+			}
+		}
+	})
+	total := make([]*exactsum.Acc, n)
+	for j := range total {
+		total[j] = new(exactsum.Acc)
+		for w := range k.accs {
+			total[j].Merge(&k.accs[w][j])
+		}
+	}
+	return exactsum.SumAll(m.c, total)
 }
 
 // precondition sets z to one cycle's approximation of A⁻¹r: the error
@@ -108,14 +141,6 @@ func (m *MG) precondition(r, z []float64) error {
 	k.w1, k.w2 = f.u, f.tmp
 	f.u, f.tmp, f.b = u, tmp, b
 	return err
-}
-
-// dot is the exact global Σ a·b over the fine level's cells.
-func (m *MG) dot(a, b []float64) (float64, error) {
-	f := m.levels[0]
-	var acc exactsum.Acc
-	f.forCells(func(i int) { acc.Add(a[i] * b[i]) })
-	return exactsum.Sum(m.c, &acc)
 }
 
 // NormA is ‖A‖∞ of the fine level's operator, the same on every rank.

@@ -294,3 +294,68 @@ func Sum(c comm.Comm, a *Acc) (float64, error) {
 // errRootFailed is what ranks other than 0 return when rank 0 could not
 // decode the gathered accumulators.
 var errRootFailed = errors.New("rank 0 could not decode the gathered accumulators")
+
+// SumAll is Sum of several accumulators in one collective: their exact
+// global sums, in order, the same bits on every rank (one gather and one
+// broadcast however many, for iterations that need a few sums a step).
+func SumAll(c comm.Comm, accs []*Acc) ([]float64, error) {
+	var mine []byte
+	for _, a := range accs {
+		enc, err := a.MarshalBinary()
+		if err != nil {
+			return nil, fmt.Errorf("exactsum: SumAll on rank %d: %w", c.Rank(), err)
+		}
+		mine = binary.LittleEndian.AppendUint32(mine, uint32(len(enc)))
+		mine = append(mine, enc...)
+	}
+	all, err := c.Gatherv(mine, 0)
+	if err != nil {
+		return nil, fmt.Errorf("exactsum: SumAll on rank %d: gathering the accumulators: %w", c.Rank(), err)
+	}
+	// What rank 0 broadcasts: 1 and the results' bits, or 0 when it could
+	// not decode a rank's accumulators (every rank then fails alike).
+	msg := make([]byte, 1+8*len(accs))
+	var rootErr error
+	if c.Rank() == 0 {
+		totals := make([]Acc, len(accs))
+		for r, enc := range all {
+			for i := range accs {
+				var part Acc
+				if len(enc) < 4 || len(enc) < 4+int(binary.LittleEndian.Uint32(enc)) {
+					rootErr = fmt.Errorf("exactsum: SumAll on rank 0: accumulator %d of rank %d is cut short", i, r)
+					break
+				}
+				n := int(binary.LittleEndian.Uint32(enc))
+				if err := part.UnmarshalBinary(enc[4 : 4+n]); err != nil {
+					rootErr = fmt.Errorf("exactsum: SumAll on rank 0: accumulator %d of rank %d: %w", i, r, err)
+					break
+				}
+				enc = enc[4+n:]
+				totals[i].Merge(&part)
+			}
+			if rootErr != nil {
+				break
+			}
+		}
+		if rootErr == nil {
+			msg[0] = 1
+			for i := range totals {
+				binary.LittleEndian.PutUint64(msg[1+8*i:], math.Float64bits(totals[i].Float64()))
+			}
+		}
+	}
+	if err := c.Bcast(msg, 0); err != nil {
+		return nil, fmt.Errorf("exactsum: SumAll on rank %d: broadcasting the results: %w", c.Rank(), err)
+	}
+	if msg[0] != 1 {
+		if rootErr != nil {
+			return nil, rootErr
+		}
+		return nil, fmt.Errorf("exactsum: SumAll on rank %d: %w", c.Rank(), errRootFailed)
+	}
+	out := make([]float64, len(accs))
+	for i := range out {
+		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(msg[1+8*i:]))
+	}
+	return out, nil
+}

@@ -659,3 +659,33 @@ func BenchmarkFloat64(b *testing.B) {
 		_ = a.Float64()
 	}
 }
+
+// TestSumAllOverRanks: several sums in one collective equal each summed
+// alone, on every rank and split.
+func TestSumAllOverRanks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	sets := [][]float64{cancelToResidual(t, randomValues(rng, 900)), randomValues(rng, 700), {}}
+	for _, n := range []int{1, 2, 3} {
+		got := make([][]float64, n)
+		err := local.Run(n, func(c comm.Comm) error {
+			accs := make([]*Acc, len(sets))
+			for s, xs := range sets {
+				accs[s] = new(Acc)
+				for i, x := range xs {
+					if i%n == c.Rank() {
+						accs[s].Add(x)
+					}
+				}
+			}
+			sums, err := SumAll(c, accs)
+			got[c.Rank()] = sums
+			return err
+		})
+		require.NoError(t, err)
+		for r := range got {
+			for s, xs := range sets {
+				requireBits(t, exact(t, xs), got[r][s], "%d ranks, rank %d, set %d", n, r, s)
+			}
+		}
+	}
+}
