@@ -21,10 +21,10 @@ import (
 // krylov is the iteration's state on the fine level.
 type krylov struct {
 	r, z, p, q []float64 // residual, preconditioned residual, direction, A·direction
-	w1, w2           []float64 // the preconditioning cycle's iterate and its sweeps' other buffer
-	rz               float64   // r·z
-	started          bool
-	accs             [][3]exactsum.Acc // per worker: the partial sums of a step
+	w1, w2     []float64 // the preconditioning cycle's iterate and its sweeps' other buffer
+	rz         float64   // r·z
+	started    bool
+	accs       [][3]exactsum.Acc // per worker: the partial sums of a step
 }
 
 // Krylov does one mgcg iteration on the fine level (the first also sets
