@@ -4052,6 +4052,6826 @@ heat2DSrcNTAVX512_end:
 	VZEROUPPER
 	RET
 
+// func var2DUpdateAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX
+TEXT ·var2DUpdateAVX2(SB), NOSPLIT, $32-120
+	MOVQ u+8(FP), AX
+	MOVQ sy+64(FP), DX
+	SHLQ $0x03, DX
+	LEAQ (AX)(DX*1), CX
+	NEGQ DX
+	MOVQ DX, (SP)
+	MOVQ rows+88(FP), DX
+	MOVQ DX, 24(SP)
+	MOVQ cells+80(FP), DX
+	SHLQ $0x03, DX
+	MOVQ DX, 16(SP)
+	ANDQ $-32, DX
+	MOVQ d+0(FP), BX
+	MOVQ bx+16(FP), SI
+	MOVQ by+24(FP), DI
+	MOVQ c+40(FP), R8
+
+var2DUpdateAVX2_row:
+	XORQ R9, R9
+	MOVQ (SP), R10
+	MOVQ DX, R11
+	SUBQ $0x00000020, R11
+
+var2DUpdateAVX2_vec2:
+	CMPQ    R9, R11
+	JGE     var2DUpdateAVX2_vec
+	VMOVUPD (AX)(R9*1), Y0
+	VMOVUPD 8(AX)(R9*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (SI)(R9*1), Y1, Y1
+	VSUBPD  -8(AX)(R9*1), Y0, Y2
+	VMULPD  -8(SI)(R9*1), Y2, Y2
+	VSUBPD  Y2, Y1, Y2
+	VMOVUPD (CX)(R9*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (DI)(R9*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  (AX)(R10*1), Y0, Y1
+	VMULPD  (DI)(R10*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (R8)(R9*1), Y2, Y2
+	VADDPD  Y2, Y0, Y2
+	VMOVUPD Y2, (BX)(R9*1)
+	VMOVUPD 32(AX)(R9*1), Y0
+	VMOVUPD 40(AX)(R9*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  32(SI)(R9*1), Y1, Y1
+	VSUBPD  24(AX)(R9*1), Y0, Y2
+	VMULPD  24(SI)(R9*1), Y2, Y2
+	VSUBPD  Y2, Y1, Y2
+	VMOVUPD 32(CX)(R9*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  32(DI)(R9*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  32(AX)(R10*1), Y0, Y1
+	VMULPD  32(DI)(R10*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  32(R8)(R9*1), Y2, Y2
+	VADDPD  Y2, Y0, Y2
+	VMOVUPD Y2, 32(BX)(R9*1)
+	ADDQ    $0x00000040, R9
+	ADDQ    $0x00000040, R10
+	JMP     var2DUpdateAVX2_vec2
+
+var2DUpdateAVX2_vec:
+	CMPQ    R9, DX
+	JAE     var2DUpdateAVX2_tail
+	VMOVUPD (AX)(R9*1), Y0
+	VMOVUPD 8(AX)(R9*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (SI)(R9*1), Y1, Y1
+	VSUBPD  -8(AX)(R9*1), Y0, Y2
+	VMULPD  -8(SI)(R9*1), Y2, Y2
+	VSUBPD  Y2, Y1, Y2
+	VMOVUPD (CX)(R9*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (DI)(R9*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  (AX)(R10*1), Y0, Y1
+	VMULPD  (DI)(R10*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (R8)(R9*1), Y2, Y2
+	VADDPD  Y2, Y0, Y2
+	VMOVUPD Y2, (BX)(R9*1)
+	ADDQ    $0x00000020, R9
+	ADDQ    $0x00000020, R10
+	JMP     var2DUpdateAVX2_vec
+
+var2DUpdateAVX2_tail:
+	CMPQ   R9, 16(SP)
+	JAE    var2DUpdateAVX2_next
+	VMOVSD (AX)(R9*1), X0
+	VMOVSD 8(AX)(R9*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (SI)(R9*1), X1, X1
+	VSUBSD -8(AX)(R9*1), X0, X2
+	VMULSD -8(SI)(R9*1), X2, X2
+	VSUBSD X2, X1, X2
+	VMOVSD (CX)(R9*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (DI)(R9*1), X1, X1
+	VADDSD X1, X2, X2
+	VSUBSD (AX)(R10*1), X0, X1
+	VMULSD (DI)(R10*1), X1, X1
+	VSUBSD X1, X2, X2
+	VMULSD (R8)(R9*1), X2, X2
+	VADDSD X2, X0, X2
+	VMOVSD X2, (BX)(R9*1)
+	ADDQ   $0x00000008, R9
+	ADDQ   $0x00000008, R10
+	JMP    var2DUpdateAVX2_tail
+
+var2DUpdateAVX2_next:
+	DECQ 24(SP)
+	JZ   var2DUpdateAVX2_end
+	MOVQ stride+96(FP), R9
+	SHLQ $0x03, R9
+	ADDQ R9, BX
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, SI
+	ADDQ R9, DI
+	ADDQ R9, R8
+	JMP  var2DUpdateAVX2_row
+
+var2DUpdateAVX2_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var2DUpdateAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX512F
+TEXT ·var2DUpdateAVX512(SB), NOSPLIT, $32-120
+	MOVQ u+8(FP), AX
+	MOVQ sy+64(FP), DX
+	SHLQ $0x03, DX
+	LEAQ (AX)(DX*1), CX
+	NEGQ DX
+	MOVQ DX, (SP)
+	MOVQ rows+88(FP), DX
+	MOVQ DX, 24(SP)
+	MOVQ cells+80(FP), DX
+	SHLQ $0x03, DX
+	MOVQ DX, 16(SP)
+	ANDQ $-64, DX
+	MOVQ d+0(FP), BX
+	MOVQ bx+16(FP), SI
+	MOVQ by+24(FP), DI
+	MOVQ c+40(FP), R8
+
+var2DUpdateAVX512_row:
+	XORQ R9, R9
+	MOVQ (SP), R10
+	MOVQ DX, R11
+	SUBQ $0x00000040, R11
+
+var2DUpdateAVX512_vec2:
+	CMPQ    R9, R11
+	JGE     var2DUpdateAVX512_vec
+	VMOVUPD (AX)(R9*1), Z0
+	VMOVUPD 8(AX)(R9*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (SI)(R9*1), Z1, Z1
+	VSUBPD  -8(AX)(R9*1), Z0, Z2
+	VMULPD  -8(SI)(R9*1), Z2, Z2
+	VSUBPD  Z2, Z1, Z2
+	VMOVUPD (CX)(R9*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (DI)(R9*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  (AX)(R10*1), Z0, Z1
+	VMULPD  (DI)(R10*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (R8)(R9*1), Z2, Z2
+	VADDPD  Z2, Z0, Z2
+	VMOVUPD Z2, (BX)(R9*1)
+	VMOVUPD 64(AX)(R9*1), Z0
+	VMOVUPD 72(AX)(R9*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  64(SI)(R9*1), Z1, Z1
+	VSUBPD  56(AX)(R9*1), Z0, Z2
+	VMULPD  56(SI)(R9*1), Z2, Z2
+	VSUBPD  Z2, Z1, Z2
+	VMOVUPD 64(CX)(R9*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  64(DI)(R9*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  64(AX)(R10*1), Z0, Z1
+	VMULPD  64(DI)(R10*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  64(R8)(R9*1), Z2, Z2
+	VADDPD  Z2, Z0, Z2
+	VMOVUPD Z2, 64(BX)(R9*1)
+	ADDQ    $0x00000080, R9
+	ADDQ    $0x00000080, R10
+	JMP     var2DUpdateAVX512_vec2
+
+var2DUpdateAVX512_vec:
+	CMPQ    R9, DX
+	JAE     var2DUpdateAVX512_tail
+	VMOVUPD (AX)(R9*1), Z0
+	VMOVUPD 8(AX)(R9*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (SI)(R9*1), Z1, Z1
+	VSUBPD  -8(AX)(R9*1), Z0, Z2
+	VMULPD  -8(SI)(R9*1), Z2, Z2
+	VSUBPD  Z2, Z1, Z2
+	VMOVUPD (CX)(R9*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (DI)(R9*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  (AX)(R10*1), Z0, Z1
+	VMULPD  (DI)(R10*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (R8)(R9*1), Z2, Z2
+	VADDPD  Z2, Z0, Z2
+	VMOVUPD Z2, (BX)(R9*1)
+	ADDQ    $0x00000040, R9
+	ADDQ    $0x00000040, R10
+	JMP     var2DUpdateAVX512_vec
+
+var2DUpdateAVX512_tail:
+	CMPQ   R9, 16(SP)
+	JAE    var2DUpdateAVX512_next
+	VMOVSD (AX)(R9*1), X0
+	VMOVSD 8(AX)(R9*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (SI)(R9*1), X1, X1
+	VSUBSD -8(AX)(R9*1), X0, X2
+	VMULSD -8(SI)(R9*1), X2, X2
+	VSUBSD X2, X1, X2
+	VMOVSD (CX)(R9*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (DI)(R9*1), X1, X1
+	VADDSD X1, X2, X2
+	VSUBSD (AX)(R10*1), X0, X1
+	VMULSD (DI)(R10*1), X1, X1
+	VSUBSD X1, X2, X2
+	VMULSD (R8)(R9*1), X2, X2
+	VADDSD X2, X0, X2
+	VMOVSD X2, (BX)(R9*1)
+	ADDQ   $0x00000008, R9
+	ADDQ   $0x00000008, R10
+	JMP    var2DUpdateAVX512_tail
+
+var2DUpdateAVX512_next:
+	DECQ 24(SP)
+	JZ   var2DUpdateAVX512_end
+	MOVQ stride+96(FP), R9
+	SHLQ $0x03, R9
+	ADDQ R9, BX
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, SI
+	ADDQ R9, DI
+	ADDQ R9, R8
+	JMP  var2DUpdateAVX512_row
+
+var2DUpdateAVX512_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var2DUpdateSrcAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX
+TEXT ·var2DUpdateSrcAVX2(SB), NOSPLIT, $32-120
+	MOVQ u+8(FP), AX
+	MOVQ sy+64(FP), DX
+	SHLQ $0x03, DX
+	LEAQ (AX)(DX*1), CX
+	NEGQ DX
+	MOVQ DX, (SP)
+	MOVQ rows+88(FP), DX
+	MOVQ DX, 24(SP)
+	MOVQ cells+80(FP), DX
+	SHLQ $0x03, DX
+	MOVQ DX, 16(SP)
+	ANDQ $-32, DX
+	MOVQ d+0(FP), BX
+	MOVQ bx+16(FP), SI
+	MOVQ by+24(FP), DI
+	MOVQ c+40(FP), R8
+	MOVQ f+48(FP), R9
+
+var2DUpdateSrcAVX2_row:
+	XORQ R10, R10
+	MOVQ (SP), R11
+	MOVQ DX, R12
+	SUBQ $0x00000020, R12
+
+var2DUpdateSrcAVX2_vec2:
+	CMPQ    R10, R12
+	JGE     var2DUpdateSrcAVX2_vec
+	VMOVUPD (AX)(R10*1), Y0
+	VMOVUPD 8(AX)(R10*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (SI)(R10*1), Y1, Y1
+	VSUBPD  -8(AX)(R10*1), Y0, Y2
+	VMULPD  -8(SI)(R10*1), Y2, Y2
+	VSUBPD  Y2, Y1, Y2
+	VMOVUPD (CX)(R10*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (DI)(R10*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  (AX)(R11*1), Y0, Y1
+	VMULPD  (DI)(R11*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VADDPD  (R9)(R10*1), Y2, Y2
+	VMULPD  (R8)(R10*1), Y2, Y2
+	VADDPD  Y2, Y0, Y2
+	VMOVUPD Y2, (BX)(R10*1)
+	VMOVUPD 32(AX)(R10*1), Y0
+	VMOVUPD 40(AX)(R10*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  32(SI)(R10*1), Y1, Y1
+	VSUBPD  24(AX)(R10*1), Y0, Y2
+	VMULPD  24(SI)(R10*1), Y2, Y2
+	VSUBPD  Y2, Y1, Y2
+	VMOVUPD 32(CX)(R10*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  32(DI)(R10*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  32(AX)(R11*1), Y0, Y1
+	VMULPD  32(DI)(R11*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VADDPD  32(R9)(R10*1), Y2, Y2
+	VMULPD  32(R8)(R10*1), Y2, Y2
+	VADDPD  Y2, Y0, Y2
+	VMOVUPD Y2, 32(BX)(R10*1)
+	ADDQ    $0x00000040, R10
+	ADDQ    $0x00000040, R11
+	JMP     var2DUpdateSrcAVX2_vec2
+
+var2DUpdateSrcAVX2_vec:
+	CMPQ    R10, DX
+	JAE     var2DUpdateSrcAVX2_tail
+	VMOVUPD (AX)(R10*1), Y0
+	VMOVUPD 8(AX)(R10*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (SI)(R10*1), Y1, Y1
+	VSUBPD  -8(AX)(R10*1), Y0, Y2
+	VMULPD  -8(SI)(R10*1), Y2, Y2
+	VSUBPD  Y2, Y1, Y2
+	VMOVUPD (CX)(R10*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (DI)(R10*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  (AX)(R11*1), Y0, Y1
+	VMULPD  (DI)(R11*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VADDPD  (R9)(R10*1), Y2, Y2
+	VMULPD  (R8)(R10*1), Y2, Y2
+	VADDPD  Y2, Y0, Y2
+	VMOVUPD Y2, (BX)(R10*1)
+	ADDQ    $0x00000020, R10
+	ADDQ    $0x00000020, R11
+	JMP     var2DUpdateSrcAVX2_vec
+
+var2DUpdateSrcAVX2_tail:
+	CMPQ   R10, 16(SP)
+	JAE    var2DUpdateSrcAVX2_next
+	VMOVSD (AX)(R10*1), X0
+	VMOVSD 8(AX)(R10*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (SI)(R10*1), X1, X1
+	VSUBSD -8(AX)(R10*1), X0, X2
+	VMULSD -8(SI)(R10*1), X2, X2
+	VSUBSD X2, X1, X2
+	VMOVSD (CX)(R10*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (DI)(R10*1), X1, X1
+	VADDSD X1, X2, X2
+	VSUBSD (AX)(R11*1), X0, X1
+	VMULSD (DI)(R11*1), X1, X1
+	VSUBSD X1, X2, X2
+	VADDSD (R9)(R10*1), X2, X2
+	VMULSD (R8)(R10*1), X2, X2
+	VADDSD X2, X0, X2
+	VMOVSD X2, (BX)(R10*1)
+	ADDQ   $0x00000008, R10
+	ADDQ   $0x00000008, R11
+	JMP    var2DUpdateSrcAVX2_tail
+
+var2DUpdateSrcAVX2_next:
+	DECQ 24(SP)
+	JZ   var2DUpdateSrcAVX2_end
+	MOVQ stride+96(FP), R10
+	SHLQ $0x03, R10
+	ADDQ R10, BX
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	ADDQ R10, R8
+	ADDQ R10, R9
+	JMP  var2DUpdateSrcAVX2_row
+
+var2DUpdateSrcAVX2_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var2DUpdateSrcAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX512F
+TEXT ·var2DUpdateSrcAVX512(SB), NOSPLIT, $32-120
+	MOVQ u+8(FP), AX
+	MOVQ sy+64(FP), DX
+	SHLQ $0x03, DX
+	LEAQ (AX)(DX*1), CX
+	NEGQ DX
+	MOVQ DX, (SP)
+	MOVQ rows+88(FP), DX
+	MOVQ DX, 24(SP)
+	MOVQ cells+80(FP), DX
+	SHLQ $0x03, DX
+	MOVQ DX, 16(SP)
+	ANDQ $-64, DX
+	MOVQ d+0(FP), BX
+	MOVQ bx+16(FP), SI
+	MOVQ by+24(FP), DI
+	MOVQ c+40(FP), R8
+	MOVQ f+48(FP), R9
+
+var2DUpdateSrcAVX512_row:
+	XORQ R10, R10
+	MOVQ (SP), R11
+	MOVQ DX, R12
+	SUBQ $0x00000040, R12
+
+var2DUpdateSrcAVX512_vec2:
+	CMPQ    R10, R12
+	JGE     var2DUpdateSrcAVX512_vec
+	VMOVUPD (AX)(R10*1), Z0
+	VMOVUPD 8(AX)(R10*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (SI)(R10*1), Z1, Z1
+	VSUBPD  -8(AX)(R10*1), Z0, Z2
+	VMULPD  -8(SI)(R10*1), Z2, Z2
+	VSUBPD  Z2, Z1, Z2
+	VMOVUPD (CX)(R10*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (DI)(R10*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  (AX)(R11*1), Z0, Z1
+	VMULPD  (DI)(R11*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VADDPD  (R9)(R10*1), Z2, Z2
+	VMULPD  (R8)(R10*1), Z2, Z2
+	VADDPD  Z2, Z0, Z2
+	VMOVUPD Z2, (BX)(R10*1)
+	VMOVUPD 64(AX)(R10*1), Z0
+	VMOVUPD 72(AX)(R10*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  64(SI)(R10*1), Z1, Z1
+	VSUBPD  56(AX)(R10*1), Z0, Z2
+	VMULPD  56(SI)(R10*1), Z2, Z2
+	VSUBPD  Z2, Z1, Z2
+	VMOVUPD 64(CX)(R10*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  64(DI)(R10*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  64(AX)(R11*1), Z0, Z1
+	VMULPD  64(DI)(R11*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VADDPD  64(R9)(R10*1), Z2, Z2
+	VMULPD  64(R8)(R10*1), Z2, Z2
+	VADDPD  Z2, Z0, Z2
+	VMOVUPD Z2, 64(BX)(R10*1)
+	ADDQ    $0x00000080, R10
+	ADDQ    $0x00000080, R11
+	JMP     var2DUpdateSrcAVX512_vec2
+
+var2DUpdateSrcAVX512_vec:
+	CMPQ    R10, DX
+	JAE     var2DUpdateSrcAVX512_tail
+	VMOVUPD (AX)(R10*1), Z0
+	VMOVUPD 8(AX)(R10*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (SI)(R10*1), Z1, Z1
+	VSUBPD  -8(AX)(R10*1), Z0, Z2
+	VMULPD  -8(SI)(R10*1), Z2, Z2
+	VSUBPD  Z2, Z1, Z2
+	VMOVUPD (CX)(R10*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (DI)(R10*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  (AX)(R11*1), Z0, Z1
+	VMULPD  (DI)(R11*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VADDPD  (R9)(R10*1), Z2, Z2
+	VMULPD  (R8)(R10*1), Z2, Z2
+	VADDPD  Z2, Z0, Z2
+	VMOVUPD Z2, (BX)(R10*1)
+	ADDQ    $0x00000040, R10
+	ADDQ    $0x00000040, R11
+	JMP     var2DUpdateSrcAVX512_vec
+
+var2DUpdateSrcAVX512_tail:
+	CMPQ   R10, 16(SP)
+	JAE    var2DUpdateSrcAVX512_next
+	VMOVSD (AX)(R10*1), X0
+	VMOVSD 8(AX)(R10*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (SI)(R10*1), X1, X1
+	VSUBSD -8(AX)(R10*1), X0, X2
+	VMULSD -8(SI)(R10*1), X2, X2
+	VSUBSD X2, X1, X2
+	VMOVSD (CX)(R10*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (DI)(R10*1), X1, X1
+	VADDSD X1, X2, X2
+	VSUBSD (AX)(R11*1), X0, X1
+	VMULSD (DI)(R11*1), X1, X1
+	VSUBSD X1, X2, X2
+	VADDSD (R9)(R10*1), X2, X2
+	VMULSD (R8)(R10*1), X2, X2
+	VADDSD X2, X0, X2
+	VMOVSD X2, (BX)(R10*1)
+	ADDQ   $0x00000008, R10
+	ADDQ   $0x00000008, R11
+	JMP    var2DUpdateSrcAVX512_tail
+
+var2DUpdateSrcAVX512_next:
+	DECQ 24(SP)
+	JZ   var2DUpdateSrcAVX512_end
+	MOVQ stride+96(FP), R10
+	SHLQ $0x03, R10
+	ADDQ R10, BX
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	ADDQ R10, R8
+	ADDQ R10, R9
+	JMP  var2DUpdateSrcAVX512_row
+
+var2DUpdateSrcAVX512_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var2DCheckAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX2, CMOV
+TEXT ·var2DCheckAVX2(SB), NOSPLIT, $64-120
+	MOVQ  u+8(FP), AX
+	MOVQ  sy+64(FP), DX
+	SHLQ  $0x03, DX
+	LEAQ  (AX)(DX*1), CX
+	NEGQ  DX
+	MOVQ  DX, (SP)
+	MOVQ  rows+88(FP), DX
+	MOVQ  DX, 24(SP)
+	MOVQ  cells+80(FP), DX
+	SHLQ  $0x03, DX
+	MOVQ  DX, 16(SP)
+	ANDQ  $-32, DX
+	MOVQ  d+0(FP), BX
+	MOVQ  bx+16(FP), SI
+	MOVQ  by+24(FP), DI
+	MOVQ  c+40(FP), R8
+	VPXOR Y0, Y0, Y0
+	VPXOR X1, X1, X1
+
+var2DCheckAVX2_row:
+	XORQ R9, R9
+	MOVQ (SP), R10
+	MOVQ DX, R11
+	SUBQ $0x00000020, R11
+
+var2DCheckAVX2_vec2:
+	CMPQ      R9, R11
+	JGE       var2DCheckAVX2_vec
+	VMOVUPD   (AX)(R9*1), Y2
+	VMOVUPD   8(AX)(R9*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    (SI)(R9*1), Y3, Y3
+	VSUBPD    -8(AX)(R9*1), Y2, Y4
+	VMULPD    -8(SI)(R9*1), Y4, Y4
+	VSUBPD    Y4, Y3, Y4
+	VMOVUPD   (CX)(R9*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    (DI)(R9*1), Y3, Y3
+	VADDPD    Y3, Y4, Y4
+	VSUBPD    (AX)(R10*1), Y2, Y3
+	VMULPD    (DI)(R10*1), Y3, Y3
+	VSUBPD    Y3, Y4, Y4
+	VMULPD    (R8)(R9*1), Y4, Y4
+	VADDPD    Y4, Y2, Y4
+	VMOVUPD   Y4, (BX)(R9*1)
+	VSUBPD    Y2, Y4, Y4
+	VPSLLQ    $0x01, Y4, Y4
+	VPSRLQ    $0x01, Y4, Y4
+	VPCMPGTQ  Y0, Y4, Y2
+	VBLENDVPD Y2, Y4, Y0, Y0
+	VMOVUPD   32(AX)(R9*1), Y2
+	VMOVUPD   40(AX)(R9*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    32(SI)(R9*1), Y3, Y3
+	VSUBPD    24(AX)(R9*1), Y2, Y4
+	VMULPD    24(SI)(R9*1), Y4, Y4
+	VSUBPD    Y4, Y3, Y4
+	VMOVUPD   32(CX)(R9*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    32(DI)(R9*1), Y3, Y3
+	VADDPD    Y3, Y4, Y4
+	VSUBPD    32(AX)(R10*1), Y2, Y3
+	VMULPD    32(DI)(R10*1), Y3, Y3
+	VSUBPD    Y3, Y4, Y4
+	VMULPD    32(R8)(R9*1), Y4, Y4
+	VADDPD    Y4, Y2, Y4
+	VMOVUPD   Y4, 32(BX)(R9*1)
+	VSUBPD    Y2, Y4, Y4
+	VPSLLQ    $0x01, Y4, Y4
+	VPSRLQ    $0x01, Y4, Y4
+	VPCMPGTQ  Y0, Y4, Y2
+	VBLENDVPD Y2, Y4, Y0, Y0
+	ADDQ      $0x00000040, R9
+	ADDQ      $0x00000040, R10
+	JMP       var2DCheckAVX2_vec2
+
+var2DCheckAVX2_vec:
+	CMPQ      R9, DX
+	JAE       var2DCheckAVX2_tail
+	VMOVUPD   (AX)(R9*1), Y2
+	VMOVUPD   8(AX)(R9*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    (SI)(R9*1), Y3, Y3
+	VSUBPD    -8(AX)(R9*1), Y2, Y4
+	VMULPD    -8(SI)(R9*1), Y4, Y4
+	VSUBPD    Y4, Y3, Y4
+	VMOVUPD   (CX)(R9*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    (DI)(R9*1), Y3, Y3
+	VADDPD    Y3, Y4, Y4
+	VSUBPD    (AX)(R10*1), Y2, Y3
+	VMULPD    (DI)(R10*1), Y3, Y3
+	VSUBPD    Y3, Y4, Y4
+	VMULPD    (R8)(R9*1), Y4, Y4
+	VADDPD    Y4, Y2, Y4
+	VMOVUPD   Y4, (BX)(R9*1)
+	VSUBPD    Y2, Y4, Y4
+	VPSLLQ    $0x01, Y4, Y4
+	VPSRLQ    $0x01, Y4, Y4
+	VPCMPGTQ  Y0, Y4, Y2
+	VBLENDVPD Y2, Y4, Y0, Y0
+	ADDQ      $0x00000020, R9
+	ADDQ      $0x00000020, R10
+	JMP       var2DCheckAVX2_vec
+
+var2DCheckAVX2_tail:
+	CMPQ      R9, 16(SP)
+	JAE       var2DCheckAVX2_next
+	VMOVSD    (AX)(R9*1), X2
+	VMOVSD    8(AX)(R9*1), X3
+	VSUBSD    X2, X3, X3
+	VMULSD    (SI)(R9*1), X3, X3
+	VSUBSD    -8(AX)(R9*1), X2, X4
+	VMULSD    -8(SI)(R9*1), X4, X4
+	VSUBSD    X4, X3, X4
+	VMOVSD    (CX)(R9*1), X3
+	VSUBSD    X2, X3, X3
+	VMULSD    (DI)(R9*1), X3, X3
+	VADDSD    X3, X4, X4
+	VSUBSD    (AX)(R10*1), X2, X3
+	VMULSD    (DI)(R10*1), X3, X3
+	VSUBSD    X3, X4, X4
+	VMULSD    (R8)(R9*1), X4, X4
+	VADDSD    X4, X2, X4
+	VMOVSD    X4, (BX)(R9*1)
+	VSUBSD    X2, X4, X4
+	VPSLLQ    $0x01, X4, X4
+	VPSRLQ    $0x01, X4, X4
+	VPCMPGTQ  X1, X4, X2
+	VBLENDVPD X2, X4, X1, X1
+	ADDQ      $0x00000008, R9
+	ADDQ      $0x00000008, R10
+	JMP       var2DCheckAVX2_tail
+
+var2DCheckAVX2_next:
+	DECQ 24(SP)
+	JZ   var2DCheckAVX2_end
+	MOVQ stride+96(FP), R9
+	SHLQ $0x03, R9
+	ADDQ R9, BX
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, SI
+	ADDQ R9, DI
+	ADDQ R9, R8
+	JMP  var2DCheckAVX2_row
+
+var2DCheckAVX2_end:
+	VMOVDQU Y0, 32(SP)
+	MOVQ    32(SP), AX
+	MOVQ    40(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    48(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    56(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	VMOVQ   X1, CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var2DCheckAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX512F, CMOV
+TEXT ·var2DCheckAVX512(SB), NOSPLIT, $96-120
+	MOVQ   u+8(FP), AX
+	MOVQ   sy+64(FP), DX
+	SHLQ   $0x03, DX
+	LEAQ   (AX)(DX*1), CX
+	NEGQ   DX
+	MOVQ   DX, (SP)
+	MOVQ   rows+88(FP), DX
+	MOVQ   DX, 24(SP)
+	MOVQ   cells+80(FP), DX
+	SHLQ   $0x03, DX
+	MOVQ   DX, 16(SP)
+	ANDQ   $-64, DX
+	MOVQ   d+0(FP), BX
+	MOVQ   bx+16(FP), SI
+	MOVQ   by+24(FP), DI
+	MOVQ   c+40(FP), R8
+	VPXORQ Z0, Z0, Z0
+	VPXOR  X1, X1, X1
+
+var2DCheckAVX512_row:
+	XORQ R9, R9
+	MOVQ (SP), R10
+	MOVQ DX, R11
+	SUBQ $0x00000040, R11
+
+var2DCheckAVX512_vec2:
+	CMPQ    R9, R11
+	JGE     var2DCheckAVX512_vec
+	VMOVUPD (AX)(R9*1), Z2
+	VMOVUPD 8(AX)(R9*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (SI)(R9*1), Z3, Z3
+	VSUBPD  -8(AX)(R9*1), Z2, Z4
+	VMULPD  -8(SI)(R9*1), Z4, Z4
+	VSUBPD  Z4, Z3, Z4
+	VMOVUPD (CX)(R9*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (DI)(R9*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  (AX)(R10*1), Z2, Z3
+	VMULPD  (DI)(R10*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VMULPD  (R8)(R9*1), Z4, Z4
+	VADDPD  Z4, Z2, Z4
+	VMOVUPD Z4, (BX)(R9*1)
+	VSUBPD  Z2, Z4, Z4
+	VPSLLQ  $0x01, Z4, Z4
+	VPSRLQ  $0x01, Z4, Z4
+	VPMAXUQ Z4, Z0, Z0
+	VMOVUPD 64(AX)(R9*1), Z2
+	VMOVUPD 72(AX)(R9*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  64(SI)(R9*1), Z3, Z3
+	VSUBPD  56(AX)(R9*1), Z2, Z4
+	VMULPD  56(SI)(R9*1), Z4, Z4
+	VSUBPD  Z4, Z3, Z4
+	VMOVUPD 64(CX)(R9*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  64(DI)(R9*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  64(AX)(R10*1), Z2, Z3
+	VMULPD  64(DI)(R10*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VMULPD  64(R8)(R9*1), Z4, Z4
+	VADDPD  Z4, Z2, Z4
+	VMOVUPD Z4, 64(BX)(R9*1)
+	VSUBPD  Z2, Z4, Z4
+	VPSLLQ  $0x01, Z4, Z4
+	VPSRLQ  $0x01, Z4, Z4
+	VPMAXUQ Z4, Z0, Z0
+	ADDQ    $0x00000080, R9
+	ADDQ    $0x00000080, R10
+	JMP     var2DCheckAVX512_vec2
+
+var2DCheckAVX512_vec:
+	CMPQ    R9, DX
+	JAE     var2DCheckAVX512_tail
+	VMOVUPD (AX)(R9*1), Z2
+	VMOVUPD 8(AX)(R9*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (SI)(R9*1), Z3, Z3
+	VSUBPD  -8(AX)(R9*1), Z2, Z4
+	VMULPD  -8(SI)(R9*1), Z4, Z4
+	VSUBPD  Z4, Z3, Z4
+	VMOVUPD (CX)(R9*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (DI)(R9*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  (AX)(R10*1), Z2, Z3
+	VMULPD  (DI)(R10*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VMULPD  (R8)(R9*1), Z4, Z4
+	VADDPD  Z4, Z2, Z4
+	VMOVUPD Z4, (BX)(R9*1)
+	VSUBPD  Z2, Z4, Z4
+	VPSLLQ  $0x01, Z4, Z4
+	VPSRLQ  $0x01, Z4, Z4
+	VPMAXUQ Z4, Z0, Z0
+	ADDQ    $0x00000040, R9
+	ADDQ    $0x00000040, R10
+	JMP     var2DCheckAVX512_vec
+
+var2DCheckAVX512_tail:
+	CMPQ      R9, 16(SP)
+	JAE       var2DCheckAVX512_next
+	VMOVSD    (AX)(R9*1), X2
+	VMOVSD    8(AX)(R9*1), X3
+	VSUBSD    X2, X3, X3
+	VMULSD    (SI)(R9*1), X3, X3
+	VSUBSD    -8(AX)(R9*1), X2, X4
+	VMULSD    -8(SI)(R9*1), X4, X4
+	VSUBSD    X4, X3, X4
+	VMOVSD    (CX)(R9*1), X3
+	VSUBSD    X2, X3, X3
+	VMULSD    (DI)(R9*1), X3, X3
+	VADDSD    X3, X4, X4
+	VSUBSD    (AX)(R10*1), X2, X3
+	VMULSD    (DI)(R10*1), X3, X3
+	VSUBSD    X3, X4, X4
+	VMULSD    (R8)(R9*1), X4, X4
+	VADDSD    X4, X2, X4
+	VMOVSD    X4, (BX)(R9*1)
+	VSUBSD    X2, X4, X4
+	VPSLLQ    $0x01, X4, X4
+	VPSRLQ    $0x01, X4, X4
+	VPCMPGTQ  X1, X4, X2
+	VBLENDVPD X2, X4, X1, X1
+	ADDQ      $0x00000008, R9
+	ADDQ      $0x00000008, R10
+	JMP       var2DCheckAVX512_tail
+
+var2DCheckAVX512_next:
+	DECQ 24(SP)
+	JZ   var2DCheckAVX512_end
+	MOVQ stride+96(FP), R9
+	SHLQ $0x03, R9
+	ADDQ R9, BX
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, SI
+	ADDQ R9, DI
+	ADDQ R9, R8
+	JMP  var2DCheckAVX512_row
+
+var2DCheckAVX512_end:
+	VMOVDQU64 Z0, 32(SP)
+	MOVQ      32(SP), AX
+	MOVQ      40(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      48(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      56(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      64(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      72(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      80(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      88(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	VMOVQ     X1, CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var2DCheckSrcAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX2, CMOV
+TEXT ·var2DCheckSrcAVX2(SB), NOSPLIT, $64-120
+	MOVQ  u+8(FP), AX
+	MOVQ  sy+64(FP), DX
+	SHLQ  $0x03, DX
+	LEAQ  (AX)(DX*1), CX
+	NEGQ  DX
+	MOVQ  DX, (SP)
+	MOVQ  rows+88(FP), DX
+	MOVQ  DX, 24(SP)
+	MOVQ  cells+80(FP), DX
+	SHLQ  $0x03, DX
+	MOVQ  DX, 16(SP)
+	ANDQ  $-32, DX
+	MOVQ  d+0(FP), BX
+	MOVQ  bx+16(FP), SI
+	MOVQ  by+24(FP), DI
+	MOVQ  c+40(FP), R8
+	MOVQ  f+48(FP), R9
+	VPXOR Y0, Y0, Y0
+	VPXOR X1, X1, X1
+
+var2DCheckSrcAVX2_row:
+	XORQ R10, R10
+	MOVQ (SP), R11
+	MOVQ DX, R12
+	SUBQ $0x00000020, R12
+
+var2DCheckSrcAVX2_vec2:
+	CMPQ      R10, R12
+	JGE       var2DCheckSrcAVX2_vec
+	VMOVUPD   (AX)(R10*1), Y2
+	VMOVUPD   8(AX)(R10*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    (SI)(R10*1), Y3, Y3
+	VSUBPD    -8(AX)(R10*1), Y2, Y4
+	VMULPD    -8(SI)(R10*1), Y4, Y4
+	VSUBPD    Y4, Y3, Y4
+	VMOVUPD   (CX)(R10*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    (DI)(R10*1), Y3, Y3
+	VADDPD    Y3, Y4, Y4
+	VSUBPD    (AX)(R11*1), Y2, Y3
+	VMULPD    (DI)(R11*1), Y3, Y3
+	VSUBPD    Y3, Y4, Y4
+	VADDPD    (R9)(R10*1), Y4, Y4
+	VMULPD    (R8)(R10*1), Y4, Y4
+	VADDPD    Y4, Y2, Y4
+	VMOVUPD   Y4, (BX)(R10*1)
+	VSUBPD    Y2, Y4, Y4
+	VPSLLQ    $0x01, Y4, Y4
+	VPSRLQ    $0x01, Y4, Y4
+	VPCMPGTQ  Y0, Y4, Y2
+	VBLENDVPD Y2, Y4, Y0, Y0
+	VMOVUPD   32(AX)(R10*1), Y2
+	VMOVUPD   40(AX)(R10*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    32(SI)(R10*1), Y3, Y3
+	VSUBPD    24(AX)(R10*1), Y2, Y4
+	VMULPD    24(SI)(R10*1), Y4, Y4
+	VSUBPD    Y4, Y3, Y4
+	VMOVUPD   32(CX)(R10*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    32(DI)(R10*1), Y3, Y3
+	VADDPD    Y3, Y4, Y4
+	VSUBPD    32(AX)(R11*1), Y2, Y3
+	VMULPD    32(DI)(R11*1), Y3, Y3
+	VSUBPD    Y3, Y4, Y4
+	VADDPD    32(R9)(R10*1), Y4, Y4
+	VMULPD    32(R8)(R10*1), Y4, Y4
+	VADDPD    Y4, Y2, Y4
+	VMOVUPD   Y4, 32(BX)(R10*1)
+	VSUBPD    Y2, Y4, Y4
+	VPSLLQ    $0x01, Y4, Y4
+	VPSRLQ    $0x01, Y4, Y4
+	VPCMPGTQ  Y0, Y4, Y2
+	VBLENDVPD Y2, Y4, Y0, Y0
+	ADDQ      $0x00000040, R10
+	ADDQ      $0x00000040, R11
+	JMP       var2DCheckSrcAVX2_vec2
+
+var2DCheckSrcAVX2_vec:
+	CMPQ      R10, DX
+	JAE       var2DCheckSrcAVX2_tail
+	VMOVUPD   (AX)(R10*1), Y2
+	VMOVUPD   8(AX)(R10*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    (SI)(R10*1), Y3, Y3
+	VSUBPD    -8(AX)(R10*1), Y2, Y4
+	VMULPD    -8(SI)(R10*1), Y4, Y4
+	VSUBPD    Y4, Y3, Y4
+	VMOVUPD   (CX)(R10*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    (DI)(R10*1), Y3, Y3
+	VADDPD    Y3, Y4, Y4
+	VSUBPD    (AX)(R11*1), Y2, Y3
+	VMULPD    (DI)(R11*1), Y3, Y3
+	VSUBPD    Y3, Y4, Y4
+	VADDPD    (R9)(R10*1), Y4, Y4
+	VMULPD    (R8)(R10*1), Y4, Y4
+	VADDPD    Y4, Y2, Y4
+	VMOVUPD   Y4, (BX)(R10*1)
+	VSUBPD    Y2, Y4, Y4
+	VPSLLQ    $0x01, Y4, Y4
+	VPSRLQ    $0x01, Y4, Y4
+	VPCMPGTQ  Y0, Y4, Y2
+	VBLENDVPD Y2, Y4, Y0, Y0
+	ADDQ      $0x00000020, R10
+	ADDQ      $0x00000020, R11
+	JMP       var2DCheckSrcAVX2_vec
+
+var2DCheckSrcAVX2_tail:
+	CMPQ      R10, 16(SP)
+	JAE       var2DCheckSrcAVX2_next
+	VMOVSD    (AX)(R10*1), X2
+	VMOVSD    8(AX)(R10*1), X3
+	VSUBSD    X2, X3, X3
+	VMULSD    (SI)(R10*1), X3, X3
+	VSUBSD    -8(AX)(R10*1), X2, X4
+	VMULSD    -8(SI)(R10*1), X4, X4
+	VSUBSD    X4, X3, X4
+	VMOVSD    (CX)(R10*1), X3
+	VSUBSD    X2, X3, X3
+	VMULSD    (DI)(R10*1), X3, X3
+	VADDSD    X3, X4, X4
+	VSUBSD    (AX)(R11*1), X2, X3
+	VMULSD    (DI)(R11*1), X3, X3
+	VSUBSD    X3, X4, X4
+	VADDSD    (R9)(R10*1), X4, X4
+	VMULSD    (R8)(R10*1), X4, X4
+	VADDSD    X4, X2, X4
+	VMOVSD    X4, (BX)(R10*1)
+	VSUBSD    X2, X4, X4
+	VPSLLQ    $0x01, X4, X4
+	VPSRLQ    $0x01, X4, X4
+	VPCMPGTQ  X1, X4, X2
+	VBLENDVPD X2, X4, X1, X1
+	ADDQ      $0x00000008, R10
+	ADDQ      $0x00000008, R11
+	JMP       var2DCheckSrcAVX2_tail
+
+var2DCheckSrcAVX2_next:
+	DECQ 24(SP)
+	JZ   var2DCheckSrcAVX2_end
+	MOVQ stride+96(FP), R10
+	SHLQ $0x03, R10
+	ADDQ R10, BX
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	ADDQ R10, R8
+	ADDQ R10, R9
+	JMP  var2DCheckSrcAVX2_row
+
+var2DCheckSrcAVX2_end:
+	VMOVDQU Y0, 32(SP)
+	MOVQ    32(SP), AX
+	MOVQ    40(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    48(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    56(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	VMOVQ   X1, CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var2DCheckSrcAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX512F, CMOV
+TEXT ·var2DCheckSrcAVX512(SB), NOSPLIT, $96-120
+	MOVQ   u+8(FP), AX
+	MOVQ   sy+64(FP), DX
+	SHLQ   $0x03, DX
+	LEAQ   (AX)(DX*1), CX
+	NEGQ   DX
+	MOVQ   DX, (SP)
+	MOVQ   rows+88(FP), DX
+	MOVQ   DX, 24(SP)
+	MOVQ   cells+80(FP), DX
+	SHLQ   $0x03, DX
+	MOVQ   DX, 16(SP)
+	ANDQ   $-64, DX
+	MOVQ   d+0(FP), BX
+	MOVQ   bx+16(FP), SI
+	MOVQ   by+24(FP), DI
+	MOVQ   c+40(FP), R8
+	MOVQ   f+48(FP), R9
+	VPXORQ Z0, Z0, Z0
+	VPXOR  X1, X1, X1
+
+var2DCheckSrcAVX512_row:
+	XORQ R10, R10
+	MOVQ (SP), R11
+	MOVQ DX, R12
+	SUBQ $0x00000040, R12
+
+var2DCheckSrcAVX512_vec2:
+	CMPQ    R10, R12
+	JGE     var2DCheckSrcAVX512_vec
+	VMOVUPD (AX)(R10*1), Z2
+	VMOVUPD 8(AX)(R10*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (SI)(R10*1), Z3, Z3
+	VSUBPD  -8(AX)(R10*1), Z2, Z4
+	VMULPD  -8(SI)(R10*1), Z4, Z4
+	VSUBPD  Z4, Z3, Z4
+	VMOVUPD (CX)(R10*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (DI)(R10*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  (AX)(R11*1), Z2, Z3
+	VMULPD  (DI)(R11*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VADDPD  (R9)(R10*1), Z4, Z4
+	VMULPD  (R8)(R10*1), Z4, Z4
+	VADDPD  Z4, Z2, Z4
+	VMOVUPD Z4, (BX)(R10*1)
+	VSUBPD  Z2, Z4, Z4
+	VPSLLQ  $0x01, Z4, Z4
+	VPSRLQ  $0x01, Z4, Z4
+	VPMAXUQ Z4, Z0, Z0
+	VMOVUPD 64(AX)(R10*1), Z2
+	VMOVUPD 72(AX)(R10*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  64(SI)(R10*1), Z3, Z3
+	VSUBPD  56(AX)(R10*1), Z2, Z4
+	VMULPD  56(SI)(R10*1), Z4, Z4
+	VSUBPD  Z4, Z3, Z4
+	VMOVUPD 64(CX)(R10*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  64(DI)(R10*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  64(AX)(R11*1), Z2, Z3
+	VMULPD  64(DI)(R11*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VADDPD  64(R9)(R10*1), Z4, Z4
+	VMULPD  64(R8)(R10*1), Z4, Z4
+	VADDPD  Z4, Z2, Z4
+	VMOVUPD Z4, 64(BX)(R10*1)
+	VSUBPD  Z2, Z4, Z4
+	VPSLLQ  $0x01, Z4, Z4
+	VPSRLQ  $0x01, Z4, Z4
+	VPMAXUQ Z4, Z0, Z0
+	ADDQ    $0x00000080, R10
+	ADDQ    $0x00000080, R11
+	JMP     var2DCheckSrcAVX512_vec2
+
+var2DCheckSrcAVX512_vec:
+	CMPQ    R10, DX
+	JAE     var2DCheckSrcAVX512_tail
+	VMOVUPD (AX)(R10*1), Z2
+	VMOVUPD 8(AX)(R10*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (SI)(R10*1), Z3, Z3
+	VSUBPD  -8(AX)(R10*1), Z2, Z4
+	VMULPD  -8(SI)(R10*1), Z4, Z4
+	VSUBPD  Z4, Z3, Z4
+	VMOVUPD (CX)(R10*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (DI)(R10*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  (AX)(R11*1), Z2, Z3
+	VMULPD  (DI)(R11*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VADDPD  (R9)(R10*1), Z4, Z4
+	VMULPD  (R8)(R10*1), Z4, Z4
+	VADDPD  Z4, Z2, Z4
+	VMOVUPD Z4, (BX)(R10*1)
+	VSUBPD  Z2, Z4, Z4
+	VPSLLQ  $0x01, Z4, Z4
+	VPSRLQ  $0x01, Z4, Z4
+	VPMAXUQ Z4, Z0, Z0
+	ADDQ    $0x00000040, R10
+	ADDQ    $0x00000040, R11
+	JMP     var2DCheckSrcAVX512_vec
+
+var2DCheckSrcAVX512_tail:
+	CMPQ      R10, 16(SP)
+	JAE       var2DCheckSrcAVX512_next
+	VMOVSD    (AX)(R10*1), X2
+	VMOVSD    8(AX)(R10*1), X3
+	VSUBSD    X2, X3, X3
+	VMULSD    (SI)(R10*1), X3, X3
+	VSUBSD    -8(AX)(R10*1), X2, X4
+	VMULSD    -8(SI)(R10*1), X4, X4
+	VSUBSD    X4, X3, X4
+	VMOVSD    (CX)(R10*1), X3
+	VSUBSD    X2, X3, X3
+	VMULSD    (DI)(R10*1), X3, X3
+	VADDSD    X3, X4, X4
+	VSUBSD    (AX)(R11*1), X2, X3
+	VMULSD    (DI)(R11*1), X3, X3
+	VSUBSD    X3, X4, X4
+	VADDSD    (R9)(R10*1), X4, X4
+	VMULSD    (R8)(R10*1), X4, X4
+	VADDSD    X4, X2, X4
+	VMOVSD    X4, (BX)(R10*1)
+	VSUBSD    X2, X4, X4
+	VPSLLQ    $0x01, X4, X4
+	VPSRLQ    $0x01, X4, X4
+	VPCMPGTQ  X1, X4, X2
+	VBLENDVPD X2, X4, X1, X1
+	ADDQ      $0x00000008, R10
+	ADDQ      $0x00000008, R11
+	JMP       var2DCheckSrcAVX512_tail
+
+var2DCheckSrcAVX512_next:
+	DECQ 24(SP)
+	JZ   var2DCheckSrcAVX512_end
+	MOVQ stride+96(FP), R10
+	SHLQ $0x03, R10
+	ADDQ R10, BX
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	ADDQ R10, R8
+	ADDQ R10, R9
+	JMP  var2DCheckSrcAVX512_row
+
+var2DCheckSrcAVX512_end:
+	VMOVDQU64 Z0, 32(SP)
+	MOVQ      32(SP), AX
+	MOVQ      40(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      48(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      56(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      64(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      72(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      80(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      88(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	VMOVQ     X1, CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var2DResidualAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX2
+TEXT ·var2DResidualAVX2(SB), NOSPLIT, $32-120
+	MOVQ  u+8(FP), AX
+	MOVQ  sy+64(FP), DX
+	SHLQ  $0x03, DX
+	LEAQ  (AX)(DX*1), CX
+	NEGQ  DX
+	MOVQ  DX, (SP)
+	MOVQ  rows+88(FP), DX
+	MOVQ  DX, 24(SP)
+	MOVQ  cells+80(FP), DX
+	SHLQ  $0x03, DX
+	MOVQ  DX, 16(SP)
+	ANDQ  $-32, DX
+	MOVQ  d+0(FP), BX
+	MOVQ  bx+16(FP), SI
+	MOVQ  by+24(FP), DI
+	MOVQ  c+40(FP), R8
+	MOVQ  f+48(FP), R9
+	VPXOR Y0, Y0, Y0
+
+var2DResidualAVX2_row:
+	XORQ R10, R10
+	MOVQ (SP), R11
+	MOVQ DX, R12
+	SUBQ $0x00000020, R12
+
+var2DResidualAVX2_vec2:
+	CMPQ    R10, R12
+	JGE     var2DResidualAVX2_vec
+	VMOVUPD (AX)(R10*1), Y1
+	VMOVUPD 8(AX)(R10*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (SI)(R10*1), Y2, Y2
+	VSUBPD  -8(AX)(R10*1), Y1, Y3
+	VMULPD  -8(SI)(R10*1), Y3, Y3
+	VSUBPD  Y3, Y2, Y3
+	VMOVUPD (CX)(R10*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (DI)(R10*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  (AX)(R11*1), Y1, Y2
+	VMULPD  (DI)(R11*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VSUBPD  Y3, Y0, Y2
+	VMOVUPD (R9)(R10*1), Y3
+	VSUBPD  Y2, Y3, Y2
+	VMULPD  (R8)(R10*1), Y2, Y2
+	VMOVUPD Y2, (BX)(R10*1)
+	VMOVUPD 32(AX)(R10*1), Y1
+	VMOVUPD 40(AX)(R10*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  32(SI)(R10*1), Y2, Y2
+	VSUBPD  24(AX)(R10*1), Y1, Y3
+	VMULPD  24(SI)(R10*1), Y3, Y3
+	VSUBPD  Y3, Y2, Y3
+	VMOVUPD 32(CX)(R10*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  32(DI)(R10*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  32(AX)(R11*1), Y1, Y2
+	VMULPD  32(DI)(R11*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VSUBPD  Y3, Y0, Y2
+	VMOVUPD 32(R9)(R10*1), Y3
+	VSUBPD  Y2, Y3, Y2
+	VMULPD  32(R8)(R10*1), Y2, Y2
+	VMOVUPD Y2, 32(BX)(R10*1)
+	ADDQ    $0x00000040, R10
+	ADDQ    $0x00000040, R11
+	JMP     var2DResidualAVX2_vec2
+
+var2DResidualAVX2_vec:
+	CMPQ    R10, DX
+	JAE     var2DResidualAVX2_tail
+	VMOVUPD (AX)(R10*1), Y1
+	VMOVUPD 8(AX)(R10*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (SI)(R10*1), Y2, Y2
+	VSUBPD  -8(AX)(R10*1), Y1, Y3
+	VMULPD  -8(SI)(R10*1), Y3, Y3
+	VSUBPD  Y3, Y2, Y3
+	VMOVUPD (CX)(R10*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (DI)(R10*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  (AX)(R11*1), Y1, Y2
+	VMULPD  (DI)(R11*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VSUBPD  Y3, Y0, Y2
+	VMOVUPD (R9)(R10*1), Y3
+	VSUBPD  Y2, Y3, Y2
+	VMULPD  (R8)(R10*1), Y2, Y2
+	VMOVUPD Y2, (BX)(R10*1)
+	ADDQ    $0x00000020, R10
+	ADDQ    $0x00000020, R11
+	JMP     var2DResidualAVX2_vec
+
+var2DResidualAVX2_tail:
+	CMPQ   R10, 16(SP)
+	JAE    var2DResidualAVX2_next
+	VMOVSD (AX)(R10*1), X1
+	VMOVSD 8(AX)(R10*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (SI)(R10*1), X2, X2
+	VSUBSD -8(AX)(R10*1), X1, X3
+	VMULSD -8(SI)(R10*1), X3, X3
+	VSUBSD X3, X2, X3
+	VMOVSD (CX)(R10*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (DI)(R10*1), X2, X2
+	VADDSD X2, X3, X3
+	VSUBSD (AX)(R11*1), X1, X2
+	VMULSD (DI)(R11*1), X2, X2
+	VSUBSD X2, X3, X3
+	VSUBSD X3, X0, X2
+	VMOVSD (R9)(R10*1), X3
+	VSUBSD X2, X3, X2
+	VMULSD (R8)(R10*1), X2, X2
+	VMOVSD X2, (BX)(R10*1)
+	ADDQ   $0x00000008, R10
+	ADDQ   $0x00000008, R11
+	JMP    var2DResidualAVX2_tail
+
+var2DResidualAVX2_next:
+	DECQ 24(SP)
+	JZ   var2DResidualAVX2_end
+	MOVQ stride+96(FP), R10
+	SHLQ $0x03, R10
+	ADDQ R10, BX
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	ADDQ R10, R8
+	ADDQ R10, R9
+	JMP  var2DResidualAVX2_row
+
+var2DResidualAVX2_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var2DResidualAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX512F
+TEXT ·var2DResidualAVX512(SB), NOSPLIT, $32-120
+	MOVQ   u+8(FP), AX
+	MOVQ   sy+64(FP), DX
+	SHLQ   $0x03, DX
+	LEAQ   (AX)(DX*1), CX
+	NEGQ   DX
+	MOVQ   DX, (SP)
+	MOVQ   rows+88(FP), DX
+	MOVQ   DX, 24(SP)
+	MOVQ   cells+80(FP), DX
+	SHLQ   $0x03, DX
+	MOVQ   DX, 16(SP)
+	ANDQ   $-64, DX
+	MOVQ   d+0(FP), BX
+	MOVQ   bx+16(FP), SI
+	MOVQ   by+24(FP), DI
+	MOVQ   c+40(FP), R8
+	MOVQ   f+48(FP), R9
+	VPXORQ Z0, Z0, Z0
+
+var2DResidualAVX512_row:
+	XORQ R10, R10
+	MOVQ (SP), R11
+	MOVQ DX, R12
+	SUBQ $0x00000040, R12
+
+var2DResidualAVX512_vec2:
+	CMPQ    R10, R12
+	JGE     var2DResidualAVX512_vec
+	VMOVUPD (AX)(R10*1), Z1
+	VMOVUPD 8(AX)(R10*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (SI)(R10*1), Z2, Z2
+	VSUBPD  -8(AX)(R10*1), Z1, Z3
+	VMULPD  -8(SI)(R10*1), Z3, Z3
+	VSUBPD  Z3, Z2, Z3
+	VMOVUPD (CX)(R10*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (DI)(R10*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  (AX)(R11*1), Z1, Z2
+	VMULPD  (DI)(R11*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VSUBPD  Z3, Z0, Z2
+	VMOVUPD (R9)(R10*1), Z3
+	VSUBPD  Z2, Z3, Z2
+	VMULPD  (R8)(R10*1), Z2, Z2
+	VMOVUPD Z2, (BX)(R10*1)
+	VMOVUPD 64(AX)(R10*1), Z1
+	VMOVUPD 72(AX)(R10*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  64(SI)(R10*1), Z2, Z2
+	VSUBPD  56(AX)(R10*1), Z1, Z3
+	VMULPD  56(SI)(R10*1), Z3, Z3
+	VSUBPD  Z3, Z2, Z3
+	VMOVUPD 64(CX)(R10*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  64(DI)(R10*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  64(AX)(R11*1), Z1, Z2
+	VMULPD  64(DI)(R11*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VSUBPD  Z3, Z0, Z2
+	VMOVUPD 64(R9)(R10*1), Z3
+	VSUBPD  Z2, Z3, Z2
+	VMULPD  64(R8)(R10*1), Z2, Z2
+	VMOVUPD Z2, 64(BX)(R10*1)
+	ADDQ    $0x00000080, R10
+	ADDQ    $0x00000080, R11
+	JMP     var2DResidualAVX512_vec2
+
+var2DResidualAVX512_vec:
+	CMPQ    R10, DX
+	JAE     var2DResidualAVX512_tail
+	VMOVUPD (AX)(R10*1), Z1
+	VMOVUPD 8(AX)(R10*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (SI)(R10*1), Z2, Z2
+	VSUBPD  -8(AX)(R10*1), Z1, Z3
+	VMULPD  -8(SI)(R10*1), Z3, Z3
+	VSUBPD  Z3, Z2, Z3
+	VMOVUPD (CX)(R10*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (DI)(R10*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  (AX)(R11*1), Z1, Z2
+	VMULPD  (DI)(R11*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VSUBPD  Z3, Z0, Z2
+	VMOVUPD (R9)(R10*1), Z3
+	VSUBPD  Z2, Z3, Z2
+	VMULPD  (R8)(R10*1), Z2, Z2
+	VMOVUPD Z2, (BX)(R10*1)
+	ADDQ    $0x00000040, R10
+	ADDQ    $0x00000040, R11
+	JMP     var2DResidualAVX512_vec
+
+var2DResidualAVX512_tail:
+	CMPQ   R10, 16(SP)
+	JAE    var2DResidualAVX512_next
+	VMOVSD (AX)(R10*1), X1
+	VMOVSD 8(AX)(R10*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (SI)(R10*1), X2, X2
+	VSUBSD -8(AX)(R10*1), X1, X3
+	VMULSD -8(SI)(R10*1), X3, X3
+	VSUBSD X3, X2, X3
+	VMOVSD (CX)(R10*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (DI)(R10*1), X2, X2
+	VADDSD X2, X3, X3
+	VSUBSD (AX)(R11*1), X1, X2
+	VMULSD (DI)(R11*1), X2, X2
+	VSUBSD X2, X3, X3
+	VSUBSD X3, X0, X2
+	VMOVSD (R9)(R10*1), X3
+	VSUBSD X2, X3, X2
+	VMULSD (R8)(R10*1), X2, X2
+	VMOVSD X2, (BX)(R10*1)
+	ADDQ   $0x00000008, R10
+	ADDQ   $0x00000008, R11
+	JMP    var2DResidualAVX512_tail
+
+var2DResidualAVX512_next:
+	DECQ 24(SP)
+	JZ   var2DResidualAVX512_end
+	MOVQ stride+96(FP), R10
+	SHLQ $0x03, R10
+	ADDQ R10, BX
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	ADDQ R10, R8
+	ADDQ R10, R9
+	JMP  var2DResidualAVX512_row
+
+var2DResidualAVX512_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var2DResidualAAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX
+TEXT ·var2DResidualAAVX2(SB), NOSPLIT, $32-120
+	MOVQ u+8(FP), AX
+	MOVQ sy+64(FP), DX
+	SHLQ $0x03, DX
+	LEAQ (AX)(DX*1), CX
+	NEGQ DX
+	MOVQ DX, (SP)
+	MOVQ rows+88(FP), DX
+	MOVQ DX, 24(SP)
+	MOVQ cells+80(FP), DX
+	SHLQ $0x03, DX
+	MOVQ DX, 16(SP)
+	ANDQ $-32, DX
+	MOVQ d+0(FP), BX
+	MOVQ bx+16(FP), SI
+	MOVQ by+24(FP), DI
+	MOVQ c+40(FP), R8
+	MOVQ f+48(FP), R9
+	MOVQ a+56(FP), R10
+
+var2DResidualAAVX2_row:
+	XORQ R11, R11
+	MOVQ (SP), R12
+	MOVQ DX, R13
+	SUBQ $0x00000020, R13
+
+var2DResidualAAVX2_vec2:
+	CMPQ    R11, R13
+	JGE     var2DResidualAAVX2_vec
+	VMOVUPD (AX)(R11*1), Y0
+	VMOVUPD 8(AX)(R11*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (SI)(R11*1), Y1, Y1
+	VSUBPD  -8(AX)(R11*1), Y0, Y2
+	VMULPD  -8(SI)(R11*1), Y2, Y2
+	VSUBPD  Y2, Y1, Y2
+	VMOVUPD (CX)(R11*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (DI)(R11*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  (AX)(R12*1), Y0, Y1
+	VMULPD  (DI)(R12*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (R10)(R11*1), Y0, Y1
+	VSUBPD  Y2, Y1, Y1
+	VMOVUPD (R9)(R11*1), Y2
+	VSUBPD  Y1, Y2, Y1
+	VMULPD  (R8)(R11*1), Y1, Y1
+	VMOVUPD Y1, (BX)(R11*1)
+	VMOVUPD 32(AX)(R11*1), Y0
+	VMOVUPD 40(AX)(R11*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  32(SI)(R11*1), Y1, Y1
+	VSUBPD  24(AX)(R11*1), Y0, Y2
+	VMULPD  24(SI)(R11*1), Y2, Y2
+	VSUBPD  Y2, Y1, Y2
+	VMOVUPD 32(CX)(R11*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  32(DI)(R11*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  32(AX)(R12*1), Y0, Y1
+	VMULPD  32(DI)(R12*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  32(R10)(R11*1), Y0, Y1
+	VSUBPD  Y2, Y1, Y1
+	VMOVUPD 32(R9)(R11*1), Y2
+	VSUBPD  Y1, Y2, Y1
+	VMULPD  32(R8)(R11*1), Y1, Y1
+	VMOVUPD Y1, 32(BX)(R11*1)
+	ADDQ    $0x00000040, R11
+	ADDQ    $0x00000040, R12
+	JMP     var2DResidualAAVX2_vec2
+
+var2DResidualAAVX2_vec:
+	CMPQ    R11, DX
+	JAE     var2DResidualAAVX2_tail
+	VMOVUPD (AX)(R11*1), Y0
+	VMOVUPD 8(AX)(R11*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (SI)(R11*1), Y1, Y1
+	VSUBPD  -8(AX)(R11*1), Y0, Y2
+	VMULPD  -8(SI)(R11*1), Y2, Y2
+	VSUBPD  Y2, Y1, Y2
+	VMOVUPD (CX)(R11*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (DI)(R11*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  (AX)(R12*1), Y0, Y1
+	VMULPD  (DI)(R12*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (R10)(R11*1), Y0, Y1
+	VSUBPD  Y2, Y1, Y1
+	VMOVUPD (R9)(R11*1), Y2
+	VSUBPD  Y1, Y2, Y1
+	VMULPD  (R8)(R11*1), Y1, Y1
+	VMOVUPD Y1, (BX)(R11*1)
+	ADDQ    $0x00000020, R11
+	ADDQ    $0x00000020, R12
+	JMP     var2DResidualAAVX2_vec
+
+var2DResidualAAVX2_tail:
+	CMPQ   R11, 16(SP)
+	JAE    var2DResidualAAVX2_next
+	VMOVSD (AX)(R11*1), X0
+	VMOVSD 8(AX)(R11*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (SI)(R11*1), X1, X1
+	VSUBSD -8(AX)(R11*1), X0, X2
+	VMULSD -8(SI)(R11*1), X2, X2
+	VSUBSD X2, X1, X2
+	VMOVSD (CX)(R11*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (DI)(R11*1), X1, X1
+	VADDSD X1, X2, X2
+	VSUBSD (AX)(R12*1), X0, X1
+	VMULSD (DI)(R12*1), X1, X1
+	VSUBSD X1, X2, X2
+	VMULSD (R10)(R11*1), X0, X1
+	VSUBSD X2, X1, X1
+	VMOVSD (R9)(R11*1), X2
+	VSUBSD X1, X2, X1
+	VMULSD (R8)(R11*1), X1, X1
+	VMOVSD X1, (BX)(R11*1)
+	ADDQ   $0x00000008, R11
+	ADDQ   $0x00000008, R12
+	JMP    var2DResidualAAVX2_tail
+
+var2DResidualAAVX2_next:
+	DECQ 24(SP)
+	JZ   var2DResidualAAVX2_end
+	MOVQ stride+96(FP), R11
+	SHLQ $0x03, R11
+	ADDQ R11, BX
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R11, R10
+	JMP  var2DResidualAAVX2_row
+
+var2DResidualAAVX2_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var2DResidualAAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX512F
+TEXT ·var2DResidualAAVX512(SB), NOSPLIT, $32-120
+	MOVQ u+8(FP), AX
+	MOVQ sy+64(FP), DX
+	SHLQ $0x03, DX
+	LEAQ (AX)(DX*1), CX
+	NEGQ DX
+	MOVQ DX, (SP)
+	MOVQ rows+88(FP), DX
+	MOVQ DX, 24(SP)
+	MOVQ cells+80(FP), DX
+	SHLQ $0x03, DX
+	MOVQ DX, 16(SP)
+	ANDQ $-64, DX
+	MOVQ d+0(FP), BX
+	MOVQ bx+16(FP), SI
+	MOVQ by+24(FP), DI
+	MOVQ c+40(FP), R8
+	MOVQ f+48(FP), R9
+	MOVQ a+56(FP), R10
+
+var2DResidualAAVX512_row:
+	XORQ R11, R11
+	MOVQ (SP), R12
+	MOVQ DX, R13
+	SUBQ $0x00000040, R13
+
+var2DResidualAAVX512_vec2:
+	CMPQ    R11, R13
+	JGE     var2DResidualAAVX512_vec
+	VMOVUPD (AX)(R11*1), Z0
+	VMOVUPD 8(AX)(R11*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (SI)(R11*1), Z1, Z1
+	VSUBPD  -8(AX)(R11*1), Z0, Z2
+	VMULPD  -8(SI)(R11*1), Z2, Z2
+	VSUBPD  Z2, Z1, Z2
+	VMOVUPD (CX)(R11*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (DI)(R11*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  (AX)(R12*1), Z0, Z1
+	VMULPD  (DI)(R12*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (R10)(R11*1), Z0, Z1
+	VSUBPD  Z2, Z1, Z1
+	VMOVUPD (R9)(R11*1), Z2
+	VSUBPD  Z1, Z2, Z1
+	VMULPD  (R8)(R11*1), Z1, Z1
+	VMOVUPD Z1, (BX)(R11*1)
+	VMOVUPD 64(AX)(R11*1), Z0
+	VMOVUPD 72(AX)(R11*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  64(SI)(R11*1), Z1, Z1
+	VSUBPD  56(AX)(R11*1), Z0, Z2
+	VMULPD  56(SI)(R11*1), Z2, Z2
+	VSUBPD  Z2, Z1, Z2
+	VMOVUPD 64(CX)(R11*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  64(DI)(R11*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  64(AX)(R12*1), Z0, Z1
+	VMULPD  64(DI)(R12*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  64(R10)(R11*1), Z0, Z1
+	VSUBPD  Z2, Z1, Z1
+	VMOVUPD 64(R9)(R11*1), Z2
+	VSUBPD  Z1, Z2, Z1
+	VMULPD  64(R8)(R11*1), Z1, Z1
+	VMOVUPD Z1, 64(BX)(R11*1)
+	ADDQ    $0x00000080, R11
+	ADDQ    $0x00000080, R12
+	JMP     var2DResidualAAVX512_vec2
+
+var2DResidualAAVX512_vec:
+	CMPQ    R11, DX
+	JAE     var2DResidualAAVX512_tail
+	VMOVUPD (AX)(R11*1), Z0
+	VMOVUPD 8(AX)(R11*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (SI)(R11*1), Z1, Z1
+	VSUBPD  -8(AX)(R11*1), Z0, Z2
+	VMULPD  -8(SI)(R11*1), Z2, Z2
+	VSUBPD  Z2, Z1, Z2
+	VMOVUPD (CX)(R11*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (DI)(R11*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  (AX)(R12*1), Z0, Z1
+	VMULPD  (DI)(R12*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (R10)(R11*1), Z0, Z1
+	VSUBPD  Z2, Z1, Z1
+	VMOVUPD (R9)(R11*1), Z2
+	VSUBPD  Z1, Z2, Z1
+	VMULPD  (R8)(R11*1), Z1, Z1
+	VMOVUPD Z1, (BX)(R11*1)
+	ADDQ    $0x00000040, R11
+	ADDQ    $0x00000040, R12
+	JMP     var2DResidualAAVX512_vec
+
+var2DResidualAAVX512_tail:
+	CMPQ   R11, 16(SP)
+	JAE    var2DResidualAAVX512_next
+	VMOVSD (AX)(R11*1), X0
+	VMOVSD 8(AX)(R11*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (SI)(R11*1), X1, X1
+	VSUBSD -8(AX)(R11*1), X0, X2
+	VMULSD -8(SI)(R11*1), X2, X2
+	VSUBSD X2, X1, X2
+	VMOVSD (CX)(R11*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (DI)(R11*1), X1, X1
+	VADDSD X1, X2, X2
+	VSUBSD (AX)(R12*1), X0, X1
+	VMULSD (DI)(R12*1), X1, X1
+	VSUBSD X1, X2, X2
+	VMULSD (R10)(R11*1), X0, X1
+	VSUBSD X2, X1, X1
+	VMOVSD (R9)(R11*1), X2
+	VSUBSD X1, X2, X1
+	VMULSD (R8)(R11*1), X1, X1
+	VMOVSD X1, (BX)(R11*1)
+	ADDQ   $0x00000008, R11
+	ADDQ   $0x00000008, R12
+	JMP    var2DResidualAAVX512_tail
+
+var2DResidualAAVX512_next:
+	DECQ 24(SP)
+	JZ   var2DResidualAAVX512_end
+	MOVQ stride+96(FP), R11
+	SHLQ $0x03, R11
+	ADDQ R11, BX
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R11, R10
+	JMP  var2DResidualAAVX512_row
+
+var2DResidualAAVX512_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var2DApplyAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX2
+TEXT ·var2DApplyAVX2(SB), NOSPLIT, $32-120
+	MOVQ  u+8(FP), AX
+	MOVQ  sy+64(FP), DX
+	SHLQ  $0x03, DX
+	LEAQ  (AX)(DX*1), CX
+	NEGQ  DX
+	MOVQ  DX, (SP)
+	MOVQ  rows+88(FP), DX
+	MOVQ  DX, 24(SP)
+	MOVQ  cells+80(FP), DX
+	SHLQ  $0x03, DX
+	MOVQ  DX, 16(SP)
+	ANDQ  $-32, DX
+	MOVQ  d+0(FP), BX
+	MOVQ  bx+16(FP), SI
+	MOVQ  by+24(FP), DI
+	MOVQ  c+40(FP), R8
+	VPXOR Y0, Y0, Y0
+
+var2DApplyAVX2_row:
+	XORQ R9, R9
+	MOVQ (SP), R10
+	MOVQ DX, R11
+	SUBQ $0x00000020, R11
+
+var2DApplyAVX2_vec2:
+	CMPQ    R9, R11
+	JGE     var2DApplyAVX2_vec
+	VMOVUPD (AX)(R9*1), Y1
+	VMOVUPD 8(AX)(R9*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (SI)(R9*1), Y2, Y2
+	VSUBPD  -8(AX)(R9*1), Y1, Y3
+	VMULPD  -8(SI)(R9*1), Y3, Y3
+	VSUBPD  Y3, Y2, Y3
+	VMOVUPD (CX)(R9*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (DI)(R9*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  (AX)(R10*1), Y1, Y2
+	VMULPD  (DI)(R10*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VSUBPD  Y3, Y0, Y2
+	VMULPD  (R8)(R9*1), Y2, Y2
+	VMOVUPD Y2, (BX)(R9*1)
+	VMOVUPD 32(AX)(R9*1), Y1
+	VMOVUPD 40(AX)(R9*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  32(SI)(R9*1), Y2, Y2
+	VSUBPD  24(AX)(R9*1), Y1, Y3
+	VMULPD  24(SI)(R9*1), Y3, Y3
+	VSUBPD  Y3, Y2, Y3
+	VMOVUPD 32(CX)(R9*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  32(DI)(R9*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  32(AX)(R10*1), Y1, Y2
+	VMULPD  32(DI)(R10*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VSUBPD  Y3, Y0, Y2
+	VMULPD  32(R8)(R9*1), Y2, Y2
+	VMOVUPD Y2, 32(BX)(R9*1)
+	ADDQ    $0x00000040, R9
+	ADDQ    $0x00000040, R10
+	JMP     var2DApplyAVX2_vec2
+
+var2DApplyAVX2_vec:
+	CMPQ    R9, DX
+	JAE     var2DApplyAVX2_tail
+	VMOVUPD (AX)(R9*1), Y1
+	VMOVUPD 8(AX)(R9*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (SI)(R9*1), Y2, Y2
+	VSUBPD  -8(AX)(R9*1), Y1, Y3
+	VMULPD  -8(SI)(R9*1), Y3, Y3
+	VSUBPD  Y3, Y2, Y3
+	VMOVUPD (CX)(R9*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (DI)(R9*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  (AX)(R10*1), Y1, Y2
+	VMULPD  (DI)(R10*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VSUBPD  Y3, Y0, Y2
+	VMULPD  (R8)(R9*1), Y2, Y2
+	VMOVUPD Y2, (BX)(R9*1)
+	ADDQ    $0x00000020, R9
+	ADDQ    $0x00000020, R10
+	JMP     var2DApplyAVX2_vec
+
+var2DApplyAVX2_tail:
+	CMPQ   R9, 16(SP)
+	JAE    var2DApplyAVX2_next
+	VMOVSD (AX)(R9*1), X1
+	VMOVSD 8(AX)(R9*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (SI)(R9*1), X2, X2
+	VSUBSD -8(AX)(R9*1), X1, X3
+	VMULSD -8(SI)(R9*1), X3, X3
+	VSUBSD X3, X2, X3
+	VMOVSD (CX)(R9*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (DI)(R9*1), X2, X2
+	VADDSD X2, X3, X3
+	VSUBSD (AX)(R10*1), X1, X2
+	VMULSD (DI)(R10*1), X2, X2
+	VSUBSD X2, X3, X3
+	VSUBSD X3, X0, X2
+	VMULSD (R8)(R9*1), X2, X2
+	VMOVSD X2, (BX)(R9*1)
+	ADDQ   $0x00000008, R9
+	ADDQ   $0x00000008, R10
+	JMP    var2DApplyAVX2_tail
+
+var2DApplyAVX2_next:
+	DECQ 24(SP)
+	JZ   var2DApplyAVX2_end
+	MOVQ stride+96(FP), R9
+	SHLQ $0x03, R9
+	ADDQ R9, BX
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, SI
+	ADDQ R9, DI
+	ADDQ R9, R8
+	JMP  var2DApplyAVX2_row
+
+var2DApplyAVX2_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var2DApplyAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX512F
+TEXT ·var2DApplyAVX512(SB), NOSPLIT, $32-120
+	MOVQ   u+8(FP), AX
+	MOVQ   sy+64(FP), DX
+	SHLQ   $0x03, DX
+	LEAQ   (AX)(DX*1), CX
+	NEGQ   DX
+	MOVQ   DX, (SP)
+	MOVQ   rows+88(FP), DX
+	MOVQ   DX, 24(SP)
+	MOVQ   cells+80(FP), DX
+	SHLQ   $0x03, DX
+	MOVQ   DX, 16(SP)
+	ANDQ   $-64, DX
+	MOVQ   d+0(FP), BX
+	MOVQ   bx+16(FP), SI
+	MOVQ   by+24(FP), DI
+	MOVQ   c+40(FP), R8
+	VPXORQ Z0, Z0, Z0
+
+var2DApplyAVX512_row:
+	XORQ R9, R9
+	MOVQ (SP), R10
+	MOVQ DX, R11
+	SUBQ $0x00000040, R11
+
+var2DApplyAVX512_vec2:
+	CMPQ    R9, R11
+	JGE     var2DApplyAVX512_vec
+	VMOVUPD (AX)(R9*1), Z1
+	VMOVUPD 8(AX)(R9*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (SI)(R9*1), Z2, Z2
+	VSUBPD  -8(AX)(R9*1), Z1, Z3
+	VMULPD  -8(SI)(R9*1), Z3, Z3
+	VSUBPD  Z3, Z2, Z3
+	VMOVUPD (CX)(R9*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (DI)(R9*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  (AX)(R10*1), Z1, Z2
+	VMULPD  (DI)(R10*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VSUBPD  Z3, Z0, Z2
+	VMULPD  (R8)(R9*1), Z2, Z2
+	VMOVUPD Z2, (BX)(R9*1)
+	VMOVUPD 64(AX)(R9*1), Z1
+	VMOVUPD 72(AX)(R9*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  64(SI)(R9*1), Z2, Z2
+	VSUBPD  56(AX)(R9*1), Z1, Z3
+	VMULPD  56(SI)(R9*1), Z3, Z3
+	VSUBPD  Z3, Z2, Z3
+	VMOVUPD 64(CX)(R9*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  64(DI)(R9*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  64(AX)(R10*1), Z1, Z2
+	VMULPD  64(DI)(R10*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VSUBPD  Z3, Z0, Z2
+	VMULPD  64(R8)(R9*1), Z2, Z2
+	VMOVUPD Z2, 64(BX)(R9*1)
+	ADDQ    $0x00000080, R9
+	ADDQ    $0x00000080, R10
+	JMP     var2DApplyAVX512_vec2
+
+var2DApplyAVX512_vec:
+	CMPQ    R9, DX
+	JAE     var2DApplyAVX512_tail
+	VMOVUPD (AX)(R9*1), Z1
+	VMOVUPD 8(AX)(R9*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (SI)(R9*1), Z2, Z2
+	VSUBPD  -8(AX)(R9*1), Z1, Z3
+	VMULPD  -8(SI)(R9*1), Z3, Z3
+	VSUBPD  Z3, Z2, Z3
+	VMOVUPD (CX)(R9*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (DI)(R9*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  (AX)(R10*1), Z1, Z2
+	VMULPD  (DI)(R10*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VSUBPD  Z3, Z0, Z2
+	VMULPD  (R8)(R9*1), Z2, Z2
+	VMOVUPD Z2, (BX)(R9*1)
+	ADDQ    $0x00000040, R9
+	ADDQ    $0x00000040, R10
+	JMP     var2DApplyAVX512_vec
+
+var2DApplyAVX512_tail:
+	CMPQ   R9, 16(SP)
+	JAE    var2DApplyAVX512_next
+	VMOVSD (AX)(R9*1), X1
+	VMOVSD 8(AX)(R9*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (SI)(R9*1), X2, X2
+	VSUBSD -8(AX)(R9*1), X1, X3
+	VMULSD -8(SI)(R9*1), X3, X3
+	VSUBSD X3, X2, X3
+	VMOVSD (CX)(R9*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (DI)(R9*1), X2, X2
+	VADDSD X2, X3, X3
+	VSUBSD (AX)(R10*1), X1, X2
+	VMULSD (DI)(R10*1), X2, X2
+	VSUBSD X2, X3, X3
+	VSUBSD X3, X0, X2
+	VMULSD (R8)(R9*1), X2, X2
+	VMOVSD X2, (BX)(R9*1)
+	ADDQ   $0x00000008, R9
+	ADDQ   $0x00000008, R10
+	JMP    var2DApplyAVX512_tail
+
+var2DApplyAVX512_next:
+	DECQ 24(SP)
+	JZ   var2DApplyAVX512_end
+	MOVQ stride+96(FP), R9
+	SHLQ $0x03, R9
+	ADDQ R9, BX
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, SI
+	ADDQ R9, DI
+	ADDQ R9, R8
+	JMP  var2DApplyAVX512_row
+
+var2DApplyAVX512_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var2DApplyAAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX
+TEXT ·var2DApplyAAVX2(SB), NOSPLIT, $32-120
+	MOVQ u+8(FP), AX
+	MOVQ sy+64(FP), DX
+	SHLQ $0x03, DX
+	LEAQ (AX)(DX*1), CX
+	NEGQ DX
+	MOVQ DX, (SP)
+	MOVQ rows+88(FP), DX
+	MOVQ DX, 24(SP)
+	MOVQ cells+80(FP), DX
+	SHLQ $0x03, DX
+	MOVQ DX, 16(SP)
+	ANDQ $-32, DX
+	MOVQ d+0(FP), BX
+	MOVQ bx+16(FP), SI
+	MOVQ by+24(FP), DI
+	MOVQ c+40(FP), R8
+	MOVQ a+56(FP), R9
+
+var2DApplyAAVX2_row:
+	XORQ R10, R10
+	MOVQ (SP), R11
+	MOVQ DX, R12
+	SUBQ $0x00000020, R12
+
+var2DApplyAAVX2_vec2:
+	CMPQ    R10, R12
+	JGE     var2DApplyAAVX2_vec
+	VMOVUPD (AX)(R10*1), Y0
+	VMOVUPD 8(AX)(R10*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (SI)(R10*1), Y1, Y1
+	VSUBPD  -8(AX)(R10*1), Y0, Y2
+	VMULPD  -8(SI)(R10*1), Y2, Y2
+	VSUBPD  Y2, Y1, Y2
+	VMOVUPD (CX)(R10*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (DI)(R10*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  (AX)(R11*1), Y0, Y1
+	VMULPD  (DI)(R11*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (R9)(R10*1), Y0, Y1
+	VSUBPD  Y2, Y1, Y1
+	VMULPD  (R8)(R10*1), Y1, Y1
+	VMOVUPD Y1, (BX)(R10*1)
+	VMOVUPD 32(AX)(R10*1), Y0
+	VMOVUPD 40(AX)(R10*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  32(SI)(R10*1), Y1, Y1
+	VSUBPD  24(AX)(R10*1), Y0, Y2
+	VMULPD  24(SI)(R10*1), Y2, Y2
+	VSUBPD  Y2, Y1, Y2
+	VMOVUPD 32(CX)(R10*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  32(DI)(R10*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  32(AX)(R11*1), Y0, Y1
+	VMULPD  32(DI)(R11*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  32(R9)(R10*1), Y0, Y1
+	VSUBPD  Y2, Y1, Y1
+	VMULPD  32(R8)(R10*1), Y1, Y1
+	VMOVUPD Y1, 32(BX)(R10*1)
+	ADDQ    $0x00000040, R10
+	ADDQ    $0x00000040, R11
+	JMP     var2DApplyAAVX2_vec2
+
+var2DApplyAAVX2_vec:
+	CMPQ    R10, DX
+	JAE     var2DApplyAAVX2_tail
+	VMOVUPD (AX)(R10*1), Y0
+	VMOVUPD 8(AX)(R10*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (SI)(R10*1), Y1, Y1
+	VSUBPD  -8(AX)(R10*1), Y0, Y2
+	VMULPD  -8(SI)(R10*1), Y2, Y2
+	VSUBPD  Y2, Y1, Y2
+	VMOVUPD (CX)(R10*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (DI)(R10*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  (AX)(R11*1), Y0, Y1
+	VMULPD  (DI)(R11*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (R9)(R10*1), Y0, Y1
+	VSUBPD  Y2, Y1, Y1
+	VMULPD  (R8)(R10*1), Y1, Y1
+	VMOVUPD Y1, (BX)(R10*1)
+	ADDQ    $0x00000020, R10
+	ADDQ    $0x00000020, R11
+	JMP     var2DApplyAAVX2_vec
+
+var2DApplyAAVX2_tail:
+	CMPQ   R10, 16(SP)
+	JAE    var2DApplyAAVX2_next
+	VMOVSD (AX)(R10*1), X0
+	VMOVSD 8(AX)(R10*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (SI)(R10*1), X1, X1
+	VSUBSD -8(AX)(R10*1), X0, X2
+	VMULSD -8(SI)(R10*1), X2, X2
+	VSUBSD X2, X1, X2
+	VMOVSD (CX)(R10*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (DI)(R10*1), X1, X1
+	VADDSD X1, X2, X2
+	VSUBSD (AX)(R11*1), X0, X1
+	VMULSD (DI)(R11*1), X1, X1
+	VSUBSD X1, X2, X2
+	VMULSD (R9)(R10*1), X0, X1
+	VSUBSD X2, X1, X1
+	VMULSD (R8)(R10*1), X1, X1
+	VMOVSD X1, (BX)(R10*1)
+	ADDQ   $0x00000008, R10
+	ADDQ   $0x00000008, R11
+	JMP    var2DApplyAAVX2_tail
+
+var2DApplyAAVX2_next:
+	DECQ 24(SP)
+	JZ   var2DApplyAAVX2_end
+	MOVQ stride+96(FP), R10
+	SHLQ $0x03, R10
+	ADDQ R10, BX
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	ADDQ R10, R8
+	ADDQ R10, R9
+	JMP  var2DApplyAAVX2_row
+
+var2DApplyAAVX2_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var2DApplyAAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX512F
+TEXT ·var2DApplyAAVX512(SB), NOSPLIT, $32-120
+	MOVQ u+8(FP), AX
+	MOVQ sy+64(FP), DX
+	SHLQ $0x03, DX
+	LEAQ (AX)(DX*1), CX
+	NEGQ DX
+	MOVQ DX, (SP)
+	MOVQ rows+88(FP), DX
+	MOVQ DX, 24(SP)
+	MOVQ cells+80(FP), DX
+	SHLQ $0x03, DX
+	MOVQ DX, 16(SP)
+	ANDQ $-64, DX
+	MOVQ d+0(FP), BX
+	MOVQ bx+16(FP), SI
+	MOVQ by+24(FP), DI
+	MOVQ c+40(FP), R8
+	MOVQ a+56(FP), R9
+
+var2DApplyAAVX512_row:
+	XORQ R10, R10
+	MOVQ (SP), R11
+	MOVQ DX, R12
+	SUBQ $0x00000040, R12
+
+var2DApplyAAVX512_vec2:
+	CMPQ    R10, R12
+	JGE     var2DApplyAAVX512_vec
+	VMOVUPD (AX)(R10*1), Z0
+	VMOVUPD 8(AX)(R10*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (SI)(R10*1), Z1, Z1
+	VSUBPD  -8(AX)(R10*1), Z0, Z2
+	VMULPD  -8(SI)(R10*1), Z2, Z2
+	VSUBPD  Z2, Z1, Z2
+	VMOVUPD (CX)(R10*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (DI)(R10*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  (AX)(R11*1), Z0, Z1
+	VMULPD  (DI)(R11*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (R9)(R10*1), Z0, Z1
+	VSUBPD  Z2, Z1, Z1
+	VMULPD  (R8)(R10*1), Z1, Z1
+	VMOVUPD Z1, (BX)(R10*1)
+	VMOVUPD 64(AX)(R10*1), Z0
+	VMOVUPD 72(AX)(R10*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  64(SI)(R10*1), Z1, Z1
+	VSUBPD  56(AX)(R10*1), Z0, Z2
+	VMULPD  56(SI)(R10*1), Z2, Z2
+	VSUBPD  Z2, Z1, Z2
+	VMOVUPD 64(CX)(R10*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  64(DI)(R10*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  64(AX)(R11*1), Z0, Z1
+	VMULPD  64(DI)(R11*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  64(R9)(R10*1), Z0, Z1
+	VSUBPD  Z2, Z1, Z1
+	VMULPD  64(R8)(R10*1), Z1, Z1
+	VMOVUPD Z1, 64(BX)(R10*1)
+	ADDQ    $0x00000080, R10
+	ADDQ    $0x00000080, R11
+	JMP     var2DApplyAAVX512_vec2
+
+var2DApplyAAVX512_vec:
+	CMPQ    R10, DX
+	JAE     var2DApplyAAVX512_tail
+	VMOVUPD (AX)(R10*1), Z0
+	VMOVUPD 8(AX)(R10*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (SI)(R10*1), Z1, Z1
+	VSUBPD  -8(AX)(R10*1), Z0, Z2
+	VMULPD  -8(SI)(R10*1), Z2, Z2
+	VSUBPD  Z2, Z1, Z2
+	VMOVUPD (CX)(R10*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (DI)(R10*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  (AX)(R11*1), Z0, Z1
+	VMULPD  (DI)(R11*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (R9)(R10*1), Z0, Z1
+	VSUBPD  Z2, Z1, Z1
+	VMULPD  (R8)(R10*1), Z1, Z1
+	VMOVUPD Z1, (BX)(R10*1)
+	ADDQ    $0x00000040, R10
+	ADDQ    $0x00000040, R11
+	JMP     var2DApplyAAVX512_vec
+
+var2DApplyAAVX512_tail:
+	CMPQ   R10, 16(SP)
+	JAE    var2DApplyAAVX512_next
+	VMOVSD (AX)(R10*1), X0
+	VMOVSD 8(AX)(R10*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (SI)(R10*1), X1, X1
+	VSUBSD -8(AX)(R10*1), X0, X2
+	VMULSD -8(SI)(R10*1), X2, X2
+	VSUBSD X2, X1, X2
+	VMOVSD (CX)(R10*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (DI)(R10*1), X1, X1
+	VADDSD X1, X2, X2
+	VSUBSD (AX)(R11*1), X0, X1
+	VMULSD (DI)(R11*1), X1, X1
+	VSUBSD X1, X2, X2
+	VMULSD (R9)(R10*1), X0, X1
+	VSUBSD X2, X1, X1
+	VMULSD (R8)(R10*1), X1, X1
+	VMOVSD X1, (BX)(R10*1)
+	ADDQ   $0x00000008, R10
+	ADDQ   $0x00000008, R11
+	JMP    var2DApplyAAVX512_tail
+
+var2DApplyAAVX512_next:
+	DECQ 24(SP)
+	JZ   var2DApplyAAVX512_end
+	MOVQ stride+96(FP), R10
+	SHLQ $0x03, R10
+	ADDQ R10, BX
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	ADDQ R10, R8
+	ADDQ R10, R9
+	JMP  var2DApplyAAVX512_row
+
+var2DApplyAAVX512_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var2DSmoothAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX2
+TEXT ·var2DSmoothAVX2(SB), NOSPLIT, $32-120
+	MOVQ         u+8(FP), AX
+	MOVQ         sy+64(FP), DX
+	SHLQ         $0x03, DX
+	LEAQ         (AX)(DX*1), CX
+	NEGQ         DX
+	MOVQ         DX, (SP)
+	MOVQ         rows+88(FP), DX
+	MOVQ         DX, 24(SP)
+	MOVQ         cells+80(FP), DX
+	SHLQ         $0x03, DX
+	MOVQ         DX, 16(SP)
+	ANDQ         $-32, DX
+	MOVQ         d+0(FP), BX
+	MOVQ         bx+16(FP), SI
+	MOVQ         by+24(FP), DI
+	MOVQ         c+40(FP), R8
+	MOVQ         f+48(FP), R9
+	VBROADCASTSD w+104(FP), Y0
+	VPXOR        Y1, Y1, Y1
+
+var2DSmoothAVX2_row:
+	XORQ R10, R10
+	MOVQ (SP), R11
+	MOVQ DX, R12
+	SUBQ $0x00000020, R12
+
+var2DSmoothAVX2_vec2:
+	CMPQ    R10, R12
+	JGE     var2DSmoothAVX2_vec
+	VMOVUPD (AX)(R10*1), Y2
+	VMOVUPD 8(AX)(R10*1), Y3
+	VSUBPD  Y2, Y3, Y3
+	VMULPD  (SI)(R10*1), Y3, Y3
+	VSUBPD  -8(AX)(R10*1), Y2, Y4
+	VMULPD  -8(SI)(R10*1), Y4, Y4
+	VSUBPD  Y4, Y3, Y4
+	VMOVUPD (CX)(R10*1), Y3
+	VSUBPD  Y2, Y3, Y3
+	VMULPD  (DI)(R10*1), Y3, Y3
+	VADDPD  Y3, Y4, Y4
+	VSUBPD  (AX)(R11*1), Y2, Y3
+	VMULPD  (DI)(R11*1), Y3, Y3
+	VSUBPD  Y3, Y4, Y4
+	VSUBPD  Y4, Y1, Y3
+	VMOVUPD (R9)(R10*1), Y4
+	VSUBPD  Y3, Y4, Y3
+	VMULPD  (R8)(R10*1), Y3, Y3
+	VMULPD  Y0, Y3, Y3
+	VADDPD  Y3, Y2, Y3
+	VMOVUPD Y3, (BX)(R10*1)
+	VMOVUPD 32(AX)(R10*1), Y2
+	VMOVUPD 40(AX)(R10*1), Y3
+	VSUBPD  Y2, Y3, Y3
+	VMULPD  32(SI)(R10*1), Y3, Y3
+	VSUBPD  24(AX)(R10*1), Y2, Y4
+	VMULPD  24(SI)(R10*1), Y4, Y4
+	VSUBPD  Y4, Y3, Y4
+	VMOVUPD 32(CX)(R10*1), Y3
+	VSUBPD  Y2, Y3, Y3
+	VMULPD  32(DI)(R10*1), Y3, Y3
+	VADDPD  Y3, Y4, Y4
+	VSUBPD  32(AX)(R11*1), Y2, Y3
+	VMULPD  32(DI)(R11*1), Y3, Y3
+	VSUBPD  Y3, Y4, Y4
+	VSUBPD  Y4, Y1, Y3
+	VMOVUPD 32(R9)(R10*1), Y4
+	VSUBPD  Y3, Y4, Y3
+	VMULPD  32(R8)(R10*1), Y3, Y3
+	VMULPD  Y0, Y3, Y3
+	VADDPD  Y3, Y2, Y3
+	VMOVUPD Y3, 32(BX)(R10*1)
+	ADDQ    $0x00000040, R10
+	ADDQ    $0x00000040, R11
+	JMP     var2DSmoothAVX2_vec2
+
+var2DSmoothAVX2_vec:
+	CMPQ    R10, DX
+	JAE     var2DSmoothAVX2_tail
+	VMOVUPD (AX)(R10*1), Y2
+	VMOVUPD 8(AX)(R10*1), Y3
+	VSUBPD  Y2, Y3, Y3
+	VMULPD  (SI)(R10*1), Y3, Y3
+	VSUBPD  -8(AX)(R10*1), Y2, Y4
+	VMULPD  -8(SI)(R10*1), Y4, Y4
+	VSUBPD  Y4, Y3, Y4
+	VMOVUPD (CX)(R10*1), Y3
+	VSUBPD  Y2, Y3, Y3
+	VMULPD  (DI)(R10*1), Y3, Y3
+	VADDPD  Y3, Y4, Y4
+	VSUBPD  (AX)(R11*1), Y2, Y3
+	VMULPD  (DI)(R11*1), Y3, Y3
+	VSUBPD  Y3, Y4, Y4
+	VSUBPD  Y4, Y1, Y3
+	VMOVUPD (R9)(R10*1), Y4
+	VSUBPD  Y3, Y4, Y3
+	VMULPD  (R8)(R10*1), Y3, Y3
+	VMULPD  Y0, Y3, Y3
+	VADDPD  Y3, Y2, Y3
+	VMOVUPD Y3, (BX)(R10*1)
+	ADDQ    $0x00000020, R10
+	ADDQ    $0x00000020, R11
+	JMP     var2DSmoothAVX2_vec
+
+var2DSmoothAVX2_tail:
+	CMPQ   R10, 16(SP)
+	JAE    var2DSmoothAVX2_next
+	VMOVSD (AX)(R10*1), X2
+	VMOVSD 8(AX)(R10*1), X3
+	VSUBSD X2, X3, X3
+	VMULSD (SI)(R10*1), X3, X3
+	VSUBSD -8(AX)(R10*1), X2, X4
+	VMULSD -8(SI)(R10*1), X4, X4
+	VSUBSD X4, X3, X4
+	VMOVSD (CX)(R10*1), X3
+	VSUBSD X2, X3, X3
+	VMULSD (DI)(R10*1), X3, X3
+	VADDSD X3, X4, X4
+	VSUBSD (AX)(R11*1), X2, X3
+	VMULSD (DI)(R11*1), X3, X3
+	VSUBSD X3, X4, X4
+	VSUBSD X4, X1, X3
+	VMOVSD (R9)(R10*1), X4
+	VSUBSD X3, X4, X3
+	VMULSD (R8)(R10*1), X3, X3
+	VMULSD X0, X3, X3
+	VADDSD X3, X2, X3
+	VMOVSD X3, (BX)(R10*1)
+	ADDQ   $0x00000008, R10
+	ADDQ   $0x00000008, R11
+	JMP    var2DSmoothAVX2_tail
+
+var2DSmoothAVX2_next:
+	DECQ 24(SP)
+	JZ   var2DSmoothAVX2_end
+	MOVQ stride+96(FP), R10
+	SHLQ $0x03, R10
+	ADDQ R10, BX
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	ADDQ R10, R8
+	ADDQ R10, R9
+	JMP  var2DSmoothAVX2_row
+
+var2DSmoothAVX2_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var2DSmoothAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX512F
+TEXT ·var2DSmoothAVX512(SB), NOSPLIT, $32-120
+	MOVQ         u+8(FP), AX
+	MOVQ         sy+64(FP), DX
+	SHLQ         $0x03, DX
+	LEAQ         (AX)(DX*1), CX
+	NEGQ         DX
+	MOVQ         DX, (SP)
+	MOVQ         rows+88(FP), DX
+	MOVQ         DX, 24(SP)
+	MOVQ         cells+80(FP), DX
+	SHLQ         $0x03, DX
+	MOVQ         DX, 16(SP)
+	ANDQ         $-64, DX
+	MOVQ         d+0(FP), BX
+	MOVQ         bx+16(FP), SI
+	MOVQ         by+24(FP), DI
+	MOVQ         c+40(FP), R8
+	MOVQ         f+48(FP), R9
+	VBROADCASTSD w+104(FP), Z0
+	VPXORQ       Z1, Z1, Z1
+
+var2DSmoothAVX512_row:
+	XORQ R10, R10
+	MOVQ (SP), R11
+	MOVQ DX, R12
+	SUBQ $0x00000040, R12
+
+var2DSmoothAVX512_vec2:
+	CMPQ    R10, R12
+	JGE     var2DSmoothAVX512_vec
+	VMOVUPD (AX)(R10*1), Z2
+	VMOVUPD 8(AX)(R10*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (SI)(R10*1), Z3, Z3
+	VSUBPD  -8(AX)(R10*1), Z2, Z4
+	VMULPD  -8(SI)(R10*1), Z4, Z4
+	VSUBPD  Z4, Z3, Z4
+	VMOVUPD (CX)(R10*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (DI)(R10*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  (AX)(R11*1), Z2, Z3
+	VMULPD  (DI)(R11*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VSUBPD  Z4, Z1, Z3
+	VMOVUPD (R9)(R10*1), Z4
+	VSUBPD  Z3, Z4, Z3
+	VMULPD  (R8)(R10*1), Z3, Z3
+	VMULPD  Z0, Z3, Z3
+	VADDPD  Z3, Z2, Z3
+	VMOVUPD Z3, (BX)(R10*1)
+	VMOVUPD 64(AX)(R10*1), Z2
+	VMOVUPD 72(AX)(R10*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  64(SI)(R10*1), Z3, Z3
+	VSUBPD  56(AX)(R10*1), Z2, Z4
+	VMULPD  56(SI)(R10*1), Z4, Z4
+	VSUBPD  Z4, Z3, Z4
+	VMOVUPD 64(CX)(R10*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  64(DI)(R10*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  64(AX)(R11*1), Z2, Z3
+	VMULPD  64(DI)(R11*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VSUBPD  Z4, Z1, Z3
+	VMOVUPD 64(R9)(R10*1), Z4
+	VSUBPD  Z3, Z4, Z3
+	VMULPD  64(R8)(R10*1), Z3, Z3
+	VMULPD  Z0, Z3, Z3
+	VADDPD  Z3, Z2, Z3
+	VMOVUPD Z3, 64(BX)(R10*1)
+	ADDQ    $0x00000080, R10
+	ADDQ    $0x00000080, R11
+	JMP     var2DSmoothAVX512_vec2
+
+var2DSmoothAVX512_vec:
+	CMPQ    R10, DX
+	JAE     var2DSmoothAVX512_tail
+	VMOVUPD (AX)(R10*1), Z2
+	VMOVUPD 8(AX)(R10*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (SI)(R10*1), Z3, Z3
+	VSUBPD  -8(AX)(R10*1), Z2, Z4
+	VMULPD  -8(SI)(R10*1), Z4, Z4
+	VSUBPD  Z4, Z3, Z4
+	VMOVUPD (CX)(R10*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (DI)(R10*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  (AX)(R11*1), Z2, Z3
+	VMULPD  (DI)(R11*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VSUBPD  Z4, Z1, Z3
+	VMOVUPD (R9)(R10*1), Z4
+	VSUBPD  Z3, Z4, Z3
+	VMULPD  (R8)(R10*1), Z3, Z3
+	VMULPD  Z0, Z3, Z3
+	VADDPD  Z3, Z2, Z3
+	VMOVUPD Z3, (BX)(R10*1)
+	ADDQ    $0x00000040, R10
+	ADDQ    $0x00000040, R11
+	JMP     var2DSmoothAVX512_vec
+
+var2DSmoothAVX512_tail:
+	CMPQ   R10, 16(SP)
+	JAE    var2DSmoothAVX512_next
+	VMOVSD (AX)(R10*1), X2
+	VMOVSD 8(AX)(R10*1), X3
+	VSUBSD X2, X3, X3
+	VMULSD (SI)(R10*1), X3, X3
+	VSUBSD -8(AX)(R10*1), X2, X4
+	VMULSD -8(SI)(R10*1), X4, X4
+	VSUBSD X4, X3, X4
+	VMOVSD (CX)(R10*1), X3
+	VSUBSD X2, X3, X3
+	VMULSD (DI)(R10*1), X3, X3
+	VADDSD X3, X4, X4
+	VSUBSD (AX)(R11*1), X2, X3
+	VMULSD (DI)(R11*1), X3, X3
+	VSUBSD X3, X4, X4
+	VSUBSD X4, X1, X3
+	VMOVSD (R9)(R10*1), X4
+	VSUBSD X3, X4, X3
+	VMULSD (R8)(R10*1), X3, X3
+	VMULSD X0, X3, X3
+	VADDSD X3, X2, X3
+	VMOVSD X3, (BX)(R10*1)
+	ADDQ   $0x00000008, R10
+	ADDQ   $0x00000008, R11
+	JMP    var2DSmoothAVX512_tail
+
+var2DSmoothAVX512_next:
+	DECQ 24(SP)
+	JZ   var2DSmoothAVX512_end
+	MOVQ stride+96(FP), R10
+	SHLQ $0x03, R10
+	ADDQ R10, BX
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	ADDQ R10, R8
+	ADDQ R10, R9
+	JMP  var2DSmoothAVX512_row
+
+var2DSmoothAVX512_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var2DSmoothAAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX
+TEXT ·var2DSmoothAAVX2(SB), NOSPLIT, $32-120
+	MOVQ         u+8(FP), AX
+	MOVQ         sy+64(FP), DX
+	SHLQ         $0x03, DX
+	LEAQ         (AX)(DX*1), CX
+	NEGQ         DX
+	MOVQ         DX, (SP)
+	MOVQ         rows+88(FP), DX
+	MOVQ         DX, 24(SP)
+	MOVQ         cells+80(FP), DX
+	SHLQ         $0x03, DX
+	MOVQ         DX, 16(SP)
+	ANDQ         $-32, DX
+	MOVQ         d+0(FP), BX
+	MOVQ         bx+16(FP), SI
+	MOVQ         by+24(FP), DI
+	MOVQ         c+40(FP), R8
+	MOVQ         f+48(FP), R9
+	MOVQ         a+56(FP), R10
+	VBROADCASTSD w+104(FP), Y0
+
+var2DSmoothAAVX2_row:
+	XORQ R11, R11
+	MOVQ (SP), R12
+	MOVQ DX, R13
+	SUBQ $0x00000020, R13
+
+var2DSmoothAAVX2_vec2:
+	CMPQ    R11, R13
+	JGE     var2DSmoothAAVX2_vec
+	VMOVUPD (AX)(R11*1), Y1
+	VMOVUPD 8(AX)(R11*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (SI)(R11*1), Y2, Y2
+	VSUBPD  -8(AX)(R11*1), Y1, Y3
+	VMULPD  -8(SI)(R11*1), Y3, Y3
+	VSUBPD  Y3, Y2, Y3
+	VMOVUPD (CX)(R11*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (DI)(R11*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  (AX)(R12*1), Y1, Y2
+	VMULPD  (DI)(R12*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VMULPD  (R10)(R11*1), Y1, Y2
+	VSUBPD  Y3, Y2, Y2
+	VMOVUPD (R9)(R11*1), Y3
+	VSUBPD  Y2, Y3, Y2
+	VMULPD  (R8)(R11*1), Y2, Y2
+	VMULPD  Y0, Y2, Y2
+	VADDPD  Y2, Y1, Y2
+	VMOVUPD Y2, (BX)(R11*1)
+	VMOVUPD 32(AX)(R11*1), Y1
+	VMOVUPD 40(AX)(R11*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  32(SI)(R11*1), Y2, Y2
+	VSUBPD  24(AX)(R11*1), Y1, Y3
+	VMULPD  24(SI)(R11*1), Y3, Y3
+	VSUBPD  Y3, Y2, Y3
+	VMOVUPD 32(CX)(R11*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  32(DI)(R11*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  32(AX)(R12*1), Y1, Y2
+	VMULPD  32(DI)(R12*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VMULPD  32(R10)(R11*1), Y1, Y2
+	VSUBPD  Y3, Y2, Y2
+	VMOVUPD 32(R9)(R11*1), Y3
+	VSUBPD  Y2, Y3, Y2
+	VMULPD  32(R8)(R11*1), Y2, Y2
+	VMULPD  Y0, Y2, Y2
+	VADDPD  Y2, Y1, Y2
+	VMOVUPD Y2, 32(BX)(R11*1)
+	ADDQ    $0x00000040, R11
+	ADDQ    $0x00000040, R12
+	JMP     var2DSmoothAAVX2_vec2
+
+var2DSmoothAAVX2_vec:
+	CMPQ    R11, DX
+	JAE     var2DSmoothAAVX2_tail
+	VMOVUPD (AX)(R11*1), Y1
+	VMOVUPD 8(AX)(R11*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (SI)(R11*1), Y2, Y2
+	VSUBPD  -8(AX)(R11*1), Y1, Y3
+	VMULPD  -8(SI)(R11*1), Y3, Y3
+	VSUBPD  Y3, Y2, Y3
+	VMOVUPD (CX)(R11*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (DI)(R11*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  (AX)(R12*1), Y1, Y2
+	VMULPD  (DI)(R12*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VMULPD  (R10)(R11*1), Y1, Y2
+	VSUBPD  Y3, Y2, Y2
+	VMOVUPD (R9)(R11*1), Y3
+	VSUBPD  Y2, Y3, Y2
+	VMULPD  (R8)(R11*1), Y2, Y2
+	VMULPD  Y0, Y2, Y2
+	VADDPD  Y2, Y1, Y2
+	VMOVUPD Y2, (BX)(R11*1)
+	ADDQ    $0x00000020, R11
+	ADDQ    $0x00000020, R12
+	JMP     var2DSmoothAAVX2_vec
+
+var2DSmoothAAVX2_tail:
+	CMPQ   R11, 16(SP)
+	JAE    var2DSmoothAAVX2_next
+	VMOVSD (AX)(R11*1), X1
+	VMOVSD 8(AX)(R11*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (SI)(R11*1), X2, X2
+	VSUBSD -8(AX)(R11*1), X1, X3
+	VMULSD -8(SI)(R11*1), X3, X3
+	VSUBSD X3, X2, X3
+	VMOVSD (CX)(R11*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (DI)(R11*1), X2, X2
+	VADDSD X2, X3, X3
+	VSUBSD (AX)(R12*1), X1, X2
+	VMULSD (DI)(R12*1), X2, X2
+	VSUBSD X2, X3, X3
+	VMULSD (R10)(R11*1), X1, X2
+	VSUBSD X3, X2, X2
+	VMOVSD (R9)(R11*1), X3
+	VSUBSD X2, X3, X2
+	VMULSD (R8)(R11*1), X2, X2
+	VMULSD X0, X2, X2
+	VADDSD X2, X1, X2
+	VMOVSD X2, (BX)(R11*1)
+	ADDQ   $0x00000008, R11
+	ADDQ   $0x00000008, R12
+	JMP    var2DSmoothAAVX2_tail
+
+var2DSmoothAAVX2_next:
+	DECQ 24(SP)
+	JZ   var2DSmoothAAVX2_end
+	MOVQ stride+96(FP), R11
+	SHLQ $0x03, R11
+	ADDQ R11, BX
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R11, R10
+	JMP  var2DSmoothAAVX2_row
+
+var2DSmoothAAVX2_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var2DSmoothAAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX512F
+TEXT ·var2DSmoothAAVX512(SB), NOSPLIT, $32-120
+	MOVQ         u+8(FP), AX
+	MOVQ         sy+64(FP), DX
+	SHLQ         $0x03, DX
+	LEAQ         (AX)(DX*1), CX
+	NEGQ         DX
+	MOVQ         DX, (SP)
+	MOVQ         rows+88(FP), DX
+	MOVQ         DX, 24(SP)
+	MOVQ         cells+80(FP), DX
+	SHLQ         $0x03, DX
+	MOVQ         DX, 16(SP)
+	ANDQ         $-64, DX
+	MOVQ         d+0(FP), BX
+	MOVQ         bx+16(FP), SI
+	MOVQ         by+24(FP), DI
+	MOVQ         c+40(FP), R8
+	MOVQ         f+48(FP), R9
+	MOVQ         a+56(FP), R10
+	VBROADCASTSD w+104(FP), Z0
+
+var2DSmoothAAVX512_row:
+	XORQ R11, R11
+	MOVQ (SP), R12
+	MOVQ DX, R13
+	SUBQ $0x00000040, R13
+
+var2DSmoothAAVX512_vec2:
+	CMPQ    R11, R13
+	JGE     var2DSmoothAAVX512_vec
+	VMOVUPD (AX)(R11*1), Z1
+	VMOVUPD 8(AX)(R11*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (SI)(R11*1), Z2, Z2
+	VSUBPD  -8(AX)(R11*1), Z1, Z3
+	VMULPD  -8(SI)(R11*1), Z3, Z3
+	VSUBPD  Z3, Z2, Z3
+	VMOVUPD (CX)(R11*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (DI)(R11*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  (AX)(R12*1), Z1, Z2
+	VMULPD  (DI)(R12*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (R10)(R11*1), Z1, Z2
+	VSUBPD  Z3, Z2, Z2
+	VMOVUPD (R9)(R11*1), Z3
+	VSUBPD  Z2, Z3, Z2
+	VMULPD  (R8)(R11*1), Z2, Z2
+	VMULPD  Z0, Z2, Z2
+	VADDPD  Z2, Z1, Z2
+	VMOVUPD Z2, (BX)(R11*1)
+	VMOVUPD 64(AX)(R11*1), Z1
+	VMOVUPD 72(AX)(R11*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  64(SI)(R11*1), Z2, Z2
+	VSUBPD  56(AX)(R11*1), Z1, Z3
+	VMULPD  56(SI)(R11*1), Z3, Z3
+	VSUBPD  Z3, Z2, Z3
+	VMOVUPD 64(CX)(R11*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  64(DI)(R11*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  64(AX)(R12*1), Z1, Z2
+	VMULPD  64(DI)(R12*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  64(R10)(R11*1), Z1, Z2
+	VSUBPD  Z3, Z2, Z2
+	VMOVUPD 64(R9)(R11*1), Z3
+	VSUBPD  Z2, Z3, Z2
+	VMULPD  64(R8)(R11*1), Z2, Z2
+	VMULPD  Z0, Z2, Z2
+	VADDPD  Z2, Z1, Z2
+	VMOVUPD Z2, 64(BX)(R11*1)
+	ADDQ    $0x00000080, R11
+	ADDQ    $0x00000080, R12
+	JMP     var2DSmoothAAVX512_vec2
+
+var2DSmoothAAVX512_vec:
+	CMPQ    R11, DX
+	JAE     var2DSmoothAAVX512_tail
+	VMOVUPD (AX)(R11*1), Z1
+	VMOVUPD 8(AX)(R11*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (SI)(R11*1), Z2, Z2
+	VSUBPD  -8(AX)(R11*1), Z1, Z3
+	VMULPD  -8(SI)(R11*1), Z3, Z3
+	VSUBPD  Z3, Z2, Z3
+	VMOVUPD (CX)(R11*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (DI)(R11*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  (AX)(R12*1), Z1, Z2
+	VMULPD  (DI)(R12*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (R10)(R11*1), Z1, Z2
+	VSUBPD  Z3, Z2, Z2
+	VMOVUPD (R9)(R11*1), Z3
+	VSUBPD  Z2, Z3, Z2
+	VMULPD  (R8)(R11*1), Z2, Z2
+	VMULPD  Z0, Z2, Z2
+	VADDPD  Z2, Z1, Z2
+	VMOVUPD Z2, (BX)(R11*1)
+	ADDQ    $0x00000040, R11
+	ADDQ    $0x00000040, R12
+	JMP     var2DSmoothAAVX512_vec
+
+var2DSmoothAAVX512_tail:
+	CMPQ   R11, 16(SP)
+	JAE    var2DSmoothAAVX512_next
+	VMOVSD (AX)(R11*1), X1
+	VMOVSD 8(AX)(R11*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (SI)(R11*1), X2, X2
+	VSUBSD -8(AX)(R11*1), X1, X3
+	VMULSD -8(SI)(R11*1), X3, X3
+	VSUBSD X3, X2, X3
+	VMOVSD (CX)(R11*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (DI)(R11*1), X2, X2
+	VADDSD X2, X3, X3
+	VSUBSD (AX)(R12*1), X1, X2
+	VMULSD (DI)(R12*1), X2, X2
+	VSUBSD X2, X3, X3
+	VMULSD (R10)(R11*1), X1, X2
+	VSUBSD X3, X2, X2
+	VMOVSD (R9)(R11*1), X3
+	VSUBSD X2, X3, X2
+	VMULSD (R8)(R11*1), X2, X2
+	VMULSD X0, X2, X2
+	VADDSD X2, X1, X2
+	VMOVSD X2, (BX)(R11*1)
+	ADDQ   $0x00000008, R11
+	ADDQ   $0x00000008, R12
+	JMP    var2DSmoothAAVX512_tail
+
+var2DSmoothAAVX512_next:
+	DECQ 24(SP)
+	JZ   var2DSmoothAAVX512_end
+	MOVQ stride+96(FP), R11
+	SHLQ $0x03, R11
+	ADDQ R11, BX
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R8
+	ADDQ R11, R9
+	ADDQ R11, R10
+	JMP  var2DSmoothAAVX512_row
+
+var2DSmoothAAVX512_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var3DUpdateAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX
+TEXT ·var3DUpdateAVX2(SB), NOSPLIT, $32-120
+	MOVQ u+8(FP), AX
+	MOVQ sy+64(FP), DX
+	SHLQ $0x03, DX
+	LEAQ (AX)(DX*1), CX
+	NEGQ DX
+	MOVQ DX, (SP)
+	MOVQ sz+72(FP), DX
+	SHLQ $0x03, DX
+	ADDQ DX, CX
+	NEGQ DX
+	MOVQ DX, 8(SP)
+	MOVQ rows+88(FP), DX
+	MOVQ DX, 24(SP)
+	MOVQ cells+80(FP), DX
+	SHLQ $0x03, DX
+	MOVQ DX, 16(SP)
+	ANDQ $-32, DX
+	MOVQ d+0(FP), BX
+	MOVQ bx+16(FP), SI
+	MOVQ by+24(FP), DI
+	MOVQ c+40(FP), R8
+	MOVQ bz+32(FP), R9
+
+var3DUpdateAVX2_row:
+	XORQ R10, R10
+	MOVQ (SP), R11
+	MOVQ 8(SP), R12
+	MOVQ DX, R13
+	SUBQ $0x00000020, R13
+
+var3DUpdateAVX2_vec2:
+	CMPQ    R10, R13
+	JGE     var3DUpdateAVX2_vec
+	VMOVUPD (AX)(R10*1), Y0
+	VMOVUPD 8(AX)(R10*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (SI)(R10*1), Y1, Y1
+	VSUBPD  -8(AX)(R10*1), Y0, Y2
+	VMULPD  -8(SI)(R10*1), Y2, Y2
+	VSUBPD  Y2, Y1, Y2
+	VMOVUPD (CX)(R12*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (DI)(R10*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  (AX)(R11*1), Y0, Y1
+	VMULPD  (DI)(R11*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMOVUPD (CX)(R11*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (R9)(R10*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  (AX)(R12*1), Y0, Y1
+	VMULPD  (R9)(R12*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (R8)(R10*1), Y2, Y2
+	VADDPD  Y2, Y0, Y2
+	VMOVUPD Y2, (BX)(R10*1)
+	VMOVUPD 32(AX)(R10*1), Y0
+	VMOVUPD 40(AX)(R10*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  32(SI)(R10*1), Y1, Y1
+	VSUBPD  24(AX)(R10*1), Y0, Y2
+	VMULPD  24(SI)(R10*1), Y2, Y2
+	VSUBPD  Y2, Y1, Y2
+	VMOVUPD 32(CX)(R12*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  32(DI)(R10*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  32(AX)(R11*1), Y0, Y1
+	VMULPD  32(DI)(R11*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMOVUPD 32(CX)(R11*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  32(R9)(R10*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  32(AX)(R12*1), Y0, Y1
+	VMULPD  32(R9)(R12*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  32(R8)(R10*1), Y2, Y2
+	VADDPD  Y2, Y0, Y2
+	VMOVUPD Y2, 32(BX)(R10*1)
+	ADDQ    $0x00000040, R10
+	ADDQ    $0x00000040, R11
+	ADDQ    $0x00000040, R12
+	JMP     var3DUpdateAVX2_vec2
+
+var3DUpdateAVX2_vec:
+	CMPQ    R10, DX
+	JAE     var3DUpdateAVX2_tail
+	VMOVUPD (AX)(R10*1), Y0
+	VMOVUPD 8(AX)(R10*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (SI)(R10*1), Y1, Y1
+	VSUBPD  -8(AX)(R10*1), Y0, Y2
+	VMULPD  -8(SI)(R10*1), Y2, Y2
+	VSUBPD  Y2, Y1, Y2
+	VMOVUPD (CX)(R12*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (DI)(R10*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  (AX)(R11*1), Y0, Y1
+	VMULPD  (DI)(R11*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMOVUPD (CX)(R11*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (R9)(R10*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  (AX)(R12*1), Y0, Y1
+	VMULPD  (R9)(R12*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (R8)(R10*1), Y2, Y2
+	VADDPD  Y2, Y0, Y2
+	VMOVUPD Y2, (BX)(R10*1)
+	ADDQ    $0x00000020, R10
+	ADDQ    $0x00000020, R11
+	ADDQ    $0x00000020, R12
+	JMP     var3DUpdateAVX2_vec
+
+var3DUpdateAVX2_tail:
+	CMPQ   R10, 16(SP)
+	JAE    var3DUpdateAVX2_next
+	VMOVSD (AX)(R10*1), X0
+	VMOVSD 8(AX)(R10*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (SI)(R10*1), X1, X1
+	VSUBSD -8(AX)(R10*1), X0, X2
+	VMULSD -8(SI)(R10*1), X2, X2
+	VSUBSD X2, X1, X2
+	VMOVSD (CX)(R12*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (DI)(R10*1), X1, X1
+	VADDSD X1, X2, X2
+	VSUBSD (AX)(R11*1), X0, X1
+	VMULSD (DI)(R11*1), X1, X1
+	VSUBSD X1, X2, X2
+	VMOVSD (CX)(R11*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (R9)(R10*1), X1, X1
+	VADDSD X1, X2, X2
+	VSUBSD (AX)(R12*1), X0, X1
+	VMULSD (R9)(R12*1), X1, X1
+	VSUBSD X1, X2, X2
+	VMULSD (R8)(R10*1), X2, X2
+	VADDSD X2, X0, X2
+	VMOVSD X2, (BX)(R10*1)
+	ADDQ   $0x00000008, R10
+	ADDQ   $0x00000008, R11
+	ADDQ   $0x00000008, R12
+	JMP    var3DUpdateAVX2_tail
+
+var3DUpdateAVX2_next:
+	DECQ 24(SP)
+	JZ   var3DUpdateAVX2_end
+	MOVQ stride+96(FP), R10
+	SHLQ $0x03, R10
+	ADDQ R10, BX
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	ADDQ R10, R9
+	ADDQ R10, R8
+	JMP  var3DUpdateAVX2_row
+
+var3DUpdateAVX2_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var3DUpdateAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX512F
+TEXT ·var3DUpdateAVX512(SB), NOSPLIT, $32-120
+	MOVQ u+8(FP), AX
+	MOVQ sy+64(FP), DX
+	SHLQ $0x03, DX
+	LEAQ (AX)(DX*1), CX
+	NEGQ DX
+	MOVQ DX, (SP)
+	MOVQ sz+72(FP), DX
+	SHLQ $0x03, DX
+	ADDQ DX, CX
+	NEGQ DX
+	MOVQ DX, 8(SP)
+	MOVQ rows+88(FP), DX
+	MOVQ DX, 24(SP)
+	MOVQ cells+80(FP), DX
+	SHLQ $0x03, DX
+	MOVQ DX, 16(SP)
+	ANDQ $-64, DX
+	MOVQ d+0(FP), BX
+	MOVQ bx+16(FP), SI
+	MOVQ by+24(FP), DI
+	MOVQ c+40(FP), R8
+	MOVQ bz+32(FP), R9
+
+var3DUpdateAVX512_row:
+	XORQ R10, R10
+	MOVQ (SP), R11
+	MOVQ 8(SP), R12
+	MOVQ DX, R13
+	SUBQ $0x00000040, R13
+
+var3DUpdateAVX512_vec2:
+	CMPQ    R10, R13
+	JGE     var3DUpdateAVX512_vec
+	VMOVUPD (AX)(R10*1), Z0
+	VMOVUPD 8(AX)(R10*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (SI)(R10*1), Z1, Z1
+	VSUBPD  -8(AX)(R10*1), Z0, Z2
+	VMULPD  -8(SI)(R10*1), Z2, Z2
+	VSUBPD  Z2, Z1, Z2
+	VMOVUPD (CX)(R12*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (DI)(R10*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  (AX)(R11*1), Z0, Z1
+	VMULPD  (DI)(R11*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMOVUPD (CX)(R11*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (R9)(R10*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  (AX)(R12*1), Z0, Z1
+	VMULPD  (R9)(R12*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (R8)(R10*1), Z2, Z2
+	VADDPD  Z2, Z0, Z2
+	VMOVUPD Z2, (BX)(R10*1)
+	VMOVUPD 64(AX)(R10*1), Z0
+	VMOVUPD 72(AX)(R10*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  64(SI)(R10*1), Z1, Z1
+	VSUBPD  56(AX)(R10*1), Z0, Z2
+	VMULPD  56(SI)(R10*1), Z2, Z2
+	VSUBPD  Z2, Z1, Z2
+	VMOVUPD 64(CX)(R12*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  64(DI)(R10*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  64(AX)(R11*1), Z0, Z1
+	VMULPD  64(DI)(R11*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMOVUPD 64(CX)(R11*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  64(R9)(R10*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  64(AX)(R12*1), Z0, Z1
+	VMULPD  64(R9)(R12*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  64(R8)(R10*1), Z2, Z2
+	VADDPD  Z2, Z0, Z2
+	VMOVUPD Z2, 64(BX)(R10*1)
+	ADDQ    $0x00000080, R10
+	ADDQ    $0x00000080, R11
+	ADDQ    $0x00000080, R12
+	JMP     var3DUpdateAVX512_vec2
+
+var3DUpdateAVX512_vec:
+	CMPQ    R10, DX
+	JAE     var3DUpdateAVX512_tail
+	VMOVUPD (AX)(R10*1), Z0
+	VMOVUPD 8(AX)(R10*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (SI)(R10*1), Z1, Z1
+	VSUBPD  -8(AX)(R10*1), Z0, Z2
+	VMULPD  -8(SI)(R10*1), Z2, Z2
+	VSUBPD  Z2, Z1, Z2
+	VMOVUPD (CX)(R12*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (DI)(R10*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  (AX)(R11*1), Z0, Z1
+	VMULPD  (DI)(R11*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMOVUPD (CX)(R11*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (R9)(R10*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  (AX)(R12*1), Z0, Z1
+	VMULPD  (R9)(R12*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (R8)(R10*1), Z2, Z2
+	VADDPD  Z2, Z0, Z2
+	VMOVUPD Z2, (BX)(R10*1)
+	ADDQ    $0x00000040, R10
+	ADDQ    $0x00000040, R11
+	ADDQ    $0x00000040, R12
+	JMP     var3DUpdateAVX512_vec
+
+var3DUpdateAVX512_tail:
+	CMPQ   R10, 16(SP)
+	JAE    var3DUpdateAVX512_next
+	VMOVSD (AX)(R10*1), X0
+	VMOVSD 8(AX)(R10*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (SI)(R10*1), X1, X1
+	VSUBSD -8(AX)(R10*1), X0, X2
+	VMULSD -8(SI)(R10*1), X2, X2
+	VSUBSD X2, X1, X2
+	VMOVSD (CX)(R12*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (DI)(R10*1), X1, X1
+	VADDSD X1, X2, X2
+	VSUBSD (AX)(R11*1), X0, X1
+	VMULSD (DI)(R11*1), X1, X1
+	VSUBSD X1, X2, X2
+	VMOVSD (CX)(R11*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (R9)(R10*1), X1, X1
+	VADDSD X1, X2, X2
+	VSUBSD (AX)(R12*1), X0, X1
+	VMULSD (R9)(R12*1), X1, X1
+	VSUBSD X1, X2, X2
+	VMULSD (R8)(R10*1), X2, X2
+	VADDSD X2, X0, X2
+	VMOVSD X2, (BX)(R10*1)
+	ADDQ   $0x00000008, R10
+	ADDQ   $0x00000008, R11
+	ADDQ   $0x00000008, R12
+	JMP    var3DUpdateAVX512_tail
+
+var3DUpdateAVX512_next:
+	DECQ 24(SP)
+	JZ   var3DUpdateAVX512_end
+	MOVQ stride+96(FP), R10
+	SHLQ $0x03, R10
+	ADDQ R10, BX
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	ADDQ R10, R9
+	ADDQ R10, R8
+	JMP  var3DUpdateAVX512_row
+
+var3DUpdateAVX512_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var3DUpdateSrcAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX
+TEXT ·var3DUpdateSrcAVX2(SB), NOSPLIT, $32-120
+	MOVQ u+8(FP), AX
+	MOVQ sy+64(FP), DX
+	SHLQ $0x03, DX
+	LEAQ (AX)(DX*1), CX
+	NEGQ DX
+	MOVQ DX, (SP)
+	MOVQ sz+72(FP), DX
+	SHLQ $0x03, DX
+	ADDQ DX, CX
+	NEGQ DX
+	MOVQ DX, 8(SP)
+	MOVQ rows+88(FP), DX
+	MOVQ DX, 24(SP)
+	MOVQ cells+80(FP), DX
+	SHLQ $0x03, DX
+	MOVQ DX, 16(SP)
+	ANDQ $-32, DX
+	MOVQ d+0(FP), BX
+	MOVQ bx+16(FP), SI
+	MOVQ by+24(FP), DI
+	MOVQ c+40(FP), R8
+	MOVQ bz+32(FP), R9
+	MOVQ f+48(FP), R10
+
+var3DUpdateSrcAVX2_row:
+	XORQ R11, R11
+	MOVQ (SP), R12
+	MOVQ 8(SP), R13
+	MOVQ DX, R14
+	SUBQ $0x00000020, R14
+
+var3DUpdateSrcAVX2_vec2:
+	CMPQ    R11, R14
+	JGE     var3DUpdateSrcAVX2_vec
+	VMOVUPD (AX)(R11*1), Y0
+	VMOVUPD 8(AX)(R11*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (SI)(R11*1), Y1, Y1
+	VSUBPD  -8(AX)(R11*1), Y0, Y2
+	VMULPD  -8(SI)(R11*1), Y2, Y2
+	VSUBPD  Y2, Y1, Y2
+	VMOVUPD (CX)(R13*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (DI)(R11*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  (AX)(R12*1), Y0, Y1
+	VMULPD  (DI)(R12*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMOVUPD (CX)(R12*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (R9)(R11*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  (AX)(R13*1), Y0, Y1
+	VMULPD  (R9)(R13*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VADDPD  (R10)(R11*1), Y2, Y2
+	VMULPD  (R8)(R11*1), Y2, Y2
+	VADDPD  Y2, Y0, Y2
+	VMOVUPD Y2, (BX)(R11*1)
+	VMOVUPD 32(AX)(R11*1), Y0
+	VMOVUPD 40(AX)(R11*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  32(SI)(R11*1), Y1, Y1
+	VSUBPD  24(AX)(R11*1), Y0, Y2
+	VMULPD  24(SI)(R11*1), Y2, Y2
+	VSUBPD  Y2, Y1, Y2
+	VMOVUPD 32(CX)(R13*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  32(DI)(R11*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  32(AX)(R12*1), Y0, Y1
+	VMULPD  32(DI)(R12*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMOVUPD 32(CX)(R12*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  32(R9)(R11*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  32(AX)(R13*1), Y0, Y1
+	VMULPD  32(R9)(R13*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VADDPD  32(R10)(R11*1), Y2, Y2
+	VMULPD  32(R8)(R11*1), Y2, Y2
+	VADDPD  Y2, Y0, Y2
+	VMOVUPD Y2, 32(BX)(R11*1)
+	ADDQ    $0x00000040, R11
+	ADDQ    $0x00000040, R12
+	ADDQ    $0x00000040, R13
+	JMP     var3DUpdateSrcAVX2_vec2
+
+var3DUpdateSrcAVX2_vec:
+	CMPQ    R11, DX
+	JAE     var3DUpdateSrcAVX2_tail
+	VMOVUPD (AX)(R11*1), Y0
+	VMOVUPD 8(AX)(R11*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (SI)(R11*1), Y1, Y1
+	VSUBPD  -8(AX)(R11*1), Y0, Y2
+	VMULPD  -8(SI)(R11*1), Y2, Y2
+	VSUBPD  Y2, Y1, Y2
+	VMOVUPD (CX)(R13*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (DI)(R11*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  (AX)(R12*1), Y0, Y1
+	VMULPD  (DI)(R12*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMOVUPD (CX)(R12*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (R9)(R11*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  (AX)(R13*1), Y0, Y1
+	VMULPD  (R9)(R13*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VADDPD  (R10)(R11*1), Y2, Y2
+	VMULPD  (R8)(R11*1), Y2, Y2
+	VADDPD  Y2, Y0, Y2
+	VMOVUPD Y2, (BX)(R11*1)
+	ADDQ    $0x00000020, R11
+	ADDQ    $0x00000020, R12
+	ADDQ    $0x00000020, R13
+	JMP     var3DUpdateSrcAVX2_vec
+
+var3DUpdateSrcAVX2_tail:
+	CMPQ   R11, 16(SP)
+	JAE    var3DUpdateSrcAVX2_next
+	VMOVSD (AX)(R11*1), X0
+	VMOVSD 8(AX)(R11*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (SI)(R11*1), X1, X1
+	VSUBSD -8(AX)(R11*1), X0, X2
+	VMULSD -8(SI)(R11*1), X2, X2
+	VSUBSD X2, X1, X2
+	VMOVSD (CX)(R13*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (DI)(R11*1), X1, X1
+	VADDSD X1, X2, X2
+	VSUBSD (AX)(R12*1), X0, X1
+	VMULSD (DI)(R12*1), X1, X1
+	VSUBSD X1, X2, X2
+	VMOVSD (CX)(R12*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (R9)(R11*1), X1, X1
+	VADDSD X1, X2, X2
+	VSUBSD (AX)(R13*1), X0, X1
+	VMULSD (R9)(R13*1), X1, X1
+	VSUBSD X1, X2, X2
+	VADDSD (R10)(R11*1), X2, X2
+	VMULSD (R8)(R11*1), X2, X2
+	VADDSD X2, X0, X2
+	VMOVSD X2, (BX)(R11*1)
+	ADDQ   $0x00000008, R11
+	ADDQ   $0x00000008, R12
+	ADDQ   $0x00000008, R13
+	JMP    var3DUpdateSrcAVX2_tail
+
+var3DUpdateSrcAVX2_next:
+	DECQ 24(SP)
+	JZ   var3DUpdateSrcAVX2_end
+	MOVQ stride+96(FP), R11
+	SHLQ $0x03, R11
+	ADDQ R11, BX
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R9
+	ADDQ R11, R8
+	ADDQ R11, R10
+	JMP  var3DUpdateSrcAVX2_row
+
+var3DUpdateSrcAVX2_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var3DUpdateSrcAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX512F
+TEXT ·var3DUpdateSrcAVX512(SB), NOSPLIT, $32-120
+	MOVQ u+8(FP), AX
+	MOVQ sy+64(FP), DX
+	SHLQ $0x03, DX
+	LEAQ (AX)(DX*1), CX
+	NEGQ DX
+	MOVQ DX, (SP)
+	MOVQ sz+72(FP), DX
+	SHLQ $0x03, DX
+	ADDQ DX, CX
+	NEGQ DX
+	MOVQ DX, 8(SP)
+	MOVQ rows+88(FP), DX
+	MOVQ DX, 24(SP)
+	MOVQ cells+80(FP), DX
+	SHLQ $0x03, DX
+	MOVQ DX, 16(SP)
+	ANDQ $-64, DX
+	MOVQ d+0(FP), BX
+	MOVQ bx+16(FP), SI
+	MOVQ by+24(FP), DI
+	MOVQ c+40(FP), R8
+	MOVQ bz+32(FP), R9
+	MOVQ f+48(FP), R10
+
+var3DUpdateSrcAVX512_row:
+	XORQ R11, R11
+	MOVQ (SP), R12
+	MOVQ 8(SP), R13
+	MOVQ DX, R14
+	SUBQ $0x00000040, R14
+
+var3DUpdateSrcAVX512_vec2:
+	CMPQ    R11, R14
+	JGE     var3DUpdateSrcAVX512_vec
+	VMOVUPD (AX)(R11*1), Z0
+	VMOVUPD 8(AX)(R11*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (SI)(R11*1), Z1, Z1
+	VSUBPD  -8(AX)(R11*1), Z0, Z2
+	VMULPD  -8(SI)(R11*1), Z2, Z2
+	VSUBPD  Z2, Z1, Z2
+	VMOVUPD (CX)(R13*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (DI)(R11*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  (AX)(R12*1), Z0, Z1
+	VMULPD  (DI)(R12*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMOVUPD (CX)(R12*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (R9)(R11*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  (AX)(R13*1), Z0, Z1
+	VMULPD  (R9)(R13*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VADDPD  (R10)(R11*1), Z2, Z2
+	VMULPD  (R8)(R11*1), Z2, Z2
+	VADDPD  Z2, Z0, Z2
+	VMOVUPD Z2, (BX)(R11*1)
+	VMOVUPD 64(AX)(R11*1), Z0
+	VMOVUPD 72(AX)(R11*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  64(SI)(R11*1), Z1, Z1
+	VSUBPD  56(AX)(R11*1), Z0, Z2
+	VMULPD  56(SI)(R11*1), Z2, Z2
+	VSUBPD  Z2, Z1, Z2
+	VMOVUPD 64(CX)(R13*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  64(DI)(R11*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  64(AX)(R12*1), Z0, Z1
+	VMULPD  64(DI)(R12*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMOVUPD 64(CX)(R12*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  64(R9)(R11*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  64(AX)(R13*1), Z0, Z1
+	VMULPD  64(R9)(R13*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VADDPD  64(R10)(R11*1), Z2, Z2
+	VMULPD  64(R8)(R11*1), Z2, Z2
+	VADDPD  Z2, Z0, Z2
+	VMOVUPD Z2, 64(BX)(R11*1)
+	ADDQ    $0x00000080, R11
+	ADDQ    $0x00000080, R12
+	ADDQ    $0x00000080, R13
+	JMP     var3DUpdateSrcAVX512_vec2
+
+var3DUpdateSrcAVX512_vec:
+	CMPQ    R11, DX
+	JAE     var3DUpdateSrcAVX512_tail
+	VMOVUPD (AX)(R11*1), Z0
+	VMOVUPD 8(AX)(R11*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (SI)(R11*1), Z1, Z1
+	VSUBPD  -8(AX)(R11*1), Z0, Z2
+	VMULPD  -8(SI)(R11*1), Z2, Z2
+	VSUBPD  Z2, Z1, Z2
+	VMOVUPD (CX)(R13*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (DI)(R11*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  (AX)(R12*1), Z0, Z1
+	VMULPD  (DI)(R12*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMOVUPD (CX)(R12*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (R9)(R11*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  (AX)(R13*1), Z0, Z1
+	VMULPD  (R9)(R13*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VADDPD  (R10)(R11*1), Z2, Z2
+	VMULPD  (R8)(R11*1), Z2, Z2
+	VADDPD  Z2, Z0, Z2
+	VMOVUPD Z2, (BX)(R11*1)
+	ADDQ    $0x00000040, R11
+	ADDQ    $0x00000040, R12
+	ADDQ    $0x00000040, R13
+	JMP     var3DUpdateSrcAVX512_vec
+
+var3DUpdateSrcAVX512_tail:
+	CMPQ   R11, 16(SP)
+	JAE    var3DUpdateSrcAVX512_next
+	VMOVSD (AX)(R11*1), X0
+	VMOVSD 8(AX)(R11*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (SI)(R11*1), X1, X1
+	VSUBSD -8(AX)(R11*1), X0, X2
+	VMULSD -8(SI)(R11*1), X2, X2
+	VSUBSD X2, X1, X2
+	VMOVSD (CX)(R13*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (DI)(R11*1), X1, X1
+	VADDSD X1, X2, X2
+	VSUBSD (AX)(R12*1), X0, X1
+	VMULSD (DI)(R12*1), X1, X1
+	VSUBSD X1, X2, X2
+	VMOVSD (CX)(R12*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (R9)(R11*1), X1, X1
+	VADDSD X1, X2, X2
+	VSUBSD (AX)(R13*1), X0, X1
+	VMULSD (R9)(R13*1), X1, X1
+	VSUBSD X1, X2, X2
+	VADDSD (R10)(R11*1), X2, X2
+	VMULSD (R8)(R11*1), X2, X2
+	VADDSD X2, X0, X2
+	VMOVSD X2, (BX)(R11*1)
+	ADDQ   $0x00000008, R11
+	ADDQ   $0x00000008, R12
+	ADDQ   $0x00000008, R13
+	JMP    var3DUpdateSrcAVX512_tail
+
+var3DUpdateSrcAVX512_next:
+	DECQ 24(SP)
+	JZ   var3DUpdateSrcAVX512_end
+	MOVQ stride+96(FP), R11
+	SHLQ $0x03, R11
+	ADDQ R11, BX
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R9
+	ADDQ R11, R8
+	ADDQ R11, R10
+	JMP  var3DUpdateSrcAVX512_row
+
+var3DUpdateSrcAVX512_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var3DCheckAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX2, CMOV
+TEXT ·var3DCheckAVX2(SB), NOSPLIT, $64-120
+	MOVQ  u+8(FP), AX
+	MOVQ  sy+64(FP), DX
+	SHLQ  $0x03, DX
+	LEAQ  (AX)(DX*1), CX
+	NEGQ  DX
+	MOVQ  DX, (SP)
+	MOVQ  sz+72(FP), DX
+	SHLQ  $0x03, DX
+	ADDQ  DX, CX
+	NEGQ  DX
+	MOVQ  DX, 8(SP)
+	MOVQ  rows+88(FP), DX
+	MOVQ  DX, 24(SP)
+	MOVQ  cells+80(FP), DX
+	SHLQ  $0x03, DX
+	MOVQ  DX, 16(SP)
+	ANDQ  $-32, DX
+	MOVQ  d+0(FP), BX
+	MOVQ  bx+16(FP), SI
+	MOVQ  by+24(FP), DI
+	MOVQ  c+40(FP), R8
+	MOVQ  bz+32(FP), R9
+	VPXOR Y0, Y0, Y0
+	VPXOR X1, X1, X1
+
+var3DCheckAVX2_row:
+	XORQ R10, R10
+	MOVQ (SP), R11
+	MOVQ 8(SP), R12
+	MOVQ DX, R13
+	SUBQ $0x00000020, R13
+
+var3DCheckAVX2_vec2:
+	CMPQ      R10, R13
+	JGE       var3DCheckAVX2_vec
+	VMOVUPD   (AX)(R10*1), Y2
+	VMOVUPD   8(AX)(R10*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    (SI)(R10*1), Y3, Y3
+	VSUBPD    -8(AX)(R10*1), Y2, Y4
+	VMULPD    -8(SI)(R10*1), Y4, Y4
+	VSUBPD    Y4, Y3, Y4
+	VMOVUPD   (CX)(R12*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    (DI)(R10*1), Y3, Y3
+	VADDPD    Y3, Y4, Y4
+	VSUBPD    (AX)(R11*1), Y2, Y3
+	VMULPD    (DI)(R11*1), Y3, Y3
+	VSUBPD    Y3, Y4, Y4
+	VMOVUPD   (CX)(R11*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    (R9)(R10*1), Y3, Y3
+	VADDPD    Y3, Y4, Y4
+	VSUBPD    (AX)(R12*1), Y2, Y3
+	VMULPD    (R9)(R12*1), Y3, Y3
+	VSUBPD    Y3, Y4, Y4
+	VMULPD    (R8)(R10*1), Y4, Y4
+	VADDPD    Y4, Y2, Y4
+	VMOVUPD   Y4, (BX)(R10*1)
+	VSUBPD    Y2, Y4, Y4
+	VPSLLQ    $0x01, Y4, Y4
+	VPSRLQ    $0x01, Y4, Y4
+	VPCMPGTQ  Y0, Y4, Y2
+	VBLENDVPD Y2, Y4, Y0, Y0
+	VMOVUPD   32(AX)(R10*1), Y2
+	VMOVUPD   40(AX)(R10*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    32(SI)(R10*1), Y3, Y3
+	VSUBPD    24(AX)(R10*1), Y2, Y4
+	VMULPD    24(SI)(R10*1), Y4, Y4
+	VSUBPD    Y4, Y3, Y4
+	VMOVUPD   32(CX)(R12*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    32(DI)(R10*1), Y3, Y3
+	VADDPD    Y3, Y4, Y4
+	VSUBPD    32(AX)(R11*1), Y2, Y3
+	VMULPD    32(DI)(R11*1), Y3, Y3
+	VSUBPD    Y3, Y4, Y4
+	VMOVUPD   32(CX)(R11*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    32(R9)(R10*1), Y3, Y3
+	VADDPD    Y3, Y4, Y4
+	VSUBPD    32(AX)(R12*1), Y2, Y3
+	VMULPD    32(R9)(R12*1), Y3, Y3
+	VSUBPD    Y3, Y4, Y4
+	VMULPD    32(R8)(R10*1), Y4, Y4
+	VADDPD    Y4, Y2, Y4
+	VMOVUPD   Y4, 32(BX)(R10*1)
+	VSUBPD    Y2, Y4, Y4
+	VPSLLQ    $0x01, Y4, Y4
+	VPSRLQ    $0x01, Y4, Y4
+	VPCMPGTQ  Y0, Y4, Y2
+	VBLENDVPD Y2, Y4, Y0, Y0
+	ADDQ      $0x00000040, R10
+	ADDQ      $0x00000040, R11
+	ADDQ      $0x00000040, R12
+	JMP       var3DCheckAVX2_vec2
+
+var3DCheckAVX2_vec:
+	CMPQ      R10, DX
+	JAE       var3DCheckAVX2_tail
+	VMOVUPD   (AX)(R10*1), Y2
+	VMOVUPD   8(AX)(R10*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    (SI)(R10*1), Y3, Y3
+	VSUBPD    -8(AX)(R10*1), Y2, Y4
+	VMULPD    -8(SI)(R10*1), Y4, Y4
+	VSUBPD    Y4, Y3, Y4
+	VMOVUPD   (CX)(R12*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    (DI)(R10*1), Y3, Y3
+	VADDPD    Y3, Y4, Y4
+	VSUBPD    (AX)(R11*1), Y2, Y3
+	VMULPD    (DI)(R11*1), Y3, Y3
+	VSUBPD    Y3, Y4, Y4
+	VMOVUPD   (CX)(R11*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    (R9)(R10*1), Y3, Y3
+	VADDPD    Y3, Y4, Y4
+	VSUBPD    (AX)(R12*1), Y2, Y3
+	VMULPD    (R9)(R12*1), Y3, Y3
+	VSUBPD    Y3, Y4, Y4
+	VMULPD    (R8)(R10*1), Y4, Y4
+	VADDPD    Y4, Y2, Y4
+	VMOVUPD   Y4, (BX)(R10*1)
+	VSUBPD    Y2, Y4, Y4
+	VPSLLQ    $0x01, Y4, Y4
+	VPSRLQ    $0x01, Y4, Y4
+	VPCMPGTQ  Y0, Y4, Y2
+	VBLENDVPD Y2, Y4, Y0, Y0
+	ADDQ      $0x00000020, R10
+	ADDQ      $0x00000020, R11
+	ADDQ      $0x00000020, R12
+	JMP       var3DCheckAVX2_vec
+
+var3DCheckAVX2_tail:
+	CMPQ      R10, 16(SP)
+	JAE       var3DCheckAVX2_next
+	VMOVSD    (AX)(R10*1), X2
+	VMOVSD    8(AX)(R10*1), X3
+	VSUBSD    X2, X3, X3
+	VMULSD    (SI)(R10*1), X3, X3
+	VSUBSD    -8(AX)(R10*1), X2, X4
+	VMULSD    -8(SI)(R10*1), X4, X4
+	VSUBSD    X4, X3, X4
+	VMOVSD    (CX)(R12*1), X3
+	VSUBSD    X2, X3, X3
+	VMULSD    (DI)(R10*1), X3, X3
+	VADDSD    X3, X4, X4
+	VSUBSD    (AX)(R11*1), X2, X3
+	VMULSD    (DI)(R11*1), X3, X3
+	VSUBSD    X3, X4, X4
+	VMOVSD    (CX)(R11*1), X3
+	VSUBSD    X2, X3, X3
+	VMULSD    (R9)(R10*1), X3, X3
+	VADDSD    X3, X4, X4
+	VSUBSD    (AX)(R12*1), X2, X3
+	VMULSD    (R9)(R12*1), X3, X3
+	VSUBSD    X3, X4, X4
+	VMULSD    (R8)(R10*1), X4, X4
+	VADDSD    X4, X2, X4
+	VMOVSD    X4, (BX)(R10*1)
+	VSUBSD    X2, X4, X4
+	VPSLLQ    $0x01, X4, X4
+	VPSRLQ    $0x01, X4, X4
+	VPCMPGTQ  X1, X4, X2
+	VBLENDVPD X2, X4, X1, X1
+	ADDQ      $0x00000008, R10
+	ADDQ      $0x00000008, R11
+	ADDQ      $0x00000008, R12
+	JMP       var3DCheckAVX2_tail
+
+var3DCheckAVX2_next:
+	DECQ 24(SP)
+	JZ   var3DCheckAVX2_end
+	MOVQ stride+96(FP), R10
+	SHLQ $0x03, R10
+	ADDQ R10, BX
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	ADDQ R10, R9
+	ADDQ R10, R8
+	JMP  var3DCheckAVX2_row
+
+var3DCheckAVX2_end:
+	VMOVDQU Y0, 32(SP)
+	MOVQ    32(SP), AX
+	MOVQ    40(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    48(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    56(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	VMOVQ   X1, CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var3DCheckAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX512F, CMOV
+TEXT ·var3DCheckAVX512(SB), NOSPLIT, $96-120
+	MOVQ   u+8(FP), AX
+	MOVQ   sy+64(FP), DX
+	SHLQ   $0x03, DX
+	LEAQ   (AX)(DX*1), CX
+	NEGQ   DX
+	MOVQ   DX, (SP)
+	MOVQ   sz+72(FP), DX
+	SHLQ   $0x03, DX
+	ADDQ   DX, CX
+	NEGQ   DX
+	MOVQ   DX, 8(SP)
+	MOVQ   rows+88(FP), DX
+	MOVQ   DX, 24(SP)
+	MOVQ   cells+80(FP), DX
+	SHLQ   $0x03, DX
+	MOVQ   DX, 16(SP)
+	ANDQ   $-64, DX
+	MOVQ   d+0(FP), BX
+	MOVQ   bx+16(FP), SI
+	MOVQ   by+24(FP), DI
+	MOVQ   c+40(FP), R8
+	MOVQ   bz+32(FP), R9
+	VPXORQ Z0, Z0, Z0
+	VPXOR  X1, X1, X1
+
+var3DCheckAVX512_row:
+	XORQ R10, R10
+	MOVQ (SP), R11
+	MOVQ 8(SP), R12
+	MOVQ DX, R13
+	SUBQ $0x00000040, R13
+
+var3DCheckAVX512_vec2:
+	CMPQ    R10, R13
+	JGE     var3DCheckAVX512_vec
+	VMOVUPD (AX)(R10*1), Z2
+	VMOVUPD 8(AX)(R10*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (SI)(R10*1), Z3, Z3
+	VSUBPD  -8(AX)(R10*1), Z2, Z4
+	VMULPD  -8(SI)(R10*1), Z4, Z4
+	VSUBPD  Z4, Z3, Z4
+	VMOVUPD (CX)(R12*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (DI)(R10*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  (AX)(R11*1), Z2, Z3
+	VMULPD  (DI)(R11*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VMOVUPD (CX)(R11*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (R9)(R10*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  (AX)(R12*1), Z2, Z3
+	VMULPD  (R9)(R12*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VMULPD  (R8)(R10*1), Z4, Z4
+	VADDPD  Z4, Z2, Z4
+	VMOVUPD Z4, (BX)(R10*1)
+	VSUBPD  Z2, Z4, Z4
+	VPSLLQ  $0x01, Z4, Z4
+	VPSRLQ  $0x01, Z4, Z4
+	VPMAXUQ Z4, Z0, Z0
+	VMOVUPD 64(AX)(R10*1), Z2
+	VMOVUPD 72(AX)(R10*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  64(SI)(R10*1), Z3, Z3
+	VSUBPD  56(AX)(R10*1), Z2, Z4
+	VMULPD  56(SI)(R10*1), Z4, Z4
+	VSUBPD  Z4, Z3, Z4
+	VMOVUPD 64(CX)(R12*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  64(DI)(R10*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  64(AX)(R11*1), Z2, Z3
+	VMULPD  64(DI)(R11*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VMOVUPD 64(CX)(R11*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  64(R9)(R10*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  64(AX)(R12*1), Z2, Z3
+	VMULPD  64(R9)(R12*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VMULPD  64(R8)(R10*1), Z4, Z4
+	VADDPD  Z4, Z2, Z4
+	VMOVUPD Z4, 64(BX)(R10*1)
+	VSUBPD  Z2, Z4, Z4
+	VPSLLQ  $0x01, Z4, Z4
+	VPSRLQ  $0x01, Z4, Z4
+	VPMAXUQ Z4, Z0, Z0
+	ADDQ    $0x00000080, R10
+	ADDQ    $0x00000080, R11
+	ADDQ    $0x00000080, R12
+	JMP     var3DCheckAVX512_vec2
+
+var3DCheckAVX512_vec:
+	CMPQ    R10, DX
+	JAE     var3DCheckAVX512_tail
+	VMOVUPD (AX)(R10*1), Z2
+	VMOVUPD 8(AX)(R10*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (SI)(R10*1), Z3, Z3
+	VSUBPD  -8(AX)(R10*1), Z2, Z4
+	VMULPD  -8(SI)(R10*1), Z4, Z4
+	VSUBPD  Z4, Z3, Z4
+	VMOVUPD (CX)(R12*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (DI)(R10*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  (AX)(R11*1), Z2, Z3
+	VMULPD  (DI)(R11*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VMOVUPD (CX)(R11*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (R9)(R10*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  (AX)(R12*1), Z2, Z3
+	VMULPD  (R9)(R12*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VMULPD  (R8)(R10*1), Z4, Z4
+	VADDPD  Z4, Z2, Z4
+	VMOVUPD Z4, (BX)(R10*1)
+	VSUBPD  Z2, Z4, Z4
+	VPSLLQ  $0x01, Z4, Z4
+	VPSRLQ  $0x01, Z4, Z4
+	VPMAXUQ Z4, Z0, Z0
+	ADDQ    $0x00000040, R10
+	ADDQ    $0x00000040, R11
+	ADDQ    $0x00000040, R12
+	JMP     var3DCheckAVX512_vec
+
+var3DCheckAVX512_tail:
+	CMPQ      R10, 16(SP)
+	JAE       var3DCheckAVX512_next
+	VMOVSD    (AX)(R10*1), X2
+	VMOVSD    8(AX)(R10*1), X3
+	VSUBSD    X2, X3, X3
+	VMULSD    (SI)(R10*1), X3, X3
+	VSUBSD    -8(AX)(R10*1), X2, X4
+	VMULSD    -8(SI)(R10*1), X4, X4
+	VSUBSD    X4, X3, X4
+	VMOVSD    (CX)(R12*1), X3
+	VSUBSD    X2, X3, X3
+	VMULSD    (DI)(R10*1), X3, X3
+	VADDSD    X3, X4, X4
+	VSUBSD    (AX)(R11*1), X2, X3
+	VMULSD    (DI)(R11*1), X3, X3
+	VSUBSD    X3, X4, X4
+	VMOVSD    (CX)(R11*1), X3
+	VSUBSD    X2, X3, X3
+	VMULSD    (R9)(R10*1), X3, X3
+	VADDSD    X3, X4, X4
+	VSUBSD    (AX)(R12*1), X2, X3
+	VMULSD    (R9)(R12*1), X3, X3
+	VSUBSD    X3, X4, X4
+	VMULSD    (R8)(R10*1), X4, X4
+	VADDSD    X4, X2, X4
+	VMOVSD    X4, (BX)(R10*1)
+	VSUBSD    X2, X4, X4
+	VPSLLQ    $0x01, X4, X4
+	VPSRLQ    $0x01, X4, X4
+	VPCMPGTQ  X1, X4, X2
+	VBLENDVPD X2, X4, X1, X1
+	ADDQ      $0x00000008, R10
+	ADDQ      $0x00000008, R11
+	ADDQ      $0x00000008, R12
+	JMP       var3DCheckAVX512_tail
+
+var3DCheckAVX512_next:
+	DECQ 24(SP)
+	JZ   var3DCheckAVX512_end
+	MOVQ stride+96(FP), R10
+	SHLQ $0x03, R10
+	ADDQ R10, BX
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	ADDQ R10, R9
+	ADDQ R10, R8
+	JMP  var3DCheckAVX512_row
+
+var3DCheckAVX512_end:
+	VMOVDQU64 Z0, 32(SP)
+	MOVQ      32(SP), AX
+	MOVQ      40(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      48(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      56(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      64(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      72(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      80(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      88(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	VMOVQ     X1, CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var3DCheckSrcAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX2, CMOV
+TEXT ·var3DCheckSrcAVX2(SB), NOSPLIT, $64-120
+	MOVQ  u+8(FP), AX
+	MOVQ  sy+64(FP), DX
+	SHLQ  $0x03, DX
+	LEAQ  (AX)(DX*1), CX
+	NEGQ  DX
+	MOVQ  DX, (SP)
+	MOVQ  sz+72(FP), DX
+	SHLQ  $0x03, DX
+	ADDQ  DX, CX
+	NEGQ  DX
+	MOVQ  DX, 8(SP)
+	MOVQ  rows+88(FP), DX
+	MOVQ  DX, 24(SP)
+	MOVQ  cells+80(FP), DX
+	SHLQ  $0x03, DX
+	MOVQ  DX, 16(SP)
+	ANDQ  $-32, DX
+	MOVQ  d+0(FP), BX
+	MOVQ  bx+16(FP), SI
+	MOVQ  by+24(FP), DI
+	MOVQ  c+40(FP), R8
+	MOVQ  bz+32(FP), R9
+	MOVQ  f+48(FP), R10
+	VPXOR Y0, Y0, Y0
+	VPXOR X1, X1, X1
+
+var3DCheckSrcAVX2_row:
+	XORQ R11, R11
+	MOVQ (SP), R12
+	MOVQ 8(SP), R13
+	MOVQ DX, R14
+	SUBQ $0x00000020, R14
+
+var3DCheckSrcAVX2_vec2:
+	CMPQ      R11, R14
+	JGE       var3DCheckSrcAVX2_vec
+	VMOVUPD   (AX)(R11*1), Y2
+	VMOVUPD   8(AX)(R11*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    (SI)(R11*1), Y3, Y3
+	VSUBPD    -8(AX)(R11*1), Y2, Y4
+	VMULPD    -8(SI)(R11*1), Y4, Y4
+	VSUBPD    Y4, Y3, Y4
+	VMOVUPD   (CX)(R13*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    (DI)(R11*1), Y3, Y3
+	VADDPD    Y3, Y4, Y4
+	VSUBPD    (AX)(R12*1), Y2, Y3
+	VMULPD    (DI)(R12*1), Y3, Y3
+	VSUBPD    Y3, Y4, Y4
+	VMOVUPD   (CX)(R12*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    (R9)(R11*1), Y3, Y3
+	VADDPD    Y3, Y4, Y4
+	VSUBPD    (AX)(R13*1), Y2, Y3
+	VMULPD    (R9)(R13*1), Y3, Y3
+	VSUBPD    Y3, Y4, Y4
+	VADDPD    (R10)(R11*1), Y4, Y4
+	VMULPD    (R8)(R11*1), Y4, Y4
+	VADDPD    Y4, Y2, Y4
+	VMOVUPD   Y4, (BX)(R11*1)
+	VSUBPD    Y2, Y4, Y4
+	VPSLLQ    $0x01, Y4, Y4
+	VPSRLQ    $0x01, Y4, Y4
+	VPCMPGTQ  Y0, Y4, Y2
+	VBLENDVPD Y2, Y4, Y0, Y0
+	VMOVUPD   32(AX)(R11*1), Y2
+	VMOVUPD   40(AX)(R11*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    32(SI)(R11*1), Y3, Y3
+	VSUBPD    24(AX)(R11*1), Y2, Y4
+	VMULPD    24(SI)(R11*1), Y4, Y4
+	VSUBPD    Y4, Y3, Y4
+	VMOVUPD   32(CX)(R13*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    32(DI)(R11*1), Y3, Y3
+	VADDPD    Y3, Y4, Y4
+	VSUBPD    32(AX)(R12*1), Y2, Y3
+	VMULPD    32(DI)(R12*1), Y3, Y3
+	VSUBPD    Y3, Y4, Y4
+	VMOVUPD   32(CX)(R12*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    32(R9)(R11*1), Y3, Y3
+	VADDPD    Y3, Y4, Y4
+	VSUBPD    32(AX)(R13*1), Y2, Y3
+	VMULPD    32(R9)(R13*1), Y3, Y3
+	VSUBPD    Y3, Y4, Y4
+	VADDPD    32(R10)(R11*1), Y4, Y4
+	VMULPD    32(R8)(R11*1), Y4, Y4
+	VADDPD    Y4, Y2, Y4
+	VMOVUPD   Y4, 32(BX)(R11*1)
+	VSUBPD    Y2, Y4, Y4
+	VPSLLQ    $0x01, Y4, Y4
+	VPSRLQ    $0x01, Y4, Y4
+	VPCMPGTQ  Y0, Y4, Y2
+	VBLENDVPD Y2, Y4, Y0, Y0
+	ADDQ      $0x00000040, R11
+	ADDQ      $0x00000040, R12
+	ADDQ      $0x00000040, R13
+	JMP       var3DCheckSrcAVX2_vec2
+
+var3DCheckSrcAVX2_vec:
+	CMPQ      R11, DX
+	JAE       var3DCheckSrcAVX2_tail
+	VMOVUPD   (AX)(R11*1), Y2
+	VMOVUPD   8(AX)(R11*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    (SI)(R11*1), Y3, Y3
+	VSUBPD    -8(AX)(R11*1), Y2, Y4
+	VMULPD    -8(SI)(R11*1), Y4, Y4
+	VSUBPD    Y4, Y3, Y4
+	VMOVUPD   (CX)(R13*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    (DI)(R11*1), Y3, Y3
+	VADDPD    Y3, Y4, Y4
+	VSUBPD    (AX)(R12*1), Y2, Y3
+	VMULPD    (DI)(R12*1), Y3, Y3
+	VSUBPD    Y3, Y4, Y4
+	VMOVUPD   (CX)(R12*1), Y3
+	VSUBPD    Y2, Y3, Y3
+	VMULPD    (R9)(R11*1), Y3, Y3
+	VADDPD    Y3, Y4, Y4
+	VSUBPD    (AX)(R13*1), Y2, Y3
+	VMULPD    (R9)(R13*1), Y3, Y3
+	VSUBPD    Y3, Y4, Y4
+	VADDPD    (R10)(R11*1), Y4, Y4
+	VMULPD    (R8)(R11*1), Y4, Y4
+	VADDPD    Y4, Y2, Y4
+	VMOVUPD   Y4, (BX)(R11*1)
+	VSUBPD    Y2, Y4, Y4
+	VPSLLQ    $0x01, Y4, Y4
+	VPSRLQ    $0x01, Y4, Y4
+	VPCMPGTQ  Y0, Y4, Y2
+	VBLENDVPD Y2, Y4, Y0, Y0
+	ADDQ      $0x00000020, R11
+	ADDQ      $0x00000020, R12
+	ADDQ      $0x00000020, R13
+	JMP       var3DCheckSrcAVX2_vec
+
+var3DCheckSrcAVX2_tail:
+	CMPQ      R11, 16(SP)
+	JAE       var3DCheckSrcAVX2_next
+	VMOVSD    (AX)(R11*1), X2
+	VMOVSD    8(AX)(R11*1), X3
+	VSUBSD    X2, X3, X3
+	VMULSD    (SI)(R11*1), X3, X3
+	VSUBSD    -8(AX)(R11*1), X2, X4
+	VMULSD    -8(SI)(R11*1), X4, X4
+	VSUBSD    X4, X3, X4
+	VMOVSD    (CX)(R13*1), X3
+	VSUBSD    X2, X3, X3
+	VMULSD    (DI)(R11*1), X3, X3
+	VADDSD    X3, X4, X4
+	VSUBSD    (AX)(R12*1), X2, X3
+	VMULSD    (DI)(R12*1), X3, X3
+	VSUBSD    X3, X4, X4
+	VMOVSD    (CX)(R12*1), X3
+	VSUBSD    X2, X3, X3
+	VMULSD    (R9)(R11*1), X3, X3
+	VADDSD    X3, X4, X4
+	VSUBSD    (AX)(R13*1), X2, X3
+	VMULSD    (R9)(R13*1), X3, X3
+	VSUBSD    X3, X4, X4
+	VADDSD    (R10)(R11*1), X4, X4
+	VMULSD    (R8)(R11*1), X4, X4
+	VADDSD    X4, X2, X4
+	VMOVSD    X4, (BX)(R11*1)
+	VSUBSD    X2, X4, X4
+	VPSLLQ    $0x01, X4, X4
+	VPSRLQ    $0x01, X4, X4
+	VPCMPGTQ  X1, X4, X2
+	VBLENDVPD X2, X4, X1, X1
+	ADDQ      $0x00000008, R11
+	ADDQ      $0x00000008, R12
+	ADDQ      $0x00000008, R13
+	JMP       var3DCheckSrcAVX2_tail
+
+var3DCheckSrcAVX2_next:
+	DECQ 24(SP)
+	JZ   var3DCheckSrcAVX2_end
+	MOVQ stride+96(FP), R11
+	SHLQ $0x03, R11
+	ADDQ R11, BX
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R9
+	ADDQ R11, R8
+	ADDQ R11, R10
+	JMP  var3DCheckSrcAVX2_row
+
+var3DCheckSrcAVX2_end:
+	VMOVDQU Y0, 32(SP)
+	MOVQ    32(SP), AX
+	MOVQ    40(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    48(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    56(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	VMOVQ   X1, CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var3DCheckSrcAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX512F, CMOV
+TEXT ·var3DCheckSrcAVX512(SB), NOSPLIT, $96-120
+	MOVQ   u+8(FP), AX
+	MOVQ   sy+64(FP), DX
+	SHLQ   $0x03, DX
+	LEAQ   (AX)(DX*1), CX
+	NEGQ   DX
+	MOVQ   DX, (SP)
+	MOVQ   sz+72(FP), DX
+	SHLQ   $0x03, DX
+	ADDQ   DX, CX
+	NEGQ   DX
+	MOVQ   DX, 8(SP)
+	MOVQ   rows+88(FP), DX
+	MOVQ   DX, 24(SP)
+	MOVQ   cells+80(FP), DX
+	SHLQ   $0x03, DX
+	MOVQ   DX, 16(SP)
+	ANDQ   $-64, DX
+	MOVQ   d+0(FP), BX
+	MOVQ   bx+16(FP), SI
+	MOVQ   by+24(FP), DI
+	MOVQ   c+40(FP), R8
+	MOVQ   bz+32(FP), R9
+	MOVQ   f+48(FP), R10
+	VPXORQ Z0, Z0, Z0
+	VPXOR  X1, X1, X1
+
+var3DCheckSrcAVX512_row:
+	XORQ R11, R11
+	MOVQ (SP), R12
+	MOVQ 8(SP), R13
+	MOVQ DX, R14
+	SUBQ $0x00000040, R14
+
+var3DCheckSrcAVX512_vec2:
+	CMPQ    R11, R14
+	JGE     var3DCheckSrcAVX512_vec
+	VMOVUPD (AX)(R11*1), Z2
+	VMOVUPD 8(AX)(R11*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (SI)(R11*1), Z3, Z3
+	VSUBPD  -8(AX)(R11*1), Z2, Z4
+	VMULPD  -8(SI)(R11*1), Z4, Z4
+	VSUBPD  Z4, Z3, Z4
+	VMOVUPD (CX)(R13*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (DI)(R11*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  (AX)(R12*1), Z2, Z3
+	VMULPD  (DI)(R12*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VMOVUPD (CX)(R12*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (R9)(R11*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  (AX)(R13*1), Z2, Z3
+	VMULPD  (R9)(R13*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VADDPD  (R10)(R11*1), Z4, Z4
+	VMULPD  (R8)(R11*1), Z4, Z4
+	VADDPD  Z4, Z2, Z4
+	VMOVUPD Z4, (BX)(R11*1)
+	VSUBPD  Z2, Z4, Z4
+	VPSLLQ  $0x01, Z4, Z4
+	VPSRLQ  $0x01, Z4, Z4
+	VPMAXUQ Z4, Z0, Z0
+	VMOVUPD 64(AX)(R11*1), Z2
+	VMOVUPD 72(AX)(R11*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  64(SI)(R11*1), Z3, Z3
+	VSUBPD  56(AX)(R11*1), Z2, Z4
+	VMULPD  56(SI)(R11*1), Z4, Z4
+	VSUBPD  Z4, Z3, Z4
+	VMOVUPD 64(CX)(R13*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  64(DI)(R11*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  64(AX)(R12*1), Z2, Z3
+	VMULPD  64(DI)(R12*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VMOVUPD 64(CX)(R12*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  64(R9)(R11*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  64(AX)(R13*1), Z2, Z3
+	VMULPD  64(R9)(R13*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VADDPD  64(R10)(R11*1), Z4, Z4
+	VMULPD  64(R8)(R11*1), Z4, Z4
+	VADDPD  Z4, Z2, Z4
+	VMOVUPD Z4, 64(BX)(R11*1)
+	VSUBPD  Z2, Z4, Z4
+	VPSLLQ  $0x01, Z4, Z4
+	VPSRLQ  $0x01, Z4, Z4
+	VPMAXUQ Z4, Z0, Z0
+	ADDQ    $0x00000080, R11
+	ADDQ    $0x00000080, R12
+	ADDQ    $0x00000080, R13
+	JMP     var3DCheckSrcAVX512_vec2
+
+var3DCheckSrcAVX512_vec:
+	CMPQ    R11, DX
+	JAE     var3DCheckSrcAVX512_tail
+	VMOVUPD (AX)(R11*1), Z2
+	VMOVUPD 8(AX)(R11*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (SI)(R11*1), Z3, Z3
+	VSUBPD  -8(AX)(R11*1), Z2, Z4
+	VMULPD  -8(SI)(R11*1), Z4, Z4
+	VSUBPD  Z4, Z3, Z4
+	VMOVUPD (CX)(R13*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (DI)(R11*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  (AX)(R12*1), Z2, Z3
+	VMULPD  (DI)(R12*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VMOVUPD (CX)(R12*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (R9)(R11*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  (AX)(R13*1), Z2, Z3
+	VMULPD  (R9)(R13*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VADDPD  (R10)(R11*1), Z4, Z4
+	VMULPD  (R8)(R11*1), Z4, Z4
+	VADDPD  Z4, Z2, Z4
+	VMOVUPD Z4, (BX)(R11*1)
+	VSUBPD  Z2, Z4, Z4
+	VPSLLQ  $0x01, Z4, Z4
+	VPSRLQ  $0x01, Z4, Z4
+	VPMAXUQ Z4, Z0, Z0
+	ADDQ    $0x00000040, R11
+	ADDQ    $0x00000040, R12
+	ADDQ    $0x00000040, R13
+	JMP     var3DCheckSrcAVX512_vec
+
+var3DCheckSrcAVX512_tail:
+	CMPQ      R11, 16(SP)
+	JAE       var3DCheckSrcAVX512_next
+	VMOVSD    (AX)(R11*1), X2
+	VMOVSD    8(AX)(R11*1), X3
+	VSUBSD    X2, X3, X3
+	VMULSD    (SI)(R11*1), X3, X3
+	VSUBSD    -8(AX)(R11*1), X2, X4
+	VMULSD    -8(SI)(R11*1), X4, X4
+	VSUBSD    X4, X3, X4
+	VMOVSD    (CX)(R13*1), X3
+	VSUBSD    X2, X3, X3
+	VMULSD    (DI)(R11*1), X3, X3
+	VADDSD    X3, X4, X4
+	VSUBSD    (AX)(R12*1), X2, X3
+	VMULSD    (DI)(R12*1), X3, X3
+	VSUBSD    X3, X4, X4
+	VMOVSD    (CX)(R12*1), X3
+	VSUBSD    X2, X3, X3
+	VMULSD    (R9)(R11*1), X3, X3
+	VADDSD    X3, X4, X4
+	VSUBSD    (AX)(R13*1), X2, X3
+	VMULSD    (R9)(R13*1), X3, X3
+	VSUBSD    X3, X4, X4
+	VADDSD    (R10)(R11*1), X4, X4
+	VMULSD    (R8)(R11*1), X4, X4
+	VADDSD    X4, X2, X4
+	VMOVSD    X4, (BX)(R11*1)
+	VSUBSD    X2, X4, X4
+	VPSLLQ    $0x01, X4, X4
+	VPSRLQ    $0x01, X4, X4
+	VPCMPGTQ  X1, X4, X2
+	VBLENDVPD X2, X4, X1, X1
+	ADDQ      $0x00000008, R11
+	ADDQ      $0x00000008, R12
+	ADDQ      $0x00000008, R13
+	JMP       var3DCheckSrcAVX512_tail
+
+var3DCheckSrcAVX512_next:
+	DECQ 24(SP)
+	JZ   var3DCheckSrcAVX512_end
+	MOVQ stride+96(FP), R11
+	SHLQ $0x03, R11
+	ADDQ R11, BX
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R9
+	ADDQ R11, R8
+	ADDQ R11, R10
+	JMP  var3DCheckSrcAVX512_row
+
+var3DCheckSrcAVX512_end:
+	VMOVDQU64 Z0, 32(SP)
+	MOVQ      32(SP), AX
+	MOVQ      40(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      48(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      56(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      64(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      72(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      80(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      88(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	VMOVQ     X1, CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var3DResidualAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX2
+TEXT ·var3DResidualAVX2(SB), NOSPLIT, $32-120
+	MOVQ  u+8(FP), AX
+	MOVQ  sy+64(FP), DX
+	SHLQ  $0x03, DX
+	LEAQ  (AX)(DX*1), CX
+	NEGQ  DX
+	MOVQ  DX, (SP)
+	MOVQ  sz+72(FP), DX
+	SHLQ  $0x03, DX
+	ADDQ  DX, CX
+	NEGQ  DX
+	MOVQ  DX, 8(SP)
+	MOVQ  rows+88(FP), DX
+	MOVQ  DX, 24(SP)
+	MOVQ  cells+80(FP), DX
+	SHLQ  $0x03, DX
+	MOVQ  DX, 16(SP)
+	ANDQ  $-32, DX
+	MOVQ  d+0(FP), BX
+	MOVQ  bx+16(FP), SI
+	MOVQ  by+24(FP), DI
+	MOVQ  c+40(FP), R8
+	MOVQ  bz+32(FP), R9
+	MOVQ  f+48(FP), R10
+	VPXOR Y0, Y0, Y0
+
+var3DResidualAVX2_row:
+	XORQ R11, R11
+	MOVQ (SP), R12
+	MOVQ 8(SP), R13
+	MOVQ DX, R14
+	SUBQ $0x00000020, R14
+
+var3DResidualAVX2_vec2:
+	CMPQ    R11, R14
+	JGE     var3DResidualAVX2_vec
+	VMOVUPD (AX)(R11*1), Y1
+	VMOVUPD 8(AX)(R11*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (SI)(R11*1), Y2, Y2
+	VSUBPD  -8(AX)(R11*1), Y1, Y3
+	VMULPD  -8(SI)(R11*1), Y3, Y3
+	VSUBPD  Y3, Y2, Y3
+	VMOVUPD (CX)(R13*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (DI)(R11*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  (AX)(R12*1), Y1, Y2
+	VMULPD  (DI)(R12*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VMOVUPD (CX)(R12*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (R9)(R11*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  (AX)(R13*1), Y1, Y2
+	VMULPD  (R9)(R13*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VSUBPD  Y3, Y0, Y2
+	VMOVUPD (R10)(R11*1), Y3
+	VSUBPD  Y2, Y3, Y2
+	VMULPD  (R8)(R11*1), Y2, Y2
+	VMOVUPD Y2, (BX)(R11*1)
+	VMOVUPD 32(AX)(R11*1), Y1
+	VMOVUPD 40(AX)(R11*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  32(SI)(R11*1), Y2, Y2
+	VSUBPD  24(AX)(R11*1), Y1, Y3
+	VMULPD  24(SI)(R11*1), Y3, Y3
+	VSUBPD  Y3, Y2, Y3
+	VMOVUPD 32(CX)(R13*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  32(DI)(R11*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  32(AX)(R12*1), Y1, Y2
+	VMULPD  32(DI)(R12*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VMOVUPD 32(CX)(R12*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  32(R9)(R11*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  32(AX)(R13*1), Y1, Y2
+	VMULPD  32(R9)(R13*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VSUBPD  Y3, Y0, Y2
+	VMOVUPD 32(R10)(R11*1), Y3
+	VSUBPD  Y2, Y3, Y2
+	VMULPD  32(R8)(R11*1), Y2, Y2
+	VMOVUPD Y2, 32(BX)(R11*1)
+	ADDQ    $0x00000040, R11
+	ADDQ    $0x00000040, R12
+	ADDQ    $0x00000040, R13
+	JMP     var3DResidualAVX2_vec2
+
+var3DResidualAVX2_vec:
+	CMPQ    R11, DX
+	JAE     var3DResidualAVX2_tail
+	VMOVUPD (AX)(R11*1), Y1
+	VMOVUPD 8(AX)(R11*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (SI)(R11*1), Y2, Y2
+	VSUBPD  -8(AX)(R11*1), Y1, Y3
+	VMULPD  -8(SI)(R11*1), Y3, Y3
+	VSUBPD  Y3, Y2, Y3
+	VMOVUPD (CX)(R13*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (DI)(R11*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  (AX)(R12*1), Y1, Y2
+	VMULPD  (DI)(R12*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VMOVUPD (CX)(R12*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (R9)(R11*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  (AX)(R13*1), Y1, Y2
+	VMULPD  (R9)(R13*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VSUBPD  Y3, Y0, Y2
+	VMOVUPD (R10)(R11*1), Y3
+	VSUBPD  Y2, Y3, Y2
+	VMULPD  (R8)(R11*1), Y2, Y2
+	VMOVUPD Y2, (BX)(R11*1)
+	ADDQ    $0x00000020, R11
+	ADDQ    $0x00000020, R12
+	ADDQ    $0x00000020, R13
+	JMP     var3DResidualAVX2_vec
+
+var3DResidualAVX2_tail:
+	CMPQ   R11, 16(SP)
+	JAE    var3DResidualAVX2_next
+	VMOVSD (AX)(R11*1), X1
+	VMOVSD 8(AX)(R11*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (SI)(R11*1), X2, X2
+	VSUBSD -8(AX)(R11*1), X1, X3
+	VMULSD -8(SI)(R11*1), X3, X3
+	VSUBSD X3, X2, X3
+	VMOVSD (CX)(R13*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (DI)(R11*1), X2, X2
+	VADDSD X2, X3, X3
+	VSUBSD (AX)(R12*1), X1, X2
+	VMULSD (DI)(R12*1), X2, X2
+	VSUBSD X2, X3, X3
+	VMOVSD (CX)(R12*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (R9)(R11*1), X2, X2
+	VADDSD X2, X3, X3
+	VSUBSD (AX)(R13*1), X1, X2
+	VMULSD (R9)(R13*1), X2, X2
+	VSUBSD X2, X3, X3
+	VSUBSD X3, X0, X2
+	VMOVSD (R10)(R11*1), X3
+	VSUBSD X2, X3, X2
+	VMULSD (R8)(R11*1), X2, X2
+	VMOVSD X2, (BX)(R11*1)
+	ADDQ   $0x00000008, R11
+	ADDQ   $0x00000008, R12
+	ADDQ   $0x00000008, R13
+	JMP    var3DResidualAVX2_tail
+
+var3DResidualAVX2_next:
+	DECQ 24(SP)
+	JZ   var3DResidualAVX2_end
+	MOVQ stride+96(FP), R11
+	SHLQ $0x03, R11
+	ADDQ R11, BX
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R9
+	ADDQ R11, R8
+	ADDQ R11, R10
+	JMP  var3DResidualAVX2_row
+
+var3DResidualAVX2_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var3DResidualAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX512F
+TEXT ·var3DResidualAVX512(SB), NOSPLIT, $32-120
+	MOVQ   u+8(FP), AX
+	MOVQ   sy+64(FP), DX
+	SHLQ   $0x03, DX
+	LEAQ   (AX)(DX*1), CX
+	NEGQ   DX
+	MOVQ   DX, (SP)
+	MOVQ   sz+72(FP), DX
+	SHLQ   $0x03, DX
+	ADDQ   DX, CX
+	NEGQ   DX
+	MOVQ   DX, 8(SP)
+	MOVQ   rows+88(FP), DX
+	MOVQ   DX, 24(SP)
+	MOVQ   cells+80(FP), DX
+	SHLQ   $0x03, DX
+	MOVQ   DX, 16(SP)
+	ANDQ   $-64, DX
+	MOVQ   d+0(FP), BX
+	MOVQ   bx+16(FP), SI
+	MOVQ   by+24(FP), DI
+	MOVQ   c+40(FP), R8
+	MOVQ   bz+32(FP), R9
+	MOVQ   f+48(FP), R10
+	VPXORQ Z0, Z0, Z0
+
+var3DResidualAVX512_row:
+	XORQ R11, R11
+	MOVQ (SP), R12
+	MOVQ 8(SP), R13
+	MOVQ DX, R14
+	SUBQ $0x00000040, R14
+
+var3DResidualAVX512_vec2:
+	CMPQ    R11, R14
+	JGE     var3DResidualAVX512_vec
+	VMOVUPD (AX)(R11*1), Z1
+	VMOVUPD 8(AX)(R11*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (SI)(R11*1), Z2, Z2
+	VSUBPD  -8(AX)(R11*1), Z1, Z3
+	VMULPD  -8(SI)(R11*1), Z3, Z3
+	VSUBPD  Z3, Z2, Z3
+	VMOVUPD (CX)(R13*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (DI)(R11*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  (AX)(R12*1), Z1, Z2
+	VMULPD  (DI)(R12*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VMOVUPD (CX)(R12*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (R9)(R11*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  (AX)(R13*1), Z1, Z2
+	VMULPD  (R9)(R13*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VSUBPD  Z3, Z0, Z2
+	VMOVUPD (R10)(R11*1), Z3
+	VSUBPD  Z2, Z3, Z2
+	VMULPD  (R8)(R11*1), Z2, Z2
+	VMOVUPD Z2, (BX)(R11*1)
+	VMOVUPD 64(AX)(R11*1), Z1
+	VMOVUPD 72(AX)(R11*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  64(SI)(R11*1), Z2, Z2
+	VSUBPD  56(AX)(R11*1), Z1, Z3
+	VMULPD  56(SI)(R11*1), Z3, Z3
+	VSUBPD  Z3, Z2, Z3
+	VMOVUPD 64(CX)(R13*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  64(DI)(R11*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  64(AX)(R12*1), Z1, Z2
+	VMULPD  64(DI)(R12*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VMOVUPD 64(CX)(R12*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  64(R9)(R11*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  64(AX)(R13*1), Z1, Z2
+	VMULPD  64(R9)(R13*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VSUBPD  Z3, Z0, Z2
+	VMOVUPD 64(R10)(R11*1), Z3
+	VSUBPD  Z2, Z3, Z2
+	VMULPD  64(R8)(R11*1), Z2, Z2
+	VMOVUPD Z2, 64(BX)(R11*1)
+	ADDQ    $0x00000080, R11
+	ADDQ    $0x00000080, R12
+	ADDQ    $0x00000080, R13
+	JMP     var3DResidualAVX512_vec2
+
+var3DResidualAVX512_vec:
+	CMPQ    R11, DX
+	JAE     var3DResidualAVX512_tail
+	VMOVUPD (AX)(R11*1), Z1
+	VMOVUPD 8(AX)(R11*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (SI)(R11*1), Z2, Z2
+	VSUBPD  -8(AX)(R11*1), Z1, Z3
+	VMULPD  -8(SI)(R11*1), Z3, Z3
+	VSUBPD  Z3, Z2, Z3
+	VMOVUPD (CX)(R13*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (DI)(R11*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  (AX)(R12*1), Z1, Z2
+	VMULPD  (DI)(R12*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VMOVUPD (CX)(R12*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (R9)(R11*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  (AX)(R13*1), Z1, Z2
+	VMULPD  (R9)(R13*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VSUBPD  Z3, Z0, Z2
+	VMOVUPD (R10)(R11*1), Z3
+	VSUBPD  Z2, Z3, Z2
+	VMULPD  (R8)(R11*1), Z2, Z2
+	VMOVUPD Z2, (BX)(R11*1)
+	ADDQ    $0x00000040, R11
+	ADDQ    $0x00000040, R12
+	ADDQ    $0x00000040, R13
+	JMP     var3DResidualAVX512_vec
+
+var3DResidualAVX512_tail:
+	CMPQ   R11, 16(SP)
+	JAE    var3DResidualAVX512_next
+	VMOVSD (AX)(R11*1), X1
+	VMOVSD 8(AX)(R11*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (SI)(R11*1), X2, X2
+	VSUBSD -8(AX)(R11*1), X1, X3
+	VMULSD -8(SI)(R11*1), X3, X3
+	VSUBSD X3, X2, X3
+	VMOVSD (CX)(R13*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (DI)(R11*1), X2, X2
+	VADDSD X2, X3, X3
+	VSUBSD (AX)(R12*1), X1, X2
+	VMULSD (DI)(R12*1), X2, X2
+	VSUBSD X2, X3, X3
+	VMOVSD (CX)(R12*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (R9)(R11*1), X2, X2
+	VADDSD X2, X3, X3
+	VSUBSD (AX)(R13*1), X1, X2
+	VMULSD (R9)(R13*1), X2, X2
+	VSUBSD X2, X3, X3
+	VSUBSD X3, X0, X2
+	VMOVSD (R10)(R11*1), X3
+	VSUBSD X2, X3, X2
+	VMULSD (R8)(R11*1), X2, X2
+	VMOVSD X2, (BX)(R11*1)
+	ADDQ   $0x00000008, R11
+	ADDQ   $0x00000008, R12
+	ADDQ   $0x00000008, R13
+	JMP    var3DResidualAVX512_tail
+
+var3DResidualAVX512_next:
+	DECQ 24(SP)
+	JZ   var3DResidualAVX512_end
+	MOVQ stride+96(FP), R11
+	SHLQ $0x03, R11
+	ADDQ R11, BX
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R9
+	ADDQ R11, R8
+	ADDQ R11, R10
+	JMP  var3DResidualAVX512_row
+
+var3DResidualAVX512_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var3DResidualAAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX
+TEXT ·var3DResidualAAVX2(SB), NOSPLIT, $32-120
+	MOVQ u+8(FP), AX
+	MOVQ sy+64(FP), DX
+	SHLQ $0x03, DX
+	LEAQ (AX)(DX*1), CX
+	NEGQ DX
+	MOVQ DX, (SP)
+	MOVQ sz+72(FP), DX
+	SHLQ $0x03, DX
+	ADDQ DX, CX
+	NEGQ DX
+	MOVQ DX, 8(SP)
+	MOVQ rows+88(FP), DX
+	MOVQ DX, 24(SP)
+	MOVQ cells+80(FP), DX
+	SHLQ $0x03, DX
+	MOVQ DX, 16(SP)
+	ANDQ $-32, DX
+	MOVQ d+0(FP), BX
+	MOVQ bx+16(FP), SI
+	MOVQ by+24(FP), DI
+	MOVQ c+40(FP), R8
+	MOVQ bz+32(FP), R9
+	MOVQ f+48(FP), R10
+	MOVQ a+56(FP), R11
+
+var3DResidualAAVX2_row:
+	XORQ R12, R12
+	MOVQ (SP), R13
+	MOVQ 8(SP), R14
+	MOVQ DX, R15
+	SUBQ $0x00000020, R15
+
+var3DResidualAAVX2_vec2:
+	CMPQ    R12, R15
+	JGE     var3DResidualAAVX2_vec
+	VMOVUPD (AX)(R12*1), Y0
+	VMOVUPD 8(AX)(R12*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (SI)(R12*1), Y1, Y1
+	VSUBPD  -8(AX)(R12*1), Y0, Y2
+	VMULPD  -8(SI)(R12*1), Y2, Y2
+	VSUBPD  Y2, Y1, Y2
+	VMOVUPD (CX)(R14*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (DI)(R12*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  (AX)(R13*1), Y0, Y1
+	VMULPD  (DI)(R13*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMOVUPD (CX)(R13*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (R9)(R12*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  (AX)(R14*1), Y0, Y1
+	VMULPD  (R9)(R14*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (R11)(R12*1), Y0, Y1
+	VSUBPD  Y2, Y1, Y1
+	VMOVUPD (R10)(R12*1), Y2
+	VSUBPD  Y1, Y2, Y1
+	VMULPD  (R8)(R12*1), Y1, Y1
+	VMOVUPD Y1, (BX)(R12*1)
+	VMOVUPD 32(AX)(R12*1), Y0
+	VMOVUPD 40(AX)(R12*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  32(SI)(R12*1), Y1, Y1
+	VSUBPD  24(AX)(R12*1), Y0, Y2
+	VMULPD  24(SI)(R12*1), Y2, Y2
+	VSUBPD  Y2, Y1, Y2
+	VMOVUPD 32(CX)(R14*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  32(DI)(R12*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  32(AX)(R13*1), Y0, Y1
+	VMULPD  32(DI)(R13*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMOVUPD 32(CX)(R13*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  32(R9)(R12*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  32(AX)(R14*1), Y0, Y1
+	VMULPD  32(R9)(R14*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  32(R11)(R12*1), Y0, Y1
+	VSUBPD  Y2, Y1, Y1
+	VMOVUPD 32(R10)(R12*1), Y2
+	VSUBPD  Y1, Y2, Y1
+	VMULPD  32(R8)(R12*1), Y1, Y1
+	VMOVUPD Y1, 32(BX)(R12*1)
+	ADDQ    $0x00000040, R12
+	ADDQ    $0x00000040, R13
+	ADDQ    $0x00000040, R14
+	JMP     var3DResidualAAVX2_vec2
+
+var3DResidualAAVX2_vec:
+	CMPQ    R12, DX
+	JAE     var3DResidualAAVX2_tail
+	VMOVUPD (AX)(R12*1), Y0
+	VMOVUPD 8(AX)(R12*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (SI)(R12*1), Y1, Y1
+	VSUBPD  -8(AX)(R12*1), Y0, Y2
+	VMULPD  -8(SI)(R12*1), Y2, Y2
+	VSUBPD  Y2, Y1, Y2
+	VMOVUPD (CX)(R14*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (DI)(R12*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  (AX)(R13*1), Y0, Y1
+	VMULPD  (DI)(R13*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMOVUPD (CX)(R13*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (R9)(R12*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  (AX)(R14*1), Y0, Y1
+	VMULPD  (R9)(R14*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (R11)(R12*1), Y0, Y1
+	VSUBPD  Y2, Y1, Y1
+	VMOVUPD (R10)(R12*1), Y2
+	VSUBPD  Y1, Y2, Y1
+	VMULPD  (R8)(R12*1), Y1, Y1
+	VMOVUPD Y1, (BX)(R12*1)
+	ADDQ    $0x00000020, R12
+	ADDQ    $0x00000020, R13
+	ADDQ    $0x00000020, R14
+	JMP     var3DResidualAAVX2_vec
+
+var3DResidualAAVX2_tail:
+	CMPQ   R12, 16(SP)
+	JAE    var3DResidualAAVX2_next
+	VMOVSD (AX)(R12*1), X0
+	VMOVSD 8(AX)(R12*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (SI)(R12*1), X1, X1
+	VSUBSD -8(AX)(R12*1), X0, X2
+	VMULSD -8(SI)(R12*1), X2, X2
+	VSUBSD X2, X1, X2
+	VMOVSD (CX)(R14*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (DI)(R12*1), X1, X1
+	VADDSD X1, X2, X2
+	VSUBSD (AX)(R13*1), X0, X1
+	VMULSD (DI)(R13*1), X1, X1
+	VSUBSD X1, X2, X2
+	VMOVSD (CX)(R13*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (R9)(R12*1), X1, X1
+	VADDSD X1, X2, X2
+	VSUBSD (AX)(R14*1), X0, X1
+	VMULSD (R9)(R14*1), X1, X1
+	VSUBSD X1, X2, X2
+	VMULSD (R11)(R12*1), X0, X1
+	VSUBSD X2, X1, X1
+	VMOVSD (R10)(R12*1), X2
+	VSUBSD X1, X2, X1
+	VMULSD (R8)(R12*1), X1, X1
+	VMOVSD X1, (BX)(R12*1)
+	ADDQ   $0x00000008, R12
+	ADDQ   $0x00000008, R13
+	ADDQ   $0x00000008, R14
+	JMP    var3DResidualAAVX2_tail
+
+var3DResidualAAVX2_next:
+	DECQ 24(SP)
+	JZ   var3DResidualAAVX2_end
+	MOVQ stride+96(FP), R12
+	SHLQ $0x03, R12
+	ADDQ R12, BX
+	ADDQ R12, AX
+	ADDQ R12, CX
+	ADDQ R12, SI
+	ADDQ R12, DI
+	ADDQ R12, R9
+	ADDQ R12, R8
+	ADDQ R12, R10
+	ADDQ R12, R11
+	JMP  var3DResidualAAVX2_row
+
+var3DResidualAAVX2_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var3DResidualAAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX512F
+TEXT ·var3DResidualAAVX512(SB), NOSPLIT, $32-120
+	MOVQ u+8(FP), AX
+	MOVQ sy+64(FP), DX
+	SHLQ $0x03, DX
+	LEAQ (AX)(DX*1), CX
+	NEGQ DX
+	MOVQ DX, (SP)
+	MOVQ sz+72(FP), DX
+	SHLQ $0x03, DX
+	ADDQ DX, CX
+	NEGQ DX
+	MOVQ DX, 8(SP)
+	MOVQ rows+88(FP), DX
+	MOVQ DX, 24(SP)
+	MOVQ cells+80(FP), DX
+	SHLQ $0x03, DX
+	MOVQ DX, 16(SP)
+	ANDQ $-64, DX
+	MOVQ d+0(FP), BX
+	MOVQ bx+16(FP), SI
+	MOVQ by+24(FP), DI
+	MOVQ c+40(FP), R8
+	MOVQ bz+32(FP), R9
+	MOVQ f+48(FP), R10
+	MOVQ a+56(FP), R11
+
+var3DResidualAAVX512_row:
+	XORQ R12, R12
+	MOVQ (SP), R13
+	MOVQ 8(SP), R14
+	MOVQ DX, R15
+	SUBQ $0x00000040, R15
+
+var3DResidualAAVX512_vec2:
+	CMPQ    R12, R15
+	JGE     var3DResidualAAVX512_vec
+	VMOVUPD (AX)(R12*1), Z0
+	VMOVUPD 8(AX)(R12*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (SI)(R12*1), Z1, Z1
+	VSUBPD  -8(AX)(R12*1), Z0, Z2
+	VMULPD  -8(SI)(R12*1), Z2, Z2
+	VSUBPD  Z2, Z1, Z2
+	VMOVUPD (CX)(R14*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (DI)(R12*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  (AX)(R13*1), Z0, Z1
+	VMULPD  (DI)(R13*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMOVUPD (CX)(R13*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (R9)(R12*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  (AX)(R14*1), Z0, Z1
+	VMULPD  (R9)(R14*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (R11)(R12*1), Z0, Z1
+	VSUBPD  Z2, Z1, Z1
+	VMOVUPD (R10)(R12*1), Z2
+	VSUBPD  Z1, Z2, Z1
+	VMULPD  (R8)(R12*1), Z1, Z1
+	VMOVUPD Z1, (BX)(R12*1)
+	VMOVUPD 64(AX)(R12*1), Z0
+	VMOVUPD 72(AX)(R12*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  64(SI)(R12*1), Z1, Z1
+	VSUBPD  56(AX)(R12*1), Z0, Z2
+	VMULPD  56(SI)(R12*1), Z2, Z2
+	VSUBPD  Z2, Z1, Z2
+	VMOVUPD 64(CX)(R14*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  64(DI)(R12*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  64(AX)(R13*1), Z0, Z1
+	VMULPD  64(DI)(R13*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMOVUPD 64(CX)(R13*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  64(R9)(R12*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  64(AX)(R14*1), Z0, Z1
+	VMULPD  64(R9)(R14*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  64(R11)(R12*1), Z0, Z1
+	VSUBPD  Z2, Z1, Z1
+	VMOVUPD 64(R10)(R12*1), Z2
+	VSUBPD  Z1, Z2, Z1
+	VMULPD  64(R8)(R12*1), Z1, Z1
+	VMOVUPD Z1, 64(BX)(R12*1)
+	ADDQ    $0x00000080, R12
+	ADDQ    $0x00000080, R13
+	ADDQ    $0x00000080, R14
+	JMP     var3DResidualAAVX512_vec2
+
+var3DResidualAAVX512_vec:
+	CMPQ    R12, DX
+	JAE     var3DResidualAAVX512_tail
+	VMOVUPD (AX)(R12*1), Z0
+	VMOVUPD 8(AX)(R12*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (SI)(R12*1), Z1, Z1
+	VSUBPD  -8(AX)(R12*1), Z0, Z2
+	VMULPD  -8(SI)(R12*1), Z2, Z2
+	VSUBPD  Z2, Z1, Z2
+	VMOVUPD (CX)(R14*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (DI)(R12*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  (AX)(R13*1), Z0, Z1
+	VMULPD  (DI)(R13*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMOVUPD (CX)(R13*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (R9)(R12*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  (AX)(R14*1), Z0, Z1
+	VMULPD  (R9)(R14*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (R11)(R12*1), Z0, Z1
+	VSUBPD  Z2, Z1, Z1
+	VMOVUPD (R10)(R12*1), Z2
+	VSUBPD  Z1, Z2, Z1
+	VMULPD  (R8)(R12*1), Z1, Z1
+	VMOVUPD Z1, (BX)(R12*1)
+	ADDQ    $0x00000040, R12
+	ADDQ    $0x00000040, R13
+	ADDQ    $0x00000040, R14
+	JMP     var3DResidualAAVX512_vec
+
+var3DResidualAAVX512_tail:
+	CMPQ   R12, 16(SP)
+	JAE    var3DResidualAAVX512_next
+	VMOVSD (AX)(R12*1), X0
+	VMOVSD 8(AX)(R12*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (SI)(R12*1), X1, X1
+	VSUBSD -8(AX)(R12*1), X0, X2
+	VMULSD -8(SI)(R12*1), X2, X2
+	VSUBSD X2, X1, X2
+	VMOVSD (CX)(R14*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (DI)(R12*1), X1, X1
+	VADDSD X1, X2, X2
+	VSUBSD (AX)(R13*1), X0, X1
+	VMULSD (DI)(R13*1), X1, X1
+	VSUBSD X1, X2, X2
+	VMOVSD (CX)(R13*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (R9)(R12*1), X1, X1
+	VADDSD X1, X2, X2
+	VSUBSD (AX)(R14*1), X0, X1
+	VMULSD (R9)(R14*1), X1, X1
+	VSUBSD X1, X2, X2
+	VMULSD (R11)(R12*1), X0, X1
+	VSUBSD X2, X1, X1
+	VMOVSD (R10)(R12*1), X2
+	VSUBSD X1, X2, X1
+	VMULSD (R8)(R12*1), X1, X1
+	VMOVSD X1, (BX)(R12*1)
+	ADDQ   $0x00000008, R12
+	ADDQ   $0x00000008, R13
+	ADDQ   $0x00000008, R14
+	JMP    var3DResidualAAVX512_tail
+
+var3DResidualAAVX512_next:
+	DECQ 24(SP)
+	JZ   var3DResidualAAVX512_end
+	MOVQ stride+96(FP), R12
+	SHLQ $0x03, R12
+	ADDQ R12, BX
+	ADDQ R12, AX
+	ADDQ R12, CX
+	ADDQ R12, SI
+	ADDQ R12, DI
+	ADDQ R12, R9
+	ADDQ R12, R8
+	ADDQ R12, R10
+	ADDQ R12, R11
+	JMP  var3DResidualAAVX512_row
+
+var3DResidualAAVX512_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var3DApplyAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX2
+TEXT ·var3DApplyAVX2(SB), NOSPLIT, $32-120
+	MOVQ  u+8(FP), AX
+	MOVQ  sy+64(FP), DX
+	SHLQ  $0x03, DX
+	LEAQ  (AX)(DX*1), CX
+	NEGQ  DX
+	MOVQ  DX, (SP)
+	MOVQ  sz+72(FP), DX
+	SHLQ  $0x03, DX
+	ADDQ  DX, CX
+	NEGQ  DX
+	MOVQ  DX, 8(SP)
+	MOVQ  rows+88(FP), DX
+	MOVQ  DX, 24(SP)
+	MOVQ  cells+80(FP), DX
+	SHLQ  $0x03, DX
+	MOVQ  DX, 16(SP)
+	ANDQ  $-32, DX
+	MOVQ  d+0(FP), BX
+	MOVQ  bx+16(FP), SI
+	MOVQ  by+24(FP), DI
+	MOVQ  c+40(FP), R8
+	MOVQ  bz+32(FP), R9
+	VPXOR Y0, Y0, Y0
+
+var3DApplyAVX2_row:
+	XORQ R10, R10
+	MOVQ (SP), R11
+	MOVQ 8(SP), R12
+	MOVQ DX, R13
+	SUBQ $0x00000020, R13
+
+var3DApplyAVX2_vec2:
+	CMPQ    R10, R13
+	JGE     var3DApplyAVX2_vec
+	VMOVUPD (AX)(R10*1), Y1
+	VMOVUPD 8(AX)(R10*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (SI)(R10*1), Y2, Y2
+	VSUBPD  -8(AX)(R10*1), Y1, Y3
+	VMULPD  -8(SI)(R10*1), Y3, Y3
+	VSUBPD  Y3, Y2, Y3
+	VMOVUPD (CX)(R12*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (DI)(R10*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  (AX)(R11*1), Y1, Y2
+	VMULPD  (DI)(R11*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VMOVUPD (CX)(R11*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (R9)(R10*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  (AX)(R12*1), Y1, Y2
+	VMULPD  (R9)(R12*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VSUBPD  Y3, Y0, Y2
+	VMULPD  (R8)(R10*1), Y2, Y2
+	VMOVUPD Y2, (BX)(R10*1)
+	VMOVUPD 32(AX)(R10*1), Y1
+	VMOVUPD 40(AX)(R10*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  32(SI)(R10*1), Y2, Y2
+	VSUBPD  24(AX)(R10*1), Y1, Y3
+	VMULPD  24(SI)(R10*1), Y3, Y3
+	VSUBPD  Y3, Y2, Y3
+	VMOVUPD 32(CX)(R12*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  32(DI)(R10*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  32(AX)(R11*1), Y1, Y2
+	VMULPD  32(DI)(R11*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VMOVUPD 32(CX)(R11*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  32(R9)(R10*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  32(AX)(R12*1), Y1, Y2
+	VMULPD  32(R9)(R12*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VSUBPD  Y3, Y0, Y2
+	VMULPD  32(R8)(R10*1), Y2, Y2
+	VMOVUPD Y2, 32(BX)(R10*1)
+	ADDQ    $0x00000040, R10
+	ADDQ    $0x00000040, R11
+	ADDQ    $0x00000040, R12
+	JMP     var3DApplyAVX2_vec2
+
+var3DApplyAVX2_vec:
+	CMPQ    R10, DX
+	JAE     var3DApplyAVX2_tail
+	VMOVUPD (AX)(R10*1), Y1
+	VMOVUPD 8(AX)(R10*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (SI)(R10*1), Y2, Y2
+	VSUBPD  -8(AX)(R10*1), Y1, Y3
+	VMULPD  -8(SI)(R10*1), Y3, Y3
+	VSUBPD  Y3, Y2, Y3
+	VMOVUPD (CX)(R12*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (DI)(R10*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  (AX)(R11*1), Y1, Y2
+	VMULPD  (DI)(R11*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VMOVUPD (CX)(R11*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (R9)(R10*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  (AX)(R12*1), Y1, Y2
+	VMULPD  (R9)(R12*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VSUBPD  Y3, Y0, Y2
+	VMULPD  (R8)(R10*1), Y2, Y2
+	VMOVUPD Y2, (BX)(R10*1)
+	ADDQ    $0x00000020, R10
+	ADDQ    $0x00000020, R11
+	ADDQ    $0x00000020, R12
+	JMP     var3DApplyAVX2_vec
+
+var3DApplyAVX2_tail:
+	CMPQ   R10, 16(SP)
+	JAE    var3DApplyAVX2_next
+	VMOVSD (AX)(R10*1), X1
+	VMOVSD 8(AX)(R10*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (SI)(R10*1), X2, X2
+	VSUBSD -8(AX)(R10*1), X1, X3
+	VMULSD -8(SI)(R10*1), X3, X3
+	VSUBSD X3, X2, X3
+	VMOVSD (CX)(R12*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (DI)(R10*1), X2, X2
+	VADDSD X2, X3, X3
+	VSUBSD (AX)(R11*1), X1, X2
+	VMULSD (DI)(R11*1), X2, X2
+	VSUBSD X2, X3, X3
+	VMOVSD (CX)(R11*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (R9)(R10*1), X2, X2
+	VADDSD X2, X3, X3
+	VSUBSD (AX)(R12*1), X1, X2
+	VMULSD (R9)(R12*1), X2, X2
+	VSUBSD X2, X3, X3
+	VSUBSD X3, X0, X2
+	VMULSD (R8)(R10*1), X2, X2
+	VMOVSD X2, (BX)(R10*1)
+	ADDQ   $0x00000008, R10
+	ADDQ   $0x00000008, R11
+	ADDQ   $0x00000008, R12
+	JMP    var3DApplyAVX2_tail
+
+var3DApplyAVX2_next:
+	DECQ 24(SP)
+	JZ   var3DApplyAVX2_end
+	MOVQ stride+96(FP), R10
+	SHLQ $0x03, R10
+	ADDQ R10, BX
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	ADDQ R10, R9
+	ADDQ R10, R8
+	JMP  var3DApplyAVX2_row
+
+var3DApplyAVX2_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var3DApplyAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX512F
+TEXT ·var3DApplyAVX512(SB), NOSPLIT, $32-120
+	MOVQ   u+8(FP), AX
+	MOVQ   sy+64(FP), DX
+	SHLQ   $0x03, DX
+	LEAQ   (AX)(DX*1), CX
+	NEGQ   DX
+	MOVQ   DX, (SP)
+	MOVQ   sz+72(FP), DX
+	SHLQ   $0x03, DX
+	ADDQ   DX, CX
+	NEGQ   DX
+	MOVQ   DX, 8(SP)
+	MOVQ   rows+88(FP), DX
+	MOVQ   DX, 24(SP)
+	MOVQ   cells+80(FP), DX
+	SHLQ   $0x03, DX
+	MOVQ   DX, 16(SP)
+	ANDQ   $-64, DX
+	MOVQ   d+0(FP), BX
+	MOVQ   bx+16(FP), SI
+	MOVQ   by+24(FP), DI
+	MOVQ   c+40(FP), R8
+	MOVQ   bz+32(FP), R9
+	VPXORQ Z0, Z0, Z0
+
+var3DApplyAVX512_row:
+	XORQ R10, R10
+	MOVQ (SP), R11
+	MOVQ 8(SP), R12
+	MOVQ DX, R13
+	SUBQ $0x00000040, R13
+
+var3DApplyAVX512_vec2:
+	CMPQ    R10, R13
+	JGE     var3DApplyAVX512_vec
+	VMOVUPD (AX)(R10*1), Z1
+	VMOVUPD 8(AX)(R10*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (SI)(R10*1), Z2, Z2
+	VSUBPD  -8(AX)(R10*1), Z1, Z3
+	VMULPD  -8(SI)(R10*1), Z3, Z3
+	VSUBPD  Z3, Z2, Z3
+	VMOVUPD (CX)(R12*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (DI)(R10*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  (AX)(R11*1), Z1, Z2
+	VMULPD  (DI)(R11*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VMOVUPD (CX)(R11*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (R9)(R10*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  (AX)(R12*1), Z1, Z2
+	VMULPD  (R9)(R12*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VSUBPD  Z3, Z0, Z2
+	VMULPD  (R8)(R10*1), Z2, Z2
+	VMOVUPD Z2, (BX)(R10*1)
+	VMOVUPD 64(AX)(R10*1), Z1
+	VMOVUPD 72(AX)(R10*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  64(SI)(R10*1), Z2, Z2
+	VSUBPD  56(AX)(R10*1), Z1, Z3
+	VMULPD  56(SI)(R10*1), Z3, Z3
+	VSUBPD  Z3, Z2, Z3
+	VMOVUPD 64(CX)(R12*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  64(DI)(R10*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  64(AX)(R11*1), Z1, Z2
+	VMULPD  64(DI)(R11*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VMOVUPD 64(CX)(R11*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  64(R9)(R10*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  64(AX)(R12*1), Z1, Z2
+	VMULPD  64(R9)(R12*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VSUBPD  Z3, Z0, Z2
+	VMULPD  64(R8)(R10*1), Z2, Z2
+	VMOVUPD Z2, 64(BX)(R10*1)
+	ADDQ    $0x00000080, R10
+	ADDQ    $0x00000080, R11
+	ADDQ    $0x00000080, R12
+	JMP     var3DApplyAVX512_vec2
+
+var3DApplyAVX512_vec:
+	CMPQ    R10, DX
+	JAE     var3DApplyAVX512_tail
+	VMOVUPD (AX)(R10*1), Z1
+	VMOVUPD 8(AX)(R10*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (SI)(R10*1), Z2, Z2
+	VSUBPD  -8(AX)(R10*1), Z1, Z3
+	VMULPD  -8(SI)(R10*1), Z3, Z3
+	VSUBPD  Z3, Z2, Z3
+	VMOVUPD (CX)(R12*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (DI)(R10*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  (AX)(R11*1), Z1, Z2
+	VMULPD  (DI)(R11*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VMOVUPD (CX)(R11*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (R9)(R10*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  (AX)(R12*1), Z1, Z2
+	VMULPD  (R9)(R12*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VSUBPD  Z3, Z0, Z2
+	VMULPD  (R8)(R10*1), Z2, Z2
+	VMOVUPD Z2, (BX)(R10*1)
+	ADDQ    $0x00000040, R10
+	ADDQ    $0x00000040, R11
+	ADDQ    $0x00000040, R12
+	JMP     var3DApplyAVX512_vec
+
+var3DApplyAVX512_tail:
+	CMPQ   R10, 16(SP)
+	JAE    var3DApplyAVX512_next
+	VMOVSD (AX)(R10*1), X1
+	VMOVSD 8(AX)(R10*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (SI)(R10*1), X2, X2
+	VSUBSD -8(AX)(R10*1), X1, X3
+	VMULSD -8(SI)(R10*1), X3, X3
+	VSUBSD X3, X2, X3
+	VMOVSD (CX)(R12*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (DI)(R10*1), X2, X2
+	VADDSD X2, X3, X3
+	VSUBSD (AX)(R11*1), X1, X2
+	VMULSD (DI)(R11*1), X2, X2
+	VSUBSD X2, X3, X3
+	VMOVSD (CX)(R11*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (R9)(R10*1), X2, X2
+	VADDSD X2, X3, X3
+	VSUBSD (AX)(R12*1), X1, X2
+	VMULSD (R9)(R12*1), X2, X2
+	VSUBSD X2, X3, X3
+	VSUBSD X3, X0, X2
+	VMULSD (R8)(R10*1), X2, X2
+	VMOVSD X2, (BX)(R10*1)
+	ADDQ   $0x00000008, R10
+	ADDQ   $0x00000008, R11
+	ADDQ   $0x00000008, R12
+	JMP    var3DApplyAVX512_tail
+
+var3DApplyAVX512_next:
+	DECQ 24(SP)
+	JZ   var3DApplyAVX512_end
+	MOVQ stride+96(FP), R10
+	SHLQ $0x03, R10
+	ADDQ R10, BX
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, SI
+	ADDQ R10, DI
+	ADDQ R10, R9
+	ADDQ R10, R8
+	JMP  var3DApplyAVX512_row
+
+var3DApplyAVX512_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var3DApplyAAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX
+TEXT ·var3DApplyAAVX2(SB), NOSPLIT, $32-120
+	MOVQ u+8(FP), AX
+	MOVQ sy+64(FP), DX
+	SHLQ $0x03, DX
+	LEAQ (AX)(DX*1), CX
+	NEGQ DX
+	MOVQ DX, (SP)
+	MOVQ sz+72(FP), DX
+	SHLQ $0x03, DX
+	ADDQ DX, CX
+	NEGQ DX
+	MOVQ DX, 8(SP)
+	MOVQ rows+88(FP), DX
+	MOVQ DX, 24(SP)
+	MOVQ cells+80(FP), DX
+	SHLQ $0x03, DX
+	MOVQ DX, 16(SP)
+	ANDQ $-32, DX
+	MOVQ d+0(FP), BX
+	MOVQ bx+16(FP), SI
+	MOVQ by+24(FP), DI
+	MOVQ c+40(FP), R8
+	MOVQ bz+32(FP), R9
+	MOVQ a+56(FP), R10
+
+var3DApplyAAVX2_row:
+	XORQ R11, R11
+	MOVQ (SP), R12
+	MOVQ 8(SP), R13
+	MOVQ DX, R14
+	SUBQ $0x00000020, R14
+
+var3DApplyAAVX2_vec2:
+	CMPQ    R11, R14
+	JGE     var3DApplyAAVX2_vec
+	VMOVUPD (AX)(R11*1), Y0
+	VMOVUPD 8(AX)(R11*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (SI)(R11*1), Y1, Y1
+	VSUBPD  -8(AX)(R11*1), Y0, Y2
+	VMULPD  -8(SI)(R11*1), Y2, Y2
+	VSUBPD  Y2, Y1, Y2
+	VMOVUPD (CX)(R13*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (DI)(R11*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  (AX)(R12*1), Y0, Y1
+	VMULPD  (DI)(R12*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMOVUPD (CX)(R12*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (R9)(R11*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  (AX)(R13*1), Y0, Y1
+	VMULPD  (R9)(R13*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (R10)(R11*1), Y0, Y1
+	VSUBPD  Y2, Y1, Y1
+	VMULPD  (R8)(R11*1), Y1, Y1
+	VMOVUPD Y1, (BX)(R11*1)
+	VMOVUPD 32(AX)(R11*1), Y0
+	VMOVUPD 40(AX)(R11*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  32(SI)(R11*1), Y1, Y1
+	VSUBPD  24(AX)(R11*1), Y0, Y2
+	VMULPD  24(SI)(R11*1), Y2, Y2
+	VSUBPD  Y2, Y1, Y2
+	VMOVUPD 32(CX)(R13*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  32(DI)(R11*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  32(AX)(R12*1), Y0, Y1
+	VMULPD  32(DI)(R12*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMOVUPD 32(CX)(R12*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  32(R9)(R11*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  32(AX)(R13*1), Y0, Y1
+	VMULPD  32(R9)(R13*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  32(R10)(R11*1), Y0, Y1
+	VSUBPD  Y2, Y1, Y1
+	VMULPD  32(R8)(R11*1), Y1, Y1
+	VMOVUPD Y1, 32(BX)(R11*1)
+	ADDQ    $0x00000040, R11
+	ADDQ    $0x00000040, R12
+	ADDQ    $0x00000040, R13
+	JMP     var3DApplyAAVX2_vec2
+
+var3DApplyAAVX2_vec:
+	CMPQ    R11, DX
+	JAE     var3DApplyAAVX2_tail
+	VMOVUPD (AX)(R11*1), Y0
+	VMOVUPD 8(AX)(R11*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (SI)(R11*1), Y1, Y1
+	VSUBPD  -8(AX)(R11*1), Y0, Y2
+	VMULPD  -8(SI)(R11*1), Y2, Y2
+	VSUBPD  Y2, Y1, Y2
+	VMOVUPD (CX)(R13*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (DI)(R11*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  (AX)(R12*1), Y0, Y1
+	VMULPD  (DI)(R12*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMOVUPD (CX)(R12*1), Y1
+	VSUBPD  Y0, Y1, Y1
+	VMULPD  (R9)(R11*1), Y1, Y1
+	VADDPD  Y1, Y2, Y2
+	VSUBPD  (AX)(R13*1), Y0, Y1
+	VMULPD  (R9)(R13*1), Y1, Y1
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (R10)(R11*1), Y0, Y1
+	VSUBPD  Y2, Y1, Y1
+	VMULPD  (R8)(R11*1), Y1, Y1
+	VMOVUPD Y1, (BX)(R11*1)
+	ADDQ    $0x00000020, R11
+	ADDQ    $0x00000020, R12
+	ADDQ    $0x00000020, R13
+	JMP     var3DApplyAAVX2_vec
+
+var3DApplyAAVX2_tail:
+	CMPQ   R11, 16(SP)
+	JAE    var3DApplyAAVX2_next
+	VMOVSD (AX)(R11*1), X0
+	VMOVSD 8(AX)(R11*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (SI)(R11*1), X1, X1
+	VSUBSD -8(AX)(R11*1), X0, X2
+	VMULSD -8(SI)(R11*1), X2, X2
+	VSUBSD X2, X1, X2
+	VMOVSD (CX)(R13*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (DI)(R11*1), X1, X1
+	VADDSD X1, X2, X2
+	VSUBSD (AX)(R12*1), X0, X1
+	VMULSD (DI)(R12*1), X1, X1
+	VSUBSD X1, X2, X2
+	VMOVSD (CX)(R12*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (R9)(R11*1), X1, X1
+	VADDSD X1, X2, X2
+	VSUBSD (AX)(R13*1), X0, X1
+	VMULSD (R9)(R13*1), X1, X1
+	VSUBSD X1, X2, X2
+	VMULSD (R10)(R11*1), X0, X1
+	VSUBSD X2, X1, X1
+	VMULSD (R8)(R11*1), X1, X1
+	VMOVSD X1, (BX)(R11*1)
+	ADDQ   $0x00000008, R11
+	ADDQ   $0x00000008, R12
+	ADDQ   $0x00000008, R13
+	JMP    var3DApplyAAVX2_tail
+
+var3DApplyAAVX2_next:
+	DECQ 24(SP)
+	JZ   var3DApplyAAVX2_end
+	MOVQ stride+96(FP), R11
+	SHLQ $0x03, R11
+	ADDQ R11, BX
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R9
+	ADDQ R11, R8
+	ADDQ R11, R10
+	JMP  var3DApplyAAVX2_row
+
+var3DApplyAAVX2_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var3DApplyAAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX512F
+TEXT ·var3DApplyAAVX512(SB), NOSPLIT, $32-120
+	MOVQ u+8(FP), AX
+	MOVQ sy+64(FP), DX
+	SHLQ $0x03, DX
+	LEAQ (AX)(DX*1), CX
+	NEGQ DX
+	MOVQ DX, (SP)
+	MOVQ sz+72(FP), DX
+	SHLQ $0x03, DX
+	ADDQ DX, CX
+	NEGQ DX
+	MOVQ DX, 8(SP)
+	MOVQ rows+88(FP), DX
+	MOVQ DX, 24(SP)
+	MOVQ cells+80(FP), DX
+	SHLQ $0x03, DX
+	MOVQ DX, 16(SP)
+	ANDQ $-64, DX
+	MOVQ d+0(FP), BX
+	MOVQ bx+16(FP), SI
+	MOVQ by+24(FP), DI
+	MOVQ c+40(FP), R8
+	MOVQ bz+32(FP), R9
+	MOVQ a+56(FP), R10
+
+var3DApplyAAVX512_row:
+	XORQ R11, R11
+	MOVQ (SP), R12
+	MOVQ 8(SP), R13
+	MOVQ DX, R14
+	SUBQ $0x00000040, R14
+
+var3DApplyAAVX512_vec2:
+	CMPQ    R11, R14
+	JGE     var3DApplyAAVX512_vec
+	VMOVUPD (AX)(R11*1), Z0
+	VMOVUPD 8(AX)(R11*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (SI)(R11*1), Z1, Z1
+	VSUBPD  -8(AX)(R11*1), Z0, Z2
+	VMULPD  -8(SI)(R11*1), Z2, Z2
+	VSUBPD  Z2, Z1, Z2
+	VMOVUPD (CX)(R13*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (DI)(R11*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  (AX)(R12*1), Z0, Z1
+	VMULPD  (DI)(R12*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMOVUPD (CX)(R12*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (R9)(R11*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  (AX)(R13*1), Z0, Z1
+	VMULPD  (R9)(R13*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (R10)(R11*1), Z0, Z1
+	VSUBPD  Z2, Z1, Z1
+	VMULPD  (R8)(R11*1), Z1, Z1
+	VMOVUPD Z1, (BX)(R11*1)
+	VMOVUPD 64(AX)(R11*1), Z0
+	VMOVUPD 72(AX)(R11*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  64(SI)(R11*1), Z1, Z1
+	VSUBPD  56(AX)(R11*1), Z0, Z2
+	VMULPD  56(SI)(R11*1), Z2, Z2
+	VSUBPD  Z2, Z1, Z2
+	VMOVUPD 64(CX)(R13*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  64(DI)(R11*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  64(AX)(R12*1), Z0, Z1
+	VMULPD  64(DI)(R12*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMOVUPD 64(CX)(R12*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  64(R9)(R11*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  64(AX)(R13*1), Z0, Z1
+	VMULPD  64(R9)(R13*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  64(R10)(R11*1), Z0, Z1
+	VSUBPD  Z2, Z1, Z1
+	VMULPD  64(R8)(R11*1), Z1, Z1
+	VMOVUPD Z1, 64(BX)(R11*1)
+	ADDQ    $0x00000080, R11
+	ADDQ    $0x00000080, R12
+	ADDQ    $0x00000080, R13
+	JMP     var3DApplyAAVX512_vec2
+
+var3DApplyAAVX512_vec:
+	CMPQ    R11, DX
+	JAE     var3DApplyAAVX512_tail
+	VMOVUPD (AX)(R11*1), Z0
+	VMOVUPD 8(AX)(R11*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (SI)(R11*1), Z1, Z1
+	VSUBPD  -8(AX)(R11*1), Z0, Z2
+	VMULPD  -8(SI)(R11*1), Z2, Z2
+	VSUBPD  Z2, Z1, Z2
+	VMOVUPD (CX)(R13*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (DI)(R11*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  (AX)(R12*1), Z0, Z1
+	VMULPD  (DI)(R12*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMOVUPD (CX)(R12*1), Z1
+	VSUBPD  Z0, Z1, Z1
+	VMULPD  (R9)(R11*1), Z1, Z1
+	VADDPD  Z1, Z2, Z2
+	VSUBPD  (AX)(R13*1), Z0, Z1
+	VMULPD  (R9)(R13*1), Z1, Z1
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (R10)(R11*1), Z0, Z1
+	VSUBPD  Z2, Z1, Z1
+	VMULPD  (R8)(R11*1), Z1, Z1
+	VMOVUPD Z1, (BX)(R11*1)
+	ADDQ    $0x00000040, R11
+	ADDQ    $0x00000040, R12
+	ADDQ    $0x00000040, R13
+	JMP     var3DApplyAAVX512_vec
+
+var3DApplyAAVX512_tail:
+	CMPQ   R11, 16(SP)
+	JAE    var3DApplyAAVX512_next
+	VMOVSD (AX)(R11*1), X0
+	VMOVSD 8(AX)(R11*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (SI)(R11*1), X1, X1
+	VSUBSD -8(AX)(R11*1), X0, X2
+	VMULSD -8(SI)(R11*1), X2, X2
+	VSUBSD X2, X1, X2
+	VMOVSD (CX)(R13*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (DI)(R11*1), X1, X1
+	VADDSD X1, X2, X2
+	VSUBSD (AX)(R12*1), X0, X1
+	VMULSD (DI)(R12*1), X1, X1
+	VSUBSD X1, X2, X2
+	VMOVSD (CX)(R12*1), X1
+	VSUBSD X0, X1, X1
+	VMULSD (R9)(R11*1), X1, X1
+	VADDSD X1, X2, X2
+	VSUBSD (AX)(R13*1), X0, X1
+	VMULSD (R9)(R13*1), X1, X1
+	VSUBSD X1, X2, X2
+	VMULSD (R10)(R11*1), X0, X1
+	VSUBSD X2, X1, X1
+	VMULSD (R8)(R11*1), X1, X1
+	VMOVSD X1, (BX)(R11*1)
+	ADDQ   $0x00000008, R11
+	ADDQ   $0x00000008, R12
+	ADDQ   $0x00000008, R13
+	JMP    var3DApplyAAVX512_tail
+
+var3DApplyAAVX512_next:
+	DECQ 24(SP)
+	JZ   var3DApplyAAVX512_end
+	MOVQ stride+96(FP), R11
+	SHLQ $0x03, R11
+	ADDQ R11, BX
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R9
+	ADDQ R11, R8
+	ADDQ R11, R10
+	JMP  var3DApplyAAVX512_row
+
+var3DApplyAAVX512_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var3DSmoothAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX2
+TEXT ·var3DSmoothAVX2(SB), NOSPLIT, $32-120
+	MOVQ         u+8(FP), AX
+	MOVQ         sy+64(FP), DX
+	SHLQ         $0x03, DX
+	LEAQ         (AX)(DX*1), CX
+	NEGQ         DX
+	MOVQ         DX, (SP)
+	MOVQ         sz+72(FP), DX
+	SHLQ         $0x03, DX
+	ADDQ         DX, CX
+	NEGQ         DX
+	MOVQ         DX, 8(SP)
+	MOVQ         rows+88(FP), DX
+	MOVQ         DX, 24(SP)
+	MOVQ         cells+80(FP), DX
+	SHLQ         $0x03, DX
+	MOVQ         DX, 16(SP)
+	ANDQ         $-32, DX
+	MOVQ         d+0(FP), BX
+	MOVQ         bx+16(FP), SI
+	MOVQ         by+24(FP), DI
+	MOVQ         c+40(FP), R8
+	MOVQ         bz+32(FP), R9
+	MOVQ         f+48(FP), R10
+	VBROADCASTSD w+104(FP), Y0
+	VPXOR        Y1, Y1, Y1
+
+var3DSmoothAVX2_row:
+	XORQ R11, R11
+	MOVQ (SP), R12
+	MOVQ 8(SP), R13
+	MOVQ DX, R14
+	SUBQ $0x00000020, R14
+
+var3DSmoothAVX2_vec2:
+	CMPQ    R11, R14
+	JGE     var3DSmoothAVX2_vec
+	VMOVUPD (AX)(R11*1), Y2
+	VMOVUPD 8(AX)(R11*1), Y3
+	VSUBPD  Y2, Y3, Y3
+	VMULPD  (SI)(R11*1), Y3, Y3
+	VSUBPD  -8(AX)(R11*1), Y2, Y4
+	VMULPD  -8(SI)(R11*1), Y4, Y4
+	VSUBPD  Y4, Y3, Y4
+	VMOVUPD (CX)(R13*1), Y3
+	VSUBPD  Y2, Y3, Y3
+	VMULPD  (DI)(R11*1), Y3, Y3
+	VADDPD  Y3, Y4, Y4
+	VSUBPD  (AX)(R12*1), Y2, Y3
+	VMULPD  (DI)(R12*1), Y3, Y3
+	VSUBPD  Y3, Y4, Y4
+	VMOVUPD (CX)(R12*1), Y3
+	VSUBPD  Y2, Y3, Y3
+	VMULPD  (R9)(R11*1), Y3, Y3
+	VADDPD  Y3, Y4, Y4
+	VSUBPD  (AX)(R13*1), Y2, Y3
+	VMULPD  (R9)(R13*1), Y3, Y3
+	VSUBPD  Y3, Y4, Y4
+	VSUBPD  Y4, Y1, Y3
+	VMOVUPD (R10)(R11*1), Y4
+	VSUBPD  Y3, Y4, Y3
+	VMULPD  (R8)(R11*1), Y3, Y3
+	VMULPD  Y0, Y3, Y3
+	VADDPD  Y3, Y2, Y3
+	VMOVUPD Y3, (BX)(R11*1)
+	VMOVUPD 32(AX)(R11*1), Y2
+	VMOVUPD 40(AX)(R11*1), Y3
+	VSUBPD  Y2, Y3, Y3
+	VMULPD  32(SI)(R11*1), Y3, Y3
+	VSUBPD  24(AX)(R11*1), Y2, Y4
+	VMULPD  24(SI)(R11*1), Y4, Y4
+	VSUBPD  Y4, Y3, Y4
+	VMOVUPD 32(CX)(R13*1), Y3
+	VSUBPD  Y2, Y3, Y3
+	VMULPD  32(DI)(R11*1), Y3, Y3
+	VADDPD  Y3, Y4, Y4
+	VSUBPD  32(AX)(R12*1), Y2, Y3
+	VMULPD  32(DI)(R12*1), Y3, Y3
+	VSUBPD  Y3, Y4, Y4
+	VMOVUPD 32(CX)(R12*1), Y3
+	VSUBPD  Y2, Y3, Y3
+	VMULPD  32(R9)(R11*1), Y3, Y3
+	VADDPD  Y3, Y4, Y4
+	VSUBPD  32(AX)(R13*1), Y2, Y3
+	VMULPD  32(R9)(R13*1), Y3, Y3
+	VSUBPD  Y3, Y4, Y4
+	VSUBPD  Y4, Y1, Y3
+	VMOVUPD 32(R10)(R11*1), Y4
+	VSUBPD  Y3, Y4, Y3
+	VMULPD  32(R8)(R11*1), Y3, Y3
+	VMULPD  Y0, Y3, Y3
+	VADDPD  Y3, Y2, Y3
+	VMOVUPD Y3, 32(BX)(R11*1)
+	ADDQ    $0x00000040, R11
+	ADDQ    $0x00000040, R12
+	ADDQ    $0x00000040, R13
+	JMP     var3DSmoothAVX2_vec2
+
+var3DSmoothAVX2_vec:
+	CMPQ    R11, DX
+	JAE     var3DSmoothAVX2_tail
+	VMOVUPD (AX)(R11*1), Y2
+	VMOVUPD 8(AX)(R11*1), Y3
+	VSUBPD  Y2, Y3, Y3
+	VMULPD  (SI)(R11*1), Y3, Y3
+	VSUBPD  -8(AX)(R11*1), Y2, Y4
+	VMULPD  -8(SI)(R11*1), Y4, Y4
+	VSUBPD  Y4, Y3, Y4
+	VMOVUPD (CX)(R13*1), Y3
+	VSUBPD  Y2, Y3, Y3
+	VMULPD  (DI)(R11*1), Y3, Y3
+	VADDPD  Y3, Y4, Y4
+	VSUBPD  (AX)(R12*1), Y2, Y3
+	VMULPD  (DI)(R12*1), Y3, Y3
+	VSUBPD  Y3, Y4, Y4
+	VMOVUPD (CX)(R12*1), Y3
+	VSUBPD  Y2, Y3, Y3
+	VMULPD  (R9)(R11*1), Y3, Y3
+	VADDPD  Y3, Y4, Y4
+	VSUBPD  (AX)(R13*1), Y2, Y3
+	VMULPD  (R9)(R13*1), Y3, Y3
+	VSUBPD  Y3, Y4, Y4
+	VSUBPD  Y4, Y1, Y3
+	VMOVUPD (R10)(R11*1), Y4
+	VSUBPD  Y3, Y4, Y3
+	VMULPD  (R8)(R11*1), Y3, Y3
+	VMULPD  Y0, Y3, Y3
+	VADDPD  Y3, Y2, Y3
+	VMOVUPD Y3, (BX)(R11*1)
+	ADDQ    $0x00000020, R11
+	ADDQ    $0x00000020, R12
+	ADDQ    $0x00000020, R13
+	JMP     var3DSmoothAVX2_vec
+
+var3DSmoothAVX2_tail:
+	CMPQ   R11, 16(SP)
+	JAE    var3DSmoothAVX2_next
+	VMOVSD (AX)(R11*1), X2
+	VMOVSD 8(AX)(R11*1), X3
+	VSUBSD X2, X3, X3
+	VMULSD (SI)(R11*1), X3, X3
+	VSUBSD -8(AX)(R11*1), X2, X4
+	VMULSD -8(SI)(R11*1), X4, X4
+	VSUBSD X4, X3, X4
+	VMOVSD (CX)(R13*1), X3
+	VSUBSD X2, X3, X3
+	VMULSD (DI)(R11*1), X3, X3
+	VADDSD X3, X4, X4
+	VSUBSD (AX)(R12*1), X2, X3
+	VMULSD (DI)(R12*1), X3, X3
+	VSUBSD X3, X4, X4
+	VMOVSD (CX)(R12*1), X3
+	VSUBSD X2, X3, X3
+	VMULSD (R9)(R11*1), X3, X3
+	VADDSD X3, X4, X4
+	VSUBSD (AX)(R13*1), X2, X3
+	VMULSD (R9)(R13*1), X3, X3
+	VSUBSD X3, X4, X4
+	VSUBSD X4, X1, X3
+	VMOVSD (R10)(R11*1), X4
+	VSUBSD X3, X4, X3
+	VMULSD (R8)(R11*1), X3, X3
+	VMULSD X0, X3, X3
+	VADDSD X3, X2, X3
+	VMOVSD X3, (BX)(R11*1)
+	ADDQ   $0x00000008, R11
+	ADDQ   $0x00000008, R12
+	ADDQ   $0x00000008, R13
+	JMP    var3DSmoothAVX2_tail
+
+var3DSmoothAVX2_next:
+	DECQ 24(SP)
+	JZ   var3DSmoothAVX2_end
+	MOVQ stride+96(FP), R11
+	SHLQ $0x03, R11
+	ADDQ R11, BX
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R9
+	ADDQ R11, R8
+	ADDQ R11, R10
+	JMP  var3DSmoothAVX2_row
+
+var3DSmoothAVX2_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var3DSmoothAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX512F
+TEXT ·var3DSmoothAVX512(SB), NOSPLIT, $32-120
+	MOVQ         u+8(FP), AX
+	MOVQ         sy+64(FP), DX
+	SHLQ         $0x03, DX
+	LEAQ         (AX)(DX*1), CX
+	NEGQ         DX
+	MOVQ         DX, (SP)
+	MOVQ         sz+72(FP), DX
+	SHLQ         $0x03, DX
+	ADDQ         DX, CX
+	NEGQ         DX
+	MOVQ         DX, 8(SP)
+	MOVQ         rows+88(FP), DX
+	MOVQ         DX, 24(SP)
+	MOVQ         cells+80(FP), DX
+	SHLQ         $0x03, DX
+	MOVQ         DX, 16(SP)
+	ANDQ         $-64, DX
+	MOVQ         d+0(FP), BX
+	MOVQ         bx+16(FP), SI
+	MOVQ         by+24(FP), DI
+	MOVQ         c+40(FP), R8
+	MOVQ         bz+32(FP), R9
+	MOVQ         f+48(FP), R10
+	VBROADCASTSD w+104(FP), Z0
+	VPXORQ       Z1, Z1, Z1
+
+var3DSmoothAVX512_row:
+	XORQ R11, R11
+	MOVQ (SP), R12
+	MOVQ 8(SP), R13
+	MOVQ DX, R14
+	SUBQ $0x00000040, R14
+
+var3DSmoothAVX512_vec2:
+	CMPQ    R11, R14
+	JGE     var3DSmoothAVX512_vec
+	VMOVUPD (AX)(R11*1), Z2
+	VMOVUPD 8(AX)(R11*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (SI)(R11*1), Z3, Z3
+	VSUBPD  -8(AX)(R11*1), Z2, Z4
+	VMULPD  -8(SI)(R11*1), Z4, Z4
+	VSUBPD  Z4, Z3, Z4
+	VMOVUPD (CX)(R13*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (DI)(R11*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  (AX)(R12*1), Z2, Z3
+	VMULPD  (DI)(R12*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VMOVUPD (CX)(R12*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (R9)(R11*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  (AX)(R13*1), Z2, Z3
+	VMULPD  (R9)(R13*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VSUBPD  Z4, Z1, Z3
+	VMOVUPD (R10)(R11*1), Z4
+	VSUBPD  Z3, Z4, Z3
+	VMULPD  (R8)(R11*1), Z3, Z3
+	VMULPD  Z0, Z3, Z3
+	VADDPD  Z3, Z2, Z3
+	VMOVUPD Z3, (BX)(R11*1)
+	VMOVUPD 64(AX)(R11*1), Z2
+	VMOVUPD 72(AX)(R11*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  64(SI)(R11*1), Z3, Z3
+	VSUBPD  56(AX)(R11*1), Z2, Z4
+	VMULPD  56(SI)(R11*1), Z4, Z4
+	VSUBPD  Z4, Z3, Z4
+	VMOVUPD 64(CX)(R13*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  64(DI)(R11*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  64(AX)(R12*1), Z2, Z3
+	VMULPD  64(DI)(R12*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VMOVUPD 64(CX)(R12*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  64(R9)(R11*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  64(AX)(R13*1), Z2, Z3
+	VMULPD  64(R9)(R13*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VSUBPD  Z4, Z1, Z3
+	VMOVUPD 64(R10)(R11*1), Z4
+	VSUBPD  Z3, Z4, Z3
+	VMULPD  64(R8)(R11*1), Z3, Z3
+	VMULPD  Z0, Z3, Z3
+	VADDPD  Z3, Z2, Z3
+	VMOVUPD Z3, 64(BX)(R11*1)
+	ADDQ    $0x00000080, R11
+	ADDQ    $0x00000080, R12
+	ADDQ    $0x00000080, R13
+	JMP     var3DSmoothAVX512_vec2
+
+var3DSmoothAVX512_vec:
+	CMPQ    R11, DX
+	JAE     var3DSmoothAVX512_tail
+	VMOVUPD (AX)(R11*1), Z2
+	VMOVUPD 8(AX)(R11*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (SI)(R11*1), Z3, Z3
+	VSUBPD  -8(AX)(R11*1), Z2, Z4
+	VMULPD  -8(SI)(R11*1), Z4, Z4
+	VSUBPD  Z4, Z3, Z4
+	VMOVUPD (CX)(R13*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (DI)(R11*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  (AX)(R12*1), Z2, Z3
+	VMULPD  (DI)(R12*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VMOVUPD (CX)(R12*1), Z3
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (R9)(R11*1), Z3, Z3
+	VADDPD  Z3, Z4, Z4
+	VSUBPD  (AX)(R13*1), Z2, Z3
+	VMULPD  (R9)(R13*1), Z3, Z3
+	VSUBPD  Z3, Z4, Z4
+	VSUBPD  Z4, Z1, Z3
+	VMOVUPD (R10)(R11*1), Z4
+	VSUBPD  Z3, Z4, Z3
+	VMULPD  (R8)(R11*1), Z3, Z3
+	VMULPD  Z0, Z3, Z3
+	VADDPD  Z3, Z2, Z3
+	VMOVUPD Z3, (BX)(R11*1)
+	ADDQ    $0x00000040, R11
+	ADDQ    $0x00000040, R12
+	ADDQ    $0x00000040, R13
+	JMP     var3DSmoothAVX512_vec
+
+var3DSmoothAVX512_tail:
+	CMPQ   R11, 16(SP)
+	JAE    var3DSmoothAVX512_next
+	VMOVSD (AX)(R11*1), X2
+	VMOVSD 8(AX)(R11*1), X3
+	VSUBSD X2, X3, X3
+	VMULSD (SI)(R11*1), X3, X3
+	VSUBSD -8(AX)(R11*1), X2, X4
+	VMULSD -8(SI)(R11*1), X4, X4
+	VSUBSD X4, X3, X4
+	VMOVSD (CX)(R13*1), X3
+	VSUBSD X2, X3, X3
+	VMULSD (DI)(R11*1), X3, X3
+	VADDSD X3, X4, X4
+	VSUBSD (AX)(R12*1), X2, X3
+	VMULSD (DI)(R12*1), X3, X3
+	VSUBSD X3, X4, X4
+	VMOVSD (CX)(R12*1), X3
+	VSUBSD X2, X3, X3
+	VMULSD (R9)(R11*1), X3, X3
+	VADDSD X3, X4, X4
+	VSUBSD (AX)(R13*1), X2, X3
+	VMULSD (R9)(R13*1), X3, X3
+	VSUBSD X3, X4, X4
+	VSUBSD X4, X1, X3
+	VMOVSD (R10)(R11*1), X4
+	VSUBSD X3, X4, X3
+	VMULSD (R8)(R11*1), X3, X3
+	VMULSD X0, X3, X3
+	VADDSD X3, X2, X3
+	VMOVSD X3, (BX)(R11*1)
+	ADDQ   $0x00000008, R11
+	ADDQ   $0x00000008, R12
+	ADDQ   $0x00000008, R13
+	JMP    var3DSmoothAVX512_tail
+
+var3DSmoothAVX512_next:
+	DECQ 24(SP)
+	JZ   var3DSmoothAVX512_end
+	MOVQ stride+96(FP), R11
+	SHLQ $0x03, R11
+	ADDQ R11, BX
+	ADDQ R11, AX
+	ADDQ R11, CX
+	ADDQ R11, SI
+	ADDQ R11, DI
+	ADDQ R11, R9
+	ADDQ R11, R8
+	ADDQ R11, R10
+	JMP  var3DSmoothAVX512_row
+
+var3DSmoothAVX512_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var3DSmoothAAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX
+TEXT ·var3DSmoothAAVX2(SB), NOSPLIT, $32-120
+	MOVQ         u+8(FP), AX
+	MOVQ         sy+64(FP), DX
+	SHLQ         $0x03, DX
+	LEAQ         (AX)(DX*1), CX
+	NEGQ         DX
+	MOVQ         DX, (SP)
+	MOVQ         sz+72(FP), DX
+	SHLQ         $0x03, DX
+	ADDQ         DX, CX
+	NEGQ         DX
+	MOVQ         DX, 8(SP)
+	MOVQ         rows+88(FP), DX
+	MOVQ         DX, 24(SP)
+	MOVQ         cells+80(FP), DX
+	SHLQ         $0x03, DX
+	MOVQ         DX, 16(SP)
+	ANDQ         $-32, DX
+	MOVQ         d+0(FP), BX
+	MOVQ         bx+16(FP), SI
+	MOVQ         by+24(FP), DI
+	MOVQ         c+40(FP), R8
+	MOVQ         bz+32(FP), R9
+	MOVQ         f+48(FP), R10
+	MOVQ         a+56(FP), R11
+	VBROADCASTSD w+104(FP), Y0
+
+var3DSmoothAAVX2_row:
+	XORQ R12, R12
+	MOVQ (SP), R13
+	MOVQ 8(SP), R14
+	MOVQ DX, R15
+	SUBQ $0x00000020, R15
+
+var3DSmoothAAVX2_vec2:
+	CMPQ    R12, R15
+	JGE     var3DSmoothAAVX2_vec
+	VMOVUPD (AX)(R12*1), Y1
+	VMOVUPD 8(AX)(R12*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (SI)(R12*1), Y2, Y2
+	VSUBPD  -8(AX)(R12*1), Y1, Y3
+	VMULPD  -8(SI)(R12*1), Y3, Y3
+	VSUBPD  Y3, Y2, Y3
+	VMOVUPD (CX)(R14*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (DI)(R12*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  (AX)(R13*1), Y1, Y2
+	VMULPD  (DI)(R13*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VMOVUPD (CX)(R13*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (R9)(R12*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  (AX)(R14*1), Y1, Y2
+	VMULPD  (R9)(R14*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VMULPD  (R11)(R12*1), Y1, Y2
+	VSUBPD  Y3, Y2, Y2
+	VMOVUPD (R10)(R12*1), Y3
+	VSUBPD  Y2, Y3, Y2
+	VMULPD  (R8)(R12*1), Y2, Y2
+	VMULPD  Y0, Y2, Y2
+	VADDPD  Y2, Y1, Y2
+	VMOVUPD Y2, (BX)(R12*1)
+	VMOVUPD 32(AX)(R12*1), Y1
+	VMOVUPD 40(AX)(R12*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  32(SI)(R12*1), Y2, Y2
+	VSUBPD  24(AX)(R12*1), Y1, Y3
+	VMULPD  24(SI)(R12*1), Y3, Y3
+	VSUBPD  Y3, Y2, Y3
+	VMOVUPD 32(CX)(R14*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  32(DI)(R12*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  32(AX)(R13*1), Y1, Y2
+	VMULPD  32(DI)(R13*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VMOVUPD 32(CX)(R13*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  32(R9)(R12*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  32(AX)(R14*1), Y1, Y2
+	VMULPD  32(R9)(R14*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VMULPD  32(R11)(R12*1), Y1, Y2
+	VSUBPD  Y3, Y2, Y2
+	VMOVUPD 32(R10)(R12*1), Y3
+	VSUBPD  Y2, Y3, Y2
+	VMULPD  32(R8)(R12*1), Y2, Y2
+	VMULPD  Y0, Y2, Y2
+	VADDPD  Y2, Y1, Y2
+	VMOVUPD Y2, 32(BX)(R12*1)
+	ADDQ    $0x00000040, R12
+	ADDQ    $0x00000040, R13
+	ADDQ    $0x00000040, R14
+	JMP     var3DSmoothAAVX2_vec2
+
+var3DSmoothAAVX2_vec:
+	CMPQ    R12, DX
+	JAE     var3DSmoothAAVX2_tail
+	VMOVUPD (AX)(R12*1), Y1
+	VMOVUPD 8(AX)(R12*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (SI)(R12*1), Y2, Y2
+	VSUBPD  -8(AX)(R12*1), Y1, Y3
+	VMULPD  -8(SI)(R12*1), Y3, Y3
+	VSUBPD  Y3, Y2, Y3
+	VMOVUPD (CX)(R14*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (DI)(R12*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  (AX)(R13*1), Y1, Y2
+	VMULPD  (DI)(R13*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VMOVUPD (CX)(R13*1), Y2
+	VSUBPD  Y1, Y2, Y2
+	VMULPD  (R9)(R12*1), Y2, Y2
+	VADDPD  Y2, Y3, Y3
+	VSUBPD  (AX)(R14*1), Y1, Y2
+	VMULPD  (R9)(R14*1), Y2, Y2
+	VSUBPD  Y2, Y3, Y3
+	VMULPD  (R11)(R12*1), Y1, Y2
+	VSUBPD  Y3, Y2, Y2
+	VMOVUPD (R10)(R12*1), Y3
+	VSUBPD  Y2, Y3, Y2
+	VMULPD  (R8)(R12*1), Y2, Y2
+	VMULPD  Y0, Y2, Y2
+	VADDPD  Y2, Y1, Y2
+	VMOVUPD Y2, (BX)(R12*1)
+	ADDQ    $0x00000020, R12
+	ADDQ    $0x00000020, R13
+	ADDQ    $0x00000020, R14
+	JMP     var3DSmoothAAVX2_vec
+
+var3DSmoothAAVX2_tail:
+	CMPQ   R12, 16(SP)
+	JAE    var3DSmoothAAVX2_next
+	VMOVSD (AX)(R12*1), X1
+	VMOVSD 8(AX)(R12*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (SI)(R12*1), X2, X2
+	VSUBSD -8(AX)(R12*1), X1, X3
+	VMULSD -8(SI)(R12*1), X3, X3
+	VSUBSD X3, X2, X3
+	VMOVSD (CX)(R14*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (DI)(R12*1), X2, X2
+	VADDSD X2, X3, X3
+	VSUBSD (AX)(R13*1), X1, X2
+	VMULSD (DI)(R13*1), X2, X2
+	VSUBSD X2, X3, X3
+	VMOVSD (CX)(R13*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (R9)(R12*1), X2, X2
+	VADDSD X2, X3, X3
+	VSUBSD (AX)(R14*1), X1, X2
+	VMULSD (R9)(R14*1), X2, X2
+	VSUBSD X2, X3, X3
+	VMULSD (R11)(R12*1), X1, X2
+	VSUBSD X3, X2, X2
+	VMOVSD (R10)(R12*1), X3
+	VSUBSD X2, X3, X2
+	VMULSD (R8)(R12*1), X2, X2
+	VMULSD X0, X2, X2
+	VADDSD X2, X1, X2
+	VMOVSD X2, (BX)(R12*1)
+	ADDQ   $0x00000008, R12
+	ADDQ   $0x00000008, R13
+	ADDQ   $0x00000008, R14
+	JMP    var3DSmoothAAVX2_tail
+
+var3DSmoothAAVX2_next:
+	DECQ 24(SP)
+	JZ   var3DSmoothAAVX2_end
+	MOVQ stride+96(FP), R12
+	SHLQ $0x03, R12
+	ADDQ R12, BX
+	ADDQ R12, AX
+	ADDQ R12, CX
+	ADDQ R12, SI
+	ADDQ R12, DI
+	ADDQ R12, R9
+	ADDQ R12, R8
+	ADDQ R12, R10
+	ADDQ R12, R11
+	JMP  var3DSmoothAAVX2_row
+
+var3DSmoothAAVX2_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func var3DSmoothAAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+// Requires: AVX, AVX512F
+TEXT ·var3DSmoothAAVX512(SB), NOSPLIT, $32-120
+	MOVQ         u+8(FP), AX
+	MOVQ         sy+64(FP), DX
+	SHLQ         $0x03, DX
+	LEAQ         (AX)(DX*1), CX
+	NEGQ         DX
+	MOVQ         DX, (SP)
+	MOVQ         sz+72(FP), DX
+	SHLQ         $0x03, DX
+	ADDQ         DX, CX
+	NEGQ         DX
+	MOVQ         DX, 8(SP)
+	MOVQ         rows+88(FP), DX
+	MOVQ         DX, 24(SP)
+	MOVQ         cells+80(FP), DX
+	SHLQ         $0x03, DX
+	MOVQ         DX, 16(SP)
+	ANDQ         $-64, DX
+	MOVQ         d+0(FP), BX
+	MOVQ         bx+16(FP), SI
+	MOVQ         by+24(FP), DI
+	MOVQ         c+40(FP), R8
+	MOVQ         bz+32(FP), R9
+	MOVQ         f+48(FP), R10
+	MOVQ         a+56(FP), R11
+	VBROADCASTSD w+104(FP), Z0
+
+var3DSmoothAAVX512_row:
+	XORQ R12, R12
+	MOVQ (SP), R13
+	MOVQ 8(SP), R14
+	MOVQ DX, R15
+	SUBQ $0x00000040, R15
+
+var3DSmoothAAVX512_vec2:
+	CMPQ    R12, R15
+	JGE     var3DSmoothAAVX512_vec
+	VMOVUPD (AX)(R12*1), Z1
+	VMOVUPD 8(AX)(R12*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (SI)(R12*1), Z2, Z2
+	VSUBPD  -8(AX)(R12*1), Z1, Z3
+	VMULPD  -8(SI)(R12*1), Z3, Z3
+	VSUBPD  Z3, Z2, Z3
+	VMOVUPD (CX)(R14*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (DI)(R12*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  (AX)(R13*1), Z1, Z2
+	VMULPD  (DI)(R13*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VMOVUPD (CX)(R13*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (R9)(R12*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  (AX)(R14*1), Z1, Z2
+	VMULPD  (R9)(R14*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (R11)(R12*1), Z1, Z2
+	VSUBPD  Z3, Z2, Z2
+	VMOVUPD (R10)(R12*1), Z3
+	VSUBPD  Z2, Z3, Z2
+	VMULPD  (R8)(R12*1), Z2, Z2
+	VMULPD  Z0, Z2, Z2
+	VADDPD  Z2, Z1, Z2
+	VMOVUPD Z2, (BX)(R12*1)
+	VMOVUPD 64(AX)(R12*1), Z1
+	VMOVUPD 72(AX)(R12*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  64(SI)(R12*1), Z2, Z2
+	VSUBPD  56(AX)(R12*1), Z1, Z3
+	VMULPD  56(SI)(R12*1), Z3, Z3
+	VSUBPD  Z3, Z2, Z3
+	VMOVUPD 64(CX)(R14*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  64(DI)(R12*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  64(AX)(R13*1), Z1, Z2
+	VMULPD  64(DI)(R13*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VMOVUPD 64(CX)(R13*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  64(R9)(R12*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  64(AX)(R14*1), Z1, Z2
+	VMULPD  64(R9)(R14*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  64(R11)(R12*1), Z1, Z2
+	VSUBPD  Z3, Z2, Z2
+	VMOVUPD 64(R10)(R12*1), Z3
+	VSUBPD  Z2, Z3, Z2
+	VMULPD  64(R8)(R12*1), Z2, Z2
+	VMULPD  Z0, Z2, Z2
+	VADDPD  Z2, Z1, Z2
+	VMOVUPD Z2, 64(BX)(R12*1)
+	ADDQ    $0x00000080, R12
+	ADDQ    $0x00000080, R13
+	ADDQ    $0x00000080, R14
+	JMP     var3DSmoothAAVX512_vec2
+
+var3DSmoothAAVX512_vec:
+	CMPQ    R12, DX
+	JAE     var3DSmoothAAVX512_tail
+	VMOVUPD (AX)(R12*1), Z1
+	VMOVUPD 8(AX)(R12*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (SI)(R12*1), Z2, Z2
+	VSUBPD  -8(AX)(R12*1), Z1, Z3
+	VMULPD  -8(SI)(R12*1), Z3, Z3
+	VSUBPD  Z3, Z2, Z3
+	VMOVUPD (CX)(R14*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (DI)(R12*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  (AX)(R13*1), Z1, Z2
+	VMULPD  (DI)(R13*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VMOVUPD (CX)(R13*1), Z2
+	VSUBPD  Z1, Z2, Z2
+	VMULPD  (R9)(R12*1), Z2, Z2
+	VADDPD  Z2, Z3, Z3
+	VSUBPD  (AX)(R14*1), Z1, Z2
+	VMULPD  (R9)(R14*1), Z2, Z2
+	VSUBPD  Z2, Z3, Z3
+	VMULPD  (R11)(R12*1), Z1, Z2
+	VSUBPD  Z3, Z2, Z2
+	VMOVUPD (R10)(R12*1), Z3
+	VSUBPD  Z2, Z3, Z2
+	VMULPD  (R8)(R12*1), Z2, Z2
+	VMULPD  Z0, Z2, Z2
+	VADDPD  Z2, Z1, Z2
+	VMOVUPD Z2, (BX)(R12*1)
+	ADDQ    $0x00000040, R12
+	ADDQ    $0x00000040, R13
+	ADDQ    $0x00000040, R14
+	JMP     var3DSmoothAAVX512_vec
+
+var3DSmoothAAVX512_tail:
+	CMPQ   R12, 16(SP)
+	JAE    var3DSmoothAAVX512_next
+	VMOVSD (AX)(R12*1), X1
+	VMOVSD 8(AX)(R12*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (SI)(R12*1), X2, X2
+	VSUBSD -8(AX)(R12*1), X1, X3
+	VMULSD -8(SI)(R12*1), X3, X3
+	VSUBSD X3, X2, X3
+	VMOVSD (CX)(R14*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (DI)(R12*1), X2, X2
+	VADDSD X2, X3, X3
+	VSUBSD (AX)(R13*1), X1, X2
+	VMULSD (DI)(R13*1), X2, X2
+	VSUBSD X2, X3, X3
+	VMOVSD (CX)(R13*1), X2
+	VSUBSD X1, X2, X2
+	VMULSD (R9)(R12*1), X2, X2
+	VADDSD X2, X3, X3
+	VSUBSD (AX)(R14*1), X1, X2
+	VMULSD (R9)(R14*1), X2, X2
+	VSUBSD X2, X3, X3
+	VMULSD (R11)(R12*1), X1, X2
+	VSUBSD X3, X2, X2
+	VMOVSD (R10)(R12*1), X3
+	VSUBSD X2, X3, X2
+	VMULSD (R8)(R12*1), X2, X2
+	VMULSD X0, X2, X2
+	VADDSD X2, X1, X2
+	VMOVSD X2, (BX)(R12*1)
+	ADDQ   $0x00000008, R12
+	ADDQ   $0x00000008, R13
+	ADDQ   $0x00000008, R14
+	JMP    var3DSmoothAAVX512_tail
+
+var3DSmoothAAVX512_next:
+	DECQ 24(SP)
+	JZ   var3DSmoothAAVX512_end
+	MOVQ stride+96(FP), R12
+	SHLQ $0x03, R12
+	ADDQ R12, BX
+	ADDQ R12, AX
+	ADDQ R12, CX
+	ADDQ R12, SI
+	ADDQ R12, DI
+	ADDQ R12, R9
+	ADDQ R12, R8
+	ADDQ R12, R10
+	ADDQ R12, R11
+	JMP  var3DSmoothAAVX512_row
+
+var3DSmoothAAVX512_end:
+	XORQ AX, AX
+	MOVQ AX, ret+112(FP)
+	VZEROUPPER
+	RET
+
 // func maxAbsDiffAVX2(a *float64, b *float64, cells int) uint64
 // Requires: AVX, AVX2, CMOV
 TEXT ·maxAbsDiffAVX2(SB), NOSPLIT, $32-32

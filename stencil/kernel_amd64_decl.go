@@ -300,6 +300,494 @@ func heat2DSrcNTAVX2(d *float64, c *float64, s *float64, n *float64, f *float64,
 //go:noescape
 func heat2DSrcNTAVX512(d *float64, c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cf float64)
 
+// var2DUpdateAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2), the rest one
+// at a time:
+//
+//	d[j] = u[j] + c[j]·φ
+//
+// with φ the flux sum of cell j over x, y (sy), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var2DUpdateAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var2DUpdateAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512), the rest one
+// at a time:
+//
+//	d[j] = u[j] + c[j]·φ
+//
+// with φ the flux sum of cell j over x, y (sy), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var2DUpdateAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var2DUpdateSrcAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2), the rest one
+// at a time:
+//
+//	d[j] = u[j] + c[j]·(φ + f[j])
+//
+// with φ the flux sum of cell j over x, y (sy), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var2DUpdateSrcAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var2DUpdateSrcAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512), the rest one
+// at a time:
+//
+//	d[j] = u[j] + c[j]·(φ + f[j])
+//
+// with φ the flux sum of cell j over x, y (sy), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var2DUpdateSrcAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var2DCheckAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2), the rest one
+// at a time:
+//
+//	d[j] = u[j] + c[j]·φ
+//
+// with φ the flux sum of cell j over x, y (sy), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+// It returns the bits of the largest |d[j] − u[j]| (sign bit cleared).
+//
+//go:noescape
+func var2DCheckAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var2DCheckAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512), the rest one
+// at a time:
+//
+//	d[j] = u[j] + c[j]·φ
+//
+// with φ the flux sum of cell j over x, y (sy), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+// It returns the bits of the largest |d[j] − u[j]| (sign bit cleared).
+//
+//go:noescape
+func var2DCheckAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var2DCheckSrcAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2), the rest one
+// at a time:
+//
+//	d[j] = u[j] + c[j]·(φ + f[j])
+//
+// with φ the flux sum of cell j over x, y (sy), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+// It returns the bits of the largest |d[j] − u[j]| (sign bit cleared).
+//
+//go:noescape
+func var2DCheckSrcAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var2DCheckSrcAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512), the rest one
+// at a time:
+//
+//	d[j] = u[j] + c[j]·(φ + f[j])
+//
+// with φ the flux sum of cell j over x, y (sy), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+// It returns the bits of the largest |d[j] − u[j]| (sign bit cleared).
+//
+//go:noescape
+func var2DCheckSrcAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var2DResidualAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2), the rest one
+// at a time:
+//
+//	d[j] = c[j]·(f[j] − (0 − φ))
+//
+// with φ the flux sum of cell j over x, y (sy), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var2DResidualAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var2DResidualAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512), the rest one
+// at a time:
+//
+//	d[j] = c[j]·(f[j] − (0 − φ))
+//
+// with φ the flux sum of cell j over x, y (sy), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var2DResidualAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var2DResidualAAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2), the rest one
+// at a time:
+//
+//	d[j] = c[j]·(f[j] − (a[j]·u[j] − φ))
+//
+// with φ the flux sum of cell j over x, y (sy), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var2DResidualAAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var2DResidualAAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512), the rest one
+// at a time:
+//
+//	d[j] = c[j]·(f[j] − (a[j]·u[j] − φ))
+//
+// with φ the flux sum of cell j over x, y (sy), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var2DResidualAAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var2DApplyAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2), the rest one
+// at a time:
+//
+//	d[j] = c[j]·(0 − φ)
+//
+// with φ the flux sum of cell j over x, y (sy), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var2DApplyAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var2DApplyAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512), the rest one
+// at a time:
+//
+//	d[j] = c[j]·(0 − φ)
+//
+// with φ the flux sum of cell j over x, y (sy), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var2DApplyAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var2DApplyAAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2), the rest one
+// at a time:
+//
+//	d[j] = c[j]·(a[j]·u[j] − φ)
+//
+// with φ the flux sum of cell j over x, y (sy), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var2DApplyAAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var2DApplyAAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512), the rest one
+// at a time:
+//
+//	d[j] = c[j]·(a[j]·u[j] − φ)
+//
+// with φ the flux sum of cell j over x, y (sy), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var2DApplyAAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var2DSmoothAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2), the rest one
+// at a time:
+//
+//	d[j] = u[j] + w·(c[j]·(f[j] − (0 − φ)))
+//
+// with φ the flux sum of cell j over x, y (sy), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var2DSmoothAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var2DSmoothAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512), the rest one
+// at a time:
+//
+//	d[j] = u[j] + w·(c[j]·(f[j] − (0 − φ)))
+//
+// with φ the flux sum of cell j over x, y (sy), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var2DSmoothAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var2DSmoothAAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2), the rest one
+// at a time:
+//
+//	d[j] = u[j] + w·(c[j]·(f[j] − (a[j]·u[j] − φ)))
+//
+// with φ the flux sum of cell j over x, y (sy), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var2DSmoothAAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var2DSmoothAAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512), the rest one
+// at a time:
+//
+//	d[j] = u[j] + w·(c[j]·(f[j] − (a[j]·u[j] − φ)))
+//
+// with φ the flux sum of cell j over x, y (sy), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var2DSmoothAAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var3DUpdateAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2), the rest one
+// at a time:
+//
+//	d[j] = u[j] + c[j]·φ
+//
+// with φ the flux sum of cell j over x, y (sy) and z (sz), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var3DUpdateAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var3DUpdateAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512), the rest one
+// at a time:
+//
+//	d[j] = u[j] + c[j]·φ
+//
+// with φ the flux sum of cell j over x, y (sy) and z (sz), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var3DUpdateAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var3DUpdateSrcAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2), the rest one
+// at a time:
+//
+//	d[j] = u[j] + c[j]·(φ + f[j])
+//
+// with φ the flux sum of cell j over x, y (sy) and z (sz), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var3DUpdateSrcAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var3DUpdateSrcAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512), the rest one
+// at a time:
+//
+//	d[j] = u[j] + c[j]·(φ + f[j])
+//
+// with φ the flux sum of cell j over x, y (sy) and z (sz), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var3DUpdateSrcAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var3DCheckAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2), the rest one
+// at a time:
+//
+//	d[j] = u[j] + c[j]·φ
+//
+// with φ the flux sum of cell j over x, y (sy) and z (sz), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+// It returns the bits of the largest |d[j] − u[j]| (sign bit cleared).
+//
+//go:noescape
+func var3DCheckAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var3DCheckAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512), the rest one
+// at a time:
+//
+//	d[j] = u[j] + c[j]·φ
+//
+// with φ the flux sum of cell j over x, y (sy) and z (sz), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+// It returns the bits of the largest |d[j] − u[j]| (sign bit cleared).
+//
+//go:noescape
+func var3DCheckAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var3DCheckSrcAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2), the rest one
+// at a time:
+//
+//	d[j] = u[j] + c[j]·(φ + f[j])
+//
+// with φ the flux sum of cell j over x, y (sy) and z (sz), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+// It returns the bits of the largest |d[j] − u[j]| (sign bit cleared).
+//
+//go:noescape
+func var3DCheckSrcAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var3DCheckSrcAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512), the rest one
+// at a time:
+//
+//	d[j] = u[j] + c[j]·(φ + f[j])
+//
+// with φ the flux sum of cell j over x, y (sy) and z (sz), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+// It returns the bits of the largest |d[j] − u[j]| (sign bit cleared).
+//
+//go:noescape
+func var3DCheckSrcAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var3DResidualAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2), the rest one
+// at a time:
+//
+//	d[j] = c[j]·(f[j] − (0 − φ))
+//
+// with φ the flux sum of cell j over x, y (sy) and z (sz), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var3DResidualAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var3DResidualAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512), the rest one
+// at a time:
+//
+//	d[j] = c[j]·(f[j] − (0 − φ))
+//
+// with φ the flux sum of cell j over x, y (sy) and z (sz), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var3DResidualAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var3DResidualAAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2), the rest one
+// at a time:
+//
+//	d[j] = c[j]·(f[j] − (a[j]·u[j] − φ))
+//
+// with φ the flux sum of cell j over x, y (sy) and z (sz), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var3DResidualAAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var3DResidualAAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512), the rest one
+// at a time:
+//
+//	d[j] = c[j]·(f[j] − (a[j]·u[j] − φ))
+//
+// with φ the flux sum of cell j over x, y (sy) and z (sz), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var3DResidualAAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var3DApplyAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2), the rest one
+// at a time:
+//
+//	d[j] = c[j]·(0 − φ)
+//
+// with φ the flux sum of cell j over x, y (sy) and z (sz), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var3DApplyAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var3DApplyAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512), the rest one
+// at a time:
+//
+//	d[j] = c[j]·(0 − φ)
+//
+// with φ the flux sum of cell j over x, y (sy) and z (sz), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var3DApplyAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var3DApplyAAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2), the rest one
+// at a time:
+//
+//	d[j] = c[j]·(a[j]·u[j] − φ)
+//
+// with φ the flux sum of cell j over x, y (sy) and z (sz), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var3DApplyAAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var3DApplyAAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512), the rest one
+// at a time:
+//
+//	d[j] = c[j]·(a[j]·u[j] − φ)
+//
+// with φ the flux sum of cell j over x, y (sy) and z (sz), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var3DApplyAAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var3DSmoothAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2), the rest one
+// at a time:
+//
+//	d[j] = u[j] + w·(c[j]·(f[j] − (0 − φ)))
+//
+// with φ the flux sum of cell j over x, y (sy) and z (sz), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var3DSmoothAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var3DSmoothAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512), the rest one
+// at a time:
+//
+//	d[j] = u[j] + w·(c[j]·(f[j] − (0 − φ)))
+//
+// with φ the flux sum of cell j over x, y (sy) and z (sz), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var3DSmoothAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var3DSmoothAAVX2 sets, for j in [0, cells), 4 cells a vector (AVX2), the rest one
+// at a time:
+//
+//	d[j] = u[j] + w·(c[j]·(f[j] − (a[j]·u[j] − φ)))
+//
+// with φ the flux sum of cell j over x, y (sy) and z (sz), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var3DSmoothAAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var3DSmoothAAVX512 sets, for j in [0, cells), 8 cells a vector (AVX512), the rest one
+// at a time:
+//
+//	d[j] = u[j] + w·(c[j]·(f[j] − (a[j]·u[j] − φ)))
+//
+// with φ the flux sum of cell j over x, y (sy) and z (sz), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var3DSmoothAAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
 // maxAbsDiffAVX2 returns the bits of the largest |a[j] − b[j]| (sign bit cleared),
 // for j in [0, cells), cells a multiple of 4.
 //

@@ -17,9 +17,15 @@ package stencil
 // and the kernels are
 //
 //	update    d[i] = u[i] + S[i]·(φ + f[i])       (f nil: u[i] + S[i]·φ)
-//	residual  d[i] = M[i]·(f[i] − (A[i]·u[i] − φ)) (A nil: M[i]·(f[i] + φ))
-//	apply     d[i] = M[i]·(A[i]·u[i] − φ)          (A nil: M[i]·(0 − φ))
+//	residual  d[i] = M[i]·(f[i] − (A[i]·u[i] − φ))
+//	apply     d[i] = M[i]·(A[i]·u[i] − φ)
 //	smooth    d[i] = u[i] + w·(W[i]·(f[i] − (A[i]·u[i] − φ)))
+//
+// with A nil taken as A[i]·u[i] = 0: 0 − φ is evaluated (−φ would differ in
+// a zero's sign). The update with check keeps max |d[i] − u[i]| as
+// MaxAbsDiff does. d must not be u (a cell reads its west neighbour's old
+// value) nor a face coefficient; it may be f, S, M, W or A (each cell reads
+// its own before writing it).
 //
 // Held cells and holes are rows of the coefficients, not branches: their S,
 // M and W are 0, so they keep their value and their residual is 0. The
@@ -66,17 +72,28 @@ func (ks Set) Var(nd int) VarKernels {
 	return byDims(nd, ks.var2D, ks.var3D)
 }
 
-// genericVar are the portable variable-coefficient kernels.
+// varChunk is how many cells' flux sums the generic kernels hold at a time
+// (on the stack): φ for a piece of a row first, in one loop, then the
+// kernel's finish over it in another, each loop without a call per cell.
+const varChunk = 256
+
+// genericVar are the portable variable-coefficient kernels, the reference
+// the vector kernels (varkernel_amd64.go) are tested against.
 func genericVar(three bool) VarKernels {
 	mk := func(op varOp) VarKernel {
 		return func(k *VarCoeffs, d, u, f []float64, w float64, start, n, rows, stride int) float64 {
+			var buf [varChunk]float64
 			var m uint64
 			for r := range rows {
 				i := start + r*stride
-				if three {
-					m = max(m, varRow3D(op, k, d, u, f, w, i, n))
-				} else {
-					m = max(m, varRow2D(op, k, d, u, f, w, i, n))
+				for j := 0; j < n; j += varChunk {
+					phi := buf[:min(varChunk, n-j)]
+					if three {
+						flux3D(phi, k, u, i+j)
+					} else {
+						flux2D(phi, k, u, i+j)
+					}
+					m = max(m, varFinish(op, k, d, u, f, w, i+j, phi))
 				}
 			}
 			return absFloat(m)
@@ -85,74 +102,98 @@ func genericVar(three bool) VarKernels {
 	return VarKernels{Update: mk(varUpdate), Check: mk(varCheck), Residual: mk(varResidual), Apply: mk(varApply), Smooth: mk(varSmooth)}
 }
 
-// varRow2D is one 2D row of a variable-coefficient kernel; with varCheck it
-// returns the largest absBits of the change.
-func varRow2D(op varOp, k *VarCoeffs, d, u, f []float64, w float64, i, n int) uint64 {
-	sy := k.SY
-	c := u[i-1 : i+n+1]
+// flux2D sets phi[j] to the 2D flux sum of cell i+j (the file's comment).
+func flux2D(phi []float64, k *VarCoeffs, u []float64, i int) {
+	n, sy := len(phi), k.SY
+	w := u[i-1 : i+n-1]
+	c, e := u[i:i+n], u[i+1:i+n+1]
 	so, no := u[i-sy:i-sy+n], u[i+sy:i+sy+n]
-	bx := k.BX[i-1 : i+n]
+	bw, be := k.BX[i-1:i+n-1], k.BX[i:i+n]
 	bs, bn := k.BY[i-sy:i-sy+n], k.BY[i:i+n]
-	return varFinish(op, k, d, c, f, w, i, n, func(j int) float64 {
-		mid := c[j+1]
-		return float64(bx[j+1]*(c[j+2]-mid)) - float64(bx[j]*(mid-c[j])) +
+	for j := range phi {
+		mid := c[j]
+		phi[j] = float64(be[j]*(e[j]-mid)) - float64(bw[j]*(mid-w[j])) +
 			float64(bn[j]*(no[j]-mid)) - float64(bs[j]*(mid-so[j]))
-	})
+	}
 }
 
-// varRow3D is varRow2D in 3D.
-func varRow3D(op varOp, k *VarCoeffs, d, u, f []float64, w float64, i, n int) uint64 {
-	sy, sz := k.SY, k.SZ
-	c := u[i-1 : i+n+1]
+// flux3D is flux2D in 3D.
+func flux3D(phi []float64, k *VarCoeffs, u []float64, i int) {
+	n, sy, sz := len(phi), k.SY, k.SZ
+	w := u[i-1 : i+n-1]
+	c, e := u[i:i+n], u[i+1:i+n+1]
 	so, no := u[i-sy:i-sy+n], u[i+sy:i+sy+n]
 	lo, up := u[i-sz:i-sz+n], u[i+sz:i+sz+n]
-	bx := k.BX[i-1 : i+n]
+	bw, be := k.BX[i-1:i+n-1], k.BX[i:i+n]
 	bs, bn := k.BY[i-sy:i-sy+n], k.BY[i:i+n]
 	bl, bu := k.BZ[i-sz:i-sz+n], k.BZ[i:i+n]
-	return varFinish(op, k, d, c, f, w, i, n, func(j int) float64 {
-		mid := c[j+1]
-		return float64(bx[j+1]*(c[j+2]-mid)) - float64(bx[j]*(mid-c[j])) +
+	for j := range phi {
+		mid := c[j]
+		phi[j] = float64(be[j]*(e[j]-mid)) - float64(bw[j]*(mid-w[j])) +
 			float64(bn[j]*(no[j]-mid)) - float64(bs[j]*(mid-so[j])) +
 			float64(bu[j]*(up[j]-mid)) - float64(bl[j]*(mid-lo[j]))
-	})
+	}
 }
 
-// varFinish turns each cell's flux sum into the kernel's result (the
-// formulas in the file's comment); c is the row with its west and east
-// neighbours.
-func varFinish(op varOp, k *VarCoeffs, d, c, f []float64, w float64, i, n int, flux func(j int) float64) uint64 {
-	dst := d[i : i+n]
-	var m uint64
+// varFinish turns the flux sums phi of cells i, i+1, … into the kernel's
+// result (the file's comment), a loop per kernel; with varCheck it returns
+// the largest absBits of the change. Without A, A[i]·u[i] is 0: residual,
+// apply and smooth evaluate 0 − φ (not −φ: the two differ in a zero's sign).
+func varFinish(op varOp, k *VarCoeffs, d, u, f []float64, w float64, i int, phi []float64) uint64 {
+	n := len(phi)
+	dst, mid := d[i:i+n], u[i:i+n]
 	switch op {
 	case varUpdate, varCheck:
 		s := k.S[i : i+n]
-		for j := range dst {
-			phi := flux(j)
-			if f != nil {
-				phi += f[i+j]
+		if f != nil {
+			g := f[i : i+n]
+			for j := range dst {
+				dst[j] = mid[j] + float64(s[j]*(phi[j]+g[j]))
 			}
-			dst[j] = c[j+1] + float64(s[j]*phi)
-			if op == varCheck {
-				m = max(m, absBits(dst[j]-c[j+1]))
+		} else {
+			for j := range dst {
+				dst[j] = mid[j] + float64(s[j]*phi[j])
 			}
 		}
-	case varResidual, varApply, varSmooth:
+		if op == varCheck {
+			return maxAbsDiffGeneric(dst, mid)
+		}
+	case varApply:
 		mk := k.M[i : i+n]
-		for j := range dst {
-			phi := flux(j)
-			au := 0.0
-			if k.A != nil {
-				au = float64(k.A[i+j] * c[j+1])
+		if k.A != nil {
+			a := k.A[i : i+n]
+			for j := range dst {
+				dst[j] = float64(mk[j] * (float64(a[j]*mid[j]) - phi[j]))
 			}
-			switch op {
-			case varApply:
-				dst[j] = float64(mk[j] * (au - phi))
-			case varResidual:
-				dst[j] = float64(mk[j] * (f[i+j] - (au - phi)))
-			default:
-				dst[j] = c[j+1] + float64(w*float64(k.W[i+j]*(f[i+j]-(au-phi))))
+		} else {
+			for j := range dst {
+				dst[j] = float64(mk[j] * (0 - phi[j]))
+			}
+		}
+	case varResidual:
+		mk, g := k.M[i:i+n], f[i:i+n]
+		if k.A != nil {
+			a := k.A[i : i+n]
+			for j := range dst {
+				dst[j] = float64(mk[j] * (g[j] - (float64(a[j]*mid[j]) - phi[j])))
+			}
+		} else {
+			for j := range dst {
+				dst[j] = float64(mk[j] * (g[j] - (0 - phi[j])))
+			}
+		}
+	case varSmooth:
+		wk, g := k.W[i:i+n], f[i:i+n]
+		if k.A != nil {
+			a := k.A[i : i+n]
+			for j := range dst {
+				dst[j] = mid[j] + float64(w*float64(wk[j]*(g[j]-(float64(a[j]*mid[j])-phi[j]))))
+			}
+		} else {
+			for j := range dst {
+				dst[j] = mid[j] + float64(w*float64(wk[j]*(g[j]-(0-phi[j]))))
 			}
 		}
 	}
-	return m
+	return 0
 }

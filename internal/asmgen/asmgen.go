@@ -1,8 +1,9 @@
 // Package asmgen generates stencil's amd64 assembly kernels with avo: the
-// AVX2 (4 cells a vector) and AVX-512 (8) variants of every row kernel come
-// from one generator, so they cannot drift apart. stencil's tests compare
-// the committed kernel_amd64.s and its Go declarations with what Stencil
-// returns, and rewrite them with -update (`go generate ./stencil`).
+// AVX2 (4 cells a vector) and AVX-512 (8) variants of every row kernel, and
+// of the variable-coefficient kernels (var.go), come from one generator, so
+// they cannot drift apart. stencil's tests compare the committed
+// kernel_amd64.s and its Go declarations with what Stencil returns, and
+// rewrite them with -update (`go generate ./stencil`).
 //
 // Every kernel evaluates its generic twin's operations in the same order,
 // each multiply and add rounded on its own (VMULPD, VADDPD, VSUBPD; never a
@@ -837,6 +838,11 @@ func Stencil() (asm, stubs []byte, err error) {
 	for _, k := range kernels() {
 		for _, i := range isas {
 			emit(c, k, i)
+		}
+	}
+	for _, k := range varKernels() {
+		for _, i := range isas {
+			emitVar(c, k, i)
 		}
 	}
 	for _, diff := range []bool{true, false} {
