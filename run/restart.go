@@ -245,7 +245,9 @@ func beginCheckpoint(c comm.Comm, s *solver.Solver, j *job, writers []int) (*che
 	if r := s.Residual(); !math.IsNaN(r) && !math.IsInf(r, 0) {
 		extra["residual"] = r
 	}
-	meta := checkpoint.Meta{Step: s.Step(), Time: s.SimTime(), Config: cfgJSON, Extra: extra}
+	// In media, k, rho_c and the held cells' mask go beside the field: a
+	// restart needs no map file (checkpointMedia).
+	meta := checkpoint.Meta{Step: s.Step(), Time: s.SimTime(), Config: cfgJSON, Extra: extra, Arrays: mediaArrays(s.Media())}
 	opt, err := ckptOptions(j.cfg, s.Threads(), writers)
 	if err != nil {
 		return nil, checkpointFailed(c, j, s.Step(), err)
