@@ -187,3 +187,22 @@ func TestLayoutIndexAndRows(t *testing.T) {
 	l.ForRows(Box{Lo: []int{-1, 0}, Hi: []int{1, 5}}, func(start, n int) { rows = append(rows, [2]int{start, n}) })
 	require.Equal(t, [][2]int{{l.Index(-1, 0), 5}, {l.Index(0, 0), 5}}, rows)
 }
+
+// TestLayoutCoordsInvertIndex: Coords and Global undo Index for every cell
+// of a layout, ghosts included.
+func TestLayoutCoordsInvertIndex(t *testing.T) {
+	lay := NewLayout(Box{Lo: []int{3, 5, 7}, Hi: []int{6, 9, 8}}, 2)
+	c, g := make([]int, 3), make([]int, 3)
+	for z := -2; z < lay.N[0]+2; z++ {
+		for y := -2; y < lay.N[1]+2; y++ {
+			for x := -2; x < lay.N[2]+2; x++ {
+				i := lay.Index(z, y, x)
+				lay.Coords(i, c)
+				lay.Global(i, g)
+				if c[0] != z || c[1] != y || c[2] != x || g[0] != z+3 || g[1] != y+5 || g[2] != x+7 {
+					t.Fatalf("cell (%d, %d, %d): Coords %v, Global %v", z, y, x, c, g)
+				}
+			}
+		}
+	}
+}

@@ -43,6 +43,24 @@ func (l Layout) Index(c ...int) int {
 	return i
 }
 
+// Coords sets out to the local coordinates of flat index i (each in
+// [-Ghost, N+Ghost)): the inverse of Index.
+func (l Layout) Coords(i int, out []int) {
+	for a := range l.N {
+		out[a] = i/l.Stride[a] - l.Ghost
+		i %= l.Stride[a]
+	}
+}
+
+// Global sets out to the global cell index of flat index i: Coords shifted
+// by the box's offset.
+func (l Layout) Global(i int, out []int) {
+	l.Coords(i, out)
+	for a := range out {
+		out[a] += l.Box.Lo[a]
+	}
+}
+
 // ForRows calls f for every row of the local box r (local coordinates,
 // half-open, may reach into the ghosts) with the flat index of the row's
 // first cell and the row's length. Rows run along the last axis, in C order.

@@ -10,21 +10,24 @@ import (
 
 // Conjugate gradients preconditioned by one multigrid cycle (mgcg): robust
 // where the cycles alone slow down, at jumps of the coefficients by many
-// decades. The cycle is a symmetric preconditioner: piecewise-constant
-// prolongation (the solver asks for it) is the averaging restriction's
-// transpose times 2^d, and pre- and post-smoothing are the same polynomial
-// in D⁻¹A. The flexible (Polak–Ribière) β gave the same iteration counts on
-// every jump tested and costs a third sum: the plain one is used. Every
-// dot product is an exact sum (internal/exactsum), the same bits on every
-// split; the few a step go through one collective.
+// decades. With as many sweeps after the coarse correction as before it
+// the cycle is a symmetric preconditioner: piecewise-constant prolongation
+// (the solver asks for it) is the averaging restriction's transpose times
+// 2^d, and the pre- and post-smoothing are the same polynomial in D⁻¹A;
+// then β is the plain r·z ratio. Otherwise (a user's (3,1)) it is the
+// flexible Polak–Ribière β = r·(z − z_old)/r_old·z_old, which keeps CG
+// converging under an unsymmetric cycle (plain β: 32², smooth k, stuck at
+// 2e-3 after 30 iterations; flexible: converged) for a third sum a step.
+// Every dot product is an exact sum (internal/exactsum), the same bits on
+// every split; the few a step go through one collective.
 
 // krylov is the iteration's state on the fine level.
 type krylov struct {
-	r, z, p, q []float64 // residual, preconditioned residual, direction, A·direction
-	w1, w2     []float64 // the preconditioning cycle's iterate and its sweeps' other buffer
-	rz         float64   // r·z
-	started    bool
-	accs       [][3]exactsum.Acc // per worker: the partial sums of a step
+	r, z, zOld, p, q []float64 // residual, preconditioned residual (and the last: flexible), direction, A·direction
+	w1, w2           []float64 // the preconditioning cycle's iterate and its sweeps' other buffer
+	rz               float64   // r·z
+	started          bool
+	accs             [][3]exactsum.Acc // per worker: the partial sums of a step
 }
 
 // Krylov does one mgcg iteration on the fine level (the first also sets
@@ -35,7 +38,7 @@ func (m *MG) Krylov() (float64, error) {
 	k := m.kry
 	if k == nil {
 		n := f.lay.Len()
-		k = &krylov{r: make([]float64, n), z: make([]float64, n), p: make([]float64, n),
+		k = &krylov{r: make([]float64, n), z: make([]float64, n), zOld: make([]float64, n), p: make([]float64, n),
 			q: make([]float64, n), w1: make([]float64, n), w2: make([]float64, n), accs: make([][3]exactsum.Acc, f.tm.Size())}
 		m.kry = k
 	}
@@ -75,15 +78,32 @@ func (m *MG) Krylov() (float64, error) {
 		f.u[i] += alpha * k.p[i]
 		k.r[i] -= alpha * k.q[i]
 	})
+	flexible := len(m.pre) != len(m.post)
+	if flexible {
+		k.z, k.zOld = k.zOld, k.z
+	}
 	if err := m.precondition(k.r, k.z); err != nil {
 		return 0, err
 	}
-	sums, err := m.sums(1, func(i int, a []exactsum.Acc) { a[0].Add(k.r[i] * k.z[i]) })
-	if err != nil {
-		return 0, err
+	var beta float64
+	if flexible {
+		sums, err := m.sums(2, func(i int, a []exactsum.Acc) {
+			a[0].Add(k.r[i] * k.z[i])
+			a[1].Add(k.r[i] * (k.z[i] - k.zOld[i]))
+		})
+		if err != nil {
+			return 0, err
+		}
+		beta = sums[1] / k.rz
+		k.rz = sums[0]
+	} else {
+		sums, err := m.sums(1, func(i int, a []exactsum.Acc) { a[0].Add(k.r[i] * k.z[i]) })
+		if err != nil {
+			return 0, err
+		}
+		beta = sums[0] / k.rz
+		k.rz = sums[0]
 	}
-	beta := sums[0] / k.rz
-	k.rz = sums[0]
 	f.eachCell(func(i int) { k.p[i] = k.z[i] + beta*k.p[i] })
 	m.stats.Cycles++
 	return m.Residual()

@@ -134,13 +134,13 @@ func newLevel(c comm.Comm, topo *decomp.Grid, shape []int, length []float64, box
 	n := l.lay.Len()
 	l.u, l.tmp = hugemem.Floats(n), hugemem.Floats(n)
 	l.b = hugemem.Floats(n)
+	g := make([]int, nd)
 	l.lay.ForRows(decomp.Box{Lo: make([]int, nd), Hi: l.lay.N}, func(start, n int) {
 		l.rows = append(l.rows, stencil.Span{Start: start, N: n})
+		l.lay.Global(start, g)
 		p := 0
-		rem := start
-		for a := range nd {
-			p += rem/l.lay.Stride[a] - 1 + box.Lo[a]
-			rem %= l.lay.Stride[a]
+		for _, x := range g {
+			p += x
 		}
 		l.parity = append(l.parity, p&1)
 	})

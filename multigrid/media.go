@@ -128,7 +128,7 @@ func (m *MG) coarsenMedia(f, c *level) error {
 		upper := make([]float64, f.lay.Len())
 		lc := make([]int, nd)
 		f.forCells(func(i int) {
-			localCoords(f.lay, i, lc)
+			f.lay.Coords(i, lc)
 			if f.ratio[a] == 1 || (f.lay.Box.Lo[a]+lc[a])%2 == 1 {
 				upper[i] = fine.B[a][i]
 			}

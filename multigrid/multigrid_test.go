@@ -109,7 +109,7 @@ func solve(t testing.TB, s setup) outcome {
 		x := make([]float64, nd)
 		idx := make([]int, nd)
 		lay.ForRows(decomp.Box{Lo: make([]int, nd), Hi: lay.N}, func(start, n int) {
-			localCoords(lay, start, idx)
+			lay.Coords(start, idx)
 			for j := range n {
 				for a := range nd {
 					g := lay.Box.Lo[a] + idx[a]
@@ -146,7 +146,7 @@ func solve(t testing.TB, s setup) outcome {
 		}
 		u := m.Field()
 		lay.ForRows(decomp.Box{Lo: make([]int, nd), Hi: lay.N}, func(start, n int) {
-			localCoords(lay, start, idx)
+			lay.Coords(start, idx)
 			g := 0
 			for a := range nd {
 				g = g*s.shape[a] + lay.Box.Lo[a] + idx[a]

@@ -27,14 +27,6 @@ func coarsen(b decomp.Box, ratio []int) decomp.Box {
 	return c
 }
 
-// localCoords are the local coordinates of the cell at flat index i of lay.
-func localCoords(lay decomp.Layout, i int, out []int) {
-	for a := range lay.N {
-		out[a] = i/lay.Stride[a] - lay.Ghost
-		i %= lay.Stride[a]
-	}
-}
-
 // restrict sets c's b to the average of the children of each coarse cell in
 // src (a field of f, whose ghosts must be current). The children are summed in pairs along x, then y, then z.
 func restrict(f, c *level, src []float64) {
@@ -49,7 +41,7 @@ func restrict(f, c *level, src []float64) {
 		lc := make([]int, nd)
 		fc := make([]int, nd)
 		for _, r := range rows {
-			localCoords(c.lay, r.Start, lc)
+			c.lay.Coords(r.Start, lc)
 			for a := range nd {
 				fc[a] = (c.lay.Box.Lo[a]+lc[a])*f.ratio[a] - f.lay.Box.Lo[a]
 			}
@@ -167,7 +159,7 @@ func prolong(f, c *level, src, dst []float64, linear, add bool) {
 			return out
 		}
 		for _, r := range rows {
-			localCoords(f.lay, r.Start, lc)
+			f.lay.Coords(r.Start, lc)
 			py, qy, my := axisWeights(flo[nd-2]+lc[nd-2], f.ratio[nd-2], clo[nd-2], linear)
 			pz, qz, mz := 0, 0, false
 			if nd == 3 {

@@ -41,11 +41,7 @@ func (s *Solver) Gather() ([]float64, error) {
 	s.lay.ForRows(local, func(start, n int) {
 		// The row's global start: shift by the box offset.
 		c := make([]int, nd)
-		rem := start
-		for a := range nd {
-			c[a] = rem/s.lay.Stride[a] - s.lay.Ghost + s.lay.Box.Lo[a]
-			rem %= s.lay.Stride[a]
-		}
+		s.lay.Global(start, c)
 		copy(s.gathered[whole.Index(c...):], s.u[start:start+n])
 	})
 	if s.c.Size() == 1 {

@@ -54,6 +54,11 @@ func (s *Solver) newMultigrid() error {
 		// inclusion, V(2,2): constant 10 iterations to a backward error of
 		// 6e-15; linear stalls at 5e-4.
 		opt.Constant = true
+		if opt.Pre == 0 && opt.Post == 0 && len(s.spec.Shape) == 2 {
+			// As many sweeps after the coarse correction as before: a
+			// symmetric cycle, plain CG (multigrid/krylov.go).
+			opt.Pre, opt.Post = 2, 2
+		}
 	}
 	mg, err := multigrid.New(s.c, s.grid, p, opt, s.team)
 	if err != nil {

@@ -191,6 +191,21 @@ func TestMediaBitForBit(t *testing.T) {
 					require.Equal(t, want, got, "%v %s ranks %d threads %d", shape, eq, ranks, threads)
 				}
 			}
+			grids := [][]int{{4, 1}, {1, 4}, {2, 2}}
+			if nd == 3 {
+				grids = [][]int{{4, 1, 1}, {1, 2, 2}, {1, 1, 4}}
+			}
+			for _, dims := range grids {
+				spec.Dims = dims
+				require.Equal(t, want, fingerprint(run(t, 4, spec).field), "%v %s dims %v", shape, eq, dims)
+			}
+			spec.Dims = nil
+			for _, ks := range stencil.Available() {
+				restore := stencil.Use(ks)
+				got := fingerprint(run(t, 2, spec).field)
+				restore()
+				require.Equal(t, want, got, "%v %s kernels %s", shape, eq, ks.Name)
+			}
 		}
 	}
 }
@@ -295,9 +310,9 @@ func TestLayeredMediumSteadyState(t *testing.T) {
 	}
 }
 
-// TestMediaMultigridBitForBit: multigrid Poisson and the implicit schemes
-// in media give the same bits on every split and thread count, and
-// multigrid reaches the layered medium's exact solution.
+// TestMediaMultigridBitForBit: multigrid and mgcg Poisson and the implicit
+// schemes in media (holes and held cells) give the same bits on every
+// rank count, process grid, thread count and kernel set.
 func TestMediaMultigridBitForBit(t *testing.T) {
 	for _, shape := range [][]int{{32, 32}, {16, 16, 16}} {
 		nd := len(shape)
@@ -305,9 +320,10 @@ func TestMediaMultigridBitForBit(t *testing.T) {
 		for _, c := range []struct {
 			eq     Equation
 			scheme Scheme
-		}{{Poisson, Explicit}, {Heat, BackwardEuler}, {Heat, CrankNicolson}} {
+			cg     bool
+		}{{Poisson, Explicit, false}, {Poisson, Explicit, true}, {Heat, BackwardEuler, false}, {Heat, CrankNicolson, false}} {
 			spec := heatSpec(shape)
-			spec.Equation, spec.Scheme = c.eq, c.scheme
+			spec.Equation, spec.Scheme, spec.CG = c.eq, c.scheme, c.cg
 			spec.Media = g.fn()
 			spec.Multigrid = true
 			spec.DT = 1e-3
@@ -324,8 +340,24 @@ func TestMediaMultigridBitForBit(t *testing.T) {
 					if want == "" {
 						want = got
 					}
-					require.Equal(t, want, got, "%v %s %s ranks %d threads %d", shape, c.eq, c.scheme, ranks, threads)
+					require.Equal(t, want, got, "%v %s %s cg %v ranks %d threads %d", shape, c.eq, c.scheme, c.cg, ranks, threads)
 				}
+			}
+			// Process grids of 4 ranks, and every kernel set.
+			grids := [][]int{{4, 1}, {1, 4}, {2, 2}}
+			if nd == 3 {
+				grids = [][]int{{4, 1, 1}, {1, 2, 2}, {1, 1, 4}}
+			}
+			for _, dims := range grids {
+				spec.Dims = dims
+				require.Equal(t, want, fingerprint(run(t, 4, spec).field), "%v %s %s cg %v dims %v", shape, c.eq, c.scheme, c.cg, dims)
+			}
+			spec.Dims = nil
+			for _, ks := range stencil.Available() {
+				restore := stencil.Use(ks)
+				got := fingerprint(run(t, 3, spec).field)
+				restore()
+				require.Equal(t, want, got, "%v %s %s cg %v kernels %s", shape, c.eq, c.scheme, c.cg, ks.Name)
 			}
 		}
 	}
@@ -438,7 +470,7 @@ func TestMediaManufacturedSecondOrder(t *testing.T) {
 		spec.Initial = Constant(0)
 		spec.Steps, spec.Tolerance = 40, 1e-14
 		out := run(t, 2, spec)
-		require.True(t, out.converged)
+		require.True(t, out.converged, "n = %d: %d iterations, residual %g", n, out.steps, out.residual)
 		worst := 0.0
 		cellCentres(shape, spec.Length, func(i int, x []float64) {
 			worst = max(worst, math.Abs(out.field[i]-exact(x)))

@@ -274,7 +274,6 @@ func (s *Solver) Close() { s.team.Close() }
 func (s *Solver) fill(dst []float64, p Profile, scale float64, ghosts bool) {
 	nd := len(s.spec.Shape)
 	h := s.spec.Spacing()
-	box := s.lay.Box
 	x := make([]float64, nd)
 	idx := make([]int, nd)
 	g := make([]int, nd)
@@ -287,12 +286,7 @@ func (s *Solver) fill(dst []float64, p Profile, scale float64, ghosts bool) {
 	shape := s.spec.Shape
 	periodic := s.spec.Periodic()
 	s.lay.ForRows(region, func(start, n int) {
-		// Recover the row's global index from its flat start.
-		rem := start
-		for a := range nd {
-			idx[a] = rem/s.lay.Stride[a] - s.lay.Ghost + box.Lo[a]
-			rem %= s.lay.Stride[a]
-		}
+		s.lay.Global(start, idx) // the row's first cell
 		first := idx[nd-1]
 		for j := range n {
 			idx[nd-1] = first + j

@@ -153,11 +153,7 @@ func RunGhosts(lay decomp.Layout, faces [][2]Face, hasNeighbour [][2]bool, rn Ru
 	x, y := nd-1, nd-2
 	// The run's first cell's coordinates.
 	c := make([]int, nd)
-	rem := rn.Start
-	for a := range nd {
-		c[a] = rem/lay.Stride[a] - lay.Ghost
-		rem %= lay.Stride[a]
-	}
+	lay.Coords(rn.Start, c)
 	sy := lay.Stride[y]
 	var out []GhostRun
 	for a := range nd {
