@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"reflect"
@@ -146,11 +147,16 @@ func (s *sources) exact(key string) (origin, bool) {
 	return o, ok
 }
 
+// indices matches the array indices of a key, the [1] of material[1].k.
+var indices = regexp.MustCompile(`\[\d+\]`)
+
 // of is the source of key; else of the latest key below it (a per-face
 // table set through boundary.z_lo.kind); else of its nearest parent table
 // set as a whole (boundary.x_lo = {kind = "neumann"}); "" if no layer set
-// it.
+// it. The tables of an array count as the array: material[1].k is
+// material.k, whichever layer set the array last.
 func (s *sources) of(key string) string {
+	key = indices.ReplaceAllString(key, "")
 	if o, ok := s.by[key]; ok {
 		return o.source
 	}
@@ -253,8 +259,53 @@ func checkKey(raw map[string]any, k toml.Key) *Error {
 		if want, ok := fits(t, v); !ok {
 			return &Error{Key: k[:i+1].String(), Msg: misfit(want, v)}
 		}
+		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct {
+			// An array of tables ([[material]]): every key of every table
+			// is checked here, by its index, so the keys below it are too.
+			return checkTables(t.Elem(), v, k[:i+1].String())
+		}
 	}
 	return nil
+}
+
+// checkTables checks each table of the array of tables v (the value of key
+// prefix, which fits has accepted) against the struct type t: each key must
+// name a field, spelt exactly, and its value must fit the field's type.
+// Keys are named with the table's index, material[1].radius.
+func checkTables(t reflect.Type, v any, prefix string) *Error {
+	var tables []map[string]any
+	switch v := v.(type) {
+	case []map[string]any:
+		tables = v
+	case []any:
+		for _, e := range v {
+			tables = append(tables, e.(map[string]any))
+		}
+	}
+	for i, m := range tables {
+		names := slices.Sorted(maps.Keys(m))
+		for _, name := range names {
+			key := fmt.Sprintf("%s[%d].%s", prefix, i, name)
+			field, ok := fieldByTag(t, name)
+			if !ok {
+				return unknownField(t, key, name)
+			}
+			if want, ok := fits(field.Type, m[name]); !ok {
+				return &Error{Key: key, Msg: misfit(want, m[name])}
+			}
+		}
+	}
+	return nil
+}
+
+// unknownField reports key, whose last part name is not a field of the
+// table type parent, suggesting the nearest field name when one is close.
+func unknownField(parent reflect.Type, key, name string) *Error {
+	msg := fmt.Sprintf("unknown key %q", key)
+	if best, ok := nearest(parent, name); ok {
+		msg += fmt.Sprintf(" (did you mean %q?)", strings.TrimSuffix(key, name)+best)
+	}
+	return &Error{Msg: msg}
 }
 
 // fieldByTag finds the field of struct type t (or *struct) whose toml tag
@@ -293,17 +344,22 @@ func tagsOf(t reflect.Type) []string {
 // type parent, suggesting the nearest field name when one is close.
 func unknownKey(parent reflect.Type, k toml.Key) *Error {
 	msg := fmt.Sprintf("unknown key %q", k.String())
-	last := k[len(k)-1]
-	best, bestD := "", 3
-	for _, name := range tagsOf(parent) {
-		if d := textdist.Edits(strings.ToLower(last), name); d < bestD || (d == bestD && name < best) {
-			best, bestD = name, d
-		}
-	}
-	if best != "" && bestD <= max(1, len(last)/3) {
+	if best, ok := nearest(parent, k[len(k)-1]); ok {
 		msg += fmt.Sprintf(" (did you mean %q?)", append(slices.Clone(k[:len(k)-1]), best).String())
 	}
 	return &Error{Msg: msg}
+}
+
+// nearest is the field name of the table type parent closest to name, if
+// one is close enough to be the one meant.
+func nearest(parent reflect.Type, name string) (string, bool) {
+	best, bestD := "", 3
+	for _, tag := range tagsOf(parent) {
+		if d := textdist.Edits(strings.ToLower(name), tag); d < bestD || (d == bestD && tag < best) {
+			best, bestD = tag, d
+		}
+	}
+	return best, best != "" && bestD <= max(1, len(name)/3)
 }
 
 // rawAt is the decoded value at key k, descending through tables only.
@@ -372,6 +428,11 @@ func fits(t reflect.Type, v any) (want string, ok bool) {
 			return "an array of numbers", all(v, isNum)
 		case reflect.String:
 			return "an array of strings", all(v, func(e any) bool { _, ok := e.(string); return ok })
+		case reflect.Struct:
+			if _, ok := v.([]map[string]any); ok {
+				return "an array of tables", true
+			}
+			return "an array of tables", all(v, func(e any) bool { _, ok := e.(map[string]any); return ok })
 		}
 	}
 	panic(fmt.Sprintf("config: no TOML rule for field type %s", t))

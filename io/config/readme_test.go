@@ -24,6 +24,7 @@ var proseDefaults = map[string]string{
 	"1 per axis":               "null",
 	"inherit":                  "null",
 	"<output.dir>/checkpoints": `""`,
+	"none":                     "null", // the keys of an array of tables ([[material]]), which has no tables by default
 }
 
 // readmeRow is one row of the README's Configuration table: the keys it
@@ -95,6 +96,8 @@ func schemaKeys(ty reflect.Type, prefix string, out *[]string) {
 			}
 		case ft.Kind() == reflect.Struct && !custom:
 			schemaKeys(ft, prefix+name+".", out)
+		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct: // [[material]]
+			schemaKeys(ft.Elem(), prefix+name+".", out)
 		default:
 			*out = append(*out, prefix+name)
 		}
@@ -102,7 +105,8 @@ func schemaKeys(ty reflect.Type, prefix string, out *[]string) {
 }
 
 // defaultAt is Default's value at the dotted key as JSON; null below a
-// nil pointer (a face without an override).
+// nil pointer (a face without an override) and below an array of tables
+// (Default has none).
 func defaultAt(t *testing.T, key string) any {
 	t.Helper()
 	key = strings.ReplaceAll(key, "<face>", "x_lo")
@@ -113,6 +117,12 @@ func defaultAt(t *testing.T, key string) any {
 				return nil
 			}
 			v = v.Elem()
+		}
+		if v.Kind() == reflect.Slice {
+			require.Zero(t, v.Len(), "README key %q: Default has no tables of this array", key)
+			_, ok := fieldByTag(v.Type().Elem(), part)
+			require.True(t, ok, "README key %q is not in the schema", key)
+			return nil
 		}
 		f, ok := fieldByTag(v.Type(), part)
 		require.True(t, ok, "README key %q is not in the schema", key)

@@ -13,6 +13,8 @@ type Config struct {
 	Output     Output     `toml:"output" json:"output"`
 	Checkpoint Checkpoint `toml:"checkpoint" json:"checkpoint"`
 	Multigrid  Multigrid  `toml:"multigrid" json:"multigrid"`
+	Maps       Maps       `toml:"maps" json:"maps"`
+	Material   []Material `toml:"material" json:"material,omitempty"` // [[material]] tables, later over earlier
 }
 
 // Grid is the global mesh: cell counts and physical extent per axis, C order
@@ -137,4 +139,37 @@ type Checkpoint struct {
 	Level           int    `toml:"level" json:"level"`                         // zstd level 1..22
 	ContinueOnError bool   `toml:"continue_on_error" json:"continue_on_error"` // a failed checkpoint warns instead of ending the run
 	Async           bool   `toml:"async" json:"async"`                         // compress and write while the run steps on (a copy of the field: 8 bytes a cell)
+}
+
+// Maps are per-cell maps of the media, paths of .npy files (C order,
+// float64 or float32, the grid's shape) or Zarr v3 array folders (a heat
+// checkpoint's u; a checkpoint folder stands for its k or rho_c). A
+// relative path is relative to the current directory, as output.dir is.
+// "" = none: k = equation.alpha, ρc = 1.
+type Maps struct {
+	K    string `toml:"k" json:"k"`         // conductivity k, finite and >= 0 (0: an insulating hole)
+	RhoC string `toml:"rho_c" json:"rho_c"` // volumetric heat capacity ρc (heat), finite and > 0
+}
+
+// Material is one [[material]] table: a region of the media, in physical
+// coordinates (C order), and what it sets there; later tables over earlier
+// ones, all over the maps. Region kinds: "box" (lo, hi: lo <= x < hi),
+// "ball" (center, radius; a disc in 2D), "cylinder" (center, radius, axis:
+// the C-order index of the axis it runs along; 3D only), "half-space"
+// (point, normal: (x − point)·normal >= 0). A cell belongs by its centre.
+// A key left out keeps what lies under, except fixed: a material without
+// it makes its cells free again.
+type Material struct {
+	Name   string    `toml:"name,omitempty" json:"name,omitempty"` // optional, unique; in messages
+	Region string    `toml:"region" json:"region"`
+	Lo     []float64 `toml:"lo" json:"lo,omitempty"`
+	Hi     []float64 `toml:"hi" json:"hi,omitempty"`
+	Center []float64 `toml:"center" json:"center,omitempty"`
+	Radius float64   `toml:"radius,omitzero" json:"radius,omitempty"`
+	Axis   int       `toml:"axis,omitzero" json:"axis,omitempty"`
+	Point  []float64 `toml:"point" json:"point,omitempty"`
+	Normal []float64 `toml:"normal" json:"normal,omitempty"`
+	K      *float64  `toml:"k" json:"k,omitempty"`         // conductivity, >= 0; 0 is an insulating hole
+	RhoC   *float64  `toml:"rho_c" json:"rho_c,omitempty"` // volumetric heat capacity (heat), > 0
+	Fixed  *float64  `toml:"fixed" json:"fixed,omitempty"` // hold the cells at this value
 }

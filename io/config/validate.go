@@ -71,6 +71,7 @@ func finish(c *Config, src *sources) error {
 		func() *Error { return k.profile("initial", &c.Initial, initialKinds) },
 		func() *Error { return k.profile("source", &c.Source, sourceKinds) },
 		k.parallel, k.output, k.checkpoint, k.decomposition,
+		k.media, // last: it reads the map files
 	} {
 		if err := step(); err != nil {
 			return err
@@ -114,6 +115,13 @@ func (k *checker) finiteIn(v reflect.Value, key string) *Error {
 	case reflect.Slice:
 		if xs, ok := v.Interface().([]float64); ok && slices.ContainsFunc(xs, isNaNInf) {
 			return k.bad(key, "must hold finite numbers (got %s)", floats(xs))
+		}
+		if v.Type().Elem().Kind() == reflect.Struct { // an array of tables: material[i]
+			for i := range v.Len() {
+				if err := k.finiteIn(v.Index(i), fmt.Sprintf("%s[%d]", key, i)); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil
