@@ -19,6 +19,7 @@ import (
 	"heat/io/config"
 	"heat/io/heatmap"
 	"heat/io/vtk"
+	"heat/operator"
 	"heat/solver"
 )
 
@@ -195,16 +196,24 @@ func (o *outputs) png(c comm.Comm, s *solver.Solver, name string) error {
 }
 
 // fieldView is one rank's box of a field as the plane averaging reads it:
-// the grid's split, the box's layout and values, the threads to use.
+// the grid's split, the box's layout and values, the threads to use; in
+// media the conductivity k laid out as u, whose holes (k = 0) are left out
+// of the picture as NaN cells are (drawn masked where a pixel holds
+// nothing else).
 type fieldView struct {
 	grid    *decomp.Grid
 	lay     decomp.Layout
 	u       []float64
 	threads int
+	holes   []float64 // k, laid out as u; nil: no holes
 }
 
 func viewOf(s *solver.Solver) fieldView {
-	return fieldView{grid: s.Grid(), lay: s.Layout(), u: s.Field(), threads: s.Threads()}
+	v := fieldView{grid: s.Grid(), lay: s.Layout(), u: s.Field(), threads: s.Threads()}
+	if m := s.Media(); m != nil {
+		v.holes = m.K // the solver's layout
+	}
+	return v
 }
 
 // coarsePlane is the plane of the field a PNG shows, already box-averaged
@@ -213,7 +222,8 @@ func viewOf(s *solver.Solver) fieldView {
 // sends rank 0 just those partial sums, so a snapshot moves a picture's
 // worth of numbers, not the field. Collective.
 //
-// Pixels average finite cells, by heatmap's rule (heatmap.InfBox): a pixel
+// Pixels average finite cells, by heatmap's rule (heatmap.InfBox), and
+// leave out the holes of the media (s.holes) as they leave out NaN: a pixel
 // with +Inf cells and no -Inf ones is +Inf (drawn at the map's hot end),
 // and likewise -Inf; one with both is NaN, as is one of NaN cells only. A
 // cell that is NaN or ±Inf is rare, so instead of a count per pixel (as
@@ -431,9 +441,17 @@ func planePart(s fieldView, py, px, cut, at, f int, bufs *planeBufs) (part, skip
 				for xb, end := box.Lo[px], min(box.Hi[px], (box.Lo[px]/f+1)*f); xb < box.Hi[px]; xb, end, k = end, min(box.Hi[px], end+f), k+1 {
 					first, last := row+(xb-box.Lo[px])*sx, row+(end-1-box.Lo[px])*sx
 					cells := u[first : last+1]
+					var ks []float64 // the cells' k, in media
+					if s.holes != nil {
+						ks = s.holes[first : last+1]
+					}
 					sum, skip, inf := 0.0, 0, 0
 					for i := 0; i < len(cells); i += sx {
 						v := cells[i]
+						if ks != nil && ks[i] == 0 { // a hole: masked
+							skip++
+							continue
+						}
 						if v-v != 0 { // NaN or ±Inf
 							skip++
 							if v > 0 {
@@ -469,6 +487,23 @@ func planePart(s fieldView, py, px, cut, at, f int, bufs *planeBufs) (part, skip
 	return part, skips
 }
 
+// mediaCells are the media's cell arrays of a snapshot, the box's cells in
+// C order: k, rho_c and the mask of held cells (UInt8, 1 where held); nil
+// for the uniform medium.
+func mediaCells(m *operator.Media) []vtk.Array {
+	if m == nil {
+		return nil
+	}
+	mask := m.Gather(m.Held)
+	for i, v := range mask {
+		mask[i] = 0
+		if !math.IsNaN(v) {
+			mask[i] = 1
+		}
+	}
+	return []vtk.Array{{Name: "k", Data: m.Gather(m.K)}, {Name: "rho_c", Data: m.Gather(m.RhoC)}, {Name: "mask", Data: mask, UInt8: true}}
+}
+
 func (o *outputs) vti(c comm.Comm, s *solver.Solver, name string) error {
 	g := vtk.Grid{Shape: o.cfg.Grid.Shape, Spacing: make([]float64, len(o.cfg.Grid.Shape))}
 	for a, n := range o.cfg.Grid.Shape {
@@ -482,6 +517,7 @@ func (o *outputs) vti(c comm.Comm, s *solver.Solver, name string) error {
 	lay.ForRows(decomp.Box{Lo: make([]int, len(lay.N)), Hi: lay.N}, func(start, n int) {
 		local = append(local, u[start:start+n]...)
 	})
+	opt.Extra = mediaCells(s.Media())
 	file := name + ".vti"
 	var err error
 	if c.Size() == 1 {
@@ -525,6 +561,7 @@ func (o *outputs) vti(c comm.Comm, s *solver.Solver, name string) error {
 		if err := o.files.claim(filepath.Join(o.dir, file)); err != nil {
 			return err
 		}
+		// opt.Extra is rank 0's: every piece has the same arrays.
 		if err := vtk.WritePVTI(filepath.Join(o.dir, file), g, pieces, opt); err != nil {
 			return err
 		}

@@ -1,14 +1,24 @@
 package run
 
 import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"heat/comm"
 	"heat/comm/local"
+	"heat/decomp"
+	"heat/io/config"
 	"heat/io/heatmap"
 	"heat/solver"
 )
@@ -108,4 +118,175 @@ func TestCoarsePlaneMatchesGatheredField(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
+}
+
+// In media the picture leaves the holes (k = 0) out as it leaves out NaN:
+// a pixel averages the cells around the holes, one of holes only is NaN
+// (drawn masked), and the range is of the cells that are not holes; held
+// cells are drawn as they are. The same on any split.
+func TestCoarsePlaneMasksHoles(t *testing.T) {
+	m := newTwoMaterials([]int{24, 20}, 11)
+	for y := range 4 {
+		for x := range 4 {
+			m.k[m.at([]int{y, x})] = 0 // pixel (0, 0) at factor 4: holes only
+		}
+	}
+	spec := mediaSpec(m)
+	for _, ranks := range []int{1, 3, 4} {
+		require.NoError(t, local.Run(ranks, func(c comm.Comm) error {
+			s, err := solver.New(c, spec)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if err := s.RunTo(context.Background(), 3); err != nil {
+				return err
+			}
+			// The holes' values (never updated) are far out of the range.
+			lay, u := s.Layout(), s.Field()
+			eachCell(lay.Box.Lo, lay.Box.Hi, func(idx []int) {
+				if m.k[m.at(idx)] == 0 {
+					u[lay.Index(idx[0]-lay.Box.Lo[0], idx[1]-lay.Box.Lo[1])] = 1e9
+				}
+			})
+			plane, cy, cx, _, lo, hi, err := coarsePlane(c, viewOf(s), "", 6, new(planeBufs))
+			if err != nil {
+				return err
+			}
+			field, err := s.Gather()
+			if err != nil || c.Rank() != 0 {
+				return err
+			}
+			f := heatmap.Factor(24, 20, 6)
+			require.Equal(t, 4, f)
+			require.Equal(t, [2]int{6, 5}, [2]int{cy, cx})
+			wantLo, wantHi := math.Inf(1), math.Inf(-1)
+			for i, v := range field {
+				if m.k[i] != 0 {
+					wantLo, wantHi = min(wantLo, v), max(wantHi, v)
+				}
+			}
+			require.Equal(t, wantLo, lo, "ranks %d", ranks)
+			require.Equal(t, wantHi, hi, "ranks %d", ranks)
+			for Y := range cy {
+				for X := range cx {
+					sum, n := 0.0, 0
+					for y := Y * f; y < (Y+1)*f; y++ {
+						for x := X * f; x < (X+1)*f; x++ {
+							if i := y*20 + x; m.k[i] != 0 {
+								sum += field[i]
+								n++
+							}
+						}
+					}
+					if n == 0 {
+						require.True(t, math.IsNaN(plane[Y*cx+X]), "ranks %d pixel %d,%d", ranks, Y, X)
+						continue
+					}
+					require.InDelta(t, sum/float64(n), plane[Y*cx+X], 1e-12, "ranks %d pixel %d,%d", ranks, Y, X)
+				}
+			}
+			require.True(t, math.IsNaN(plane[0]), "the pixel of holes only")
+			return nil
+		}))
+	}
+}
+
+// A snapshot of a run in media holds k, rho_c and the mask of held cells
+// (UInt8) beside u in every .vti piece, and the .pvti lists them.
+func TestSnapshotVTIHoldsMedia(t *testing.T) {
+	m := newTwoMaterials([]int{24, 20}, 13)
+	spec := mediaSpec(m)
+	for _, ranks := range []int{1, 3} {
+		out := t.TempDir()
+		cfg := config.Default()
+		cfg.Output.Dir = out
+		cfg.Output.Formats = []string{"vti"}
+		cfg.Grid.Shape, cfg.Grid.Length = spec.Shape, spec.Length
+		cfg.Parallel.Ranks = ranks
+		files, err := newManifest(out, "vti-test")
+		require.NoError(t, err)
+		o, err := openOutputs(cfg, files, false, true)
+		require.NoError(t, err)
+		g, err := decomp.New(spec.Shape, ranks, nil, nil)
+		require.NoError(t, err)
+		require.NoError(t, local.Run(ranks, func(c comm.Comm) error {
+			s, err := solver.New(c, spec)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			return o.snapshot(c, s)
+		}))
+		require.NoError(t, o.close())
+		require.NoError(t, files.close())
+		pieces := []string{filepath.Join(out, "snapshots", "u-00000000.vti")}
+		if ranks > 1 {
+			pieces = pieces[:0]
+			pvti, err := os.ReadFile(filepath.Join(out, "snapshots", "u-00000000.pvti"))
+			require.NoError(t, err)
+			for _, want := range []string{`type="Float64" Name="u"`, `type="Float64" Name="k"`, `type="Float64" Name="rho_c"`, `type="UInt8" Name="mask"`} {
+				require.Contains(t, string(pvti), want)
+			}
+			for r := range ranks {
+				pieces = append(pieces, filepath.Join(out, "snapshots", "u-00000000", fmt.Sprintf("piece-%04d.vti", r)))
+			}
+		}
+		for r, piece := range pieces {
+			arrays := readRawVTI(t, piece)
+			b := g.Box(r)
+			var k, rc, mask []float64
+			eachCell(b.Lo, b.Hi, func(idx []int) {
+				i := m.at(idx)
+				k, rc = append(k, m.k[i]), append(rc, m.rhoC[i])
+				mask = append(mask, map[bool]float64{true: 0, false: 1}[math.IsNaN(m.held[i])])
+			})
+			require.Equal(t, []string{"u", "k", "rho_c", "mask"}, arrays.names, piece)
+			require.Equal(t, k, arrays.values[1], piece)
+			require.Equal(t, rc, arrays.values[2], piece)
+			require.Equal(t, mask, arrays.values[3], piece)
+			require.Contains(t, mask, 1.0)
+		}
+	}
+}
+
+// rawVTI is what readRawVTI found in a .vti: its arrays' names and values.
+type rawVTI struct {
+	names  []string
+	values [][]float64
+}
+
+// readRawVTI reads the arrays of an uncompressed .vti as vtk writes it
+// (appended raw data, UInt64 byte counts; Float64 or UInt8 values).
+func readRawVTI(t *testing.T, path string) rawVTI {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	const open = `<AppendedData encoding="raw">`
+	at := bytes.Index(raw, []byte(open))
+	require.Positive(t, at)
+	data := bytes.TrimLeft(raw[at+len(open):], " \n")[1:] // past the _
+	var r rawVTI
+	re := regexp.MustCompile(`<DataArray type="(\w+)" Name="(\w+)" NumberOfComponents="1" format="appended" offset="(\d+)"/>`)
+	for _, m := range re.FindAllSubmatch(raw[:at], -1) {
+		off, err := strconv.Atoi(string(m[3]))
+		require.NoError(t, err)
+		n := binary.LittleEndian.Uint64(data[off:])
+		block := data[off+8 : off+8+int(n)]
+		var vals []float64
+		switch string(m[1]) {
+		case "Float64":
+			for i := 0; i < len(block); i += 8 {
+				vals = append(vals, math.Float64frombits(binary.LittleEndian.Uint64(block[i:])))
+			}
+		case "UInt8":
+			for _, b := range block {
+				vals = append(vals, float64(b))
+			}
+		default:
+			t.Fatalf("%s: type %s", path, m[1])
+		}
+		r.names, r.values = append(r.names, string(m[2])), append(r.values, vals)
+	}
+	return r
 }
