@@ -134,7 +134,7 @@ func (f *Flags) ResolveRestart(base *Config, source string) (*Config, error) {
 	if err != nil {
 		return nil, &Error{Source: source, Msg: fmt.Sprintf("its config cannot be read: %v", err)}
 	}
-	src := &sources{}
+	src := &sources{restart: true}
 	if !base.EndsAtTEnd() {
 		// The checkpoint's run.steps is a bound of its own (it came before
 		// its run.t_end, or there is none); steps that only reach its t_end

@@ -123,6 +123,9 @@ type sources struct {
 	// whole: the config was given whole, every key of it (Validate), so
 	// its run.steps is a bound of its own next to run.t_end.
 	whole bool
+	// restart: the config continues a checkpoint (ResolveRestart), which
+	// holds the media itself, so the map files are not read again.
+	restart bool
 }
 
 // origin is the layer that set a key; seq orders the settings.

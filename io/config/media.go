@@ -45,7 +45,9 @@ func materialKey(i int, field string) string { return fmt.Sprintf("material[%d].
 // media checks the [maps] and [[material]] tables: what only the config
 // can tell (a region named, a rho_c given as 0), then everything else as
 // package media checks a spec — regions, values, and the map files with
-// every value in them — each mistake under its key.
+// every value in them — each mistake under its key. A restart reads its
+// media from the checkpoint, not from the maps (which it cannot change),
+// so there the map files are not read: they may be gone.
 func (k *checker) media() *Error {
 	c := k.c
 	for i, m := range c.Material {
@@ -70,7 +72,11 @@ func (k *checker) media() *Error {
 			}
 		}
 	}
-	err := c.Media().Check()
+	spec := c.Media()
+	if k.src.restart {
+		spec.KMap, spec.RhoCMap = "", ""
+	}
+	err := spec.Check()
 	var fe *media.FieldError
 	var me *media.MapError
 	switch {

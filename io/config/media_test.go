@@ -171,8 +171,9 @@ func TestMediaKeysRefused(t *testing.T) {
 }
 
 // A config with media survives what a run does with its config: the dry
-// run's TOML and the checkpoint's JSON load back to it, deep-equal, and a
-// restart may not change the media.
+// run's TOML and the checkpoint's JSON load back to it, deep-equal; a
+// restart does not read the maps again (the checkpoint holds the media)
+// and may not change them.
 func TestMediaRoundTrips(t *testing.T) {
 	k := npyFile(t, "k.npy", 32, 32, nil)
 	c, err := Load("", []string{"grid.shape=[32,32]", "maps.k=" + k,
@@ -195,6 +196,16 @@ func TestMediaRoundTrips(t *testing.T) {
 	back, err := f.ResolveRestart(c, "checkpoint step-00000010")
 	require.NoError(t, err)
 	require.Equal(t, c, back, "through the checkpoint's JSON")
+
+	// A restart takes its media from the checkpoint: the map file may be
+	// gone (a fresh run is refused).
+	require.NoError(t, os.Remove(k))
+	back, err = f.ResolveRestart(c, "checkpoint step-00000010")
+	require.NoError(t, err)
+	require.Equal(t, c, back)
+	again = &Config{}
+	*again = *c
+	require.ErrorContains(t, again.Validate(), "maps.k: "+k+": no such file or folder")
 
 	fs = pflag.NewFlagSet("run", pflag.ContinueOnError)
 	f = AddFlags(fs)
