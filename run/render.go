@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"heat/checkpoint"
 	"heat/comm"
@@ -15,20 +17,31 @@ import (
 )
 
 // RenderOptions are heat render's: the image to write (.png, .svg or .pdf;
-// default <checkpoint>.png beside the checkpoint), colour map ("": the
-// run's output.cmap), plane of a 3D field ("": the run's output.slice),
-// fixed colour range (nil: the data's) and the longest side in pixels (0:
-// the run's output.image_size).
+// default <checkpoint>.png beside the checkpoint, <checkpoint>-<field>.png
+// for a field other than u), colour map ("": the run's output.cmap), plane
+// of a 3D field ("": the run's output.slice), fixed colour range (nil: the
+// data's), the longest side in pixels (0: the run's output.image_size) and
+// the field to draw (RenderFields; "": u).
 type RenderOptions struct {
 	Out, Cmap, Slice string
 	Range            []float64
 	Size             int
+	Field            string
 }
+
+// RenderFields are the fields heat render draws: the solution u and, of a
+// run in media, its conductivity k, heat capacity rho_c and the mask of
+// held cells (checkpoint.MediaArrays).
+var RenderFields = append([]string{"u"}, checkpoint.MediaArrays...)
+
+// logDecades is how many decades a field's positive values must span for
+// its picture to be coloured by log10 (k of rock and copper: 6).
+const logDecades = 3
 
 // Render draws the field of the checkpoint arg names (CheckpointPath) as an
 // image, box-averaged to at most o.Size pixels a side by the same routine
 // as a run's snapshots and drawn by the same one (drawPlane), and says what
-// it drew.
+// it drew. o.Field picks one of the media instead of u.
 func Render(arg string, o RenderOptions) (string, error) {
 	if err := checkDrawing("render", o.Range, o.Cmap, o.Size); err != nil {
 		return "", err
@@ -40,11 +53,63 @@ func Render(arg string, o RenderOptions) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	name := o.Field
+	if name == "" {
+		name = "u"
+	}
+	switch {
+	case !slices.Contains(RenderFields, name):
+		return "", Usagef("render: --field %s: not a field heat draws (%s); checkpoint %s holds %s", name, strings.Join(RenderFields, ", "), ck.Path(), strings.Join(ck.Arrays(), ", "))
+	case !ck.Has(name):
+		return "", Usagef("render: --field %s: checkpoint %s holds no %s (it holds %s)", name, ck.Path(), name, strings.Join(ck.Arrays(), ", "))
+	}
+	pic, err := renderPicture(ck, name, o)
+	if err != nil {
+		return "", err
+	}
+	if o.Out == "" {
+		o.Out = ck.Path() + ".png"
+		if name != "u" {
+			o.Out = ck.Path() + "-" + name + ".png"
+		}
+	}
+	if err := drawPlane(o.Out, pic.plane, pic.ny, pic.nx, pic.p); err != nil {
+		return "", err
+	}
+	what := "the field"
+	if name != "u" {
+		what = name
+	}
+	if pic.p.Plane != "" {
+		what = "plane " + pic.p.Plane + " of " + what
+	}
+	if pic.logged {
+		what += " (log scale)"
+	}
+	return fmt.Sprintf("%s: %s of %s at step %d", o.Out, what, decomp.FormatDims(ck.Shape()), ck.Meta().Step), nil
+}
+
+// picture is what Render draws: the plane, box-averaged (ny×nx values),
+// its description, and whether the values are log10 of the field's.
+type picture struct {
+	plane  []float64
+	ny, nx int
+	p      *planeImage
+	logged bool
+}
+
+// renderPicture is the picture of array name of ck (u, or one of the
+// media) as o asks for it. In media the holes are masked whatever the
+// field (NaN where a pixel holds nothing else); k and rho_c whose values
+// (holes aside) are all positive and span more than logDecades decades are
+// drawn as their log10, and a --range given for them is taken in their
+// own units.
+func renderPicture(ck *checkpoint.Checkpoint, name string, o RenderOptions) (*picture, error) {
 	shape := ck.Shape()
 	m := ck.Meta()
 	cfg, err := configOf(m)
 	if err != nil {
-		return "", fmt.Errorf("render: %s: %w", ck.Path(), err)
+		return nil, fmt.Errorf("render: %s: %w", ck.Path(), err)
 	}
 	if o.Size == 0 {
 		o.Size = cfg.Output.ImageSize
@@ -54,24 +119,41 @@ func Render(arg string, o RenderOptions) (string, error) {
 	}
 	if len(shape) == 3 {
 		if _, _, _, err := heatmap.ParseSlice(o.Slice, shape); err != nil {
-			return "", UsageError{err}
+			return nil, UsageError{err}
 		}
 	}
-	var (
-		plane  []float64
-		ny, nx int
-		lo, hi float64
-	)
+	pic := &picture{}
+	var lo, hi float64
 	err = local.Run(1, func(c comm.Comm) error {
-		field, err := readWhole(c, ck)
+		field, err := readWholeArray(c, ck, name)
 		if err != nil {
 			return err
 		}
-		plane, ny, nx, _, lo, hi, err = coarsePlane(c, field, o.Slice, o.Size, new(planeBufs))
+		if ck.Has("k") {
+			// The holes are masked in every field's picture.
+			if name == "k" {
+				field.holes = slices.Clone(field.u)
+			} else {
+				k, err := readWholeArray(c, ck, "k")
+				if err != nil {
+					return err
+				}
+				field.holes = k.u
+			}
+		}
+		if (name == "k" || name == "rho_c") && spansDecades(field.u, field.holes) {
+			pic.logged = true
+			for i, v := range field.u {
+				if field.holes == nil || field.holes[i] != 0 {
+					field.u[i] = math.Log10(v)
+				}
+			}
+		}
+		pic.plane, pic.ny, pic.nx, _, lo, hi, err = coarsePlane(c, field, o.Slice, o.Size, new(planeBufs))
 		return err
 	})
 	if err != nil {
-		return "", fmt.Errorf("render: %w", err)
+		return nil, fmt.Errorf("render: %w", err)
 	}
 	kind := cfg.Equation.Kind
 	if k, ok := m.Extra["equation"].(string); ok {
@@ -83,25 +165,46 @@ func Render(arg string, o RenderOptions) (string, error) {
 	}
 	p, err := newPlaneImage(cfg, shape, o.Slice, o.Size, kind, m.Step, m.Time, residual, lo, hi)
 	if err != nil {
-		return "", UsageError{err}
+		return nil, UsageError{err}
 	}
 	if o.Cmap != "" {
 		p.Cmap = o.Cmap
 	}
+	if name != "u" {
+		// The run's output.range and output.label are u's.
+		p.Range, p.Label = nil, name
+		if pic.logged {
+			p.Label = "log10 " + name
+		}
+	}
 	if len(o.Range) == 2 {
 		p.Range = o.Range
+		if pic.logged {
+			if !(o.Range[0] > 0) {
+				return nil, Usagef("render: --range %g,%g: %s is drawn on a log scale (its values span more than %d decades), so the range must be positive", o.Range[0], o.Range[1], name, logDecades)
+			}
+			p.Range = []float64{math.Log10(o.Range[0]), math.Log10(o.Range[1])}
+		}
 	}
-	if o.Out == "" {
-		o.Out = ck.Path() + ".png"
+	pic.p = p
+	return pic, nil
+}
+
+// spansDecades says whether the values of v that are not holes (k = 0 in
+// holes; nil: none) are all positive and finite and span more than
+// logDecades decades: a field to colour by its log10.
+func spansDecades(v, holes []float64) bool {
+	lo, hi := math.Inf(1), 0.0
+	for i, x := range v {
+		if holes != nil && holes[i] == 0 {
+			continue
+		}
+		if !(x > 0) || math.IsInf(x, 1) {
+			return false
+		}
+		lo, hi = min(lo, x), max(hi, x)
 	}
-	if err := drawPlane(o.Out, plane, ny, nx, p); err != nil {
-		return "", err
-	}
-	what := "the field"
-	if p.Plane != "" {
-		what = "plane " + p.Plane
-	}
-	return fmt.Sprintf("%s: %s of %s at step %d", o.Out, what, decomp.FormatDims(shape), m.Step), nil
+	return hi > 0 && hi/lo > math.Pow(10, logDecades)
 }
 
 // checkRange checks a fixed colour range given as flag: empty, or min,max
@@ -153,13 +256,19 @@ func openCheckpoint(arg string) (*checkpoint.Checkpoint, error) {
 // readWhole reads the whole field of ck onto the one rank c, without ghost
 // layers.
 func readWhole(c comm.Comm, ck *checkpoint.Checkpoint) (fieldView, error) {
+	return readWholeArray(c, ck, "u")
+}
+
+// readWholeArray is readWhole for array name of ck: the field u, or one of
+// its media.
+func readWholeArray(c comm.Comm, ck *checkpoint.Checkpoint, name string) (fieldView, error) {
 	g, err := decomp.New(ck.Shape(), 1, nil, nil)
 	if err != nil {
 		return fieldView{}, err
 	}
 	lay := decomp.NewLayout(g.Box(0), 0)
 	u := make([]float64, lay.Len())
-	if err := checkpoint.Read(c, ck, g, lay, u, checkpoint.Options{Workers: 2}); err != nil {
+	if err := checkpoint.ReadArray(c, ck, name, g, lay, u, checkpoint.Options{Workers: 2}); err != nil {
 		return fieldView{}, err
 	}
 	return fieldView{grid: g, lay: lay, u: u, threads: 2}, nil

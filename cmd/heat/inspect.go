@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -18,15 +19,16 @@ func inspectCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "inspect PATH",
 		Short: "print a checkpoint's metadata; --verify checks every chunk",
-		Long: `Prints a checkpoint's metadata: step, time, shape, chunks, compression, the ranks that
-wrote it and the config it was written with. PATH is a checkpoint (step-NNNNNNNN), a
+		Long: `Prints a checkpoint's metadata: step, time, shape, the arrays it holds (u, and of a run
+in heterogeneous media k, rho_c and the mask of held cells), chunks, compression, the
+ranks that wrote it and the config it was written with. PATH is a checkpoint (step-NNNNNNNN), a
 checkpoints folder or its latest file, or a run's output folder. Of a folder it shows the
 checkpoint latest names or, where latest is missing, not a plain file or names one that
 does not open, the newest that opens, warning what it passed over and why. Only regular
 files inside the checkpoints folder are read: a link, a FIFO or a device in place of a
-checkpoint's file is refused at once. --verify also reads every chunk and checks its
-size and checksum, exiting 1 naming each bad one (and what a folder's resolution passed
-over).`,
+checkpoint's file is refused at once. --verify also reads every chunk of every array
+and checks its size and checksum, exiting 1 naming each bad one (and what a folder's
+resolution passed over).`,
 		Example: `  heat inspect heat-out/checkpoints/latest
   heat inspect heat-out/checkpoints/step-00000500 --verify --json`,
 		Args: cobra.ExactArgs(1),
@@ -34,7 +36,7 @@ over).`,
 			return inspect(args[0], verify, asJSON, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		}),
 	}
-	cmd.Flags().BoolVar(&verify, "verify", false, "check every chunk's checksum and contents; exit 1 naming each bad one")
+	cmd.Flags().BoolVar(&verify, "verify", false, "check every chunk's checksum and contents, of every array; exit 1 naming each bad one")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the metadata (and the verification) as JSON")
 	return cmd
 }
@@ -45,16 +47,23 @@ type inspection struct {
 	Step     int             `json:"step"`
 	Time     float64         `json:"time"`
 	Shape    []int           `json:"shape"`
+	Arrays   []arrayInfo     `json:"arrays"` // u, then the media
 	Chunk    []int           `json:"chunk"`
 	Inner    []int           `json:"inner_chunk,omitempty"` // sharded: chunk is the shard, a file each
-	Chunks   int             `json:"chunks"`
+	Chunks   int             `json:"chunks"` // of each array
 	Level    int             `json:"zstd_level"`
-	RawBytes int64           `json:"raw_bytes"`
+	RawBytes int64           `json:"raw_bytes"` // of every array
 	Stored   int64           `json:"stored_bytes"`
 	Ranks    int             `json:"ranks"`
 	Config   json.RawMessage `json:"config"`
 	Verified *bool           `json:"verified,omitempty"` // with --verify
 	Problems []string        `json:"problems,omitempty"`
+}
+
+// arrayInfo is one array of a checkpoint: its name and value type.
+type arrayInfo struct {
+	Name     string `json:"name"`
+	DataType string `json:"data_type"`
 }
 
 // inspect prints checkpoint arg's metadata to stdout.
@@ -79,10 +88,12 @@ func inspect(arg string, verify, asJSON bool, stdout, stderr io.Writer) error {
 	}
 	m := ck.Meta()
 	in := inspection{Path: ck.Path(), Step: m.Step, Time: m.Time, Shape: ck.Shape(), Chunk: ck.Chunk(), Inner: ck.InnerChunk(), Chunks: 1,
-		Level: ck.Level(), RawBytes: 8, Stored: ck.StoredBytes(), Ranks: m.Ranks, Config: m.Config}
+		Level: ck.Level(), RawBytes: ck.RawBytes(), Stored: ck.StoredBytes(), Ranks: m.Ranks, Config: m.Config}
 	for a, n := range in.Shape {
-		in.RawBytes *= int64(n)
 		in.Chunks *= (n + in.Chunk[a] - 1) / in.Chunk[a]
+	}
+	for _, name := range ck.Arrays() {
+		in.Arrays = append(in.Arrays, arrayInfo{Name: name, DataType: ck.ArrayType(name)})
 	}
 	if verify {
 		// A folder whose latest names a bad checkpoint fails the
@@ -113,7 +124,16 @@ func printInspection(w io.Writer, in inspection) {
 	fmt.Fprintf(w, "checkpoint   %s\n", in.Path)
 	fmt.Fprintf(w, "step         %d\n", in.Step)
 	fmt.Fprintf(w, "time         %.9g\n", in.Time)
-	fmt.Fprintf(w, "shape        %s float64 (%s raw)\n", decomp.FormatDims(in.Shape), mib(in.RawBytes))
+	if len(in.Arrays) <= 1 {
+		fmt.Fprintf(w, "shape        %s float64 (%s raw)\n", decomp.FormatDims(in.Shape), mib(in.RawBytes))
+	} else {
+		var names []string
+		for _, a := range in.Arrays {
+			names = append(names, a.Name+" "+a.DataType)
+		}
+		fmt.Fprintf(w, "shape        %s (%s raw)\n", decomp.FormatDims(in.Shape), mib(in.RawBytes))
+		fmt.Fprintf(w, "arrays       %s (the media: k = 0 a hole, mask 1 a held cell)\n", strings.Join(names, ", "))
+	}
 	if in.Inner != nil {
 		fmt.Fprintf(w, "shards       %s, %d shard files of %s chunks, zstd level %d with checksums\n", decomp.FormatDims(in.Chunk), in.Chunks, decomp.FormatDims(in.Inner), in.Level)
 	} else {
@@ -133,7 +153,11 @@ func printInspection(w io.Writer, in inspection) {
 		return
 	}
 	if *in.Verified {
-		fmt.Fprintf(w, "verify       ok: %d chunks\n", in.Chunks)
+		if len(in.Arrays) > 1 {
+			fmt.Fprintf(w, "verify       ok: %d chunks of each of %d arrays\n", in.Chunks, len(in.Arrays))
+		} else {
+			fmt.Fprintf(w, "verify       ok: %d chunks\n", in.Chunks)
+		}
 	}
 	for _, p := range in.Problems {
 		fmt.Fprintf(w, "verify       BAD: %s\n", p)

@@ -23,6 +23,11 @@ format by its extension: .png, .svg or .pdf. PATH is a run's output folder, its
 checkpoints folder or latest file, or one checkpoint (step-NNNNNNNN). Fields
 larger than --size pixels a side are box-averaged.
 
+--field draws, of a run in heterogeneous media, its conductivity k, heat capacity
+rho_c or the mask of held cells (1 where held) instead of u, as the checkpoint keeps
+them. In media the holes (k = 0) are masked in every field's picture; k whose values
+span more than 3 decades is coloured by log10 k.
+
 With --movie, PATH is a run's output folder or its snapshots folder, and the
 planes its image snapshots kept (u-NNNNNNNN.npy) become the frames of an
 animated GIF, in step order, all in one colour range: --range, or the min and
@@ -31,9 +36,13 @@ max over every frame.`,
   heat render heat-out/checkpoints/step-00000500 --slice y=0.25 --cmap inferno
   heat render heat-out --line y=0.5 -o line.png      # u along x at y = 0.5 against the exact solution
   heat render heat-out -o field.pdf                  # for a paper: vector axes and text
+  heat render heat-out --field k                     # the conductivity of a run in media
   heat render --movie heat-out -o run.gif            # every snapshot, one colour range`,
 		Args: cobra.ExactArgs(1),
 		RunE: body(func(cmd *cobra.Command, args []string) error {
+			if o.Field != "" && o.Field != "u" && (movie || line != "") {
+				return run.Usagef("render: --field %s draws a checkpoint's picture; --movie and --line draw u", o.Field)
+			}
 			if movie {
 				if line != "" {
 					return run.Usagef("render: --movie and --line draw different things; give one")
@@ -65,6 +74,7 @@ max over every frame.`,
 	fs.Float64SliceVar(&o.Range, "range", nil, "fixed colour range min,max (default: the data's)")
 	fs.IntVar(&o.Size, "size", 0, "longest side of the field in pixels, larger fields are downsampled (default: the run's output.image_size)")
 	fs.BoolVar(&movie, "movie", false, "assemble the run's snapshots into an animated GIF instead")
+	fs.StringVar(&o.Field, "field", "u", "field to draw: "+strings.Join(run.RenderFields, ", ")+" (the media of a run in heterogeneous media)")
 	fs.StringVar(&line, "line", "", "plot u along a line instead, beside the exact solution where known (-o .png, .svg or .pdf): y=AT runs along x, x=AT along y, in 3D in the --slice plane or with both axes (y=0.5,z=mid); AT is mid, a cell index or a fraction from 0 to 1")
 	return cmd
 }

@@ -111,3 +111,43 @@ func TestRenderEqualsSnapshotForEveryKindOfPicture(t *testing.T) {
 		require.True(t, bytes.Equal(want, got), "%s: the render of the final checkpoint differs from %s", c.name, snap)
 	}
 }
+
+// heat render --field draws a checkpoint's media (k over 6 decades on a
+// log scale); a field it does not know, or one the checkpoint does not
+// hold, exits 2 naming it and what the checkpoint holds.
+func TestRenderMediaField(t *testing.T) {
+	dir := mediaCheckpoint(t)
+	out := t.TempDir()
+	for _, c := range []struct{ field, says string }{
+		{"k", "k (log scale) of 24x20 at step 7"}, {"rho_c", "rho_c of 24x20 at step 7"},
+		{"mask", "mask of 24x20 at step 7"}, {"u", "the field of 24x20 at step 7"},
+	} {
+		path := filepath.Join(out, c.field+".png")
+		code, stdout, stderr := heat(t, "render", dir, "--field", c.field, "-o", path)
+		require.Equal(t, 0, code, stderr)
+		require.Equal(t, path+": "+c.says+"\n", stdout)
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.True(t, bytes.HasPrefix(data, []byte("\x89PNG")))
+	}
+	code, stdout, stderr := heat(t, "render", dir, "--field", "k")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, dir+"-k.png: ")
+
+	code, _, stderr = heat(t, "render", dir, "--field", "T")
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "render: --field T: not a field heat draws (u, k, rho_c, mask); checkpoint "+dir+" holds u, k, rho_c, mask")
+	require.NotContains(t, stderr, "goroutine")
+	code, _, stderr = heat(t, "render", dir, "--field", "k", "--line", "y=0.5")
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "--field k draws a checkpoint's picture")
+
+	uniform := t.TempDir()
+	code, _, stderr = heat(t, "run", "-q", "--set", "grid.shape=[16,24]", "--steps", "3", "--out", uniform,
+		"--set", "checkpoint.final=true", "--set", "output.formats=[]")
+	require.Equal(t, 0, code, stderr)
+	code, _, stderr = heat(t, "render", uniform, "--field", "k")
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "render: --field k: checkpoint ")
+	require.Contains(t, stderr, "holds no k (it holds u)")
+}
