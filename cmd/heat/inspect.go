@@ -50,7 +50,7 @@ type inspection struct {
 	Arrays   []arrayInfo     `json:"arrays"` // u, then the media
 	Chunk    []int           `json:"chunk"`
 	Inner    []int           `json:"inner_chunk,omitempty"` // sharded: chunk is the shard, a file each
-	Chunks   int             `json:"chunks"` // of each array
+	Chunks   int             `json:"chunks"`                // of each array
 	Level    int             `json:"zstd_level"`
 	RawBytes int64           `json:"raw_bytes"` // of every array
 	Stored   int64           `json:"stored_bytes"`
