@@ -14,7 +14,8 @@ import (
 // children's, and a coarse cell is free where any child is. Cells that are
 // not free (holes, held cells, and coarse cells of neither) keep their
 // value: the top level's their own (held values, a hole's initial value),
-// an error equation's 0, restored after each coarse correction.
+// an error equation's 0, restored after each coarse correction. A coarse
+// cell with a held child is held too (its correction 0).
 
 // setMedia derives every level's media from the fine level's.
 func (m *MG) setMedia(fine *operator.Media) error {
@@ -50,12 +51,11 @@ func (m *MG) setMedia(fine *operator.Media) error {
 			return err
 		}
 	}
-	rc, free := alloc(), alloc()
-	if err := m.gat.gather(last.RhoC, rc); err != nil {
-		return err
-	}
-	if err := m.gat.gather(last.Free, free); err != nil {
-		return err
+	rc, free, pinned := alloc(), alloc(), alloc()
+	for _, p := range [][2][]float64{{last.RhoC, rc}, {last.Free, free}, {last.Pinned, pinned}} {
+		if err := m.gat.gather(p[0], p[1]); err != nil {
+			return err
+		}
 	}
 	if m.agg == nil {
 		return nil
@@ -63,7 +63,7 @@ func (m *MG) setMedia(fine *operator.Media) error {
 	if err := dst.faceGhosts(b, lowTo); err != nil {
 		return err
 	}
-	return m.agg.setMedia(operator.NewCoarse(dst.lay, dst.h, b, rc, free))
+	return m.agg.setMedia(operator.NewCoarse(dst.lay, dst.h, b, rc, free, pinned))
 }
 
 // faceGhosts fills the ghosts below the box of the level's face fields:
@@ -112,8 +112,18 @@ func (m *MG) coarsenMedia(f, c *level) error {
 	if err != nil {
 		return err
 	}
-	for i, x := range free {
-		if x > 0 {
+	pinned, err := restricted(fine.Pinned, 1)
+	if err != nil {
+		return err
+	}
+	// A coarse cell is pinned where a child is (its correction stays 0, as
+	// the held child's must: free, a coarse correction there fights the
+	// held cell, and with k = 100 around a heater the cycles diverged),
+	// and free where a child is and none is pinned.
+	for i := range free {
+		if pinned[i] > 0 {
+			pinned[i], free[i] = 1, 0
+		} else if free[i] > 0 {
 			free[i] = 1
 		}
 	}
@@ -143,7 +153,7 @@ func (m *MG) coarsenMedia(f, c *level) error {
 	if err := c.faceGhosts(b, lowC); err != nil {
 		return err
 	}
-	c.setMedia(operator.NewCoarse(c.lay, c.h, b, rc, free))
+	c.setMedia(operator.NewCoarse(c.lay, c.h, b, rc, free, pinned))
 	return nil
 }
 

@@ -74,6 +74,10 @@ type Media struct {
 	B [][]float64
 	// Free[i] is 1 on a cell the solvers update, 0 on a hole or a held cell.
 	Free []float64
+	// Pinned[i] is 1 on a held cell (on a coarse level: a cell with a held
+	// child), whose correction must stay 0 as at a Dirichlet face; holes
+	// are not pinned (no flux crosses them at all).
+	Pinned []float64
 }
 
 // Exchange fills the ghosts of a field of the box's layout that
@@ -91,7 +95,7 @@ func NewMedia(lay decomp.Layout, h []float64, k, rhoC, held []float64, hasNeighb
 		return nil, fmt.Errorf("operator: media of %d, %d, %d cells for a box of %d", len(k), len(rhoC), len(held), n)
 	}
 	m := &Media{Lay: lay, H: h, K: make([]float64, lay.Len()), RhoC: make([]float64, lay.Len()),
-		Held: make([]float64, lay.Len()), Free: make([]float64, lay.Len())}
+		Held: make([]float64, lay.Len()), Free: make([]float64, lay.Len()), Pinned: make([]float64, lay.Len())}
 	for i := range m.Held {
 		m.Held[i] = math.NaN()
 	}
@@ -161,6 +165,9 @@ func (m *Media) faces(hasNeighbour [][2]bool, exchange Exchange) error {
 		for i := start; i < start+n; i++ {
 			if m.K[i] != 0 && m.Held[i] != m.Held[i] && m.faceSum(i) > 0 {
 				m.Free[i] = 1
+			}
+			if m.Held[i] == m.Held[i] {
+				m.Pinned[i] = 1
 			}
 		}
 	})
@@ -330,10 +337,11 @@ func (m *Media) NormInf(vc *stencil.VarCoeffs) float64 {
 
 // NewCoarse is the media of a coarse multigrid level from its coarsened
 // fields, laid out like the level: the face coefficients per axis (ghosts
-// below the box included), ρc and the free mask. It has no K or Held: a
-// coarse level is an error equation, whose cells that are not free keep 0.
-func NewCoarse(lay decomp.Layout, h []float64, b [][]float64, rhoC, free []float64) *Media {
-	m := &Media{Lay: lay, H: h, B: b, RhoC: rhoC, Free: free}
+// below the box included), ρc, the free mask and the pinned cells (free
+// must be 0 on them). It has no K or Held: a coarse level is an error
+// equation, whose cells that are not free keep 0.
+func NewCoarse(lay decomp.Layout, h []float64, b [][]float64, rhoC, free, pinned []float64) *Media {
+	m := &Media{Lay: lay, H: h, B: b, RhoC: rhoC, Free: free, Pinned: pinned}
 	m.Lay.ForRows(m.box(), func(start, n int) {
 		for i := start; i < start+n; i++ {
 			if m.Free[i] != 0 && !(m.faceSum(i) > 0) {

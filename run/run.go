@@ -21,6 +21,7 @@ import (
 	"heat/io/config"
 	"heat/io/report"
 	"heat/multigrid"
+	"heat/operator"
 	"heat/solver"
 	"heat/stencil"
 )
@@ -263,6 +264,14 @@ func prepare(opt Options, stdout, stderr io.Writer, c comm.Comm) (*job, error) {
 	// resolved.
 	given := *cfg
 	spec := specOf(cfg, opt.World)
+	spec.Media = mediaOf(cfg)
+	if autoStep(cfg, spec) {
+		// The solver picks dt from the media (and the steps to t_end).
+		spec.DT = 0
+		if spec.TEnd > 0 {
+			spec.Steps = 0
+		}
+	}
 	cfg.Equation.DT = spec.DT
 	cfg.Parallel.Threads = spec.Threads
 	rank0 := c == nil || c.Rank() == 0
@@ -387,10 +396,21 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 	if errors.As(err, &ie) {
 		return Usagef("source: %v; give the source a zero mean, or make a face dirichlet", ie)
 	}
+	var se *solver.StabilityError
+	if errors.As(err, &se) {
+		return Usagef("equation.dt: %v; use a smaller dt, or 0 for %g× the limit", se, operator.SafetyFactor)
+	}
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	if c.Rank() == 0 && j.spec.Media != nil {
+		// The step the media's limit gave (every rank has the same): the
+		// report's and the progress's, before the barrier below lets the
+		// other ranks read the config.
+		j.cfg.Equation.DT, j.cfg.Run.Steps = s.DT(), s.Steps()
+		j.prog.total = s.Steps()
+	}
 	if err := restore(c, s, j); err != nil {
 		return err
 	}
@@ -751,7 +771,14 @@ func solverReport(s *solver.Solver, ranks int, discErr *report.Float) *report.So
 	for _, h := range in.History {
 		r.ResidualHistory = append(r.ResidualHistory, report.Float(h))
 	}
-	if in.Kind != "multigrid" {
+	if in.Kind == "mgcg" {
+		b := report.Float(in.BackwardError)
+		r.BackwardError = &b
+		for _, h := range in.BackwardHistory {
+			r.BackwardHistory = append(r.BackwardHistory, report.Float(h))
+		}
+	}
+	if in.Kind != "multigrid" && in.Kind != "mgcg" {
 		return r
 	}
 	for l, shape := range in.MG.Shapes {

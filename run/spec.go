@@ -35,7 +35,8 @@ func specOf(cfg *config.Config, w *World) solver.Spec {
 	if cfg.EndsAtTEnd() {
 		s.TEnd = cfg.Run.TEnd // else run.steps came first: plain steps, short of t_end
 	}
-	s.Multigrid = cfg.Equation.Solver == "multigrid"
+	s.Multigrid = cfg.Equation.Solver == "multigrid" || cfg.Equation.Solver == "mgcg"
+	s.CG = cfg.Equation.Solver == "mgcg"
 	mg := cfg.Multigrid
 	s.MG = multigrid.Options{
 		Smoother: multigrid.Smoother(slices.Index(multigrid.Smoothers, mg.Smoother)),

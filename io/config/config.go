@@ -17,6 +17,7 @@
 package config
 
 import (
+	"heat/operator"
 	"math"
 	"strings"
 
@@ -150,20 +151,19 @@ func (c *Config) Periodic() []bool {
 // unset length counts as 1.0. It is +Inf when the grid or α is degenerate;
 // validation rejects such configs first.
 func StableDT(c *Config) float64 {
-	sum := 0.0
+	h := make([]float64, len(c.Grid.Shape))
 	for a, n := range c.Grid.Shape {
 		l := 1.0
 		if a < len(c.Grid.Length) {
 			l = c.Grid.Length[a]
 		}
-		h := l / float64(n)
-		sum += 1 / (h * h)
+		h[a] = l / float64(n)
 	}
-	d := 2 * c.Equation.Alpha * sum
-	if !(d > 0) {
+	d := operator.StableDT(c.Equation.Alpha, h)
+	if !(d > 0) || math.IsNaN(d) {
 		return math.Inf(1)
 	}
-	return 1 / d
+	return d
 }
 
 // TimeStep is the time step the heat solver takes: equation.dt, or 0.9× the
@@ -176,7 +176,7 @@ func (c *Config) TimeStep() float64 {
 	if c.Equation.DT > 0 || c.Implicit() {
 		return c.Equation.DT
 	}
-	return 0.9 * StableDT(c)
+	return operator.SafetyFactor * StableDT(c)
 }
 
 // EndsAtTEnd reports whether the heat run ends at run.t_end, its last
@@ -194,7 +194,8 @@ func (c *Config) Implicit() bool {
 }
 
 // UsesMultigrid reports whether the run is solved by multigrid: Poisson
-// with solver "multigrid", and implicit heat steps.
+// with solver "multigrid" or "mgcg", and implicit heat steps (the operator
+// decides).
 func (c *Config) UsesMultigrid() bool {
-	return c.Implicit() || (c.Equation.Kind == Poisson && c.Equation.Solver == "multigrid")
+	return operator.UsesMultigrid(c.Equation.Kind == Poisson, c.Implicit(), c.Equation.Solver == "jacobi")
 }

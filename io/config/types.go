@@ -28,7 +28,7 @@ type Grid struct {
 // Equation selects what is solved.
 type Equation struct {
 	Kind   string  `toml:"kind" json:"kind"`     // "heat" (∂u/∂t = α∇²u + f) or "poisson" (∇²u = f)
-	Solver string  `toml:"solver" json:"solver"` // poisson: "multigrid" or "jacobi" (weighted Jacobi sweeps)
+	Solver string  `toml:"solver" json:"solver"` // poisson: "multigrid", "mgcg" (CG preconditioned by one cycle) or "jacobi" (weighted Jacobi sweeps)
 	Scheme string  `toml:"scheme" json:"scheme"` // heat: "explicit", "backward-euler" or "crank-nicolson"
 	Alpha  float64 `toml:"alpha" json:"alpha"`   // diffusivity (heat)
 	DT     float64 `toml:"dt" json:"dt"`         // time step (heat); explicit: 0 picks 0.9 × the stability limit
@@ -55,7 +55,7 @@ type Multigrid struct {
 type Run struct {
 	Steps      int     `toml:"steps" json:"steps"`             // heat: time steps; poisson: iteration (multigrid: cycle) cap
 	TEnd       float64 `toml:"t_end" json:"t_end"`             // heat: the time to stop at (sets steps; the last step shortened); 0: none. With steps given too, the first of the two stops the run (EndsAtTEnd)
-	Tolerance  float64 `toml:"tolerance" json:"tolerance"`     // multigrid: relative residual ‖f−Au‖∞/‖f‖∞ to stop at; jacobi: max|Δu|; 0: 1e-10 and 1e-6
+	Tolerance  float64 `toml:"tolerance" json:"tolerance"`     // multigrid: relative residual ‖f−Au‖∞/‖f‖∞ to stop at; mgcg: normwise backward error ‖f−Au‖∞/(‖A‖∞‖u‖∞+‖f‖∞); jacobi: max|Δu|; 0: 1e-10, 1e-14 and 1e-6
 	CheckEvery int     `toml:"check_every" json:"check_every"` // steps between residual checks / progress
 }
 

@@ -32,7 +32,7 @@ const (
 // Allowed kinds, in the order messages list them.
 var (
 	equationKinds = []string{Heat, Poisson}
-	solverKinds   = []string{"multigrid", "jacobi"}
+	solverKinds   = []string{"multigrid", "mgcg", "jacobi"}
 	schemeKinds   = solver.Schemes
 	smootherKinds = multigrid.Smoothers
 	cycleKinds    = append(slices.Clone(multigrid.Cycles), "fmg")
@@ -178,6 +178,9 @@ func (k *checker) equation() *Error {
 	if e.Kind == Heat && e.Solver == "jacobi" && e.Scheme != "explicit" {
 		return k.bad("equation.solver", "\"jacobi\" solves poisson problems only; %s heat steps are solved by multigrid", e.Scheme)
 	}
+	if e.Kind == Heat && e.Solver == "mgcg" {
+		return k.bad("equation.solver", "\"mgcg\" solves poisson problems only; heat steps are explicit, or (implicit schemes) solved by multigrid cycles")
+	}
 	if k.c.Implicit() {
 		if e.DT == 0 {
 			return k.bad("equation.dt", "%s steps need a time step: an implicit scheme is stable for any dt, so none is picked (the explicit limit here is %s)",
@@ -185,7 +188,9 @@ func (k *checker) equation() *Error {
 		}
 		return nil
 	}
-	if e.Kind == Heat {
+	if e.Kind == Heat && k.c.Media().Uniform() {
+		// In media the limit is the media's, min over cells of ρc/Σk_f/h²:
+		// the solver's operator finds it from the cells (run: exit 2 past it).
 		if limit := StableDT(k.c); e.DT > limit {
 			return k.bad("equation.dt", "%s exceeds the stability limit %s = 1/(2·α·Σ1/h²) for this grid; use a smaller dt, or 0 for 0.9× the limit",
 				formatFloat(e.DT), formatLimit(limit))
@@ -202,13 +207,21 @@ func (k *checker) run() *Error {
 	if r.Tolerance < 0 {
 		return k.bad("run.tolerance", "must be >= 0 (got %s)", formatFloat(r.Tolerance))
 	}
-	if k.c.UsesMultigrid() && r.Tolerance != 0 && r.Tolerance < 1e-14 {
+	mgcg := k.c.Equation.Kind == Poisson && k.c.Equation.Solver == "mgcg"
+	if mgcg && r.Tolerance != 0 && r.Tolerance < 1e-16 {
+		return k.bad("run.tolerance", "%s is below what double precision can reach: mgcg's normwise backward error stalls near 1e-16", formatFloat(r.Tolerance))
+	}
+	if !mgcg && k.c.UsesMultigrid() && r.Tolerance != 0 && r.Tolerance < 1e-14 {
 		return k.bad("run.tolerance", "%s is below what double precision can reach: the relative residual of a multigrid solve stalls near 1e-14", formatFloat(r.Tolerance))
 	}
 	if r.Tolerance == 0 {
-		// Multigrid: the relative residual; Jacobi: max|Δu| of a sweep.
+		// Multigrid: the relative residual; mgcg: the normwise backward
+		// error; Jacobi: max|Δu| of a sweep.
 		r.Tolerance = 1e-6
-		if k.c.UsesMultigrid() {
+		switch {
+		case mgcg:
+			r.Tolerance = 1e-14
+		case k.c.UsesMultigrid():
 			r.Tolerance = 1e-10
 		}
 	}
@@ -285,6 +298,14 @@ func (k *checker) multigrid() *Error {
 	if m.MaxCycles < 1 {
 		return k.bad("multigrid.max_cycles", "must be >= 1 (got %d)", m.MaxCycles)
 	}
+	if k.c.UsesMultigrid() && !k.c.Media().Uniform() {
+		switch {
+		case m.Smoother == "rbgs":
+			return k.bad("multigrid.smoother", "\"rbgs\" is not built for heterogeneous media ([maps], [[material]]); use chebyshev or jacobi")
+		case m.Cycle == "fmg" && k.c.Equation.Kind == Poisson:
+			return k.bad("multigrid.cycle", "\"fmg\" is not built for heterogeneous media ([maps], [[material]]); use f, v or w")
+		}
+	}
 	if m.AgglomerateBelow < 0 {
 		return k.bad("multigrid.agglomerate_below", "must be >= 0 cells a side; 0 takes 32 (got %d)", m.AgglomerateBelow)
 	}
@@ -293,6 +314,9 @@ func (k *checker) multigrid() *Error {
 	}
 	if m.Levels < 0 {
 		return k.bad("multigrid.levels", "must be >= 0; 0 takes as many as the grid allows (got %d)", m.Levels)
+	}
+	if k.c.Grid.Ghost != 1 && !k.c.Media().Uniform() {
+		return k.bad("grid.ghost", "must be 1 in heterogeneous media ([maps], [[material]]; deeper ghosts are temporal blocking of uniform explicit steps; got %d)", k.c.Grid.Ghost)
 	}
 	if k.c.UsesMultigrid() {
 		if k.c.Grid.Ghost != 1 {

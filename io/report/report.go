@@ -106,7 +106,7 @@ type Field struct {
 // Solver is how the run was solved: explicit steps, Jacobi sweeps, or
 // multigrid (Poisson, implicit heat steps).
 type Solver struct {
-	Kind     string `json:"kind"`             // "explicit", "jacobi" or "multigrid"
+	Kind     string `json:"kind"`             // "explicit", "jacobi", "multigrid" or "mgcg"
 	Scheme   string `json:"scheme,omitempty"` // heat: "explicit", "backward-euler", "crank-nicolson"
 	Smoother string `json:"smoother,omitempty"`
 	Cycle    string `json:"cycle,omitempty"`  // "v", "w", "fmg" (one FMG cycle, then V-cycles)
@@ -121,8 +121,14 @@ type Solver struct {
 	ResidualHistory []Float `json:"residual_history,omitempty"`
 	// Stalled says the cycles stopped reducing the residual above
 	// run.tolerance: the rounding floor of the grid was reached.
-	Stalled bool    `json:"stalled,omitempty"`
-	Levels  []Level `json:"levels,omitempty"`
+	Stalled bool `json:"stalled,omitempty"`
+	// BackwardError is mgcg's normwise backward error ‖f − Au‖∞/(‖A‖∞‖u‖∞
+	// + ‖f‖∞) at the end, which run.tolerance bounds for mgcg (the plain
+	// relative residual has a rounding floor that grows with the jumps of
+	// the media); BackwardHistory after each iteration.
+	BackwardError   *Float  `json:"backward_error,omitempty"`
+	BackwardHistory []Float `json:"backward_history,omitempty"`
+	Levels          []Level `json:"levels,omitempty"`
 	// DiscretisationError is max |u − u_exact| over the cells, where the
 	// problem's exact solution is known (sine modes on zero Dirichlet faces).
 	DiscretisationError *Float `json:"discretisation_error,omitempty"`

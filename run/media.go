@@ -1,0 +1,30 @@
+package run
+
+import (
+	"heat/comm"
+	"heat/io/config"
+	"heat/solver"
+)
+
+// mediaOf is the run's media as the solver reads them, each rank its own
+// box from the config's maps and materials; nil for the uniform medium.
+func mediaOf(cfg *config.Config) solver.MediaFunc {
+	m := cfg.Media()
+	if m.Uniform() {
+		return nil
+	}
+	return func(_ comm.Comm, lo, hi []int) (k, rhoC, held []float64, err error) {
+		cells, err := m.Fill(lo, hi)
+		if err != nil {
+			return nil, nil, nil, UsageError{err}
+		}
+		return cells.K, cells.RhoC, cells.Fixed, nil
+	}
+}
+
+// autoStep reports whether the solver picks the run's time step (and with
+// t_end its step count) from the media's stability limit: an explicit
+// heat run in media without equation.dt.
+func autoStep(cfg *config.Config, spec solver.Spec) bool {
+	return spec.Media != nil && cfg.Equation.Kind == config.Heat && !cfg.Implicit() && cfg.Equation.DT == 0
+}
