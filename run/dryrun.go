@@ -11,6 +11,7 @@ import (
 
 	"heat/decomp"
 	"heat/io/config"
+	"heat/operator"
 	"heat/solver"
 )
 
@@ -45,6 +46,12 @@ func dryRun(w io.Writer, cfg *config.Config, spec solver.Spec, g *decomp.Grid, m
 func summary(w io.Writer, cfg *config.Config, spec solver.Spec, g *decomp.Grid, mem memory, avail int64, availWhat string) {
 	how := fmt.Sprintf("%d %s steps, dt = %g", cfg.Run.Steps, cfg.Equation.Scheme, spec.DT)
 	switch {
+	case autoStep(cfg, spec) && cfg.Run.TEnd > 0:
+		how = fmt.Sprintf("%s steps to run.t_end = %g, dt = %g× the media's stability limit (min over cells of ρc/Σ k_f/h², found from the cells at the start)",
+			cfg.Equation.Scheme, cfg.Run.TEnd, operator.SafetyFactor)
+	case autoStep(cfg, spec):
+		how = fmt.Sprintf("%d %s steps, dt = %g× the media's stability limit (min over cells of ρc/Σ k_f/h², found from the cells at the start)",
+			cfg.Run.Steps, cfg.Equation.Scheme, operator.SafetyFactor)
 	case cfg.Equation.Kind == config.Poisson:
 		how = fmt.Sprintf("%s, at most %d iterations, run.tolerance %g", cfg.Equation.Solver, cfg.Run.Steps, cfg.Run.Tolerance)
 	case cfg.EndsAtTEnd():
@@ -62,6 +69,10 @@ func summary(w io.Writer, cfg *config.Config, spec solver.Spec, g *decomp.Grid, 
 		fmt.Fprintf(w, "  … and %d more ranks\n", g.Size()-8)
 	}
 	fmt.Fprintf(w, "memory       %s per process\n", mem)
+	if spec.Media != nil {
+		fmt.Fprintf(w, "media        %d B per cell beside the fields (k, ρc, held values, masks, faces per axis, the kernels' coefficients)\n",
+			operator.BytesPerCell(len(cfg.Grid.Shape), cfg.UsesMultigrid()))
+	}
 	if avail > 0 {
 		fmt.Fprintf(w, "available    %s (%s)\n", bytesText(avail), availWhat)
 	}

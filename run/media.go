@@ -1,6 +1,7 @@
 package run
 
 import (
+	"heat/checkpoint"
 	"heat/comm"
 	"heat/io/config"
 	"heat/solver"
@@ -27,4 +28,12 @@ func mediaOf(cfg *config.Config) solver.MediaFunc {
 // heat run in media without equation.dt.
 func autoStep(cfg *config.Config, spec solver.Spec) bool {
 	return spec.Media != nil && cfg.Equation.Kind == config.Heat && !cfg.Implicit() && cfg.Equation.DT == 0
+}
+
+// mediaStep reports whether a restart of cfg from ck takes its time step
+// from the media (autoStep, with the media from the checkpoint or the
+// config).
+func mediaStep(cfg *config.Config, ck *checkpoint.Checkpoint) bool {
+	inMedia := ck.Has("k") || !cfg.Media().Uniform()
+	return inMedia && cfg.Equation.Kind == config.Heat && !cfg.Implicit() && cfg.Equation.DT == 0
 }

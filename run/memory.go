@@ -11,6 +11,7 @@ import (
 	"heat/checkpoint"
 	"heat/decomp"
 	"heat/io/config"
+	"heat/operator"
 	"heat/solver"
 )
 
@@ -20,6 +21,7 @@ type memory struct {
 	Gather     int64 // the final field gathered onto rank 0 (the fingerprint)
 	Snapshot   int64 // a PNG's plane of pixel sums and its picture
 	Checkpoint int64 // the checkpoint writers' chunk buffers
+	Media      int64 // heterogeneous media: coefficients per cell (operator.BytesPerCell)
 	Runtime    int64 // the Go runtime and heat's own code
 }
 
@@ -28,11 +30,17 @@ type memory struct {
 // (measured: 12.5–13 MB for a 64² run).
 const runtimeBytes = 12 << 20
 
-func (m memory) Total() int64 { return m.Fields + m.Gather + m.Snapshot + m.Checkpoint + m.Runtime }
+func (m memory) Total() int64 {
+	return m.Fields + m.Gather + m.Snapshot + m.Checkpoint + m.Media + m.Runtime
+}
 
 func (m memory) String() string {
-	return fmt.Sprintf("%s (fields %s, final gather %s, snapshot %s, checkpoint buffers %s, runtime %s)",
-		bytesText(m.Total()), bytesText(m.Fields), bytesText(m.Gather), bytesText(m.Snapshot), bytesText(m.Checkpoint), bytesText(m.Runtime))
+	media := ""
+	if m.Media > 0 {
+		media = ", media " + bytesText(m.Media)
+	}
+	return fmt.Sprintf("%s (fields %s, final gather %s, snapshot %s, checkpoint buffers %s%s, runtime %s)",
+		bytesText(m.Total()), bytesText(m.Fields), bytesText(m.Gather), bytesText(m.Snapshot), bytesText(m.Checkpoint), media, bytesText(m.Runtime))
 }
 
 // estimateMemory is the memory of the process holding ranks (all of them
@@ -44,8 +52,13 @@ func estimateMemory(cfg *config.Config, spec solver.Spec, g *decomp.Grid, ranks 
 		global *= int64(n)
 	}
 	biggest := int64(0)
+	mediaPerCell := 0
+	if spec.Media != nil {
+		mediaPerCell = operator.BytesPerCell(len(cfg.Grid.Shape), cfg.UsesMultigrid())
+	}
 	for _, r := range ranks {
 		m.Fields += solver.Memory(spec, g, r)
+		m.Media += int64(mediaPerCell) * int64(g.Box(r).Size())
 		box := 8 * int64(g.Box(r).Size())
 		biggest = max(biggest, box)
 		if cfg.Output.Fingerprint {

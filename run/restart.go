@@ -98,6 +98,13 @@ func resolveRestart(flags *config.Flags, arg string, warn func(format string, ar
 	switch {
 	case cfg.Equation.Kind == config.Poisson && converged:
 		return nil, nil, false, "", Usagef("--restart %s: checkpoint %s is of a converged solve (at iteration %d): nothing to continue", arg, cands[0].Path(), m.Step)
+	case mediaStep(cfg, cands[0]) && cfg.EndsAtTEnd():
+		// The media decide the step (and so the step count to t_end) only
+		// once read: the time tells.
+		if m.Time >= cfg.Run.TEnd*(1-1e-12) {
+			return nil, nil, false, "", Usagef("--restart %s: checkpoint %s is at step %d, t = %g, and the run ends at run.t_end = %g: nothing to run; give a later run.t_end",
+				arg, cands[0].Path(), m.Step, m.Time, cfg.Run.TEnd)
+		}
 	case m.Step >= cfg.Run.Steps && cfg.EndsAtTEnd():
 		return nil, nil, false, "", Usagef("--restart %s: checkpoint %s is at step %d, t = %g, and the run ends at run.t_end = %g: nothing to run; give a later run.t_end",
 			arg, cands[0].Path(), m.Step, m.Time, cfg.Run.TEnd)

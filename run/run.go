@@ -265,6 +265,13 @@ func prepare(opt Options, stdout, stderr io.Writer, c comm.Comm) (*job, error) {
 	given := *cfg
 	spec := specOf(cfg, opt.World)
 	spec.Media = mediaOf(cfg)
+	if restarts != nil {
+		// A restart takes its media from the checkpoint: no map file
+		// needed, and the same cells on any rank count.
+		if mf := checkpointMedia(restarts[0]); mf != nil {
+			spec.Media = mf
+		}
+	}
 	if autoStep(cfg, spec) {
 		// The solver picks dt from the media (and the steps to t_end).
 		spec.DT = 0
@@ -503,7 +510,7 @@ func (r *rankRun) loop(ctx context.Context) error {
 		}
 	}
 	for {
-		target := j.spec.Steps
+		target := s.Steps() // the solver's: with an automatic step in media it picks them
 		for _, every := range []int{cp.Every, out.SnapshotEvery, out.DiagnosticsEvery} {
 			if every > 0 {
 				target = min(target, (s.Step()/every+1)*every)
