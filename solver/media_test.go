@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -516,8 +517,13 @@ func TestMediaHeldCellsInAConductor(t *testing.T) {
 		} else {
 			spec.Scheme, spec.DT, spec.Steps, spec.Tolerance = BackwardEuler, 0.002, 5, 1e-10
 		}
+		var mu sync.Mutex // OnCheck runs on every rank
 		worst := 0.0
-		spec.OnCheck = func(_ int, r float64) { worst = max(worst, r) }
+		spec.OnCheck = func(_ int, r float64) {
+			mu.Lock()
+			worst = max(worst, r)
+			mu.Unlock()
+		}
 		out := run(t, 2, spec)
 		if cg {
 			require.True(t, out.converged, "mgcg: %d iterations", out.steps)
