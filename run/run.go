@@ -759,6 +759,14 @@ func printSummary(w io.Writer, cfg *config.Config, rep *report.Report, path stri
 		}
 		fmt.Fprintln(w)
 	}
+	if sv := rep.Solver; sv != nil && sv.Kind == "mgcg" && sv.ComponentError != nil {
+		fmt.Fprintf(w, "mgcg: %s-cycle preconditioner, %s smoother, %d levels: %d iterations, componentwise backward error %.3g, normwise %.3g",
+			strings.ToUpper(sv.Cycle), sv.Smoother, len(sv.Levels), sv.Cycles, float64(*sv.ComponentError), float64(*sv.BackwardError))
+		if sv.Stalled {
+			fmt.Fprintf(w, "; stalled at the rounding floor above run.tolerance %g", cfg.Run.Tolerance)
+		}
+		fmt.Fprintln(w)
+	}
 	if sv := rep.Solver; sv != nil && sv.DiscretisationError != nil {
 		fmt.Fprintf(w, "error against the exact solution: max %.3e\n", float64(*sv.DiscretisationError))
 	}
@@ -779,10 +787,11 @@ func solverReport(s *solver.Solver, ranks int, discErr *report.Float) *report.So
 		r.ResidualHistory = append(r.ResidualHistory, report.Float(h))
 	}
 	if in.Kind == "mgcg" {
-		b := report.Float(in.BackwardError)
-		r.BackwardError = &b
-		for _, h := range in.BackwardHistory {
+		b, cw := report.Float(in.BackwardError), report.Float(in.ComponentError)
+		r.BackwardError, r.ComponentError = &b, &cw
+		for i, h := range in.BackwardHistory {
 			r.BackwardHistory = append(r.BackwardHistory, report.Float(h))
+			r.ComponentHistory = append(r.ComponentHistory, report.Float(in.ComponentHistory[i]))
 		}
 	}
 	if in.Kind != "multigrid" && in.Kind != "mgcg" {

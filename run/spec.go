@@ -101,6 +101,9 @@ func profileOf(cfg *config.Config, p config.Profile) solver.Profile {
 // problem (u = −f/(π²Σ(m_a/L_a)²)) or as the initial field of a heat run
 // without a source (decaying as exp(−α·π²Σ(m_a/L_a)²·t)).
 func exactOf(cfg *config.Config, t float64) solver.Profile {
+	if !cfg.Media().Uniform() {
+		return nil // the sine modes are the uniform medium's
+	}
 	nd := cfg.NDim()
 	for a := range nd {
 		for side := range 2 {

@@ -131,8 +131,8 @@ type Solver struct {
 	stepDT  float64       // the step the multigrid operator is set up for
 	stalled bool          // Poisson by multigrid: the residual stopped falling above the tolerance
 	// mgcg: ‖A‖∞, the last normwise backward error, and its history.
-	normA, backward float64
-	backwardHistory []float64
+	normA, backward, component        float64
+	backwardHistory, componentHistory []float64
 
 	step      int
 	simTime   float64

@@ -67,8 +67,8 @@ type Spec struct {
 	FMG       bool // poisson: the first cycle is full multigrid
 	// CG solves Poisson by conjugate gradients preconditioned with one
 	// multigrid cycle (mgcg; Multigrid must be set too): each step is one
-	// iteration, and Tolerance bounds the normwise backward error
-	// ‖f − Au‖∞/(‖A‖∞‖u‖∞ + ‖f‖∞).
+	// iteration, and Tolerance bounds the componentwise backward error
+	// max_i |f − Au|_i/((|A||u|)_i + |f_i|) (multigrid.ComponentError).
 	CG        bool
 	MaxCycles int // implicit heat: cycles per step before failing (0: 50)
 

@@ -55,7 +55,7 @@ type Multigrid struct {
 type Run struct {
 	Steps      int     `toml:"steps" json:"steps"`             // heat: time steps; poisson: iteration (multigrid: cycle) cap
 	TEnd       float64 `toml:"t_end" json:"t_end"`             // heat: the time to stop at (sets steps; the last step shortened); 0: none. With steps given too, the first of the two stops the run (EndsAtTEnd)
-	Tolerance  float64 `toml:"tolerance" json:"tolerance"`     // multigrid: relative residual ‖f−Au‖∞/‖f‖∞ to stop at; mgcg: normwise backward error ‖f−Au‖∞/(‖A‖∞‖u‖∞+‖f‖∞); jacobi: max|Δu|; 0: 1e-10, 1e-14 and 1e-6
+	Tolerance  float64 `toml:"tolerance" json:"tolerance"`     // multigrid: relative residual ‖f−Au‖∞/‖f‖∞ to stop at; mgcg: componentwise backward error max_i |f−Au|_i/((|A||u|)_i+|f_i|); jacobi: max|Δu|; 0: 1e-10, 1e-12 and 1e-6
 	CheckEvery int     `toml:"check_every" json:"check_every"` // steps between residual checks / progress
 }
 

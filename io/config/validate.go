@@ -209,18 +209,18 @@ func (k *checker) run() *Error {
 	}
 	mgcg := k.c.Equation.Kind == Poisson && k.c.Equation.Solver == "mgcg"
 	if mgcg && r.Tolerance != 0 && r.Tolerance < 1e-16 {
-		return k.bad("run.tolerance", "%s is below what double precision can reach: mgcg's normwise backward error stalls near 1e-16", formatFloat(r.Tolerance))
+		return k.bad("run.tolerance", "%s is below what double precision can reach: mgcg's componentwise backward error stalls near 1e-16", formatFloat(r.Tolerance))
 	}
 	if !mgcg && k.c.UsesMultigrid() && r.Tolerance != 0 && r.Tolerance < 1e-14 {
 		return k.bad("run.tolerance", "%s is below what double precision can reach: the relative residual of a multigrid solve stalls near 1e-14", formatFloat(r.Tolerance))
 	}
 	if r.Tolerance == 0 {
-		// Multigrid: the relative residual; mgcg: the normwise backward
-		// error; Jacobi: max|Δu| of a sweep.
+		// Multigrid: the relative residual; mgcg: the componentwise
+		// backward error; Jacobi: max|Δu| of a sweep.
 		r.Tolerance = 1e-6
 		switch {
 		case mgcg:
-			r.Tolerance = 1e-14
+			r.Tolerance = 1e-12
 		case k.c.UsesMultigrid():
 			r.Tolerance = 1e-10
 		}

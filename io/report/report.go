@@ -123,12 +123,17 @@ type Solver struct {
 	// run.tolerance: the rounding floor of the grid was reached.
 	Stalled bool `json:"stalled,omitempty"`
 	// BackwardError is mgcg's normwise backward error ‖f − Au‖∞/(‖A‖∞‖u‖∞
-	// + ‖f‖∞) at the end, which run.tolerance bounds for mgcg (the plain
-	// relative residual has a rounding floor that grows with the jumps of
-	// the media); BackwardHistory after each iteration.
+	// + ‖f‖∞) at the end (the plain relative residual has a rounding floor
+	// that grows with the jumps of the media); BackwardHistory after each
+	// iteration.
 	BackwardError   *Float  `json:"backward_error,omitempty"`
 	BackwardHistory []Float `json:"backward_history,omitempty"`
-	Levels          []Level `json:"levels,omitempty"`
+	// ComponentError is mgcg's componentwise backward error max_i
+	// |f − Au|_i/((|A||u|)_i + |f_i|), what run.tolerance bounds for mgcg;
+	// ComponentHistory after each iteration.
+	ComponentError   *Float  `json:"component_error,omitempty"`
+	ComponentHistory []Float `json:"component_history,omitempty"`
+	Levels           []Level `json:"levels,omitempty"`
 	// DiscretisationError is max |u − u_exact| over the cells, where the
 	// problem's exact solution is known (sine modes on zero Dirichlet faces).
 	DiscretisationError *Float `json:"discretisation_error,omitempty"`
