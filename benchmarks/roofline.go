@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sync"
 	"time"
 
+	"heat/comm"
 	"heat/comm/local"
 	"heat/solver"
 )
@@ -42,15 +44,47 @@ func CopyBandwidth(threads, bytes, reps int) float64 {
 // Point is one kernel measurement.
 type Point struct {
 	Dims, N, Threads, Ghost int
+	Media                   bool // the variable-coefficient step (twoMaterials)
 	Kernel                  string
 	Steps                   int
 	MUpdates                float64 // million cell updates per second
-	GBs                     float64 // effective: 16 bytes (one read, one write) per update
+	GBs                     float64 // effective: BytesPerUpdate per update
 	Ceiling                 float64 // one-sweep ceiling: copy GB/s ÷ 16 B, in Mupdates/s
 	// InCache is the same kernel's one-sweep rate on a grid that fits in
 	// the core's cache (2D 256², 3D 64³), same threads: near 1 the step is
 	// compute-bound, well below it memory-bound.
 	InCache float64
+}
+
+// BytesPerUpdate is what one update of a one-sweep step streams: the
+// field read and written (16 B), and in media also the face coefficient of
+// each axis and dt/ρc (refbench's count: 40 B in 2D, 48 in 3D).
+func BytesPerUpdate(dims int, media bool) float64 {
+	if !media {
+		return 16
+	}
+	return float64(16 + 8*(dims+1))
+}
+
+// twoMaterials is refbench's variable-coefficient field: k = 1 on the low
+// half of the last axis, 10 on the high half, ρc = 1, nothing held.
+func twoMaterials(shape []int) solver.MediaFunc {
+	nx := shape[len(shape)-1]
+	return func(_ comm.Comm, lo, hi []int) (k, rhoC, held []float64, err error) {
+		n := 1
+		for a := range lo {
+			n *= hi[a] - lo[a]
+		}
+		k, rhoC, held = make([]float64, n), make([]float64, n), make([]float64, n)
+		w := hi[len(hi)-1] - lo[len(lo)-1]
+		for i := range k {
+			k[i], rhoC[i], held[i] = 1, 1, math.NaN()
+			if lo[len(lo)-1]+i%w >= nx/2 {
+				k[i] = 10
+			}
+		}
+		return k, rhoC, held, nil
+	}
 }
 
 // CacheFraction is the point's speed over its kernel's in-cache rate.
@@ -72,7 +106,7 @@ func (p Point) Fraction() float64 { return p.MUpdates / p.Ceiling }
 // MeasureKernel runs the heat step on one rank: an n^dims grid, threads
 // workers, ghost width (temporal-blocking depth) ghost, for about target
 // seconds after a warm-up, and returns the best of three timings.
-func MeasureKernel(dims, n, threads, ghost int, target time.Duration) (Point, error) {
+func MeasureKernel(dims, n, threads, ghost int, media bool, target time.Duration) (Point, error) {
 	shape := slices.Repeat([]int{n}, dims)
 	length := slices.Repeat([]float64{1}, dims)
 	faces := make([][2]solver.Face, dims)
@@ -83,6 +117,9 @@ func MeasureKernel(dims, n, threads, ghost int, target time.Duration) (Point, er
 	spec := solver.Spec{Shape: shape, Length: length, Ghost: ghost, Equation: solver.Heat, Alpha: 1,
 		Faces: faces, Initial: solver.Random(shape, 1, 1, 0), Threads: threads}
 	spec.DT = 0.9 * solver.StableDT(1, spec.Spacing())
+	if media {
+		spec.Media, spec.DT = twoMaterials(shape), 0 // 0.9× the media's limit
+	}
 	spec.Steps = 1 << 40
 	spec.CheckEvery = 1 << 40
 	s, err := solver.New(local.NewWorld(1).Comm(0), spec)
@@ -116,8 +153,8 @@ func MeasureKernel(dims, n, threads, ghost int, target time.Duration) (Point, er
 		best = min(best, time.Since(t0))
 	}
 	mups := float64(cells) * float64(steps) / best.Seconds() / 1e6
-	return Point{Dims: dims, N: n, Threads: threads, Ghost: ghost, Kernel: solver.KernelName(), Steps: steps,
-		MUpdates: mups, GBs: mups * 16 / 1e3}, nil
+	return Point{Dims: dims, N: n, Threads: threads, Ghost: ghost, Media: media, Kernel: solver.KernelName(), Steps: steps,
+		MUpdates: mups, GBs: mups * BytesPerUpdate(dims, media) / 1e3}, nil
 }
 
 // RooflineOptions choose the points of a roofline report.
@@ -128,6 +165,7 @@ type RooflineOptions struct {
 	Ghosts  []int
 	Target  time.Duration // per point
 	CopyMiB int           // array size of the bandwidth measurement
+	Media   bool          // the variable-coefficient step (refbench's two materials), ghost 1 only
 }
 
 // Roofline measures the copy bandwidth for each thread count, then every
@@ -136,12 +174,12 @@ func Roofline(w io.Writer, o RooflineOptions) ([]Point, error) {
 	ceiling := map[int]float64{}
 	for _, t := range o.Threads {
 		bw := CopyBandwidth(t, o.CopyMiB<<20, 5)
-		ceiling[t] = bw * 1e3 / 16
-		fmt.Fprintf(w, "copy bandwidth, %d thread(s): %.1f GB/s → one-sweep ceiling %.0f Mupdates/s\n", t, bw, ceiling[t])
+		ceiling[t] = bw * 1e3 / BytesPerUpdate(o.Dims, o.Media)
+		fmt.Fprintf(w, "copy bandwidth, %d thread(s): %.1f GB/s → one-sweep ceiling %.0f Mupdates/s (%.0f B an update)\n", t, bw, ceiling[t], BytesPerUpdate(o.Dims, o.Media))
 	}
 	inCache := map[int]float64{}
 	for _, t := range o.Threads {
-		p, err := MeasureKernel(o.Dims, inCacheN(o.Dims), t, 1, o.Target)
+		p, err := MeasureKernel(o.Dims, inCacheN(o.Dims), t, 1, o.Media, o.Target)
 		if err != nil {
 			return nil, fmt.Errorf("dims=%d in-cache n=%d threads=%d: %w", o.Dims, inCacheN(o.Dims), t, err)
 		}
@@ -153,7 +191,10 @@ func Roofline(w io.Writer, o RooflineOptions) ([]Point, error) {
 	for _, n := range o.Sizes {
 		for _, t := range o.Threads {
 			for _, g := range o.Ghosts {
-				p, err := MeasureKernel(o.Dims, n, t, g, o.Target)
+				if o.Media && g != 1 {
+					continue // temporal blocking is the uniform medium's
+				}
+				p, err := MeasureKernel(o.Dims, n, t, g, o.Media, o.Target)
 				if err != nil {
 					return out, fmt.Errorf("dims=%d n=%d threads=%d ghost=%d: %w", o.Dims, n, t, g, err)
 				}

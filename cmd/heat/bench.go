@@ -47,9 +47,9 @@ func benchKernelCommand() *cobra.Command {
 		Short: "roofline of the heat step on one rank",
 		Long: `Measures the machine's copy bandwidth in-process, then the heat step on one rank for each
 size × threads × ghost width, and prints Mupdates/s, effective GB/s (16 B per update),
-the fraction of the one-sweep ceiling (copy GB/s ÷ 16 B; temporal blocking can pass 1×)
+the fraction of the one-sweep ceiling (copy GB/s ÷ 16 B, or with --media the variable-coefficient step's 40 B in 2D and 48 in 3D; temporal blocking can pass 1×)
 and the fraction of the same kernel's rate in cache (near 1: compute-bound).`,
-		Example: "  heat bench kernel --dims 3 --sizes 64,256 --threads 1,2\n  HEAT_KERNEL=avx2 heat bench kernel",
+		Example: "  heat bench kernel --dims 3 --sizes 64,256 --threads 1,2\n  HEAT_KERNEL=avx2 heat bench kernel\n  heat bench kernel --media --sizes 2048,8192",
 		Args:    cobra.NoArgs,
 	}
 	fs := cmd.Flags()
@@ -59,13 +59,14 @@ and the fraction of the same kernel's rate in cache (near 1: compute-bound).`,
 	ghosts := fs.IntSlice("ghost", []int{1, 4}, "ghost widths: temporal-blocking depths (1 = one sweep per step)")
 	seconds := fs.Float64("seconds", 1, "measuring time per point")
 	copyMiB := fs.Int("copy-mib", 512, "array size of the in-process copy-bandwidth measurement")
+	media := fs.Bool("media", false, "the variable-coefficient step (k = 1 and 10 split along x, as refbench's var), ghost 1")
 	cmd.RunE = body(func(cmd *cobra.Command, _ []string) error {
-		return benchKernel(cmd.OutOrStdout(), *dims, *sizes, *threads, *ghosts, *seconds, *copyMiB)
+		return benchKernel(cmd.OutOrStdout(), *dims, *sizes, *threads, *ghosts, *seconds, *copyMiB, *media)
 	})
 	return cmd
 }
 
-func benchKernel(stdout io.Writer, dims int, sizes, threads, ghosts []int, seconds float64, copyMiB int) error {
+func benchKernel(stdout io.Writer, dims int, sizes, threads, ghosts []int, seconds float64, copyMiB int, media bool) error {
 	if dims != 2 && dims != 3 {
 		return usagef("bench kernel: --dims must be 2 or 3 (got %d)", dims)
 	}
@@ -91,7 +92,7 @@ func benchKernel(stdout io.Writer, dims int, sizes, threads, ghosts []int, secon
 	}
 	_, err := benchmarks.Roofline(stdout, benchmarks.RooflineOptions{
 		Dims: dims, Sizes: sizes, Threads: threads, Ghosts: ghosts,
-		Target: time.Duration(seconds * float64(time.Second)), CopyMiB: copyMiB,
+		Target: time.Duration(seconds * float64(time.Second)), CopyMiB: copyMiB, Media: media,
 	})
 	return err
 }
