@@ -39,7 +39,7 @@ type level struct {
 	// error equations of the coarse levels).
 	bc, bc0 *boundary
 
-	inv2 [3]float64 // 1/h² for z, y, x (unused axes 0)
+	unif operator.Uniform // the uniform operator's weights (β carries α)
 	rows []stencil.Span
 	// parity[i] is (sum of the global indices of row i's first cell) mod 2,
 	// which, with the cell's offset along the row, gives its red-black colour.
@@ -101,8 +101,8 @@ func newLevel(c comm.Comm, topo *decomp.Grid, shape []int, length []float64, box
 	l.h = make([]float64, nd)
 	for a := range nd {
 		l.h[a] = length[a] / float64(shape[a])
-		l.inv2[3-nd+a] = 1 / (l.h[a] * l.h[a])
 	}
+	l.unif = operator.NewUniform(1, l.h)
 	l.ratio = slices.Repeat([]int{1}, nd)
 	l.lay = decomp.NewLayout(box, 1)
 	var err error
@@ -169,8 +169,7 @@ func newLevel(c comm.Comm, topo *decomp.Grid, shape []int, length []float64, box
 
 // setOperator sets the weights of σ·u − β·∇²u.
 func (l *level) setOperator(op Operator) {
-	l.diag = op.Sigma + op.Beta*2*(l.inv2[0]+l.inv2[1]+l.inv2[2])
-	l.res.C0, l.res.CX, l.res.CY, l.res.CZ = l.diag, op.Beta*l.inv2[2], op.Beta*l.inv2[1], op.Beta*l.inv2[0]
+	l.diag = l.unif.Residual(&l.res, op.Sigma, op.Beta)
 	l.gs.C0, l.gs.CX, l.gs.CY, l.gs.CZ, l.gs.CF = 0, l.res.CX/l.diag, l.res.CY/l.diag, l.res.CZ/l.diag, 1/l.diag
 }
 

@@ -899,7 +899,7 @@ func (m *MG) StepRHS(c float64, src []float64, scale float64) error {
 		}
 	}
 	lap := f.res
-	lap.CX, lap.CY, lap.CZ = f.inv2[2], f.inv2[1], f.inv2[0]
+	lap.CX, lap.CY, lap.CZ = f.unif.Inv2[2], f.unif.Inv2[1], f.unif.Inv2[0]
 	f.parallel(func(_ int, rows []stencil.Span, _ []int) {
 		var args stencil.Row
 		for _, r := range rows {

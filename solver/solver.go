@@ -26,7 +26,7 @@ import (
 )
 
 // JacobiWeight is ω of the weighted Jacobi iteration for Poisson.
-const JacobiWeight = 0.8
+const JacobiWeight = operator.JacobiWeight
 
 // ErrStopped is returned by Run when its context was cancelled; the field is
 // consistent at the step the ranks agreed to stop on.
@@ -165,34 +165,20 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 		return nil, err
 	}
 	nd := len(spec.Shape)
-	h := spec.Spacing()
-	inv2 := make([]float64, 3) // 1/h² for z, y, x; unused axes stay 0
-	for a := range nd {
-		inv2[3-nd+a] = 1 / (h[a] * h[a])
-	}
 	s.k.SY = s.lay.Stride[nd-2]
 	if nd == 3 {
 		s.k.SZ = s.lay.Stride[0]
 	}
 	// Both equations are one update u' = c0·u + Σ c_a·(neighbours along a)
-	// + f', with f' the source scaled to the update (kernel.go).
-	sourceScale := 1.0
+	// + f', with f' the source scaled to the update (kernel.go); the
+	// operator sets the weights (FTCS, or weighted Jacobi).
+	unif := operator.NewUniform(spec.Alpha, spec.Spacing())
+	var sourceScale float64
 	switch spec.Equation {
 	case Heat:
-		// FTCS: c_a = α·dt/h_a², c0 = 1 − 2·Σc_a, f' = dt·f.
-		s.k.CX, s.k.CY, s.k.CZ = spec.Alpha*spec.DT*inv2[2], spec.Alpha*spec.DT*inv2[1], spec.Alpha*spec.DT*inv2[0]
-		s.k.C0 = 1 - 2*(s.k.CX+s.k.CY+s.k.CZ)
-		sourceScale = spec.DT
+		sourceScale = unif.Explicit(&s.k, spec.DT)
 	case Poisson:
-		// Weighted Jacobi: u' = (1−ω)·u + ω·inv·(Σ (neighbours)/h_a² − f),
-		// inv = 1/Σ(2/h_a²). Plain Jacobi (ω = 1) does not converge here: a
-		// Dirichlet ghost 2v − u puts −u in the update, which leaves the most
-		// oscillatory mode with an eigenvalue near −1; ω < 1 damps it and
-		// keeps the fixed point (the discrete solution).
-		inv := 1 / (2 * (inv2[0] + inv2[1] + inv2[2]))
-		s.k.CX, s.k.CY, s.k.CZ = JacobiWeight*inv*inv2[2], JacobiWeight*inv*inv2[1], JacobiWeight*inv*inv2[0]
-		s.k.C0 = 1 - JacobiWeight
-		sourceScale = -JacobiWeight * inv
+		sourceScale = unif.Jacobi(&s.k)
 	default:
 		return nil, fmt.Errorf("solver: unknown equation %d", spec.Equation)
 	}
