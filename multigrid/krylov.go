@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"heat/comm"
+
 	"heat/internal/exactsum"
 	"heat/stencil"
 )
@@ -24,10 +26,11 @@ import (
 // krylov is the iteration's state on the fine level.
 type krylov struct {
 	r, z, zOld, p, q []float64 // residual, preconditioned residual (and the last: flexible), direction, A·direction
+	d                []float64 // flexible: z − z_old
 	w1, w2           []float64 // the preconditioning cycle's iterate and its sweeps' other buffer
 	rz               float64   // r·z
 	started          bool
-	accs             [][3]exactsum.Acc // per worker: the partial sums of a step
+	accs             [][4]exactsum.Acc // per worker: two accumulators for each of up to two sums
 }
 
 // Krylov does one mgcg iteration on the fine level (the first also sets
@@ -39,7 +42,7 @@ func (m *MG) Krylov() (float64, error) {
 	if k == nil {
 		n := f.lay.Len()
 		k = &krylov{r: make([]float64, n), z: make([]float64, n), zOld: make([]float64, n), p: make([]float64, n),
-			q: make([]float64, n), w1: make([]float64, n), w2: make([]float64, n), accs: make([][3]exactsum.Acc, f.tm.Size())}
+			q: make([]float64, n), w1: make([]float64, n), w2: make([]float64, n), accs: make([][4]exactsum.Acc, f.tm.Size()), d: make([]float64, n)}
 		m.kry = k
 	}
 	if !k.started {
@@ -52,7 +55,7 @@ func (m *MG) Krylov() (float64, error) {
 			return 0, err
 		}
 		copy(k.p, k.z)
-		rz, err := m.sums(1, func(i int, a []exactsum.Acc) { a[0].Add(k.r[i] * k.z[i]) })
+		rz, err := m.dots([2][]float64{k.r, k.z})
 		if err != nil {
 			return 0, err
 		}
@@ -62,7 +65,7 @@ func (m *MG) Krylov() (float64, error) {
 		return 0, err
 	}
 	f.apply(k.p, k.q)
-	pq, err := m.sums(1, func(i int, a []exactsum.Acc) { a[0].Add(k.p[i] * k.q[i]) })
+	pq, err := m.dots([2][]float64{k.p, k.q})
 	if err != nil {
 		return 0, err
 	}
@@ -74,9 +77,12 @@ func (m *MG) Krylov() (float64, error) {
 		return m.Residual()
 	}
 	alpha := k.rz / pq[0]
-	f.eachCell(func(i int) {
-		f.u[i] += alpha * k.p[i]
-		k.r[i] -= alpha * k.q[i]
+	f.eachRow(func(lo, hi int) {
+		u, p, r, q := f.u[lo:hi], k.p[lo:hi], k.r[lo:hi], k.q[lo:hi]
+		for j := range u {
+			u[j] += alpha * p[j]
+			r[j] -= alpha * q[j]
+		}
 	})
 	flexible := len(m.pre) != len(m.post)
 	if flexible {
@@ -87,62 +93,79 @@ func (m *MG) Krylov() (float64, error) {
 	}
 	var beta float64
 	if flexible {
-		sums, err := m.sums(2, func(i int, a []exactsum.Acc) {
-			a[0].Add(k.r[i] * k.z[i])
-			a[1].Add(k.r[i] * (k.z[i] - k.zOld[i]))
+		f.eachRow(func(lo, hi int) {
+			d, z, zo := k.d[lo:hi], k.z[lo:hi], k.zOld[lo:hi]
+			for j := range d {
+				d[j] = z[j] - zo[j]
+			}
 		})
+		sums, err := m.dots([2][]float64{k.r, k.z}, [2][]float64{k.r, k.d})
 		if err != nil {
 			return 0, err
 		}
 		beta = sums[1] / k.rz
 		k.rz = sums[0]
 	} else {
-		sums, err := m.sums(1, func(i int, a []exactsum.Acc) { a[0].Add(k.r[i] * k.z[i]) })
+		sums, err := m.dots([2][]float64{k.r, k.z})
 		if err != nil {
 			return 0, err
 		}
 		beta = sums[0] / k.rz
 		k.rz = sums[0]
 	}
-	f.eachCell(func(i int) { k.p[i] = k.z[i] + beta*k.p[i] })
+	f.eachRow(func(lo, hi int) {
+		p, z := k.p[lo:hi], k.z[lo:hi]
+		for j := range p {
+			p[j] = z[j] + beta*p[j]
+		}
+	})
 	m.stats.Cycles++
 	return m.Residual()
 }
 
-// eachCell calls fn with the flat index of every cell of the fine level,
-// the workers each over their rows.
-func (l *level) eachCell(fn func(i int)) {
+// eachRow calls fn with the flat bounds [lo, hi) of every row of the
+// level, the workers each over their rows.
+func (l *level) eachRow(fn func(lo, hi int)) {
 	l.parallel(func(_ int, rows []stencil.Span, _ []int) {
 		for _, r := range rows {
-			for i := r.Start; i < r.Start+r.N; i++ {
-				fn(i)
-			}
+			fn(r.Start, r.Start+r.N)
 		}
 	})
 }
 
-// sums are n exact global sums over the fine level's cells: add puts cell
-// i's terms into a worker's accumulators (the workers in parallel, merged
-// exactly), then one collective sums them over the ranks.
-func (m *MG) sums(n int, add func(i int, a []exactsum.Acc)) ([]float64, error) {
+// dots are exact global sums Σ x·y over the fine level's cells, one per
+// pair (each product rounded once, then summed exactly): the workers over
+// their rows in parallel, each product into one of two accumulators in
+// turn (consecutive products of one magnitude then do not wait on each
+// other's limbs), merged exactly, then one collective over the ranks.
+func (m *MG) dots(pairs ...[2][]float64) ([]float64, error) {
 	f := m.levels[0]
 	k := m.kry
 	f.parallel(func(w int, rows []stencil.Span, _ []int) {
-		a := k.accs[w][:n]
-		for j := range a {
-			a[j].Reset()
-		}
-		for _, r := range rows {
-			for i := r.Start; i < r.Start+r.N; i++ {
-				add(i, a)
+		for p, xy := range pairs {
+			a, b := &k.accs[w][2*p], &k.accs[w][2*p+1]
+			a.Reset()
+			b.Reset()
+			x, y := xy[0], xy[1]
+			for _, r := range rows {
+				xs, ys := x[r.Start:r.Start+r.N], y[r.Start:r.Start+r.N]
+				j := 0
+				for ; j+1 < len(xs); j += 2 {
+					a.Add(xs[j] * ys[j])
+					b.Add(xs[j+1] * ys[j+1])
+				}
+				if j < len(xs) {
+					a.Add(xs[j] * ys[j])
+				}
 			}
 		}
 	})
-	total := make([]*exactsum.Acc, n)
-	for j := range total {
-		total[j] = new(exactsum.Acc)
+	total := make([]*exactsum.Acc, len(pairs))
+	for p := range total {
+		total[p] = new(exactsum.Acc)
 		for w := range k.accs {
-			total[j].Merge(&k.accs[w][j])
+			total[p].Merge(&k.accs[w][2*p])
+			total[p].Merge(&k.accs[w][2*p+1])
 		}
 	}
 	return exactsum.SumAll(m.c, total)
@@ -193,8 +216,11 @@ func (m *MG) NormU() (float64, error) {
 // own coefficients, so a jump of 10⁶ neither hides the residual of the
 // weak cells (as ‖A‖∞ does in the normwise backward error) nor lifts its
 // floor (as ‖f‖∞ does for the relative residual): rounding leaves a few
-// ulps. u's ghosts must be current (Residual sets them).
-func (m *MG) ComponentError() (float64, error) {
+// ulps. Call it right after Residual: u's ghosts are current, and in media
+// the residual is still in the level's scratch field.
+//
+// It returns ‖u‖∞ too, from the same pass and collective.
+func (m *MG) ComponentError() (omega, normU float64, err error) {
 	f := m.levels[0]
 	nd := len(f.shape)
 	sy, sz := f.lay.Stride[nd-2], 0
@@ -203,10 +229,13 @@ func (m *MG) ComponentError() (float64, error) {
 	}
 	u, rhs := f.u, f.b
 	f.parallel(func(w int, rows []stencil.Span, _ []int) {
-		worst := 0.0
+		worst, big := 0.0, 0.0
 		for _, r := range rows {
 			for i := r.Start; i < r.Start+r.N; i++ {
 				c := u[i]
+				if a := math.Abs(c); a > big || a != a {
+					big = a
+				}
 				var res, mag float64
 				if f.vc != nil {
 					vc := f.vc
@@ -217,14 +246,13 @@ func (m *MG) ComponentError() (float64, error) {
 					if vc.A != nil {
 						au = vc.A[i] * c
 					}
-					phi := vc.BX[i]*(u[i+1]-c) - vc.BX[i-1]*(c-u[i-1]) + vc.BY[i]*(u[i+sy]-c) - vc.BY[i-sy]*(c-u[i-sy])
-					mag = math.Abs(au) + vc.BX[i]*(math.Abs(u[i+1])+math.Abs(c)) + vc.BX[i-1]*(math.Abs(c)+math.Abs(u[i-1])) +
-						vc.BY[i]*(math.Abs(u[i+sy])+math.Abs(c)) + vc.BY[i-sy]*(math.Abs(c)+math.Abs(u[i-sy]))
+					ac := math.Abs(c)
+					mag = math.Abs(au) + vc.BX[i]*(math.Abs(u[i+1])+ac) + vc.BX[i-1]*(ac+math.Abs(u[i-1])) +
+						vc.BY[i]*(math.Abs(u[i+sy])+ac) + vc.BY[i-sy]*(ac+math.Abs(u[i-sy]))
 					if nd == 3 {
-						phi += vc.BZ[i]*(u[i+sz]-c) - vc.BZ[i-sz]*(c-u[i-sz])
-						mag += vc.BZ[i]*(math.Abs(u[i+sz])+math.Abs(c)) + vc.BZ[i-sz]*(math.Abs(c)+math.Abs(u[i-sz]))
+						mag += vc.BZ[i]*(math.Abs(u[i+sz])+ac) + vc.BZ[i-sz]*(ac+math.Abs(u[i-sz]))
 					}
-					res = rhs[i] - (au - phi)
+					res = f.scratch[i] // Residual's, M·(b − A·u)
 				} else {
 					k := &f.res
 					nb := k.CX*(u[i-1]+u[i+1]) + k.CY*(u[i-sy]+u[i+sy])
@@ -246,13 +274,19 @@ func (m *MG) ComponentError() (float64, error) {
 				}
 			}
 		}
-		f.maxes[w] = worst
+		f.maxes[w], f.maxes2[w] = worst, big
 	})
-	local := 0.0
-	for _, x := range f.maxes {
-		if x > local || x != x {
-			local = x
+	local := []float64{0, 0}
+	for w := range f.maxes {
+		for j, x := range []float64{f.maxes[w], f.maxes2[w]} {
+			if x > local[j] || x != x {
+				local[j] = x
+			}
 		}
 	}
-	return m.globalMax(local)
+	out := make([]float64, 2)
+	if err := m.c.Allreduce(comm.Max, local, out); err != nil {
+		return 0, 0, err
+	}
+	return out[0], out[1], nil
 }

@@ -78,9 +78,10 @@ type level struct {
 	rhs          *stencil.VarCoeffs // an implicit step's right-hand side operator, for rhsC
 	rhsC         float64
 
-	cg    *cg         // the bottom solver's vectors, on the coarsest level
-	bufs  [][]float64 // per worker: scratch rows (prolongation)
-	maxes []float64   // per worker: max |r| of the last residual norm
+	cg     *cg         // the bottom solver's vectors, on the coarsest level
+	bufs   [][]float64 // per worker: scratch rows (prolongation)
+	maxes  []float64   // per worker: max |r| of the last residual norm
+	maxes2 []float64   // per worker: a second maximum of one pass (ComponentError's ‖u‖∞)
 }
 
 // rowBuf is worker w's scratch of n values (each worker touches only its
@@ -152,7 +153,7 @@ func newLevel(c comm.Comm, topo *decomp.Grid, shape []int, length []float64, box
 	l.bc.forRuns(l.lay, faces, hasNeighbour, l.runs)
 	l.bc0.forRuns(l.lay, zero, hasNeighbour, l.runs)
 	l.bufs = make([][]float64, tm.Size())
-	l.maxes = make([]float64, tm.Size())
+	l.maxes, l.maxes2 = make([]float64, tm.Size()), make([]float64, tm.Size())
 	sy, sz := l.lay.Stride[nd-2], 0
 	if nd == 3 {
 		sz = l.lay.Stride[0]

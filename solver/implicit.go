@@ -175,11 +175,7 @@ func (s *Solver) krylov() error {
 	if err != nil {
 		return err
 	}
-	normU, err := s.mg.NormU()
-	if err != nil {
-		return err
-	}
-	cw, err := s.mg.ComponentError()
+	cw, normU, err := s.mg.ComponentError()
 	if err != nil {
 		return err
 	}
