@@ -68,16 +68,25 @@ func BenchmarkMediaStep(b *testing.B) {
 // the whole in work units (1 WU = one variable-coefficient explicit step
 // of the same grid and threads, timed just before).
 func BenchmarkMGCG(b *testing.B) {
-	shape := []int{1024, 1024}
+	for _, shape := range [][]int{{1024, 1024}, {128, 128, 128}} {
+		benchmarkMGCG(b, shape)
+	}
+}
+
+func benchmarkMGCG(b *testing.B, shape []int) {
 	wu := mediaStepTime(b, shape, 2)
-	for _, jump := range []float64{1, 1e6} {
-		g := inclusion(shape, jump, false)
+	for _, c := range []struct {
+		jump    float64
+		checker bool
+	}{{1, false}, {1e6, false}, {1e6, true}} {
+		jump := c.jump
+		g := inclusion(shape, jump, c.checker)
 		for _, cg := range []bool{false, true} {
-			b.Run(fmt.Sprintf("jump=%g/mgcg=%v/threads=2", jump, cg), func(b *testing.B) {
+			b.Run(fmt.Sprintf("dims=%d/n=%d/jump=%g/checker=%v/mgcg=%v/threads=2", len(shape), shape[0], jump, c.checker, cg), func(b *testing.B) {
 				spec := heatSpec(shape)
 				spec.Equation, spec.Multigrid, spec.CG = Poisson, true, cg
 				spec.Media = g.fn()
-				spec.Faces = faces(2, Face{Kind: Dirichlet})
+				spec.Faces = faces(len(shape), Face{Kind: Dirichlet})
 				spec.Source = Constant(-1)
 				spec.Initial = Constant(0)
 				spec.Steps, spec.Tolerance = 60, 1e-12
