@@ -37,6 +37,12 @@ func (s *Solver) newMedia() error {
 	}
 	nd := len(spec.Shape)
 	s.vk = stencil.Active.Var(nd)
+	// The explicit step streams its stores past the caches by the uniform
+	// sweeps' rule (StreamAbove: 2D fields far larger than the caches);
+	// otherwise the solver's Stream is nil, and the step plainly stores.
+	if nd != 2 || 2*8*s.lay.Len()*comm.RanksHere(s.c) <= StreamAbove {
+		s.vk.Stream = nil
+	}
 	switch {
 	case spec.Equation == Poisson && !spec.usesMG():
 		s.vc = s.media.Jacobi()
@@ -77,13 +83,23 @@ func (s *Solver) anyHeld() (bool, error) {
 }
 
 // mediaRun updates run rn (a worker's share) with the variable-coefficient
-// kernels from u into v: the explicit step, or a weighted Jacobi sweep of
-// −∇·(k∇u) = −f; with check it returns the run's max |Δu|.
+// kernels from u into v: the explicit step (streamed on large 2D fields,
+// but on check steps), or a weighted Jacobi sweep of −∇·(k∇u) = −f; with
+// check it returns the run's max |Δu|.
 func (s *Solver) mediaRun(rn stencil.Run, check bool) float64 {
 	sy := s.lay.Stride[len(s.lay.N)-2]
 	if s.spec.Equation == Heat {
 		if check {
 			return s.vk.Check(s.vc, s.v, s.u, s.f, 0, rn.Start, rn.N, rn.Count, sy)
+		}
+		if s.vk.Stream != nil {
+			// Fenced here, before the team's barrier lets other cores
+			// read the rows (doWork's media branch has no fence of its
+			// own): once a run, and a worker's runs are few (its share
+			// of the interior, of each rim slab).
+			s.vk.Stream(s.vc, s.v, s.u, s.f, 0, rn.Start, rn.N, rn.Count, sy)
+			stencil.Fence()
+			return 0
 		}
 		s.vk.Update(s.vc, s.v, s.u, s.f, 0, rn.Start, rn.N, rn.Count, sy)
 		return 0

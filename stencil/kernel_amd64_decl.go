@@ -788,6 +788,58 @@ func var3DSmoothAAVX2(d *float64, u *float64, bx *float64, by *float64, bz *floa
 //go:noescape
 func var3DSmoothAAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
 
+// var2DUpdateNTAVX2 sets, for j in [0, cells), d's whole 32-byte-aligned vectors
+// 4 cells a vector (AVX2) with non-temporal stores, the cells before and
+// after them one at a time with plain stores:
+//
+//	d[j] = u[j] + c[j]·φ
+//
+// with φ the flux sum of cell j over x, y (sy), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var2DUpdateNTAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var2DUpdateNTAVX512 sets, for j in [0, cells), d's whole 64-byte-aligned vectors
+// 8 cells a vector (AVX512) with non-temporal stores, the cells before and
+// after them one at a time with plain stores:
+//
+//	d[j] = u[j] + c[j]·φ
+//
+// with φ the flux sum of cell j over x, y (sy), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var2DUpdateNTAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var2DUpdateSrcNTAVX2 sets, for j in [0, cells), d's whole 32-byte-aligned vectors
+// 4 cells a vector (AVX2) with non-temporal stores, the cells before and
+// after them one at a time with plain stores:
+//
+//	d[j] = u[j] + c[j]·(φ + f[j])
+//
+// with φ the flux sum of cell j over x, y (sy), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var2DUpdateSrcNTAVX2(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
+// var2DUpdateSrcNTAVX512 sets, for j in [0, cells), d's whole 64-byte-aligned vectors
+// 8 cells a vector (AVX512) with non-temporal stores, the cells before and
+// after them one at a time with plain stores:
+//
+//	d[j] = u[j] + c[j]·(φ + f[j])
+//
+// with φ the flux sum of cell j over x, y (sy), each product rounded on its
+// own, summed left to right (stencil/varkernel.go); then the same for each of
+// rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).
+//
+//go:noescape
+func var2DUpdateSrcNTAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
+
 // maxAbsDiffAVX2 returns the bits of the largest |a[j] − b[j]| (sign bit cleared),
 // for j in [0, cells), cells a multiple of 4.
 //

@@ -107,7 +107,7 @@ func BenchmarkVar(b *testing.B) {
 					b.Run(fmt.Sprintf("dims=%d/n=%d/coef=%s/set=%s", nd, n, coef, ks.Name), func(b *testing.B) {
 						defer Use(ks)()
 						box := box()
-						step := box.varStep()
+						step := box.varStep(false)
 						bytes := 8 * (3 + nd) // u, d, S and a face array per axis
 						if coef == "const" {
 							step, bytes = box.constStep(), 16
@@ -129,13 +129,52 @@ func BenchmarkVar(b *testing.B) {
 	}
 }
 
+// BenchmarkVarStream is BenchmarkVar's update (coef=var) stored plainly
+// (Update) or past the caches (Stream, fenced after each sweep), set by
+// set; HEAT_VAR_BENCH_N2 and N3 set the sizes as there (streaming is for
+// fields far past the caches, such as 8192²; 3D has no streaming kernel,
+// its Stream is Update).
+func BenchmarkVarStream(b *testing.B) {
+	for _, nd := range []int{2, 3} {
+		for _, n := range benchSizes(nd) {
+			box := sync.OnceValue(func() *varBox { return newVarBox(nd, n) })
+			for _, store := range []string{"plain", "stream"} {
+				for _, ks := range Available() {
+					b.Run(fmt.Sprintf("dims=%d/n=%d/store=%s/set=%s", nd, n, store, ks.Name), func(b *testing.B) {
+						defer Use(ks)()
+						box := box()
+						step := box.varStep(store == "stream")
+						cells := 1
+						for range nd {
+							cells *= n
+						}
+						b.SetBytes(int64(8 * (3 + nd) * cells))
+						b.ResetTimer()
+						for b.Loop() {
+							step()
+						}
+						b.ReportMetric(float64(cells)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mupdates/s")
+					})
+				}
+			}
+		}
+	}
+}
+
 // varStep is one update of the box with Active's variable-coefficient
-// kernel.
-func (b *varBox) varStep() func() {
+// kernel: Update, or with stream Stream and a Fence after the sweep.
+func (b *varBox) varStep(stream bool) func() {
 	vk, ps := Active.Var(b.nd), b.planes()
+	kern := vk.Update
+	if stream {
+		kern = vk.Stream
+	}
 	return func() {
 		for _, p := range ps {
-			vk.Update(&b.k, b.d, b.u, nil, 0, p, b.n, b.n, b.sy)
+			kern(&b.k, b.d, b.u, nil, 0, p, b.n, b.n, b.sy)
+		}
+		if stream {
+			Fence()
 		}
 		b.u, b.d = b.d, b.u
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -295,6 +296,101 @@ func TestGenericVarMatchesFormula(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// runStream calls ks's streaming update (fenced) with d a copy of init
+// (poison where init is nil) placed so that &d[vc.start] lies shift cells
+// past a 64-byte boundary, in a buffer of poison a line longer on each
+// side; with aliasF, f is d itself. It returns the whole buffer.
+func (vc *varCase) runStream(ks Set, init []float64, shift int, withF, aliasF bool, stream bool) []float64 {
+	buf := make([]float64, vc.dlen+32)
+	for i := range buf {
+		buf[i] = poison
+	}
+	at := int(uintptr(unsafe.Pointer(&buf[8+vc.start])) % 64 / 8)
+	o := 8 + (shift-at+8)%8
+	d := buf[o : o+vc.dlen : o+vc.dlen]
+	if init != nil {
+		copy(d, init)
+	}
+	f := vc.f
+	switch {
+	case aliasF:
+		f = d
+	case !withF:
+		f = nil
+	}
+	vk := ks.Var(map[bool]int{false: 2, true: 3}[vc.three])
+	kern := vk.Update
+	if stream {
+		kern = vk.Stream
+	}
+	kern(&vc.k, d, vc.u, f, 0, vc.start, vc.n, vc.rows, vc.stride)
+	Fence()
+	return buf[o-8 : o+vc.dlen+8]
+}
+
+// Every set's streaming update (Stream) computes the generic update's
+// bits, every cell of the destination written or not and nothing past it:
+// rows of 1 to 37 cells (every head before an aligned vector and every
+// tail after 0 to 4 of them, at either width) and of 301, 1 to 3 rows a
+// stride apart that is no multiple of a vector (each row aligned
+// differently), the destination's first cell at each of the 8 cells of a
+// 64-byte line, without f, with f, and with f the destination itself; NaNs
+// and infinities among the operands now and then. With any operand a cell
+// short it panics where the generic update does.
+func TestVarStreamMatchesUpdate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, three := range []bool{false, true} {
+		for n := 1; n <= 38; n++ {
+			for rows := 1; rows <= 3; rows++ {
+				vc := newVarCase(rng, three, n, rows, (n+rows)%5 == 0)
+				if n == 38 {
+					vc = newVarCase(rng, three, 301, rows, false)
+				}
+				for shift := range 8 {
+					for _, f := range []string{"nil", "f", "d"} {
+						var init []float64
+						if f == "d" {
+							init = vc.f[:vc.dlen]
+						}
+						want := vc.runStream(Generic, init, shift, f != "nil", f == "d", false)
+						for _, ks := range Available() {
+							got := vc.runStream(ks, init, shift, f != "nil", f == "d", true)
+							require.Equal(t, bitsOf(want), bitsOf(got), "%s: %v shift=%d f=%s", ks.Name, vc, shift, f)
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, three := range []bool{false, true} {
+		for _, n := range []int{1, 5, 13, 40} {
+			base := *newVarCase(rng, three, n, 3, false)
+			short := map[string]func(c *varCase){
+				"u":  func(c *varCase) { c.u = c.u[: len(c.u)-1 : len(c.u)-1] },
+				"d":  func(c *varCase) { c.dlen-- },
+				"f":  func(c *varCase) { c.f = c.f[: len(c.f)-1 : len(c.f)-1] },
+				"BX": func(c *varCase) { c.k.BX = c.k.BX[: len(c.k.BX)-1 : len(c.k.BX)-1] },
+				"BY": func(c *varCase) { c.k.BY = c.k.BY[: len(c.k.BY)-1 : len(c.k.BY)-1] },
+				"S":  func(c *varCase) { c.k.S = c.k.S[: len(c.k.S)-1 : len(c.k.S)-1] },
+			}
+			if three {
+				short["BZ"] = func(c *varCase) { c.k.BZ = c.k.BZ[: len(c.k.BZ)-1 : len(c.k.BZ)-1] }
+			}
+			for what, cut := range short {
+				c := base
+				cut(&c)
+				require.True(t, panics(func() { c.runStream(Generic, nil, 0, true, false, false) }), "generic: %v, %s short", &c, what)
+				for _, ks := range Available() {
+					require.True(t, panics(func() { c.runStream(ks, nil, 3, true, false, true) }), "%s: %v, %s short", ks.Name, &c, what)
+				}
+			}
+			for _, ks := range Available() {
+				require.False(t, panics(func() { base.runStream(ks, nil, 3, true, false, true) }), "%s: at full length", ks.Name)
 			}
 		}
 	}

@@ -60,8 +60,16 @@ const (
 )
 
 // VarKernels are a set's variable-coefficient kernels of one dimension.
+//
+// Stream is Update storing past the caches (non-temporal stores), for
+// fields far larger than them, whose rows are read again only on the next
+// step: no read of each destination line before it is written. Same bits
+// as Update; where the set or dimension has no such kernel it is Update.
+// A caller that streams calls Fence after its share of a sweep, before
+// another core reads the rows (as with Set.Stream).
 type VarKernels struct {
 	Update, Check, Residual, Apply, Smooth VarKernel
+	Stream                                 VarKernel
 }
 
 // Var is the set's variable-coefficient kernels for a 2D or 3D box.
@@ -99,7 +107,9 @@ func genericVar(three bool) VarKernels {
 			return absFloat(m)
 		}
 	}
-	return VarKernels{Update: mk(varUpdate), Check: mk(varCheck), Residual: mk(varResidual), Apply: mk(varApply), Smooth: mk(varSmooth)}
+	update := mk(varUpdate)
+	return VarKernels{Update: update, Check: mk(varCheck), Residual: mk(varResidual), Apply: mk(varApply), Smooth: mk(varSmooth),
+		Stream: update}
 }
 
 // flux2D sets phi[j] to the 2D flux sum of cell i+j (the file's comment).

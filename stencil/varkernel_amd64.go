@@ -13,36 +13,41 @@ type varAsmKernel func(d, u, bx, by, bz, c, f, a *float64, sy, sz, cells, rows, 
 
 // varAsm are one instruction set's variable-coefficient kernels of one
 // dimension, by op (varOp) and by the optional operand: [0] without, [1]
-// with f (update, check) or A (residual, apply, smooth).
-type varAsm [5][2]varAsmKernel
+// with f (update, check) or A (residual, apply, smooth); stream the update
+// with non-temporal stores, without and with f (nil: the dimension does
+// not stream, 3D: internal/asmgen/var.go says why).
+type varAsm struct {
+	ops    [5][2]varAsmKernel
+	stream [2]varAsmKernel
+}
 
-var varAVX2 = [2]varAsm{{
+var varAVX2 = [2]varAsm{{ops: [5][2]varAsmKernel{
 	{var2DUpdateAVX2, var2DUpdateSrcAVX2},
 	{var2DCheckAVX2, var2DCheckSrcAVX2},
 	{var2DResidualAVX2, var2DResidualAAVX2},
 	{var2DApplyAVX2, var2DApplyAAVX2},
 	{var2DSmoothAVX2, var2DSmoothAAVX2},
-}, {
+}, stream: [2]varAsmKernel{var2DUpdateNTAVX2, var2DUpdateSrcNTAVX2}}, {ops: [5][2]varAsmKernel{
 	{var3DUpdateAVX2, var3DUpdateSrcAVX2},
 	{var3DCheckAVX2, var3DCheckSrcAVX2},
 	{var3DResidualAVX2, var3DResidualAAVX2},
 	{var3DApplyAVX2, var3DApplyAAVX2},
 	{var3DSmoothAVX2, var3DSmoothAAVX2},
-}}
+}}}
 
-var varAVX512 = [2]varAsm{{
+var varAVX512 = [2]varAsm{{ops: [5][2]varAsmKernel{
 	{var2DUpdateAVX512, var2DUpdateSrcAVX512},
 	{var2DCheckAVX512, var2DCheckSrcAVX512},
 	{var2DResidualAVX512, var2DResidualAAVX512},
 	{var2DApplyAVX512, var2DApplyAAVX512},
 	{var2DSmoothAVX512, var2DSmoothAAVX512},
-}, {
+}, stream: [2]varAsmKernel{var2DUpdateNTAVX512, var2DUpdateSrcNTAVX512}}, {ops: [5][2]varAsmKernel{
 	{var3DUpdateAVX512, var3DUpdateSrcAVX512},
 	{var3DCheckAVX512, var3DCheckSrcAVX512},
 	{var3DResidualAVX512, var3DResidualAAVX512},
 	{var3DApplyAVX512, var3DApplyAAVX512},
 	{var3DSmoothAVX512, var3DSmoothAAVX512},
-}}
+}}}
 
 // varKernels wraps one dimension's assembly kernels: each call checks once
 // that every cell its rows touch lies in the slices (varBounds), then runs
@@ -50,7 +55,7 @@ var varAVX512 = [2]varAsm{{
 // kernel (its behaviour for them, nothing or a panic, is the contract's).
 func varKernels(a *varAsm, three bool) VarKernels {
 	generic := genericVar(three)
-	mk := func(op varOp, g VarKernel) VarKernel {
+	mk := func(op varOp, kernels *[2]varAsmKernel, g VarKernel) VarKernel {
 		return func(k *VarCoeffs, d, u, f []float64, w float64, start, n, rows, stride int) float64 {
 			if n <= 0 || rows <= 0 {
 				return g(k, d, u, f, w, start, n, rows, stride)
@@ -64,17 +69,22 @@ func varKernels(a *varAsm, three bool) VarKernels {
 			if three {
 				bz = &k.BZ[start]
 			}
-			return absFloat(a[op][opt](&d[start], &u[start], &k.BX[start], &k.BY[start], bz, &c[start], fp, ap,
+			return absFloat(kernels[opt](&d[start], &u[start], &k.BX[start], &k.BY[start], bz, &c[start], fp, ap,
 				k.SY, k.SZ, n, rows, stride, w))
 		}
 	}
-	return VarKernels{
-		Update:   mk(varUpdate, generic.Update),
-		Check:    mk(varCheck, generic.Check),
-		Residual: mk(varResidual, generic.Residual),
-		Apply:    mk(varApply, generic.Apply),
-		Smooth:   mk(varSmooth, generic.Smooth),
+	ks := VarKernels{
+		Update:   mk(varUpdate, &a.ops[varUpdate], generic.Update),
+		Check:    mk(varCheck, &a.ops[varCheck], generic.Check),
+		Residual: mk(varResidual, &a.ops[varResidual], generic.Residual),
+		Apply:    mk(varApply, &a.ops[varApply], generic.Apply),
+		Smooth:   mk(varSmooth, &a.ops[varSmooth], generic.Smooth),
 	}
+	ks.Stream = ks.Update
+	if a.stream[0] != nil {
+		ks.Stream = mk(varUpdate, &a.stream, generic.Update)
+	}
+	return ks
 }
 
 // varBounds panics, as the generic kernel's slicing would, unless every

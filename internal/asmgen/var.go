@@ -23,6 +23,12 @@ import (
 // operations on lane 0), so that no cell is computed twice: d may be f or a
 // cell coefficient (each cell reads its own before it is written), though
 // not u nor a face coefficient.
+//
+// The streaming update (stream) differs only in its stores: each row's
+// whole vectors go past the caches (VMOVNTPD), which needs the destination
+// aligned to a vector, so a row first does its cells before the first
+// aligned one in the scalar code, then the aligned whole vectors streamed,
+// then the rest in the scalar code, plainly stored (again no cell twice).
 
 // varOp is what a variable-coefficient kernel computes from φ, in
 // stencil's order.
@@ -45,6 +51,10 @@ type varKernel struct {
 	// opt is the optional operand: the source f of the update and check,
 	// the cell coefficient A of the others.
 	opt bool
+	// stream stores the whole vectors with non-temporal stores (the
+	// update only; the file's comment). The caller fences (SFENCE) once
+	// its share of a sweep is done, before another core reads the rows.
+	stream bool
 }
 
 func (k varKernel) name(i isa) string {
@@ -54,6 +64,9 @@ func (k varKernel) name(i isa) string {
 		if k.op <= varCheck {
 			opt = "Src"
 		}
+	}
+	if k.stream {
+		opt += "NT"
 	}
 	return fmt.Sprintf("var%dD%s%s%s", k.dims, varOpNames[k.op], opt, i.name)
 }
@@ -93,16 +106,21 @@ func (k varKernel) doc(i isa) []string {
 	if k.dims == 3 {
 		z = " and z (sz)"
 	}
-	doc := []string{
-		fmt.Sprintf("%s sets, for j in [0, cells), %d cells a vector (%s), the rest one", k.name(i), i.lanes, i.name),
-		"at a time:",
+	how := []string{fmt.Sprintf("%s sets, for j in [0, cells), %d cells a vector (%s), the rest one", k.name(i), i.lanes, i.name),
+		"at a time:"}
+	if k.stream {
+		how = []string{fmt.Sprintf("%s sets, for j in [0, cells), d's whole %d-byte-aligned vectors", k.name(i), 8*i.lanes),
+			fmt.Sprintf("%d cells a vector (%s) with non-temporal stores, the cells before and", i.lanes, i.name),
+			"after them one at a time with plain stores:"}
+	}
+	doc := append(how,
 		"",
-		"\t" + formula,
+		"\t"+formula,
 		"",
 		fmt.Sprintf("with φ the flux sum of cell j over x, y (sy)%s, each product rounded on its", z),
 		"own, summed left to right (stencil/varkernel.go); then the same for each of",
 		"rows−1 more rows, every operand stride cells further on (rows ≥ 1, cells ≥ 1).",
-	}
+	)
 	if k.op == varCheck {
 		doc = append(doc, "It returns the bits of the largest |d[j] − u[j]| (sign bit cleared).")
 	}
@@ -117,24 +135,32 @@ func varKernels() []varKernel {
 			ks = append(ks, varKernel{dims: dims, op: op}, varKernel{dims: dims, op: op, opt: true})
 		}
 	}
-	return ks
+	// Only 2D streams: 3D 256³ on 2 threads was no faster streamed (AVX2
+	// 13–17% slower, AVX-512 within the noise), as with the uniform update.
+	return append(ks, varKernel{dims: 2, op: varUpdate, stream: true}, varKernel{dims: 2, op: varUpdate, opt: true, stream: true})
 }
 
 // width is the instructions of one width of cells: a vector's, or a single
-// cell's (the scalar forms, on lane 0 of an XMM register).
+// cell's (the scalar forms, on lane 0 of an XMM register); store writes
+// the result to d.
 type width struct {
-	bytes              int
-	reg                func() reg.VecVirtual
-	mov, add, sub, mul func(...operand.Op)
+	bytes                     int
+	reg                       func() reg.VecVirtual
+	mov, add, sub, mul, store func(...operand.Op)
 }
 
-func vectorWidth(c *build.Context, i isa) width {
-	return width{bytes: 8 * i.lanes, reg: func() reg.VecVirtual { return i.reg(c) },
-		mov: c.VMOVUPD, add: c.VADDPD, sub: c.VSUBPD, mul: c.VMULPD}
+// vectorWidth is i's vector; with stream its stores are non-temporal.
+func vectorWidth(c *build.Context, i isa, stream bool) width {
+	w := width{bytes: 8 * i.lanes, reg: func() reg.VecVirtual { return i.reg(c) },
+		mov: c.VMOVUPD, add: c.VADDPD, sub: c.VSUBPD, mul: c.VMULPD, store: c.VMOVUPD}
+	if stream {
+		w.store = func(ops ...operand.Op) { c.VMOVNTPD(ops[0], ops[1]) }
+	}
+	return w
 }
 
 func scalarWidth(c *build.Context) width {
-	return width{bytes: 8, reg: c.XMM, mov: c.VMOVSD, add: c.VADDSD, sub: c.VSUBSD, mul: c.VMULSD}
+	return width{bytes: 8, reg: c.XMM, mov: c.VMOVSD, add: c.VADDSD, sub: c.VSUBSD, mul: c.VMULSD, store: c.VMOVSD}
 }
 
 // varStreams are the base and index registers a kernel addresses its
@@ -157,8 +183,13 @@ func emitVar(c *build.Context, k varKernel, i isa) {
 	function(c, name, varSignature, k.doc(i)...)
 	three := k.dims == 3
 	// Locals: the index registers' start values, the row's end in bytes,
-	// the rows left.
+	// the rows left; streaming, the end of the row's cells before its
+	// first aligned vector.
 	negSY, negSZ, cellEnd, rowsLeft := c.AllocLocal(8), c.AllocLocal(8), c.AllocLocal(8), c.AllocLocal(8)
+	var headEnd operand.Mem
+	if k.stream {
+		headEnd = c.AllocLocal(8)
+	}
 	var s varStreams
 	s.u = pointer(c, "u")
 	s.up = c.GP64()
@@ -181,9 +212,11 @@ func emitVar(c *build.Context, k varKernel, i isa) {
 	cells := c.Load(c.Param("cells"), c.GP64())
 	c.SHLQ(operand.U8(3), cells)
 	c.MOVQ(cells, cellEnd)
-	// vecEnd: the byte offset after the row's last whole vector.
+	// vecEnd: the byte offset after the row's last whole vector (the
+	// streaming kernel's: its last aligned one, set at each row).
 	vecEnd := cells
 	c.ANDQ(operand.I32(-int32(8*i.lanes)), vecEnd)
+	vw := vectorWidth(c, i, k.stream)
 	s.d, s.bx, s.by, s.c = pointer(c, "d"), pointer(c, "bx"), pointer(c, "by"), pointer(c, "c")
 	if three {
 		s.bz = pointer(c, "bz")
@@ -226,16 +259,58 @@ func emitVar(c *build.Context, k varKernel, i isa) {
 			c.ADDQ(operand.U32(n), s.iz)
 		}
 	}
-	vw := vectorWidth(c, i)
 	vcheck := func(d reg.VecVirtual, mid reg.VecVirtual) {
 		c.VSUBPD(mid, d, d)
 		i.maxAbs(c, d, macc, i.reg(c))
 	}
+	sw := scalarWidth(c)
+	// The scalar values' upper lane is 0 throughout (each chain starts
+	// from a VMOVSD load, which clears it, and every result takes its
+	// upper lane from such a value), so the check's compare and blend on
+	// the whole XMM register keep that lane of sacc 0.
+	var x reg.VecVirtual
+	if wt != nil {
+		x = wt.AsX().(reg.VecVirtual)
+	}
+	var z reg.VecVirtual
+	if zero != nil {
+		z = zero.AsX().(reg.VecVirtual)
+	}
+	scalar := func() {
+		varBody(c, k, sw, s, 0, x, z, func(d reg.VecVirtual, mid reg.VecVirtual) {
+			c.VSUBSD(mid, d, d)
+			isas[0].maxAbs(c, d, sacc, c.XMM()) // compare and blend: plain AVX on XMM
+		})
+		step(8)
+	}
+	vec2, head := name+"_vec2", name+"_head"
+	if k.stream {
+		// The row's cells before d's first aligned vector, headEnd bytes
+		// (at most the row's), are done one at a time first; the aligned
+		// vectors after them end at vecEnd.
+		h := c.GP64()
+		c.MOVQ(s.d, h)
+		c.NEGQ(h)
+		c.ANDQ(operand.U32(vw.bytes-1), h)
+		c.CMPQ(h, cellEnd)
+		c.CMOVQGT(cellEnd, h)
+		c.MOVQ(h, headEnd)
+		c.MOVQ(cellEnd, vecEnd)
+		c.SUBQ(h, vecEnd)
+		c.ANDQ(operand.I32(-int32(vw.bytes)), vecEnd)
+		c.ADDQ(h, vecEnd)
+	}
 	// Two vectors a pass while two are left, then one.
-	vec2 := name + "_vec2"
 	lim2 := c.GP64()
 	c.MOVQ(vecEnd, lim2)
 	c.SUBQ(operand.U32(vw.bytes), lim2)
+	if k.stream {
+		c.Label(head)
+		c.CMPQ(s.i0, headEnd)
+		c.JAE(operand.LabelRef(vec2))
+		scalar()
+		c.JMP(operand.LabelRef(head))
+	}
 	c.Label(vec2)
 	c.CMPQ(s.i0, lim2)
 	c.JGE(operand.LabelRef(vec))
@@ -252,24 +327,7 @@ func emitVar(c *build.Context, k varKernel, i isa) {
 	c.Label(tail)
 	c.CMPQ(s.i0, cellEnd)
 	c.JAE(operand.LabelRef(next))
-	sw := scalarWidth(c)
-	// The scalar values' upper lane is 0 throughout (each chain starts
-	// from a VMOVSD load, which clears it, and every result takes its
-	// upper lane from such a value), so the check's compare and blend on
-	// the whole XMM register keep that lane of sacc 0.
-	var x reg.VecVirtual
-	if wt != nil {
-		x = wt.AsX().(reg.VecVirtual)
-	}
-	var z reg.VecVirtual
-	if zero != nil {
-		z = zero.AsX().(reg.VecVirtual)
-	}
-	varBody(c, k, sw, s, 0, x, z, func(d reg.VecVirtual, mid reg.VecVirtual) {
-		c.VSUBSD(mid, d, d)
-		isas[0].maxAbs(c, d, sacc, c.XMM()) // compare and blend: plain AVX on XMM
-	})
-	step(8)
+	scalar()
 	c.JMP(operand.LabelRef(tail))
 	c.Label(next)
 	c.DECQ(rowsLeft)
@@ -339,7 +397,7 @@ func varBody(c *build.Context, k varKernel, v width, s varStreams, off int, wt, 
 		}
 		v.mul(at(s.c), phi, phi)
 		v.add(phi, mid, phi)
-		v.mov(phi, at(s.d))
+		v.store(phi, at(s.d))
 		if k.op == varCheck {
 			check(phi, mid)
 		}
@@ -365,5 +423,5 @@ func varBody(c *build.Context, k varKernel, v width, s varStreams, off int, wt, 
 			v.add(t, mid, t)
 		}
 	}
-	v.mov(t, at(s.d))
+	v.store(t, at(s.d))
 }
