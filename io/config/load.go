@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"math"
 	"os"
 	"reflect"
 	"regexp"
@@ -17,6 +16,7 @@ import (
 
 	"heat/configs"
 	"heat/internal/textdist"
+	"heat/io/media"
 )
 
 // BuiltinSource is the source name of the embedded default problem
@@ -490,17 +490,7 @@ func formatTOML(v any) string {
 }
 
 // formatFloat writes a float as TOML does, nan and inf included.
-func formatFloat(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "nan"
-	case math.IsInf(v, 1):
-		return "inf"
-	case math.IsInf(v, -1):
-		return "-inf"
-	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
-}
+func formatFloat(v float64) string { return media.FormatNumber(v) }
 
 // applySet applies one --set override "key=value". The value is TOML
 // (grid.shape=[512,512], equation.kind="poisson"); a value that is not TOML

@@ -136,9 +136,9 @@ func wrapRead(m mapRef, err error) error {
 // badValue is the error of a value of map m at global cell idx.
 func badValue(m mapRef, idx []int, v float64, missing string) *MapError {
 	if missing != "" {
-		return mapFail(m, "cell %v is %s, the fill value of chunk %s, which is not stored (%s)", idx, num(v), missing, m.rule.what)
+		return mapFail(m, "cell %v is %s, the fill value of chunk %s, which is not stored (%s)", idx, FormatNumber(v), missing, m.rule.what)
 	}
-	return mapFail(m, "cell %v is %s (%s)", idx, num(v), m.rule.what)
+	return mapFail(m, "cell %v is %s (%s)", idx, FormatNumber(v), m.rule.what)
 }
 
 // boxShape is the shape of the box [lo, hi).

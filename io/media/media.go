@@ -214,7 +214,7 @@ func (s *Spec) checkGrid() error {
 		}
 	}
 	if !(s.K >= 0) || math.IsInf(s.K, 1) {
-		return fmt.Errorf("media: the uniform k %s must be finite and >= 0", num(s.K))
+		return fmt.Errorf("media: the uniform k %s must be finite and >= 0", FormatNumber(s.K))
 	}
 	return nil
 }
@@ -238,13 +238,13 @@ func (s *Spec) checkMaterials() error {
 			return err
 		}
 		if !m.KeepK && (!(m.K >= 0) || math.IsInf(m.K, 1)) {
-			return bad("k", "must be finite and >= 0; 0 is an insulating hole (got %s)", num(m.K))
+			return bad("k", "must be finite and >= 0; 0 is an insulating hole (got %s)", FormatNumber(m.K))
 		}
 		if !(m.RhoC >= 0) || math.IsInf(m.RhoC, 1) {
-			return bad("rho_c", "must be finite and > 0 (got %s)", num(m.RhoC))
+			return bad("rho_c", "must be finite and > 0 (got %s)", FormatNumber(m.RhoC))
 		}
 		if m.Fixed != nil && (math.IsNaN(*m.Fixed) || math.IsInf(*m.Fixed, 0)) {
-			return bad("fixed", "must be finite (got %s)", num(*m.Fixed))
+			return bad("fixed", "must be finite (got %s)", FormatNumber(*m.Fixed))
 		}
 	}
 	return nil
@@ -285,9 +285,9 @@ func (r *Region) check(nd int, bad func(field, format string, args ...any) error
 	usesRadius := slices.Contains(uses, "radius")
 	switch {
 	case !usesRadius && r.Radius != 0:
-		return bad("radius", "a %s takes %s; radius %s would be ignored", r.Kind, takes, num(r.Radius))
+		return bad("radius", "a %s takes %s; radius %s would be ignored", r.Kind, takes, FormatNumber(r.Radius))
 	case usesRadius && (!(r.Radius > 0) || math.IsInf(r.Radius, 1)):
-		return bad("radius", "must be finite and > 0 (got %s)", num(r.Radius))
+		return bad("radius", "must be finite and > 0 (got %s)", FormatNumber(r.Radius))
 	}
 	switch {
 	case r.Kind != Cylinder && r.Axis != 0:
@@ -442,8 +442,9 @@ func fill(xs []float64, v float64) {
 	}
 }
 
-// num writes a float for a message: nan and inf as TOML spells them.
-func num(v float64) string {
+// FormatNumber writes a float for a message as TOML spells it, nan and
+// inf included (io/config writes its values with it too).
+func FormatNumber(v float64) string {
 	switch {
 	case math.IsNaN(v):
 		return "nan"
@@ -458,7 +459,7 @@ func num(v float64) string {
 func nums(xs []float64) string {
 	parts := make([]string, len(xs))
 	for i, x := range xs {
-		parts[i] = num(x)
+		parts[i] = FormatNumber(x)
 	}
 	return "[" + strings.Join(parts, " ") + "]"
 }
