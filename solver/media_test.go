@@ -1,7 +1,6 @@
 package solver
 
 import (
-	"context"
 	"math"
 	"slices"
 	"sync"
@@ -420,27 +419,11 @@ func TestMGCGRobustToJumps(t *testing.T) {
 				}
 				for _, ranks := range splits {
 					spec.Threads = 1 + ranks%2
-					var info SolverInfo
-					var sha string
-					err := local.Run(ranks, func(c comm.Comm) error {
-						s, err := New(c, spec)
-						if err != nil {
-							return err
-						}
-						defer s.Close()
-						if err := s.Run(context.Background()); err != nil {
-							return err
-						}
-						f, err := s.Gather()
-						if c.Rank() == 0 {
-							info, sha = s.Info(), fingerprint(f)
-							require.True(t, s.Converged(), "%v jump %g checker %v: componentwise backward error %g after %d iterations", shape, jump, checker, info.ComponentError, s.Step())
-							first := slices.IndexFunc(info.BackwardHistory, func(b float64) bool { return b < 1e-14 }) + 1
-							require.True(t, first > 0 && first <= 20, "%v jump %g checker %v: normwise backward error below 1e-14 after %d iterations (%v)", shape, jump, checker, first, info.BackwardHistory)
-						}
-						return err
-					})
-					require.NoError(t, err)
+					out := run(t, ranks, spec)
+					info, sha := out.info, fingerprint(out.field)
+					require.True(t, out.converged, "%v jump %g checker %v: componentwise backward error %g after %d iterations", shape, jump, checker, info.ComponentError, out.steps)
+					first := slices.IndexFunc(info.BackwardHistory, func(b float64) bool { return b < 1e-14 }) + 1
+					require.True(t, first > 0 && first <= 20, "%v jump %g checker %v: normwise backward error below 1e-14 after %d iterations (%v)", shape, jump, checker, first, info.BackwardHistory)
 					if want == "" {
 						want = sha
 						t.Logf("%v jump %g checker %v: %d iterations, componentwise backward error %.2e, normwise %.2e, relative residual %.2e",

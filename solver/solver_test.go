@@ -23,6 +23,7 @@ type outcome struct {
 	converged bool
 	residual  float64
 	messages  int64 // halo messages rank 0 sent
+	info      SolverInfo
 }
 
 // run solves spec on ranks in-process ranks and returns rank 0's view.
@@ -43,7 +44,7 @@ func run(t testing.TB, ranks int, spec Spec) outcome {
 			return err
 		}
 		if c.Rank() == 0 {
-			out = outcome{f, s.Step(), s.Converged(), s.Residual(), s.Stats().Messages}
+			out = outcome{f, s.Step(), s.Converged(), s.Residual(), s.Stats().Messages, s.Info()}
 		}
 		return nil
 	})
