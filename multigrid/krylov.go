@@ -30,7 +30,8 @@ type krylov struct {
 	w1, w2           []float64 // the preconditioning cycle's iterate and its sweeps' other buffer
 	rz               float64   // r·z
 	started          bool
-	accs             [][4]exactsum.Acc // per worker: two accumulators for each of up to two sums
+	accs             []*[2]exactsum.Binned // per worker: an accumulator for each of up to two sums
+	rows             [][]float64           // per worker: a row's magnitudes (ComponentError)
 }
 
 // Krylov does one mgcg iteration on the fine level (the first also sets
@@ -42,7 +43,12 @@ func (m *MG) Krylov() (float64, error) {
 	if k == nil {
 		n := f.lay.Len()
 		k = &krylov{r: make([]float64, n), z: make([]float64, n), zOld: make([]float64, n), p: make([]float64, n),
-			q: make([]float64, n), w1: make([]float64, n), w2: make([]float64, n), accs: make([][4]exactsum.Acc, f.tm.Size()), d: make([]float64, n)}
+			q: make([]float64, n), w1: make([]float64, n), w2: make([]float64, n), accs: make([]*[2]exactsum.Binned, f.tm.Size()), d: make([]float64, n)}
+		k.rows = make([][]float64, len(k.accs))
+		for w := range k.accs {
+			k.accs[w] = new([2]exactsum.Binned)
+			k.rows[w] = make([]float64, f.lay.Stride[len(f.shape)-2])
+		}
 		m.kry = k
 	}
 	if !k.started {
@@ -135,28 +141,18 @@ func (l *level) eachRow(fn func(lo, hi int)) {
 
 // dots are exact global sums Σ x·y over the fine level's cells, one per
 // pair (each product rounded once, then summed exactly): the workers over
-// their rows in parallel, each product into one of two accumulators in
-// turn (consecutive products of one magnitude then do not wait on each
-// other's limbs), merged exactly, then one collective over the ranks.
+// their rows in parallel, each into its own binned accumulator per pair,
+// merged exactly, then one collective over the ranks.
 func (m *MG) dots(pairs ...[2][]float64) ([]float64, error) {
 	f := m.levels[0]
 	k := m.kry
 	f.parallel(func(w int, rows []stencil.Span, _ []int) {
 		for p, xy := range pairs {
-			a, b := &k.accs[w][2*p], &k.accs[w][2*p+1]
-			a.Reset()
+			b := &k.accs[w][p]
 			b.Reset()
 			x, y := xy[0], xy[1]
 			for _, r := range rows {
-				xs, ys := x[r.Start:r.Start+r.N], y[r.Start:r.Start+r.N]
-				j := 0
-				for ; j+1 < len(xs); j += 2 {
-					a.Add(xs[j] * ys[j])
-					b.Add(xs[j+1] * ys[j+1])
-				}
-				if j < len(xs) {
-					a.Add(xs[j] * ys[j])
-				}
+				b.AddProducts(x[r.Start:r.Start+r.N], y[r.Start:r.Start+r.N])
 			}
 		}
 	})
@@ -164,8 +160,7 @@ func (m *MG) dots(pairs ...[2][]float64) ([]float64, error) {
 	for p := range total {
 		total[p] = new(exactsum.Acc)
 		for w := range k.accs {
-			total[p].Merge(&k.accs[w][2*p])
-			total[p].Merge(&k.accs[w][2*p+1])
+			total[p].Merge(k.accs[w][p].Sum())
 		}
 	}
 	return exactsum.SumAll(m.c, total)
@@ -231,47 +226,22 @@ func (m *MG) ComponentError() (omega, normU float64, err error) {
 	f.parallel(func(w int, rows []stencil.Span, _ []int) {
 		worst, big := 0.0, 0.0
 		for _, r := range rows {
+			if f.vc != nil {
+				rw, rb := componentRow(f.vc, u, f.scratch, rhs, m.kry.rows[w], r.Start, r.Start+r.N, nd == 3)
+				worst, big = maxNaN(worst, rw), maxNaN(big, rb)
+				continue
+			}
+			k := &f.res
 			for i := r.Start; i < r.Start+r.N; i++ {
 				c := u[i]
-				if a := math.Abs(c); a > big || a != a {
-					big = a
+				big = maxNaN(big, math.Abs(c))
+				nb := k.CX*(u[i-1]+u[i+1]) + k.CY*(u[i-sy]+u[i+sy])
+				mg := k.CX*(math.Abs(u[i-1])+math.Abs(u[i+1])) + k.CY*(math.Abs(u[i-sy])+math.Abs(u[i+sy]))
+				if nd == 3 {
+					nb += k.CZ * (u[i-sz] + u[i+sz])
+					mg += k.CZ * (math.Abs(u[i-sz]) + math.Abs(u[i+sz]))
 				}
-				var res, mag float64
-				if f.vc != nil {
-					vc := f.vc
-					if vc.M[i] == 0 {
-						continue
-					}
-					au := 0.0
-					if vc.A != nil {
-						au = vc.A[i] * c
-					}
-					ac := math.Abs(c)
-					mag = math.Abs(au) + vc.BX[i]*(math.Abs(u[i+1])+ac) + vc.BX[i-1]*(ac+math.Abs(u[i-1])) +
-						vc.BY[i]*(math.Abs(u[i+sy])+ac) + vc.BY[i-sy]*(ac+math.Abs(u[i-sy]))
-					if nd == 3 {
-						mag += vc.BZ[i]*(math.Abs(u[i+sz])+ac) + vc.BZ[i-sz]*(ac+math.Abs(u[i-sz]))
-					}
-					res = f.scratch[i] // Residual's, M·(b − A·u)
-				} else {
-					k := &f.res
-					nb := k.CX*(u[i-1]+u[i+1]) + k.CY*(u[i-sy]+u[i+sy])
-					mg := k.CX*(math.Abs(u[i-1])+math.Abs(u[i+1])) + k.CY*(math.Abs(u[i-sy])+math.Abs(u[i+sy]))
-					if nd == 3 {
-						nb += k.CZ * (u[i-sz] + u[i+sz])
-						mg += k.CZ * (math.Abs(u[i-sz]) + math.Abs(u[i+sz]))
-					}
-					res = rhs[i] - (k.C0*c - nb)
-					mag = k.C0*math.Abs(c) + mg
-				}
-				den := mag + math.Abs(rhs[i])
-				e := math.Abs(res)
-				if den > 0 {
-					e /= den
-				}
-				if e > worst || e != e {
-					worst = e
-				}
+				worst = maxNaN(worst, relativeTo(rhs[i]-(k.C0*c-nb), k.C0*math.Abs(c)+mg+math.Abs(rhs[i])))
 			}
 		}
 		f.maxes[w], f.maxes2[w] = worst, big
@@ -289,4 +259,69 @@ func (m *MG) ComponentError() (omega, normU float64, err error) {
 		return 0, 0, err
 	}
 	return out[0], out[1], nil
+}
+
+// componentRow is ComponentError's pass over the media cells [lo, hi) of
+// one row: the worst |r_i|/((|A||u|)_i + |f_i|) of its free cells, with r
+// the residual left in res, and the largest |u_i| of all its cells. The
+// magnitudes are summed into t (the row's length, in cache) one axis at a
+// time, in the order of the formula: few arrays a loop, no spills.
+func componentRow(vc *stencil.VarCoeffs, u, res, rhs, t []float64, lo, hi int, is3D bool) (worst, big float64) {
+	n := hi - lo
+	t = t[:n]
+	uc := u[lo:hi]
+	if vc.A != nil {
+		for j, a := range vc.A[lo:hi][:n] {
+			t[j] = math.Abs(a * uc[j])
+		}
+	} else {
+		clear(t)
+	}
+	axis := func(s int, b []float64) {
+		un, us := u[lo+s:hi+s][:n], u[lo-s:hi-s][:n]
+		bn, bs := b[lo:hi][:n], b[lo-s:hi-s][:n]
+		for j, c := range uc {
+			ac := math.Abs(c)
+			t[j] = t[j] + bn[j]*(math.Abs(un[j])+ac) + bs[j]*(ac+math.Abs(us[j]))
+		}
+	}
+	axis(1, vc.BX)
+	axis(vc.SY, vc.BY)
+	if is3D {
+		axis(vc.SZ, vc.BZ)
+	}
+	mk, rs, fs := vc.M[lo:hi][:n], res[lo:hi][:n], rhs[lo:hi][:n]
+	for j, c := range uc {
+		big = maxNaN(big, math.Abs(c))
+		if mk[j] == 0 {
+			continue
+		}
+		// Divide only where the quotient may beat worst: |r| below
+		// worst·den less a margin past the products' rounding (1e-15 over
+		// 2^-53) cannot round above worst. An overflowing worst·den is
+		// above |r| too; a NaN fails the test and is divided.
+		den := t[j] + math.Abs(fs[j])
+		if math.Abs(rs[j]) < worst*den*(1-1e-15) {
+			continue
+		}
+		worst = maxNaN(worst, relativeTo(rs[j], den))
+	}
+	return worst, big
+}
+
+// relativeTo is |r|/den, or |r| where den is 0.
+func relativeTo(r, den float64) float64 {
+	e := math.Abs(r)
+	if den > 0 {
+		e /= den
+	}
+	return e
+}
+
+// maxNaN is the larger of x and y, NaN if either is.
+func maxNaN(x, y float64) float64 {
+	if y > x || y != y {
+		return y
+	}
+	return x
 }

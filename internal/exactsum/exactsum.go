@@ -72,21 +72,38 @@ func (a *Acc) Add(x float64) {
 	normal := (e + 0x7ff) >> 11
 	m := b&(1<<52-1) | uint64(normal)<<52
 	e += 1 - normal
-	// m's least significant bit goes to bit e of the limb array: bit s of
-	// limb e/32. m<<s has at most 84 bits, split into 32+32+20.
+	// neg is 0 for x >= 0 and -1 otherwise: (v^neg)-neg is then ±v.
+	a.addMag(m, e, -int64(b>>63))
+	a.count()
+}
+
+// addMag adds ±m·2^(e-1075) (the sign neg: 0 for +, -1 for −), for an
+// m < 2^63: m's least significant bit goes to bit e of the limb array, bit
+// s of limb e/32; m<<s has at most 94 bits, split into 32+32+30, each
+// piece below 2^32 as normEvery assumes. The caller counts it.
+func (a *Acc) addMag(m uint64, e uint, neg int64) {
 	s := e & 31
 	lo := m << s
 	hi := m >> (64 - s) // 0 when s == 0
-	// neg is 0 for x >= 0 and -1 otherwise: (v^neg)-neg is then ±v.
-	neg := -int64(b >> 63)
 	l := (*[3]int64)(a.limbs[e>>5:])
 	l[0] += (int64(lo&mask32) ^ neg) - neg
 	l[1] += (int64(lo>>32) ^ neg) - neg
 	l[2] += (int64(hi) ^ neg) - neg
+}
+
+// count counts one addMag, propagating the carries every normEvery.
+func (a *Acc) count() {
 	a.n++
 	if a.n >= normEvery {
 		a.normalize()
 	}
+}
+
+// addInt adds v·2^(e-1075) for a bin's sum v (|v| < 2^63) and scale e.
+func (a *Acc) addInt(v int64, e uint) {
+	neg := v >> 63
+	a.addMag(uint64((v^neg)-neg), e, neg)
+	a.count()
 }
 
 // addNonFinite records the NaN or infinity with bits b, out of line to keep
