@@ -83,7 +83,17 @@ type Spec struct {
 	// TEnd set, then follows from it).
 	Media   MediaFunc
 	Initial Profile
-	Source  Profile // nil: no source
+	// InitialField, when set, gives the initial u of the box [lo, hi) of
+	// global cells (C order, last axis fastest) in place of Initial: a
+	// field read from a file, each rank its own box. Every rank calls it
+	// from New, so it may be collective over c.
+	InitialField func(c comm.Comm, lo, hi []int) ([]float64, error)
+	Source       Profile // nil: no source
+	// SourceAt, when set, is the source at time t (it depends on t): the
+	// solver evaluates it at the times its scheme's terms belong to
+	// (explicit: a step's start; backward Euler: its end; Crank–Nicolson:
+	// both), in place of Source.
+	SourceAt func(t float64) Profile
 
 	Dims    []int // process grid; nil: automatic
 	Threads int   // worker goroutines per rank (>= 1)
