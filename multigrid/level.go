@@ -126,7 +126,7 @@ func newLevel(c comm.Comm, topo *decomp.Grid, shape []int, length []float64, box
 	zero := make([][2]stencil.Face, nd)
 	for a := range nd {
 		for side := range 2 {
-			zero[a][side] = stencil.Face{Kind: faces[a][side].Kind}
+			zero[a][side] = faces[a][side].Homogeneous()
 		}
 	}
 	l.bc = &boundary{faces: stencil.GhostFaces(l.lay, faces, hasNeighbour)}

@@ -261,3 +261,24 @@ func (m *MG) stepRHSMedia(c float64, src []float64, scale float64) error {
 	})
 	return nil
 }
+
+// SetFaces sets the ghost coefficients of the faces that need them per cell
+// (Robin, fluxes, varying values) on every level, at time t: each level's
+// own problem (its face values, at its face centres) and its error
+// equation (no values; Robin's coefficient at its spacing and k), the ranks
+// below included. Call it after New and wherever the faces' values change.
+func (m *MG) SetFaces(t float64) {
+	for _, l := range m.levels {
+		k := func(mirror, axis, side int) float64 { return m.prob.K }
+		if l.med != nil {
+			k = l.med.Conductivity
+		}
+		b := operator.Boundary{Lay: l.lay, H: l.h, Length: m.prob.Length, K: k, At: m.prob.FaceAt}
+		b.Set(l.bc.faces, l.bc.runs, t)
+		b.Homogeneous = true
+		b.Set(l.bc0.faces, l.bc0.runs, t)
+	}
+	if m.agg != nil {
+		m.agg.SetFaces(t)
+	}
+}

@@ -133,6 +133,11 @@ type Problem struct {
 	// is then not singular).
 	Media *operator.Media
 	Held  bool
+	// K is the conductivity a boundary ghost sees in the uniform medium
+	// (the heat equation's α, Poisson's 1); FaceAt the values of the faces
+	// that vary (stencil.Face.Varies), at SetFaces's time.
+	K      float64
+	FaceAt operator.FaceAt
 }
 
 // MaxLevels bounds Options.Levels.
@@ -292,8 +297,10 @@ func New(c comm.Comm, topo *decomp.Grid, p Problem, opt Options, tm *team.Team) 
 	}
 	m.singular = p.Op.Sigma == 0 && !p.Held
 	for _, f := range p.Faces {
-		if f[0].Kind == stencil.Dirichlet || f[1].Kind == stencil.Dirichlet {
-			m.singular = false
+		for _, side := range f {
+			if side.Kind == stencil.Dirichlet || (side.Kind == stencil.Robin && (side.H > 0 || side.Varies)) {
+				m.singular = false
+			}
 		}
 	}
 	boxes := make([]decomp.Box, c.Size())

@@ -27,7 +27,7 @@ func (s *Solver) newMultigrid() error {
 		op = multigrid.Operator{Sigma: 1, Beta: s.spec.Scheme.theta() * s.spec.DT * s.spec.Alpha}
 		s.stepDT = s.spec.DT
 	}
-	p := multigrid.Problem{Shape: s.spec.Shape, Length: s.spec.Length, Faces: s.spec.Faces, Op: op}
+	p := multigrid.Problem{Shape: s.spec.Shape, Length: s.spec.Length, Faces: s.spec.Faces, Op: op, K: s.faceK(), FaceAt: s.spec.FaceAt}
 	if s.media != nil {
 		if s.spec.Equation == Heat {
 			p.Op.Beta = s.spec.Scheme.theta() * s.spec.DT // the media's faces carry k
@@ -38,12 +38,14 @@ func (s *Solver) newMultigrid() error {
 			return err
 		}
 		p.Held = held
-		dirichlet := false
+		fixed := false
 		for _, f := range s.spec.Faces {
-			dirichlet = dirichlet || f[0].Kind == Dirichlet || f[1].Kind == Dirichlet
+			for _, side := range f {
+				fixed = fixed || side.Kind == Dirichlet || side.Kind == Robin
+			}
 		}
-		if s.spec.Equation == Poisson && !held && !dirichlet {
-			return fmt.Errorf("solver: poisson in heterogeneous media needs a Dirichlet face or a held cell (u is otherwise fixed only up to a constant)")
+		if s.spec.Equation == Poisson && !held && !fixed {
+			return fmt.Errorf("solver: poisson in heterogeneous media needs a Dirichlet or Robin face or a held cell (u is otherwise fixed only up to a constant)")
 		}
 	}
 	opt := s.spec.MG
@@ -80,6 +82,7 @@ func (s *Solver) newMultigrid() error {
 		return err
 	}
 	s.mg = mg
+	mg.SetFaces(s.simTime)
 	s.u = mg.Field()
 	s.fill(s.u, s.spec.Initial, 1, false)
 	if s.media != nil {
@@ -284,8 +287,14 @@ func (s *Solver) implicitStep() error {
 		s.mg.SetOperator(multigrid.Operator{Sigma: 1, Beta: theta * dt * alpha})
 		s.stepDT = dt
 	}
+	if s.spec.FacesInTime && theta != 1 {
+		s.mg.SetFaces(s.simTime) // the explicit half's ghosts: at the step's start
+	}
 	if err := s.mg.StepRHS((1-theta)*dt*alpha, s.f, dt/s.spec.DT); err != nil {
 		return err
+	}
+	if s.spec.FacesInTime {
+		s.mg.SetFaces(s.spec.timeAt(s.step + 1)) // the implicit half's: at its end
 	}
 	ref, err := s.mg.RHSNorm()
 	if err != nil {

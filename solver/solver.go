@@ -105,6 +105,7 @@ type Solver struct {
 	// sets only the face ghosts each run reads, in the run's worker
 	// (region.ghosts).
 	faces []stencil.GhostFace
+	bound *operator.Boundary // the faces' per-cell ghost coefficients (nil: none needs them)
 	// hasNeighbour[a][side]: a rank (maybe this one, periodic) lies beyond
 	// that face of the box; otherwise it is a physical face.
 	hasNeighbour [][2]bool
@@ -234,6 +235,7 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	}
 	s.faces = stencil.GhostFaces(s.lay, spec.Faces, s.hasNeighbour)
 	s.splitRegions()
+	s.newBoundary()
 	// Spin-waiting pays only when every worker of every rank in this
 	// process has a core (and a P) of its own. Under MPI there is one rank
 	// per process, and comm/mpi may run with a P more than the cores.
@@ -497,6 +499,9 @@ func (s *Solver) advance(check bool) error {
 		clear(s.resid)
 	}
 	s.trace("start")
+	if s.spec.FacesInTime {
+		s.setFaces(s.simTime)
+	}
 	if s.vc != nil {
 		stencil.ApplyFaces(s.faces, s.u)
 	}

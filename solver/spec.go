@@ -35,6 +35,7 @@ const (
 	Dirichlet = stencil.Dirichlet
 	Neumann   = stencil.Neumann
 	Periodic  = stencil.Periodic
+	Robin     = stencil.Robin
 )
 
 // Face is the boundary condition on one face of the global grid.
@@ -77,6 +78,12 @@ type Spec struct {
 	CheckEvery int     // steps between residual checks (>= 1)
 
 	Faces [][2]Face // per axis: low and high face
+	// FaceAt gives the value (and Robin's h) of the faces marked Varies at
+	// a face centre and time; FacesInTime says some depend on t, so the
+	// solver sets them again at every step's times (explicit: its start;
+	// implicit: its end, Crank–Nicolson's explicit half its start).
+	FaceAt      operator.FaceAt
+	FacesInTime bool
 	// Media, when set, gives the heterogeneous media of a box; nil: the
 	// uniform medium k = Alpha, ρc = 1. With media an explicit heat run's
 	// DT may be 0: 0.9 × the media's stability limit (and Steps, 0 with
@@ -149,6 +156,14 @@ func (s *Spec) check() error {
 	for a, f := range s.Faces {
 		if (f[0].Kind == Periodic) != (f[1].Kind == Periodic) {
 			return fmt.Errorf("solver: axis %d is periodic on one face only", a)
+		}
+		for _, side := range f {
+			if side.PerCell() && s.Ghost != 1 {
+				return fmt.Errorf("solver: a %s face with a flux, a coefficient or a varying value needs one ghost layer (temporal blocking, ghost %d, reflects constant values only)", side.Kind, s.Ghost)
+			}
+			if side.Varies && s.FaceAt == nil {
+				return fmt.Errorf("solver: a varying %s face without FaceAt", side.Kind)
+			}
 		}
 	}
 	if s.Equation == Heat {

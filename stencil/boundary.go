@@ -9,25 +9,59 @@ const (
 	// Dirichlet fixes u = Value on the face (the face lies half a cell
 	// outside the outermost cell centres; the ghost is 2·Value − u).
 	Dirichlet BC = iota
-	// Neumann is zero flux through the face (the ghost mirrors the cell).
+	// Neumann is the flux k∂u/∂n = Value through the face (n outward;
+	// Value > 0 heats): the ghost u + Value·h/k, the mirror at zero flux.
 	Neumann
 	// Periodic wraps the axis around; both faces of the axis must have it.
 	Periodic
+	// Robin is a convective face, −k∂u/∂n = H·(u_face − Value) (Value
+	// the ambient): the ghost 2·u_face − u with u_face from the half
+	// cell's balance (operator.Ghost has the formula).
+	Robin
+	// Affine is a ghost A·mirror + B with coefficients per ghost cell
+	// (SetAffine): how Robin faces, Neumann faces with a flux and faces
+	// whose value varies in space or time are applied.
+	Affine
 )
 
 func (b BC) String() string {
-	return [...]string{"dirichlet", "neumann", "periodic"}[b]
+	return [...]string{"dirichlet", "neumann", "periodic", "robin", "affine"}[b]
 }
 
 // Face is the boundary condition on one face of the global grid.
 type Face struct {
 	Kind  BC
-	Value float64
+	Value float64 // Dirichlet: u on the face; Neumann: the flux; Robin: the ambient
+	H     float64 // Robin: the heat-transfer coefficient
+	// Varies says the value is not one number (it depends on space or
+	// time): the ghosts then take per-cell coefficients from SetAffine.
+	Varies bool
+}
+
+// PerCell reports whether the face's ghosts need coefficients per cell
+// (SetAffine) rather than the fixed Dirichlet reflection or the mirror.
+func (f Face) PerCell() bool {
+	return f.Kind == Robin || f.Varies || (f.Kind == Neumann && f.Value != 0)
+}
+
+// Homogeneous is the face's condition on an error equation: the same kind
+// and coefficient, no value (a Robin face's coefficient may still vary).
+func (f Face) Homogeneous() Face {
+	return Face{Kind: f.Kind, H: f.H, Varies: f.Varies && f.Kind == Robin}
+}
+
+// kind is the ghost kind GhostFaces gives the face.
+func (f Face) kind() BC {
+	if f.PerCell() {
+		return Affine
+	}
+	return f.Kind
 }
 
 // Ghost is a ghost cell's value from its mirror cell across the face:
 // Dirichlet 2·value − mirror (the value holds on the face between them),
-// Neumann the mirror (zero flux).
+// Neumann the mirror (zero flux). Faces that need coefficients per cell
+// have none here (PerCell).
 func (f Face) Ghost(mirror float64) float64 {
 	if f.Kind == Dirichlet {
 		return float64(2*f.Value) - mirror
@@ -63,6 +97,11 @@ type GhostFace struct {
 	Delta int     // flat offset from a ghost cell to its mirror cell
 	Rows  []Span
 	Cells bool // every row is one cell (a face across the last axis)
+	// Affine: the face, its axis and side, and the ghost A·mirror + B of
+	// each ghost cell, the rows' cells in order (SetAffine).
+	Face       Face
+	Axis, Side int
+	A, B       []float64
 }
 
 // GhostFaces lists the ghost layers of the faces of the global grid that
@@ -93,7 +132,7 @@ func GhostFaces(lay decomp.Layout, faces [][2]Face, hasNeighbour [][2]bool) []Gh
 					ghost, mirror = n[a]-1+j, n[a]-j
 				}
 				b.Lo[a], b.Hi[a] = ghost, ghost+1
-				gf := GhostFace{Kind: f.Kind, Twice: 2 * f.Value, Delta: (mirror - ghost) * lay.Stride[a], Cells: a == nd-1}
+				gf := GhostFace{Kind: f.kind(), Twice: 2 * f.Value, Delta: (mirror - ghost) * lay.Stride[a], Cells: a == nd-1, Face: f, Axis: a, Side: side}
 				lay.ForRows(b, func(start, n int) { gf.Rows = append(gf.Rows, Span{Start: start, N: n}) })
 				out = append(out, gf)
 			}
@@ -107,6 +146,13 @@ func ApplyFaces(faces []GhostFace, u []float64) {
 	reflect := Active.reflect
 	for i := range faces {
 		f := &faces[i]
+		if f.Kind == Affine {
+			j := 0
+			for _, r := range f.Rows {
+				j += affine(u[r.Start:r.Start+r.N], u[r.Start+f.Delta:r.Start+f.Delta+r.N], f.A[j:], f.B[j:])
+			}
+			continue
+		}
 		if f.Cells {
 			// A face across the last axis: one cell per row.
 			for _, r := range f.Rows {
@@ -130,6 +176,41 @@ func ApplyFaces(faces []GhostFace, u []float64) {
 	}
 }
 
+// affine sets g[j] = a[j]·m[j] + b[j] and returns len(g).
+func affine(g, m, a, b []float64) int {
+	m, a, b = m[:len(g)], a[:len(g)], b[:len(g)]
+	for j := range g {
+		g[j] = a[j]*m[j] + b[j]
+	}
+	return len(g)
+}
+
+// SetAffine sets the coefficients of every ghost cell of the Affine faces
+// to coef(face, mirror): the ghost's mirror cell (its flat index) and the
+// face it lies on, which give the cell's k, the face's centre and value.
+func SetAffine(faces []GhostFace, coef func(f *GhostFace, mirror int) (a, b float64)) {
+	for i := range faces {
+		f := &faces[i]
+		if f.Kind != Affine {
+			continue
+		}
+		if f.A == nil {
+			n := 0
+			for _, r := range f.Rows {
+				n += r.N
+			}
+			f.A, f.B = make([]float64, n), make([]float64, n)
+		}
+		j := 0
+		for _, r := range f.Rows {
+			for c := r.Start; c < r.Start+r.N; c++ {
+				f.A[j], f.B[j] = coef(f, c+f.Delta)
+				j++
+			}
+		}
+	}
+}
+
 // GhostRun is ghost cells of one physical face: Count spans of N cells,
 // the first at flat index Start and each Stride after the last, every
 // ghost set from the cell Delta on (its mirror across the face).
@@ -137,6 +218,11 @@ type GhostRun struct {
 	Start, N, Count, Stride, Delta int
 	Kind                           BC
 	Twice                          float64 // 2·value, for Dirichlet
+	// Affine: the face, its axis and side, and each ghost's A·mirror + B,
+	// the Count spans' cells in order (SetAffineRuns).
+	Face       Face
+	Axis, Side int
+	A, B       []float64
 }
 
 // RunGhosts lists the ghost cells of the physical faces of lay's box that
@@ -162,7 +248,7 @@ func RunGhosts(lay decomp.Layout, faces [][2]Face, hasNeighbour [][2]bool, rn Ru
 			if f.Kind == Periodic || hasNeighbour[a][side] {
 				continue
 			}
-			g := GhostRun{Kind: f.Kind, Twice: 2 * f.Value, Stride: sy}
+			g := GhostRun{Kind: f.kind(), Twice: 2 * f.Value, Stride: sy, Face: f, Axis: a, Side: side}
 			low := side == 0
 			switch a {
 			case x: // one cell at an end of every row
@@ -202,6 +288,10 @@ func RunGhosts(lay decomp.Layout, faces [][2]Face, hasNeighbour [][2]bool, rn Ru
 // Row.E), and returns the other ghosts.
 func Edges(gs []GhostRun) (rest []GhostRun, w, e Edge) {
 	for _, g := range gs {
+		if g.Kind == Affine {
+			rest = append(rest, g) // set before the kernel, which reads it
+			continue
+		}
 		switch g.Delta {
 		case 1:
 			w = Edge{On: true, Kind: g.Kind, Twice: g.Twice}
@@ -218,6 +308,13 @@ func Edges(gs []GhostRun) (rest []GhostRun, w, e Edge) {
 func ApplyGhostRuns(gs []GhostRun, u []float64) {
 	for i := range gs {
 		g := &gs[i]
+		if g.Kind == Affine {
+			for c := range g.Count {
+				o := g.Start + c*g.Stride
+				affine(u[o:o+g.N], u[o+g.Delta:o+g.Delta+g.N], g.A[c*g.N:], g.B[c*g.N:])
+			}
+			continue
+		}
 		if g.N == 1 {
 			// A cell a row: a scalar loop (a call a cell would cost more).
 			for c := range g.Count {
@@ -237,6 +334,30 @@ func ApplyGhostRuns(gs []GhostRun, u []float64) {
 				Active.reflect(d, m, g.Twice)
 			} else {
 				copy(d, m)
+			}
+		}
+	}
+}
+
+// SetAffineRuns is SetAffine for the ghosts of runs: every Affine one of
+// runs[w][i] (as RunGhosts and Edges give them).
+func SetAffineRuns(runs [][][]GhostRun, coef func(g *GhostRun, mirror int) (a, b float64)) {
+	for _, rs := range runs {
+		for _, gs := range rs {
+			for i := range gs {
+				g := &gs[i]
+				if g.Kind != Affine {
+					continue
+				}
+				if g.A == nil {
+					g.A, g.B = make([]float64, g.N*g.Count), make([]float64, g.N*g.Count)
+				}
+				for c := range g.Count {
+					o := g.Start + c*g.Stride
+					for j := range g.N {
+						g.A[c*g.N+j], g.B[c*g.N+j] = coef(g, o+j+g.Delta)
+					}
+				}
 			}
 		}
 	}

@@ -10,28 +10,50 @@ import (
 	"heat/decomp"
 )
 
+// testCoef is a ghost's a·mirror + b for the tests, different for every
+// face and mirror cell.
+func testCoef(f Face, axis, side, mirror int) (float64, float64) {
+	return 0.5 + f.H + float64(mirror)/64, f.Value + float64(10*axis+side)
+}
+
+// randomBox is a box of 1 to most cells per axis, 2D on even trials and 3D
+// on odd ones, laid out with one ghost layer, with faces and neighbour
+// flags to fill.
+func randomBox(rng *rand.Rand, trial, most int) (nd int, n []int, lay decomp.Layout, faces [][2]Face, nb [][2]bool) {
+	nd = 2 + trial%2
+	n = make([]int, nd)
+	for a := range n {
+		n[a] = 1 + rng.IntN(most)
+	}
+	lay = decomp.NewLayout(decomp.Box{Lo: make([]int, nd), Hi: n}, 1)
+	return nd, n, lay, make([][2]Face, nd), make([][2]bool, nd)
+}
+
 // The ghosts RunGhosts gives the runs of a sweep are exactly the face
 // ghosts of the physical faces that the box's cells read — each once, none
 // in an edge or corner, none on a face with a neighbour or a periodic one —
 // however the rows are cut into runs and spans, and ApplyGhostRuns sets
-// each to its face's value from the cell across the face.
+// each to its face's value from the cell across the face (coefficients per
+// cell where the face needs them: Robin, a flux).
 func TestRunGhostsCoverEachFaceGhostOnce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	for trial := range 300 {
-		nd := 2 + trial%2
-		n := make([]int, nd)
-		for a := range n {
-			n[a] = 1 + rng.IntN(6)
-		}
-		lay := decomp.NewLayout(decomp.Box{Lo: make([]int, nd), Hi: n}, 1)
-		faces := make([][2]Face, nd)
-		nb := make([][2]bool, nd)
+		nd, n, lay, faces, nb := randomBox(rng, trial, 6)
 		for a := range nd {
 			if rng.IntN(4) == 0 {
 				faces[a] = [2]Face{{Kind: Periodic}, {Kind: Periodic}}
 			} else {
 				for side := range 2 {
-					faces[a][side] = Face{Kind: BC(rng.IntN(2)), Value: rng.Float64()}
+					switch rng.IntN(4) {
+					case 0:
+						faces[a][side] = Face{Kind: Dirichlet, Value: rng.Float64()}
+					case 1:
+						faces[a][side] = Face{Kind: Neumann}
+					case 2: // a flux: coefficients per cell
+						faces[a][side] = Face{Kind: Neumann, Value: rng.Float64()}
+					default:
+						faces[a][side] = Face{Kind: Robin, Value: rng.Float64(), H: rng.Float64()}
+					}
 					nb[a][side] = rng.IntN(3) == 0
 				}
 			}
@@ -65,6 +87,10 @@ func TestRunGhostsCoverEachFaceGhostOnce(t *testing.T) {
 						_, seen := want[g]
 						require.False(t, seen, "ghost %d read by two cells", g)
 						want[g] = f.Ghost(u[cell])
+						if f.PerCell() {
+							a, b := testCoef(f, ax, side, cell)
+							want[g] = a*u[cell] + b
+						}
 					}
 				}
 				return
@@ -99,6 +125,9 @@ func TestRunGhostsCoverEachFaceGhostOnce(t *testing.T) {
 		set := map[int]int{}
 		for _, r := range runs {
 			gs := RunGhosts(lay, faces, nb, r)
+			SetAffineRuns([][][]GhostRun{{gs}}, func(g *GhostRun, mirror int) (float64, float64) {
+				return testCoef(g.Face, g.Axis, g.Side, mirror)
+			})
 			for _, g := range gs {
 				for k := range g.Count {
 					for j := range g.N {
@@ -119,6 +148,60 @@ func TestRunGhostsCoverEachFaceGhostOnce(t *testing.T) {
 		for i := range u {
 			if _, ok := want[i]; !ok {
 				require.Equal(t, u[i], got[i], "trial %d: cell %d", trial, i)
+			}
+		}
+	}
+}
+
+// ApplyFaces sets a per-cell face's ghosts to a·mirror + b with the
+// coefficients SetAffine gave each, and the other faces as before.
+func TestApplyFacesPerCell(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for trial := range 100 {
+		nd, n, lay, faces, nb := randomBox(rng, trial, 5)
+		for a := range nd {
+			faces[a] = [2]Face{{Kind: Robin, Value: rng.Float64(), H: rng.Float64()}, {Kind: Neumann, Value: 1 + rng.Float64()}}
+			if rng.IntN(2) == 0 {
+				faces[a][0] = Face{Kind: Dirichlet, Value: 2}
+			}
+		}
+		u := make([]float64, lay.Len())
+		for i := range u {
+			u[i] = rng.Float64()
+		}
+		gf := GhostFaces(lay, faces, nb)
+		SetAffine(gf, func(f *GhostFace, mirror int) (float64, float64) {
+			return testCoef(f.Face, f.Axis, f.Side, mirror)
+		})
+		got := slices.Clone(u)
+		ApplyFaces(gf, got)
+		c := make([]int, nd)
+		for i := range u {
+			lay.Coords(i, c)
+			inside := true
+			for a := range nd {
+				inside = inside && c[a] >= 0 && c[a] < n[a]
+			}
+			if !inside {
+				continue
+			}
+			for a := range nd {
+				for side := range 2 {
+					if (side == 0 && c[a] != 0) || (side == 1 && c[a] != n[a]-1) {
+						continue
+					}
+					g := i - lay.Stride[a]
+					if side == 1 {
+						g = i + lay.Stride[a]
+					}
+					f := faces[a][side]
+					want := f.Ghost(u[i])
+					if f.PerCell() {
+						ca, cb := testCoef(f, a, side, i)
+						want = ca*u[i] + cb
+					}
+					require.Equal(t, want, got[g], "trial %d: axis %d side %d cell %d", trial, a, side, i)
+				}
 			}
 		}
 	}

@@ -1,0 +1,117 @@
+package operator
+
+import (
+	"heat/decomp"
+	"heat/stencil"
+)
+
+// The boundary faces of the operator: every condition is a ghost cell
+// g = a·u_i + b from the cell u_i beside the face (conductivity k_i,
+// spacing h along the face's normal), so the face's flux k_i(g − u_i)/h²
+// enters the same row arithmetic on every solver and level:
+//
+//	dirichlet, value v:     g = 2v − u_i                       (a = −1, b = 2v)
+//	neumann, flux q:        g = u_i + q·h/k_i                  (a = 1, b = q·h/k_i)
+//	robin, h_c, ambient v:  u_f = (2k_i u_i/h + h_c v)/(2k_i/h + h_c), g = 2u_f − u_i
+//	                        (a = (2k_i/h − h_c)/(2k_i/h + h_c), b = 2h_c v/(2k_i/h + h_c))
+//
+// An error equation (multigrid's coarse levels) takes the same a and b = 0.
+
+// Ghost is a boundary ghost's a and b for a face of kind with value v
+// (Dirichlet: u on the face; Neumann: the flux k∂u/∂n, n outward, v > 0
+// heats; Robin: the ambient) and Robin's hc, beside a cell of conductivity
+// k at spacing h. A hole (k = 0) takes no flux: a = 1, b = 0.
+func Ghost(kind stencil.BC, k, h, hc, v float64) (a, b float64) {
+	switch kind {
+	case stencil.Dirichlet:
+		return -1, 2 * v
+	case stencil.Neumann:
+		if k == 0 {
+			return 1, 0
+		}
+		return 1, v * h / k
+	case stencil.Robin:
+		if k == 0 {
+			return 1, 0
+		}
+		s := 2 * k / h
+		return (s - hc) / (s + hc), 2 * hc * v / (s + hc)
+	}
+	return 1, 0
+}
+
+// FaceAt gives the value and Robin's hc of face (axis, side) at the face
+// centre x (physical coordinates, C order) and time t, for faces whose
+// value varies (stencil.Face.Varies).
+type FaceAt func(axis, side int, x []float64, t float64) (value, hc float64)
+
+// Boundary computes the per-cell ghost coefficients of a box's faces (the
+// Affine ones, stencil.Face.PerCell) at a time: the cells' conductivity
+// from K (per cell, with ghosts) or the uniform K0, the face centre from
+// the layout, the value from the face or At.
+type Boundary struct {
+	Lay    decomp.Layout
+	H      []float64 // spacing per axis
+	Length []float64 // extent per axis (the high faces' coordinate)
+	K      func(mirror, axis, side int) float64
+	At     FaceAt // nil: every face's own Value and H
+	// Homogeneous gives the error equation's coefficients (b = 0).
+	Homogeneous bool
+
+	g  []int // scratch of centre
+	xs []float64
+}
+
+// coef is the ghost of the face f (axis, side) across from cell mirror at
+// time t.
+func (b *Boundary) coef(f stencil.Face, axis, side, mirror int, t float64) (float64, float64) {
+	v, hc := f.Value, f.H
+	if f.Varies && b.At != nil {
+		v, hc = b.At(axis, side, b.centre(axis, side, mirror), t)
+	}
+	if b.Homogeneous {
+		v = 0
+	}
+	return Ghost(f.Kind, b.K(mirror, axis, side), b.H[axis], hc, v)
+}
+
+// centre is the centre of the face (axis, side) of cell mirror.
+func (b *Boundary) centre(axis, side, mirror int) []float64 {
+	nd := len(b.H)
+	if b.g == nil {
+		b.g, b.xs = make([]int, nd), make([]float64, nd)
+	}
+	b.Lay.Global(mirror, b.g)
+	for a := range nd {
+		b.xs[a] = (float64(b.g[a]) + 0.5) * b.H[a]
+	}
+	b.xs[axis] = 0
+	if side == 1 {
+		b.xs[axis] = b.Length[axis]
+	}
+	return b.xs
+}
+
+// Set sets the coefficients of the faces' and the runs' ghosts at time t.
+func (b *Boundary) Set(faces []stencil.GhostFace, runs [][][]stencil.GhostRun, t float64) {
+	stencil.SetAffine(faces, func(f *stencil.GhostFace, mirror int) (float64, float64) {
+		return b.coef(f.Face, f.Axis, f.Side, mirror, t)
+	})
+	stencil.SetAffineRuns(runs, func(g *stencil.GhostRun, mirror int) (float64, float64) {
+		return b.coef(g.Face, g.Axis, g.Side, mirror, t)
+	})
+}
+
+// Conductivity is the k a face's ghost sees beside cell mirror: the cell's
+// own where the media has cell k, else the boundary face's coefficient
+// times h² (coarse levels: the mean of the fine faces' k).
+func (m *Media) Conductivity(mirror, axis, side int) float64 {
+	if m.K != nil {
+		return m.K[mirror]
+	}
+	face := mirror
+	if side == 0 {
+		face = mirror - m.Lay.Stride[axis]
+	}
+	return m.B[axis][face] * m.H[axis] * m.H[axis]
+}

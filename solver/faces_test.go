@@ -1,0 +1,237 @@
+package solver
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"heat/stencil"
+)
+
+// slabGhost is the contract's ghost g = a·u + b of a face beside a cell of
+// conductivity k at spacing h, written out here apart from the operator's:
+// Dirichlet 2v − u; Neumann (flux q = k∂u/∂n, n outward) u + q·h/k; Robin
+// 2u_f − u with u_f = (2k·u/h + hc·v)/(2k/h + hc).
+func slabGhost(f Face, k, h float64) (a, b float64) {
+	switch f.Kind {
+	case Dirichlet:
+		return -1, 2 * f.Value
+	case Neumann:
+		return 1, f.Value * h / k
+	}
+	den := 2*k/h + f.H
+	// g = 2(2k/h·u + hc·v)/den − u
+	return 2*(2*k/h)/den - 1, 2 * f.H * f.Value / den
+}
+
+// slabExact solves the discrete contract of a slab along x by elimination
+// (Thomas): n cells of conductivity k, Σ_faces k(u_nb − u)/h² = rhs, the
+// faces' ghosts from slabGhost.
+func slabExact(n int, k, rhs float64, lo, hi Face) []float64 {
+	h := 1.0 / float64(n)
+	c := k / (h * h)
+	lower, diag, upper, r := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	for i := range n {
+		lower[i], diag[i], upper[i], r[i] = c, -2*c, c, rhs
+	}
+	a0, b0 := slabGhost(lo, k, h)
+	a1, b1 := slabGhost(hi, k, h)
+	diag[0] += c * a0
+	r[0] -= c * b0
+	diag[n-1] += c * a1
+	r[n-1] -= c * b1
+	for i := 1; i < n; i++ {
+		w := lower[i] / diag[i-1]
+		diag[i] -= w * upper[i-1]
+		r[i] -= w * r[i-1]
+	}
+	u := make([]float64, n)
+	u[n-1] = r[n-1] / diag[n-1]
+	for i := n - 2; i >= 0; i-- {
+		u[i] = (r[i] - upper[i]*u[i+1]) / diag[i]
+	}
+	return u
+}
+
+// slabContinuous is the slab's solution of (k u')' = rhs, u(0) = lo.Value
+// and at x = 1 the Robin or Neumann condition of hi: u = u0 + G·x + rhs/(2k)·x².
+func slabContinuous(k, rhs float64, lo, hi Face) func(x float64) float64 {
+	u0 := lo.Value
+	var g float64
+	if hi.Kind == Neumann { // k u'(1) = q
+		g = (hi.Value - rhs) / k
+	} else { // −k u'(1) = hc (u(1) − v)
+		g = -(hi.H*(u0-hi.Value) + hi.H*rhs/(2*k) + rhs) / (k + hi.H)
+	}
+	return func(x float64) float64 { return u0 + g*x + rhs/(2*k)*x*x }
+}
+
+// slabSpec is a slab of ny × n cells along x: the low x face held at 1, the
+// high one hi, insulated y faces, the source f; Poisson or the heat equation
+// (its steady state), uniform (k = the heat equation's α, Poisson's 1) or a
+// uniform map k.
+func slabSpec(n int, eq Equation, k float64, media bool, hi Face, f float64) Spec {
+	shape := []int{4, n}
+	spec := Spec{Shape: shape, Length: []float64{1, 1}, Ghost: 1, Equation: eq, Alpha: 1,
+		Faces:   [][2]Face{{{Kind: Neumann}, {Kind: Neumann}}, {{Kind: Dirichlet, Value: 1}, hi}},
+		Initial: Constant(0), Source: Constant(f), CheckEvery: 100, Threads: 2}
+	if eq == Heat {
+		spec.Alpha = k
+	}
+	if media {
+		g := &globalMedia{shape: shape}
+		for range 4 * n {
+			g.k, g.rhoC, g.held = append(g.k, k), append(g.rhoC, 1), append(g.held, math.NaN())
+		}
+		spec.Media = g.fn()
+	}
+	return spec
+}
+
+// A slab with the far face convective (Robin) or under a flux (Neumann),
+// steady, with a source: every solver reaches the exact discrete solution
+// of the contract (an independent elimination) to 1e-12, in the uniform
+// medium and in a map.
+func TestSlabFacesExactDiscrete(t *testing.T) {
+	const n = 16
+	for _, hi := range []Face{{Kind: Robin, H: 3, Value: 0.25}, {Kind: Neumann, Value: -1.5}, {Kind: Neumann, Value: 0.75}} {
+		for _, media := range []bool{false, true} {
+			for _, c := range []struct {
+				name   string
+				eq     Equation
+				scheme Scheme
+				mg, cg bool
+			}{{"jacobi", Poisson, Explicit, false, false}, {"multigrid", Poisson, Explicit, true, false},
+				{"mgcg", Poisson, Explicit, true, true}, {"explicit", Heat, Explicit, false, false},
+				{"backward-euler", Heat, BackwardEuler, true, false}} {
+				if c.cg && !media {
+					continue // mgcg is the media's
+				}
+				k := 1.0
+				if media || c.eq == Heat {
+					k = 2.5
+				}
+				const f = -2.0
+				spec := slabSpec(n, c.eq, k, media, hi, f)
+				spec.Scheme, spec.Multigrid, spec.CG = c.scheme, c.mg, c.cg
+				rhs := f // Poisson: ∇·(k∇u) = f
+				switch {
+				case c.eq == Heat && c.scheme == Explicit:
+					spec.DT = 0.9 * StableDT(k, spec.Spacing())
+					spec.Steps, spec.Tolerance = 40000, 1e-17
+					rhs = -f // steady: ∇·(k∇u) + f = 0
+				case c.eq == Heat:
+					spec.DT, spec.Steps, spec.Tolerance = 1e4, 6, 1e-14
+					rhs = -f
+				case c.mg:
+					spec.Steps, spec.Tolerance = 60, 1e-14
+				default:
+					spec.Steps, spec.Tolerance = 20000, 1e-17
+				}
+				if media && c.eq == Heat && c.scheme == Explicit {
+					spec.DT = 0 // the media's own limit
+				}
+				want := slabExact(n, k, rhs, spec.Faces[1][0], hi)
+				name := fmt.Sprintf("%s, media %v, far face %+v", c.name, media, hi)
+				got := run(t, 2, spec).field
+				for i, v := range got {
+					require.InDelta(t, want[i%n], v, 1e-12, "%s: cell %v", name, unflatten(spec.Shape, i))
+				}
+			}
+		}
+	}
+}
+
+// The slab against its continuous solution (quadratic: the source), on
+// three grids: the error falls 4× a halving of h, for the Robin face and
+// for a flux.
+func TestSlabFacesSecondOrder(t *testing.T) {
+	for _, hi := range []Face{{Kind: Robin, H: 3, Value: 0.25}, {Kind: Neumann, Value: -1.5}} {
+		const k, f = 2.5, -2.0
+		exact := slabContinuous(k, f, Face{Kind: Dirichlet, Value: 1}, hi)
+		var errs []float64
+		for _, n := range []int{16, 32, 64} {
+			spec := slabSpec(n, Poisson, k, true, hi, f)
+			spec.Multigrid, spec.Steps, spec.Tolerance = true, 60, 1e-13
+			got := run(t, 1, spec).field
+			e := 0.0
+			for i, v := range got {
+				e = max(e, math.Abs(v-exact((float64(i%n)+0.5)/float64(n))))
+			}
+			errs = append(errs, e)
+		}
+		for i := 1; i < len(errs); i++ {
+			r := errs[i-1] / errs[i]
+			require.True(t, r > 3.6 && r < 4.4, "%+v: errors %v, ratio %.3f", hi, errs, r)
+		}
+	}
+}
+
+// mixedFaces is a face of every kind: Robin, fluxes in and out, Dirichlet,
+// an insulated one.
+func mixedFaces(nd int) [][2]Face {
+	f := [][2]Face{
+		{{Kind: Robin, H: 4, Value: 0.5}, {Kind: Neumann, Value: 2}},
+		{{Kind: Dirichlet, Value: 1}, {Kind: Robin, H: 0.5, Value: -1}},
+		{{Kind: Neumann, Value: -1}, {Kind: Neumann}},
+	}
+	return f[3-nd:]
+}
+
+// Robin faces and fluxes keep every solver's bits on every rank count,
+// process grid, thread count and kernel set, uniform and in media.
+func TestFacesBitForBit(t *testing.T) {
+	for _, shape := range [][]int{{20, 18}, {10, 8, 9}} {
+		nd := len(shape)
+		for _, media := range []bool{false, true} {
+			for _, c := range []struct {
+				eq     Equation
+				scheme Scheme
+				mg, cg bool
+			}{{Heat, Explicit, false, false}, {Poisson, Explicit, false, false}, {Poisson, Explicit, true, false},
+				{Poisson, Explicit, true, true}, {Heat, BackwardEuler, true, false}, {Heat, CrankNicolson, true, false}} {
+				if c.cg && !media {
+					continue
+				}
+				spec := heatSpec(shape)
+				spec.Equation, spec.Scheme, spec.Multigrid, spec.CG = c.eq, c.scheme, c.mg, c.cg
+				spec.Faces = mixedFaces(nd)
+				spec.Source = Random(shape, 2, 3, -1)
+				spec.Initial = Random(shape, 5, 1, 0)
+				spec.Steps, spec.Tolerance = 12, 1e-9
+				if c.scheme != Explicit {
+					spec.DT = 1e-3
+				}
+				if media {
+					spec.Media = randomMedia(shape, 7, true, true).fn()
+					if c.scheme == Explicit {
+						spec.DT = 0
+					}
+				}
+				name := fmt.Sprintf("%v media %v %s %s mg %v cg %v", shape, media, c.eq, c.scheme, c.mg, c.cg)
+				var want string
+				for _, ranks := range []int{1, 3, 4} {
+					for _, threads := range []int{1, 2} {
+						spec.Threads = threads
+						got := fingerprint(run(t, ranks, spec).field)
+						if want == "" {
+							want = got
+						}
+						require.Equal(t, want, got, "%s: ranks %d threads %d", name, ranks, threads)
+					}
+				}
+				spec.Dims = []int{1, 4, 1}[:nd]
+				require.Equal(t, want, fingerprint(run(t, 4, spec).field), "%s: dims %v", name, spec.Dims)
+				spec.Dims = nil
+				for _, ks := range stencil.Available() {
+					restore := stencil.Use(ks)
+					got := fingerprint(run(t, 2, spec).field)
+					restore()
+					require.Equal(t, want, got, "%s: kernels %s", name, ks.Name)
+				}
+			}
+		}
+	}
+}
