@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	github.com/BurntSushi/toml v1.6.0
+	github.com/expr-lang/expr v1.17.8
 	github.com/klauspost/compress v1.20.4
 	github.com/mmcloughlin/avo v0.5.0
 	github.com/spf13/cobra v1.10.2
