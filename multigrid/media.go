@@ -282,3 +282,7 @@ func (m *MG) SetFaces(t float64) {
 		m.agg.SetFaces(t)
 	}
 }
+
+// FineFaces are the fine level's physical face ghosts with the problem's
+// values (as SetFaces last set them), to apply to its field.
+func (m *MG) FineFaces() []stencil.GhostFace { return m.levels[0].bc.faces }

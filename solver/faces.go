@@ -1,6 +1,12 @@
 package solver
 
-import "heat/operator"
+import (
+	"errors"
+	"fmt"
+
+	"heat/comm"
+	"heat/operator"
+)
 
 // Faces that need ghost coefficients per cell (Robin, Neumann fluxes,
 // values varying in space or time; operator/faces.go has the formulas):
@@ -49,3 +55,73 @@ func (s *Solver) setFaces(t float64) {
 	s.bound.Set(s.faces, s.inner.ghosts, t)
 	s.bound.Set(nil, s.rim.ghosts, t)
 }
+
+// SourceError is a source that is not finite at a cell and time.
+type SourceError struct {
+	Step  int
+	T     float64
+	X     []float64 // the cell centre, C order
+	Value float64
+}
+
+func (e *SourceError) Error() string {
+	return fmt.Sprintf("the source is %v at x = %v, t = %g (step %d)", e.Value, e.X, e.T, e.Step)
+}
+
+// refreshSource sets f to the source of the step starting at t: explicit
+// (theta 0) f(t); implicit (1−θ)·f(t) + θ·f(t + dt), backward Euler f(t + dt)
+// alone; scaled as the setup scaled it. A value that is not finite is a
+// SourceError. The energy account takes the explicit step's power here.
+func (s *Solver) refreshSource(t, theta float64) error {
+	at := s.spec.SourceAt
+	p := at(t)
+	if s.mg != nil {
+		now, next := p, at(s.spec.timeAt(s.step+1))
+		p = next
+		if theta != 1 {
+			p = func(x []float64, idx []int) float64 {
+				return float64((1-theta)*now(x, idx)) + float64(theta*next(x, idx))
+			}
+		}
+	}
+	s.fill(s.f, p, s.srcScale, false)
+	nd := len(s.spec.Shape)
+	var bad *SourceError
+	s.lay.ForRows(s.boxCells(), func(start, n int) {
+		for i := start; i < start+n && bad == nil; i++ {
+			if v := s.f[i]; v-v != 0 {
+				g := make([]int, nd)
+				s.lay.Global(i, g)
+				x := make([]float64, nd)
+				for a := range nd {
+					x[a] = (float64(g[a]) + 0.5) * s.spec.Spacing()[a]
+				}
+				bad = &SourceError{Step: s.step + 1, T: t, X: x, Value: v / s.srcScale}
+			}
+		}
+	})
+	// Every rank stops on the same step: the lowest rank that met one
+	// names it, the others fail with it too.
+	flag := 0.0
+	if bad != nil {
+		flag = float64(s.c.Size() - s.c.Rank())
+	}
+	out := []float64{0}
+	if err := s.c.Allreduce(comm.Max, []float64{flag}, out); err != nil {
+		return err
+	}
+	if out[0] != 0 {
+		if bad == nil {
+			return fmt.Errorf("rank %d: %w", s.c.Size()-int(out[0]), ErrSourceNotFinite)
+		}
+		return bad
+	}
+	if s.acct != nil && s.mg == nil {
+		return s.setPower(p)
+	}
+	return nil
+}
+
+// ErrSourceNotFinite is what the ranks that met no bad source value fail
+// with when another did.
+var ErrSourceNotFinite = errors.New("the source is not finite there")

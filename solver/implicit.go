@@ -11,6 +11,7 @@ import (
 	"heat/comm"
 	"heat/decomp"
 	"heat/multigrid"
+	"heat/stencil"
 )
 
 // The multigrid paths: Poisson by multigrid cycles (one cycle a step), and
@@ -290,8 +291,23 @@ func (s *Solver) implicitStep() error {
 	if s.spec.FacesInTime && theta != 1 {
 		s.mg.SetFaces(s.simTime) // the explicit half's ghosts: at the step's start
 	}
+	if s.spec.SourceAt != nil {
+		if err := s.refreshSource(s.simTime, theta); err != nil {
+			return err
+		}
+	}
 	if err := s.mg.StepRHS((1-theta)*dt*alpha, s.f, dt/s.spec.DT); err != nil {
 		return err
+	}
+	if theta != 1 {
+		// The explicit half's flows: uⁿ's ghosts as StepRHS set them.
+		if s.spec.SourceAt != nil {
+			if err := s.setPower(s.spec.SourceAt(s.simTime)); err != nil {
+				return err
+			}
+		}
+		stencil.ApplyFaces(s.mg.FineFaces(), s.u)
+		s.account(s.u, 1-theta, dt)
 	}
 	if s.spec.FacesInTime {
 		s.mg.SetFaces(s.spec.timeAt(s.step + 1)) // the implicit half's: at its end
@@ -330,6 +346,17 @@ func (s *Solver) implicitStep() error {
 	}
 	s.u = s.mg.Field()
 	s.history = append(s.history, s.residual)
+	if s.acct != nil {
+		// The implicit half's flows: uⁿ⁺¹'s ghosts at the step's end (the
+		// last cycle's residual exchanged the halo).
+		if s.spec.SourceAt != nil {
+			if err := s.setPower(s.spec.SourceAt(s.spec.timeAt(s.step + 1))); err != nil {
+				return err
+			}
+		}
+		stencil.ApplyFaces(s.mg.FineFaces(), s.u)
+		s.account(s.u, theta, dt)
+	}
 	return nil
 }
 

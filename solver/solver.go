@@ -106,6 +106,10 @@ type Solver struct {
 	// (region.ghosts).
 	faces []stencil.GhostFace
 	bound *operator.Boundary // the faces' per-cell ghost coefficients (nil: none needs them)
+	acct  *energy            // the heat equation's energy account (nil: none kept)
+	// srcScale is the source's scale in f (the explicit update's, or the
+	// implicit right-hand side's dt).
+	srcScale float64
 	// hasNeighbour[a][side]: a rank (maybe this one, periodic) lies beyond
 	// that face of the box; otherwise it is a physical face.
 	hasNeighbour [][2]bool
@@ -147,6 +151,9 @@ type Solver struct {
 func New(c comm.Comm, spec Spec) (*Solver, error) {
 	if err := spec.check(); err != nil {
 		return nil, err
+	}
+	if spec.SourceAt != nil && spec.Source == nil {
+		spec.Source = spec.SourceAt(0) // the arrays; each step sets its own
 	}
 	g, err := decomp.New(spec.Shape, c.Size(), spec.Dims, spec.Periodic())
 	if err != nil {
@@ -230,6 +237,7 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 		// into the right-hand side instead).
 		s.f = hugemem.Floats(s.lay.Len())
 		s.fill(s.f, spec.Source, sourceScale, spec.Ghost > 1)
+		s.srcScale = sourceScale
 	} else if s.vc != nil && spec.Equation == Poisson {
 		s.f = hugemem.Floats(s.lay.Len()) // Laplace: the sweeps read a zero right-hand side
 	}
@@ -248,6 +256,10 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 			s.Close()
 			return nil, err
 		}
+	}
+	if err := s.newEnergy(); err != nil {
+		s.Close()
+		return nil, err
 	}
 	return s, nil
 }
@@ -502,6 +514,11 @@ func (s *Solver) advance(check bool) error {
 	if s.spec.FacesInTime {
 		s.setFaces(s.simTime)
 	}
+	if s.spec.SourceAt != nil {
+		if err := s.refreshSource(s.simTime, 0); err != nil {
+			return err
+		}
+	}
 	if s.vc != nil {
 		stencil.ApplyFaces(s.faces, s.u)
 	}
@@ -520,6 +537,14 @@ func (s *Solver) advance(check bool) error {
 	s.update(&s.rim, check)
 	s.stats.Compute += time.Since(t1)
 	s.trace("rim")
+	if s.acct != nil {
+		dt := s.spec.DT
+		if s.step == s.spec.Steps-1 {
+			dt = s.spec.LastDT()
+		}
+		stencil.ApplyFaces(s.faces, s.u) // the ghosts the step read (the kernels set some in registers only)
+		s.account(s.u, 1, dt)
+	}
 	s.u, s.v = s.v, s.u
 	s.step++
 	if s.spec.Equation == Heat {

@@ -150,8 +150,11 @@ func (s *Spec) check() error {
 	if s.CheckEvery < 1 {
 		return fmt.Errorf("solver: check every %d steps < 1", s.CheckEvery)
 	}
-	if s.Initial == nil {
+	if s.Initial == nil && s.InitialField == nil {
 		return fmt.Errorf("solver: no initial condition")
+	}
+	if s.SourceAt != nil && s.Ghost != 1 {
+		return fmt.Errorf("solver: a source that varies in time needs one ghost layer (temporal blocking, ghost %d, takes a fixed source)", s.Ghost)
 	}
 	for a, f := range s.Faces {
 		if (f[0].Kind == Periodic) != (f[1].Kind == Periodic) {

@@ -1,0 +1,305 @@
+package solver
+
+import (
+	"heat/decomp"
+	"heat/internal/exactsum"
+	"heat/stencil"
+)
+
+// The heat equation's energy account: the content Σ ρc·u·V against the
+// time integral of what the step's arithmetic puts in — the flux through
+// each physical face, k_i(g − u_i)/h per unit area (g the face's ghost), from
+// held cells into their free neighbours, and the source Σ f·V over the
+// cells the steps update. Each boundary cell (and held pair) keeps its own
+// running integral, one float add a step, the same on every split; they
+// are summed exactly (internal/exactsum) when read, so the totals have the
+// same bits on every split, and the balance closes to the steps' rounding.
+
+// EnergyBalance is the account since the solver started (a restart: since
+// the restart).
+type EnergyBalance struct {
+	ContentStart, Content float64   // Σ ρc·u·V
+	Faces                 []float64 // ∫ heat in through each face, axis-major (C order), low then high
+	Held, Source          float64   // ∫ heat in from held cells, ∫ source power
+}
+
+// Inflow is the whole time integral of the heat put in.
+func (e *EnergyBalance) Inflow() float64 {
+	in := e.Held + e.Source
+	for _, f := range e.Faces {
+		in += f
+	}
+	return in
+}
+
+// faceCells are the cells beside one physical face of the box: the flat
+// index of each, its ghost's offset, each face's coefficient k_f/h² (the
+// boundary face's: the cell's k).
+type faceCells struct {
+	axis, side int
+	cells      []int
+	off        int
+	b          []float64
+	in         []float64 // each cell's ∫ dt·b(g − u)·V so far
+}
+
+// heldPair is a free cell and a held neighbour (in the box or a ghost),
+// and their face's coefficient.
+type heldPair struct {
+	free, held int
+	b          float64
+	in         float64 // ∫ dt·b(u_held − u_free)·V so far
+}
+
+// energy is the solver's running account on this rank.
+type energy struct {
+	vol      float64
+	faces    []faceCells
+	held     []heldPair
+	source   float64 // ∫ source power (the same on every rank)
+	power    float64 // the source's power Σ f·V now (the same on every rank)
+	content0 float64
+}
+
+// newEnergy sets up the account (heat runs that step one step at a time)
+// and takes the starting content. Collective.
+func (s *Solver) newEnergy() error {
+	if s.spec.Equation != Heat || s.spec.Ghost != 1 {
+		return nil
+	}
+	nd := len(s.spec.Shape)
+	h := s.spec.Spacing()
+	e := &energy{vol: 1}
+	for _, x := range h {
+		e.vol *= x
+	}
+	k0 := s.faceK()
+	for a := range nd {
+		for side := range 2 {
+			if s.hasNeighbour[a][side] || s.spec.Faces[a][side].Kind == Periodic {
+				continue
+			}
+			f := faceCells{axis: a, side: side, off: -s.lay.Stride[a]}
+			r := decomp.Box{Lo: make([]int, nd), Hi: append([]int(nil), s.lay.N...)}
+			if side == 0 {
+				r.Hi[a] = 1
+			} else {
+				r.Lo[a], f.off = s.lay.N[a]-1, s.lay.Stride[a]
+			}
+			s.lay.ForRows(r, func(start, n int) {
+				for i := start; i < start+n; i++ {
+					b := k0 / (h[a] * h[a])
+					if s.media != nil {
+						b = s.media.B[a][min(i, i+f.off)]
+						if s.media.Free[i] == 0 {
+							b = 0 // the steps do not update it
+						}
+					}
+					f.cells, f.b = append(f.cells, i), append(f.b, b)
+				}
+			})
+			f.in = make([]float64, len(f.cells))
+			e.faces = append(e.faces, f)
+		}
+	}
+	if s.media != nil {
+		if err := s.heldPairs(e); err != nil {
+			return err
+		}
+	}
+	s.acct = e
+	if err := s.setPower(s.sourceAt(s.simTime)); err != nil {
+		return err
+	}
+	var err error
+	e.content0, err = s.content()
+	return err
+}
+
+// heldPairs lists the faces between the box's free cells and held cells,
+// its own or its neighbours' (the free mask's ghosts through the halo).
+func (s *Solver) heldPairs(e *energy) error {
+	m := s.media
+	free := append([]float64(nil), m.Free...)
+	if err := s.plan.Start(free); err != nil {
+		return err
+	}
+	if err := s.plan.Finish(free); err != nil {
+		return err
+	}
+	nd := len(s.spec.Shape)
+	c := make([]int, nd)
+	// The neighbour across (axis a, side) is a cell of the domain, not a
+	// physical face's ghost.
+	inDomain := func(a, side int) bool {
+		return s.hasNeighbour[a][side] || (side == 0 && c[a] > 0) || (side == 1 && c[a] < m.Lay.N[a]-1)
+	}
+	m.Lay.ForRows(s.boxCells(), func(start, n int) {
+		for i := start; i < start+n; i++ {
+			if free[i] == 0 {
+				continue
+			}
+			m.Lay.Coords(i, c)
+			for a := range nd {
+				st := m.Lay.Stride[a]
+				for side, j := range [2]int{i - st, i + st} {
+					if inDomain(a, side) && free[j] == 0 && m.K[j] != 0 {
+						e.held = append(e.held, heldPair{free: i, held: j, b: m.B[a][min(i, j)]})
+					}
+				}
+			}
+		}
+	})
+	return nil
+}
+
+// content is the global Σ ρc·u·V of the current field. Collective.
+func (s *Solver) content() (float64, error) {
+	var acc exactsum.Acc
+	vol := s.acct.vol
+	add := func(x float64) { acc.Add(float64(x * vol)) }
+	if s.media != nil {
+		s.media.Content(s.u, add)
+	} else {
+		s.lay.ForRows(s.boxCells(), func(start, n int) {
+			for _, x := range s.u[start : start+n] {
+				add(x)
+			}
+		})
+	}
+	return exactsum.Sum(s.c, &acc)
+}
+
+// sourceAt is the source at time t (nil: none).
+func (s *Solver) sourceAt(t float64) Profile {
+	if s.spec.SourceAt != nil {
+		return s.spec.SourceAt(t)
+	}
+	return s.spec.Source
+}
+
+// setPower sets the source power Σ f·V over the cells the steps update.
+// Collective.
+func (s *Solver) setPower(p Profile) error {
+	e := s.acct
+	if p == nil {
+		e.power = 0
+		return nil
+	}
+	var acc exactsum.Acc
+	nd := len(s.spec.Shape)
+	h := s.spec.Spacing()
+	x, g := make([]float64, nd), make([]int, nd)
+	s.lay.ForRows(s.boxCells(), func(start, n int) {
+		for i := start; i < start+n; i++ {
+			if s.media != nil && s.media.Free[i] == 0 {
+				continue
+			}
+			s.lay.Global(i, g)
+			for a := range nd {
+				x[a] = (float64(g[a]) + 0.5) * h[a]
+			}
+			acc.Add(float64(p(x, g) * e.vol))
+		}
+	})
+	var err error
+	e.power, err = exactsum.Sum(s.c, &acc)
+	return err
+}
+
+// account adds w·dt of the current flows of field u (its ghosts set: the
+// physical faces' for the time the flows belong to, the halo's) to the
+// integrals, and w·dt of the source power.
+func (s *Solver) account(u []float64, w, dt float64) {
+	e := s.acct
+	c := w * dt * e.vol
+	for k := range e.faces {
+		f := &e.faces[k]
+		for j, i := range f.cells {
+			f.in[j] += float64(c * float64(f.b[j]*(u[i+f.off]-u[i])))
+		}
+	}
+	for k := range e.held {
+		p := &e.held[k]
+		p.in += float64(c * float64(p.b*(u[p.held]-u[p.free])))
+	}
+	e.source += float64(w * dt * e.power)
+}
+
+// flows sums per face (2 per axis; no physical face: 0) and over the held
+// pairs what of(face cell's or pair's index) gives, exactly and globally:
+// the same bits on every split. Collective.
+func (s *Solver) flows(faceOf func(f *faceCells, j int) float64, heldOf func(p *heldPair) float64) (faces []float64, held float64, err error) {
+	e := s.acct
+	accs := make([]exactsum.Acc, 2*len(s.spec.Shape)+1)
+	for k := range e.faces {
+		f := &e.faces[k]
+		for j := range f.cells {
+			accs[2*f.axis+f.side].Add(faceOf(f, j))
+		}
+	}
+	hacc := &accs[len(accs)-1]
+	for k := range e.held {
+		hacc.Add(heldOf(&e.held[k]))
+	}
+	ptrs := make([]*exactsum.Acc, len(accs))
+	for k := range accs {
+		ptrs[k] = &accs[k]
+	}
+	sums, err := exactsum.SumAll(s.c, ptrs)
+	if err != nil {
+		return nil, 0, err
+	}
+	return sums[:len(sums)-1], sums[len(sums)-1], nil
+}
+
+// Energy is the account so far; nil where none is kept (Poisson, temporal
+// blocking). Collective.
+func (s *Solver) Energy() (*EnergyBalance, error) {
+	e := s.acct
+	if e == nil {
+		return nil, nil
+	}
+	faces, held, err := s.flows(func(f *faceCells, j int) float64 { return f.in[j] }, func(p *heldPair) float64 { return p.in })
+	if err != nil {
+		return nil, err
+	}
+	now, err := s.content()
+	if err != nil {
+		return nil, err
+	}
+	return &EnergyBalance{ContentStart: e.content0, Content: now, Faces: faces, Held: held, Source: e.source}, nil
+}
+
+// Rates are the heat flows in now: through each face (axis-major, low then
+// high), from held cells, and the source power. Collective.
+func (s *Solver) Rates() (faces []float64, held, source float64, err error) {
+	e := s.acct
+	if e == nil {
+		return nil, 0, 0, nil
+	}
+	if s.mg == nil {
+		// The current field's ghosts: the halo's and the faces' at its time.
+		s.setFaces(s.simTime)
+		stencil.ApplyFaces(s.faces, s.u)
+		if err := s.plan.Start(s.u); err != nil {
+			return nil, 0, 0, err
+		}
+		if err := s.plan.Finish(s.u); err != nil {
+			return nil, 0, 0, err
+		}
+	}
+	u, v := s.u, e.vol
+	faces, held, err = s.flows(func(f *faceCells, j int) float64 {
+		i := f.cells[j]
+		return float64(v * float64(f.b[j]*(u[i+f.off]-u[i])))
+	}, func(p *heldPair) float64 {
+		return float64(v * float64(p.b*(u[p.held]-u[p.free])))
+	})
+	return faces, held, e.power, err
+}
+
+// boxCells is the box's own cells in local coordinates.
+func (s *Solver) boxCells() decomp.Box {
+	return decomp.Box{Lo: make([]int, len(s.lay.N)), Hi: s.lay.N}
+}
