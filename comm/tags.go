@@ -24,6 +24,8 @@ const (
 	// TagPlane is a snapshot's partial pixel sums, then its lists of
 	// skipped cells: 2 tags.
 	TagPlane = 30600
+	// TagProbe is the probes' corner values sent to rank 0: 1 tag.
+	TagProbe = 30700
 	// TagPingPong is the latency benchmark's messages: 1 tag.
 	TagPingPong = 31000
 	// TagFault is a roll call's notices when a wait gives up (comm/mpi,
@@ -47,6 +49,7 @@ var TagBlocks = []TagBlock{
 	{"checkpoint", TagCheckpoint, 1},
 	{"gather", TagGather, 1},
 	{"snapshot plane", TagPlane, 2},
+	{"probes", TagProbe, 1},
 	{"ping-pong", TagPingPong, 1},
 	{"fault notice", TagFault, 1},
 	{"subset", TagSubset, 5},

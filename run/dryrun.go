@@ -80,6 +80,9 @@ func summary(w io.Writer, cfg *config.Config, spec solver.Spec, g *decomp.Grid, 
 	if cfg.Output.DiagnosticsEvery > 0 {
 		fmt.Fprintf(w, ", diagnostics.csv every %d", cfg.Output.DiagnosticsEvery)
 	}
+	if n := len(cfg.Output.Probe); n > 0 {
+		fmt.Fprintf(w, ", %s of %d probe(s) every %d", ProbesFile, n, cfg.Output.ProbeEvery)
+	}
 	if len(cfg.Output.Formats) > 0 {
 		fmt.Fprintf(w, ", snapshots %s", strings.Join(cfg.Output.Formats, "+"))
 	}

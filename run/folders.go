@@ -34,7 +34,7 @@ import (
 const outLock = ".heat.lock"
 
 // results are the entries of an output folder that belong to a run.
-var results = []string{"report.json", "diagnostics.csv", "snapshots", PlotsDir, "checkpoints"}
+var results = []string{"report.json", "diagnostics.csv", ProbesFile, "snapshots", PlotsDir, "checkpoints"}
 
 // folders are what a run holds of the places it writes: the output
 // folder's lock and manifest, the checkpoint folder's lock.
@@ -139,6 +139,9 @@ func claimFolders(cfg *config.Config, report string, overwrite bool, runID strin
 	claims := []string{filepath.Join(out, "report.json")}
 	if cfg.Output.DiagnosticsEvery > 0 {
 		claims = append(claims, filepath.Join(out, "diagnostics.csv"))
+	}
+	if probeEvery(cfg) > 0 {
+		claims = append(claims, filepath.Join(out, ProbesFile))
 	}
 	if report != "" {
 		claims = append(claims, report)

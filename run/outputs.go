@@ -36,6 +36,10 @@ type outputs struct {
 	diag   *csv.Writer // rank 0
 	diagF  *os.File
 	bufs   []planeBufs // per rank
+	// probe is probes.csv (rank 0; nil without probes), probers each
+	// rank's sampling of the probes, made at its first row.
+	probe   *probeOut
+	probers []*solver.Probes
 	// pngDone delivers the result of the PNG being drawn and encoded in the
 	// background on rank 0 (nil when none is): the solver goes on meanwhile.
 	pngDone chan error
@@ -47,7 +51,8 @@ type outputs struct {
 // Under MPI every process opens its outputs, and only rank 0 (rank0) holds
 // the shared files.
 func openOutputs(cfg *config.Config, files *manifest, restarted, rank0 bool) (*outputs, error) {
-	o := &outputs{cfg: cfg, files: files, dir: filepath.Join(cfg.Output.Dir, "snapshots"), bufs: make([]planeBufs, cfg.Parallel.Ranks)}
+	o := &outputs{cfg: cfg, files: files, dir: filepath.Join(cfg.Output.Dir, "snapshots"), bufs: make([]planeBufs, cfg.Parallel.Ranks),
+		probers: make([]*solver.Probes, cfg.Parallel.Ranks)}
 	if len(cfg.Output.Formats) > 0 {
 		if err := files.claimDir(o.dir); err != nil {
 			return nil, UsageError{fmt.Errorf("cannot create snapshot directory %q: %w", o.dir, err)}
@@ -88,6 +93,16 @@ func openOutputs(cfg *config.Config, files *manifest, restarted, rank0 bool) (*o
 			o.diag.Flush()
 		}
 	}
+	if probeEvery(cfg) > 0 {
+		p, err := openProbes(cfg, restarted)
+		if err != nil {
+			if o.diagF != nil {
+				o.diagF.Close()
+			}
+			return nil, err
+		}
+		o.probe = p
+	}
 	return o, nil
 }
 
@@ -101,8 +116,16 @@ func (o *outputs) waitPNG() error {
 	return err
 }
 
-// close waits for the last PNG and flushes the diagnostics (rank 0).
+// close waits for the last PNG and flushes the diagnostics and the
+// probes (rank 0).
 func (o *outputs) close() error {
+	if err := o.probe.close(); err != nil {
+		o.waitPNG()
+		if o.diagF != nil {
+			o.diagF.Close()
+		}
+		return err
+	}
 	if err := o.waitPNG(); err != nil {
 		if o.diagF != nil {
 			o.diagF.Close()

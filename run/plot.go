@@ -23,30 +23,51 @@ type PlotOptions struct {
 // PlotsDir is the folder of a run's plots, under its output folder.
 const PlotsDir = "plots"
 
-// Plot draws the plots of the run whose output folder arg names (or its
-// diagnostics.csv) from its diagnostics.csv, knowing the run from the
-// report.json beside it (without one, a run still going or killed, it
-// draws the plots of both equations), and says what it wrote. A missing
-// folder or file, or a malformed one, is a usage error naming it (and the
-// line).
+// Plot draws the plots of the run whose output folder arg names from its
+// diagnostics.csv and its probes.csv (either may be missing, not both), or
+// of the one CSV arg names, knowing the run from the report.json beside
+// it (without one, a run still going or killed, it draws the plots of
+// both equations), and says what it wrote. A missing folder or file, or a
+// malformed one, is a usage error naming it (and the line).
 func Plot(arg string, o PlotOptions) (string, error) {
 	st, err := os.Stat(arg)
 	if err != nil {
 		return "", Usagef("plot: %s: no such run output folder", arg)
 	}
-	dir, csvPath := arg, filepath.Join(arg, "diagnostics.csv")
+	dir, csvPath, probesPath := arg, filepath.Join(arg, "diagnostics.csv"), filepath.Join(arg, ProbesFile)
 	if !st.IsDir() {
-		dir, csvPath = filepath.Dir(arg), arg
+		dir, csvPath, probesPath = filepath.Dir(arg), arg, ""
+		if filepath.Base(arg) == ProbesFile {
+			csvPath, probesPath = "", arg
+		}
+	} else if !exists(probesPath) {
+		probesPath = ""
 	}
-	rows, err := runplot.Read(csvPath)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", Usagef("plot: %s: no such file: the run wrote no diagnostics (output.diagnostics_every = 0?)", csvPath)
+	var rows []runplot.Row
+	if csvPath != "" {
+		rows, err = runplot.Read(csvPath)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && probesPath != "":
+			csvPath = "" // the probes alone
+		case errors.Is(err, fs.ErrNotExist):
+			return "", Usagef("plot: %s: no such file: the run wrote no diagnostics (output.diagnostics_every = 0?) and no probes", csvPath)
+		case err != nil:
+			return "", UsageError{fmt.Errorf("plot: %w", err)}
+		case len(rows) == 0:
+			return "", Usagef("plot: %s: no rows after the header: nothing to plot yet", csvPath)
+		}
 	}
-	if err != nil {
-		return "", UsageError{fmt.Errorf("plot: %w", err)}
-	}
-	if len(rows) == 0 {
-		return "", Usagef("plot: %s: no rows after the header: nothing to plot yet", csvPath)
+	var probes *runplot.Probes
+	if probesPath != "" {
+		probes, err = runplot.ReadProbes(probesPath)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return "", Usagef("plot: %s: no such file", probesPath)
+		case err != nil:
+			return "", UsageError{fmt.Errorf("plot: %w", err)}
+		case len(probes.Rows) == 0:
+			return "", Usagef("plot: %s: no rows after the header: nothing to plot yet", probesPath)
+		}
 	}
 	r, err := readRunReport(filepath.Join(dir, "report.json"))
 	if err != nil {
@@ -55,15 +76,28 @@ func Plot(arg string, o PlotOptions) (string, error) {
 	if o.Out == "" {
 		o.Out = filepath.Join(dir, PlotsDir)
 	}
-	paths, err := runplot.Write(o.Out, rows, r)
-	if err != nil {
-		return "", fmt.Errorf("plot: %w", err)
+	var paths, what []string
+	if csvPath != "" {
+		drawn, err := runplot.Write(o.Out, rows, r)
+		if err != nil {
+			return "", fmt.Errorf("plot: %w", err)
+		}
+		paths = append(paths, drawn...)
+		what = append(what, fmt.Sprintf("%d rows of %s (steps %d–%d)", len(rows), csvPath, rows[0].Step, rows[len(rows)-1].Step))
 	}
-	what := fmt.Sprintf("%d rows of %s (steps %d–%d)", len(rows), csvPath, rows[0].Step, rows[len(rows)-1].Step)
+	if probes != nil {
+		path, err := runplot.WriteProbes(o.Out, probes, r)
+		if err != nil {
+			return "", fmt.Errorf("plot: %w", err)
+		}
+		paths = append(paths, path)
+		pr := probes.Rows
+		what = append(what, fmt.Sprintf("%d probes, %d rows of %s (steps %d–%d)", len(probes.Names), len(pr), probesPath, pr[0].Step, pr[len(pr)-1].Step))
+	}
 	if r.Equation == "" {
-		what += "; no report.json beside it, so the plots of both equations"
+		what = append(what, "no report.json beside it, so the plots of both equations")
 	}
-	return strings.Join(paths, ", ") + ": " + what, nil
+	return strings.Join(paths, ", ") + ": " + strings.Join(what, "; "), nil
 }
 
 // readRunReport is what the plots need of the report at path; the zero Run
@@ -71,7 +105,7 @@ func Plot(arg string, o PlotOptions) (string, error) {
 func readRunReport(path string) (runplot.Run, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return runplot.Run{}, nil
+		return runplot.Run{Label: config.Default().Output.Label}, nil
 	}
 	if err != nil {
 		return runplot.Run{}, err
@@ -80,10 +114,13 @@ func readRunReport(path string) (runplot.Run, error) {
 		report.Report
 		Config config.Config `json:"config"`
 	}
+	rep.Config.Output.Label = config.Default().Output.Label // a report from before output.label
 	if err := json.Unmarshal(data, &rep); err != nil {
 		return runplot.Run{}, fmt.Errorf("%s: not a run report: %v", path, err)
 	}
-	return plotRun(rep.Config.Equation.Kind, &rep.Report), nil
+	r := plotRun(rep.Config.Equation.Kind, &rep.Report)
+	r.Label = rep.Config.Output.Label
+	return r, nil
 }
 
 // plotRun is what the plots need of a run of the equation kind with report
@@ -126,8 +163,9 @@ func plotsDue(cfg *config.Config) bool {
 // (rank 0), when due, and returns their paths. A failure is a warning: the
 // run's results are written and its report says how it went.
 func (j *job) endPlots() []string {
+	probes := j.endProbePlot()
 	if !plotsDue(j.cfg) {
-		return nil
+		return probes
 	}
 	csvPath := filepath.Join(j.cfg.Output.Dir, "diagnostics.csv")
 	rows, err := runplot.Read(csvPath)
@@ -144,11 +182,42 @@ func (j *job) endPlots() []string {
 		var paths []string
 		paths, err = runplot.Write(dir, rows, plotRun(j.cfg.Equation.Kind, j.rep))
 		if err == nil {
-			return paths
+			return append(paths, probes...)
 		}
 	}
 	if err != nil {
 		j.log.warn("plots of %s not drawn: %v", csvPath, err)
+	}
+	return probes
+}
+
+// endProbePlot draws the probes' plot of the run that has just written
+// its report (rank 0) when due — with probes and snapshots on a schedule,
+// as the other plots — and returns its path. A failure is a warning.
+func (j *job) endProbePlot() []string {
+	o := j.cfg.Output
+	if probeEvery(j.cfg) == 0 || o.SnapshotEvery == 0 || len(o.Formats) == 0 {
+		return nil
+	}
+	csvPath := filepath.Join(o.Dir, ProbesFile)
+	dir := filepath.Join(o.Dir, PlotsDir)
+	p, err := runplot.ReadProbes(csvPath)
+	if err == nil {
+		err = j.files.claimDir(dir)
+	}
+	if err == nil {
+		err = j.files.claim(filepath.Join(dir, runplot.ProbeFile))
+	}
+	if err == nil && len(p.Rows) > 0 {
+		r := plotRun(j.cfg.Equation.Kind, j.rep)
+		r.Label = o.Label
+		var path string
+		if path, err = runplot.WriteProbes(dir, p, r); err == nil {
+			return []string{path}
+		}
+	}
+	if err != nil {
+		j.log.warn("plot of %s not drawn: %v", csvPath, err)
 	}
 	return nil
 }

@@ -428,7 +428,7 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 	if err != nil {
 		return err
 	}
-	r := &rankRun{c: c, s: s, j: j, writers: writers, start: time.Now(), from: s.Step(), lastDiag: -1, lastSnap: -1}
+	r := &rankRun{c: c, s: s, j: j, writers: writers, start: time.Now(), from: s.Step(), lastDiag: -1, lastSnap: -1, lastProbe: -1}
 	runErr := r.loop(ctx)
 	if c.Rank() == 0 {
 		// The checkpoints pruned by the last commit, removed meanwhile.
@@ -458,6 +458,7 @@ type rankRun struct {
 	from               int // the step it started from
 	ckptTime, outTime  time.Duration
 	lastDiag, lastSnap int // the steps of the last outputs
+	lastProbe          int
 	// pending is the checkpoint being written in the background (at most
 	// one), of step pendingStep.
 	pending     *checkpoint.Pending
@@ -511,7 +512,7 @@ func (r *rankRun) loop(ctx context.Context) error {
 	}
 	for {
 		target := s.Steps() // the solver's: with an automatic step in media it picks them
-		for _, every := range []int{cp.Every, out.SnapshotEvery, out.DiagnosticsEvery} {
+		for _, every := range []int{cp.Every, out.SnapshotEvery, out.DiagnosticsEvery, probeEvery(j.cfg)} {
 			if every > 0 {
 				target = min(target, (s.Step()/every+1)*every)
 			}
@@ -576,6 +577,12 @@ func (r *rankRun) output(end bool) error {
 		r.lastDiag = step
 		if err := r.j.out.diagnostics(r.c, r.s); err != nil {
 			return fmt.Errorf("diagnostics at step %d: %w", step, err)
+		}
+	}
+	if every := probeEvery(r.j.cfg); every > 0 && (step%every == 0 || end) && step != r.lastProbe {
+		r.lastProbe = step
+		if err := r.j.out.probes(r.c, r.s); err != nil {
+			return fmt.Errorf("probes at step %d: %w", step, err)
 		}
 	}
 	if (end || (out.SnapshotEvery > 0 && step%out.SnapshotEvery == 0)) && step != r.lastSnap {

@@ -12,14 +12,16 @@ func plotCommand() *cobra.Command {
 	var o run.PlotOptions
 	cmd := &cobra.Command{
 		Use:   "plot OUT",
-		Short: "draw a run's diagnostics.csv as PNG plots (in OUT/plots)",
-		Long: `Draws the diagnostics.csv of the run whose output folder is OUT (or the CSV itself) as
-PNG plots in OUT/plots, without running anything:
+		Short: "draw a run's diagnostics.csv and probes.csv as PNG plots (in OUT/plots)",
+		Long: `Draws the diagnostics.csv and probes.csv of the run whose output folder is OUT (or the
+one CSV given) as PNG plots in OUT/plots, without running anything:
 
   field.png     heat: min, max and mean of u over time, and the total heat ∫u dV
                 (as its drift from the first row's)
   residual.png  poisson: the residual per iteration (Jacobi sweep or multigrid
                 cycle) on a logarithmic axis, with the mean convergence factor
+  probes.png    each [[output.probe]]'s value over time (poisson: per iteration),
+                its axis named by output.label, the legend beside the data
 
 The run's report.json beside the CSV tells which; without one (a run still going,
 or killed) both are drawn. Rows with NaN or Inf (a diverged run) are left out of

@@ -77,7 +77,7 @@ func Default() *Config {
 		Source:   Profile{Kind: "none"},
 		Parallel: Parallel{Ranks: 1, Dims: []int{}},
 		Output: Output{Dir: "heat-out", Fingerprint: true, Formats: []string{"png"}, Slice: "z=mid", Cmap: "viridis",
-			Range: []float64{}, ImageSize: 1024, Label: "u", ImageFormat: "png", DiagnosticsEvery: 10, ProgressEvery: 30},
+			Range: []float64{}, ImageSize: 1024, Label: "u", ImageFormat: "png", DiagnosticsEvery: 10, ProgressEvery: 30, ProbeEvery: 1},
 		Checkpoint: Checkpoint{Keep: 2, Level: 1, Chunk: []int{}, Async: true},
 		Multigrid:  Multigrid{Smoother: "chebyshev", Cycle: "f", Interpolation: "linear", MaxCycles: 50},
 	}

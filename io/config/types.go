@@ -126,6 +126,8 @@ type Output struct {
 	VTKCompress      bool      `toml:"vtk_compress" json:"vtk_compress"`           // zlib-compress vti data
 	DiagnosticsEvery int       `toml:"diagnostics_every" json:"diagnostics_every"` // steps between diagnostics.csv rows; 0 = none
 	ProgressEvery    float64   `toml:"progress_every" json:"progress_every"`       // off a terminal: seconds between progress lines (also one at every 10%)
+	ProbeEvery       int       `toml:"probe_every" json:"probe_every"`             // steps between probes.csv rows (also one at step 0 and at the last step)
+	Probe            []Probe   `toml:"probe" json:"probe,omitempty"`               // [[output.probe]] points sampled into probes.csv
 }
 
 // Checkpoint is when and how the run saves restartable state.

@@ -70,7 +70,7 @@ func finish(c *Config, src *sources) error {
 		k.finite, k.grid, k.equation, k.run, k.multigrid, k.boundary,
 		func() *Error { return k.profile("initial", &c.Initial, initialKinds) },
 		func() *Error { return k.profile("source", &c.Source, sourceKinds) },
-		k.parallel, k.output, k.checkpoint, k.decomposition,
+		k.parallel, k.output, k.probes, k.checkpoint, k.decomposition,
 		k.media, // last: it reads the map files
 	} {
 		if err := step(); err != nil {

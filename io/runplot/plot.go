@@ -41,6 +41,9 @@ type Run struct {
 	// Factor is the mean convergence factor per iteration (the report's
 	// solver.convergence_factor); 0 when unknown: the plot computes it.
 	Factor float64
+	// Label is the field's name (output.label) on the axes of its values;
+	// "" leaves them unnamed.
+	Label string
 }
 
 // Write draws the plots of a run with these rows into dir (created when
@@ -383,28 +386,37 @@ func finite(rows []Row, x, y func(Row) float64) plotter.XYs {
 // when ""); a single point gets a mark too, so it shows. No points, no
 // line.
 func addLine(p *plot.Plot, name string, k int, pts plotter.XYs) error {
+	thumbs, err := drawLine(p, k, pts)
+	if err == nil && name != "" && thumbs != nil {
+		p.Legend.Add(name, thumbs...)
+	}
+	return err
+}
+
+// drawLine draws pts as a line in colour k (past the palette's colours,
+// the same colours dashed), a single point with a mark too, and returns
+// what stands for it in a legend; nil for no points.
+func drawLine(p *plot.Plot, k int, pts plotter.XYs) ([]plot.Thumbnailer, error) {
 	if len(pts) == 0 {
-		return nil
+		return nil, nil
 	}
 	line, err := plotter.NewLine(pts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	line.Color = plotutil.Color(k)
+	line.Dashes = plotutil.Dashes(k / len(plotutil.DefaultColors))
 	line.Width = vg.Points(1.5)
 	p.Add(line)
 	thumbs := []plot.Thumbnailer{line}
 	if len(pts) == 1 {
 		marks, err := plotter.NewScatter(pts)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		marks.Color = line.Color
 		p.Add(marks)
 		thumbs = append(thumbs, marks)
 	}
-	if name != "" {
-		p.Legend.Add(name, thumbs...)
-	}
-	return nil
+	return thumbs, nil
 }

@@ -46,50 +46,82 @@ func Read(path string) ([]Row, error) {
 // come back in step order, as the continued run went. Non-finite values (a
 // diverged run) are kept; the plots leave them out.
 func Parse(r io.Reader, name string) ([]Row, error) {
+	var rows []Row
+	err := readRecords(r, name, strings.Join(Header, ","), func(head []string) error {
+		if !slices.Equal(head, Header) {
+			return fmt.Errorf("%s:1: header %q is not diagnostics.csv's %q", name, strings.Join(head, ","), strings.Join(Header, ","))
+		}
+		return nil
+	}, func(step int, v []float64) {
+		rows = inStepOrder(rows, Row{Step: step, Time: v[0], Min: v[1], Max: v[2], Mean: v[3], Total: v[4], Residual: v[5]}, func(r Row) int { return r.Step })
+	})
+	return rows, err
+}
+
+// readRecords reads from r a CSV of a header, which head vets, and rows of
+// a step and numbers, each handed to add in turn (parseRecord). want is
+// the header named when the file is empty. Errors start with name (the
+// file) and the line.
+func readRecords(r io.Reader, name, want string, head func([]string) error, add func(step int, nums []float64)) error {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1 // a ragged row gets its own message
-	head, err := cr.Read()
+	h, err := cr.Read()
 	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: empty: want the header %s", name, strings.Join(Header, ","))
+		return fmt.Errorf("%s: empty: want the header %s", name, want)
 	}
 	if err != nil {
-		return nil, csvError(name, err)
+		return csvError(name, err)
 	}
-	if !slices.Equal(head, Header) {
-		return nil, fmt.Errorf("%s:1: header %q is not diagnostics.csv's %q", name, strings.Join(head, ","), strings.Join(Header, ","))
+	if err := head(h); err != nil {
+		return err
 	}
-	var rows []Row
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
-			return rows, nil
+			return nil
 		}
 		if err != nil {
-			return nil, csvError(name, err)
+			return csvError(name, err)
 		}
 		line, _ := cr.FieldPos(0)
-		if len(rec) != len(Header) {
-			return nil, fmt.Errorf("%s:%d: %d fields, want %d (%s)", name, line, len(rec), len(Header), strings.Join(Header, ","))
+		step, nums, err := parseRecord(name, line, h, rec)
+		if err != nil {
+			return err
 		}
-		step, err := strconv.Atoi(strings.TrimSpace(rec[0]))
-		if err != nil || step < 0 {
-			return nil, fmt.Errorf("%s:%d: step %q is not a step number", name, line, rec[0])
-		}
-		var v [6]float64
-		for i := range v {
-			x, err := strconv.ParseFloat(strings.TrimSpace(rec[i+1]), 64)
-			// Out of range parses as ±Inf or 0, which a plot can skip.
-			if err != nil && !errors.Is(err, strconv.ErrRange) {
-				return nil, fmt.Errorf("%s:%d: %s %q is not a number", name, line, Header[i+1], rec[i+1])
-			}
-			v[i] = x
-		}
-		k := len(rows)
-		for k > 0 && rows[k-1].Step >= step {
-			k--
-		}
-		rows = append(rows[:k], Row{Step: step, Time: v[0], Min: v[1], Max: v[2], Mean: v[3], Total: v[4], Residual: v[5]})
+		add(step, nums)
 	}
+}
+
+// parseRecord reads a row rec of a CSV with header head whose first field
+// is the step and the others numbers (out of range: ±Inf or 0, which a
+// plot can skip). Its errors name the file, the line and the column.
+func parseRecord(name string, line int, head, rec []string) (step int, nums []float64, err error) {
+	if len(rec) != len(head) {
+		return 0, nil, fmt.Errorf("%s:%d: %d fields, want %d (%s)", name, line, len(rec), len(head), strings.Join(head, ","))
+	}
+	step, err = strconv.Atoi(strings.TrimSpace(rec[0]))
+	if err != nil || step < 0 {
+		return 0, nil, fmt.Errorf("%s:%d: step %q is not a step number", name, line, rec[0])
+	}
+	nums = make([]float64, len(rec)-1)
+	for i, s := range rec[1:] {
+		x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return 0, nil, fmt.Errorf("%s:%d: %s %q is not a number", name, line, head[i+1], s)
+		}
+		nums[i] = x
+	}
+	return step, nums, nil
+}
+
+// inStepOrder appends r to rows, in place of the rows from its step on: a
+// restart's rows replace those the stopped run wrote past its checkpoint.
+func inStepOrder[T any](rows []T, r T, step func(T) int) []T {
+	k := len(rows)
+	for k > 0 && step(rows[k-1]) >= step(r) {
+		k--
+	}
+	return append(rows[:k], r)
 }
 
 // csvError is a CSV syntax error with the file and line.

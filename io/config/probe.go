@@ -1,0 +1,81 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"heat/decomp"
+)
+
+// Probe is one [[output.probe]] table: a point whose value the run records
+// in probes.csv, the column named Name, every output.probe_every steps.
+type Probe struct {
+	Name string    `toml:"name" json:"name"`
+	At   []float64 `toml:"at" json:"at"` // physical coordinates, C order: [y, x] or [z, y, x], inside [0, length] on every axis
+}
+
+// probeKey is the key of field of the i-th probe, output.probe[i].field.
+func probeKey(i int, field string) string { return fmt.Sprintf("output.probe[%d].%s", i, field) }
+
+// probes checks output.probe_every and the [[output.probe]] tables: each
+// name a column of probes.csv of its own, each point inside the domain.
+// NaN and ±Inf in at are finite's to refuse, before this.
+func (k *checker) probes() *Error {
+	o := &k.c.Output
+	if o.ProbeEvery < 1 {
+		return k.bad("output.probe_every", "must be >= 1 step (got %d); probes.csv also has a row at step 0 and at the last step", o.ProbeEvery)
+	}
+	g := k.c.Grid
+	nd := len(g.Shape)
+	seen := map[string]int{}
+	for i, p := range o.Probe {
+		if msg := probeNameProblem(p.Name); msg != "" {
+			return k.bad(probeKey(i, "name"), "%s", msg)
+		}
+		if j, ok := seen[p.Name]; ok {
+			return k.bad(probeKey(i, "name"), "%q is also the name of output.probe[%d]: each probe names a column of probes.csv of its own", p.Name, j)
+		}
+		seen[p.Name] = i
+		axes := make([]string, nd)
+		for a := range nd {
+			axes[a] = decomp.AxisName(nd, a)
+		}
+		order := "[" + strings.Join(axes, ", ") + "]"
+		if len(p.At) != nd {
+			return k.bad(probeKey(i, "at"), "needs one coordinate per axis, %s for this grid (got %s, probe %q)", order, floats(p.At), p.Name)
+		}
+		for a, x := range p.At {
+			if x < 0 || x > g.Length[a] {
+				box := make([]string, nd)
+				for b, l := range g.Length {
+					box[b] = "[0, " + formatFloat(l) + "]"
+				}
+				return k.bad(probeKey(i, "at"), "%s (probe %q, C order %s) is outside the domain %s: %s = %s is not in [0, %s]",
+					floats(p.At), p.Name, order, strings.Join(box, " × "), axes[a], formatFloat(x), formatFloat(g.Length[a]))
+			}
+		}
+	}
+	return nil
+}
+
+// probeNameProblem says what keeps name from heading a column of
+// probes.csv as it stands, "" if nothing: it must be one line of printable
+// text, no comma or quote (which CSV would have to quote), no space at
+// either end, and not one of the columns every row has.
+func probeNameProblem(name string) string {
+	switch {
+	case name == "":
+		return "is missing: every probe names its column of probes.csv"
+	case !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl):
+		return fmt.Sprintf("must be one line of printable text, it heads a column of probes.csv (got %q)", name)
+	case strings.ContainsAny(name, `,"`):
+		return fmt.Sprintf("must not hold a comma or a double quote, it heads a column of probes.csv (got %q)", name)
+	case strings.TrimSpace(name) != name:
+		return fmt.Sprintf("must not start or end with a space (got %q)", name)
+	case name == "step" || name == "time":
+		return fmt.Sprintf("%q is a column of every row of probes.csv (step,time,<probe>…): name the probe otherwise", name)
+	}
+	return ""
+}
