@@ -43,7 +43,11 @@ func mapFail(m mapRef, format string, args ...any) *MapError {
 
 // openMap opens the map file of m and checks its shape against the grid's.
 func openMap(m mapRef, grid []int) (array, error) {
-	arr, err := openArray(m.path, strings.TrimPrefix(m.key, "maps."))
+	name := m.array
+	if name == "" {
+		name = strings.TrimPrefix(m.key, "maps.")
+	}
+	arr, err := openArray(m.path, name)
 	if err != nil {
 		return nil, &MapError{Key: m.key, Path: m.path, Msg: err.Error()}
 	}
@@ -135,10 +139,14 @@ func wrapRead(m mapRef, err error) error {
 
 // badValue is the error of a value of map m at global cell idx.
 func badValue(m mapRef, idx []int, v float64, missing string) *MapError {
+	var e *MapError
 	if missing != "" {
-		return mapFail(m, "cell %v is %s, the fill value of chunk %s, which is not stored (%s)", idx, FormatNumber(v), missing, m.rule.what)
+		e = mapFail(m, "cell %v is %s, the fill value of chunk %s, which is not stored (%s)", idx, FormatNumber(v), missing, m.rule.what)
+	} else {
+		e = mapFail(m, "cell %v is %s (%s)", idx, FormatNumber(v), m.rule.what)
 	}
-	return mapFail(m, "cell %v is %s (%s)", idx, FormatNumber(v), m.rule.what)
+	e.Cell = slices.Clone(idx)
+	return e
 }
 
 // boxShape is the shape of the box [lo, hi).

@@ -115,9 +115,12 @@ const (
 
 // MapError is a mistake in a map file: Key is KeyK or KeyRhoC, Path the
 // file as given, Msg what is wrong, with the numbers. Its text is
-// "media: maps.k: Msg" (Msg starts with the path).
+// "media: maps.k: Msg" (Msg starts with the path). Cell, when the mistake
+// is one cell's value, is that cell's global index (C order), so that
+// ranks reading their boxes can agree on the first one.
 type MapError struct {
 	Key, Path, Msg string
+	Cell           []int
 }
 
 func (e *MapError) Error() string { return "media: " + e.Key + ": " + e.Msg }
@@ -166,20 +169,23 @@ func (s *Spec) Check() error {
 	return nil
 }
 
-// mapRef is one map of the spec: its key, path and value rule.
+// mapRef is one map of the spec: its key, path and value rule; array is
+// the array a Zarr group (a heat checkpoint) stands for ("": the map's
+// name, k or rho_c).
 type mapRef struct {
 	key, path string
 	rule      rule
+	array     string
 }
 
 // maps are the maps the spec names.
 func (s *Spec) maps() []mapRef {
 	var out []mapRef
 	if s.KMap != "" {
-		out = append(out, mapRef{KeyK, s.KMap, kRule})
+		out = append(out, mapRef{key: KeyK, path: s.KMap, rule: kRule})
 	}
 	if s.RhoCMap != "" {
-		out = append(out, mapRef{KeyRhoC, s.RhoCMap, rhoCRule})
+		out = append(out, mapRef{key: KeyRhoC, path: s.RhoCMap, rule: rhoCRule})
 	}
 	return out
 }
