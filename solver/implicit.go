@@ -85,7 +85,9 @@ func (s *Solver) newMultigrid() error {
 	s.mg = mg
 	mg.SetFaces(s.simTime)
 	s.u = mg.Field()
-	s.fill(s.u, s.spec.Initial, 1, false)
+	if err := s.setInitial(s.u); err != nil {
+		return err
+	}
 	if s.media != nil {
 		s.media.Hold(s.u)
 	}

@@ -224,7 +224,9 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	if !spec.usesMG() {
 		s.u = hugemem.Floats(s.lay.Len())
 		s.v = hugemem.Floats(s.lay.Len())
-		s.fill(s.u, spec.Initial, 1, false)
+		if err := s.setInitial(s.u); err != nil {
+			return nil, err
+		}
 		if s.media != nil {
 			s.media.Hold(s.u)
 		}
