@@ -307,7 +307,7 @@ func TestBadInput(t *testing.T) {
 			[]string{"FILE: boundary.z_lo: a 2D grid has no z faces"}},
 		{"boundary kind", "", []string{"--set", "boundary.kind=fixed"}, "boundary.kind", []string{`(got "fixed")`}},
 		{"face kind", "", []string{"--set", "boundary.x_hi.kind=open"}, "boundary.x_hi.kind", []string{`(got "open")`}},
-		{"initial kind", "", []string{"--set", "initial.kind=none"}, "initial.kind", []string{`"constant", "hotspot", "gaussian", "sine" or "random" (got "none")`}},
+		{"initial kind", "", []string{"--set", "initial.kind=none"}, "initial.kind", []string{`"constant", "hotspot", "gaussian", "sine", "random", "expr" or "file" (got "none")`}},
 		{"source kind", "[source]\nkind = \"blob\"\n", nil, "source.kind", []string{`"none", "constant"`, `(got "blob")`}},
 		{"center length", "", []string{"--set", "initial.center=[0.5]"}, "initial.center", []string{"one coordinate per axis, 2 for this grid (got [0.5])"}},
 		{"mode length", "", []string{"--set", "source.kind=sine", "--set", "source.mode=[1,2,3]"}, "source.mode", []string{"one wave number per axis"}},

@@ -89,6 +89,12 @@ type Face struct {
 //	gaussian  background + value·exp(−|x−center|²/(2·radius²))
 //	sine      background + value·Π sin(mode[a]·π·x[a]/length[a])
 //	random    background + value·U[0,1), seeded by seed and the global cell index
+//	expr      the formula expr of x, y, z and t (package heat/io/expr); an
+//	          initial field is taken at t = 0
+//	file      (initial only) the field in path: a .npy, a Zarr v3 array or a
+//	          heat checkpoint (its u; a checkpoints folder, its latest or a
+//	          run's output folder name the newest); relative to the current
+//	          directory, as map paths are
 type Profile struct {
 	Kind       string    `toml:"kind" json:"kind"`
 	Value      float64   `toml:"value" json:"value"`
@@ -97,6 +103,8 @@ type Profile struct {
 	Radius     float64   `toml:"radius" json:"radius"`
 	Mode       []int     `toml:"mode" json:"mode,omitempty"` // wave numbers per axis, C order
 	Seed       int64     `toml:"seed" json:"seed"`
+	Expr       string    `toml:"expr,omitempty" json:"expr,omitempty"` // kind expr: the formula
+	Path       string    `toml:"path,omitempty" json:"path,omitempty"` // kind file: the field's file or checkpoint
 }
 
 // Parallel is how the work is split.

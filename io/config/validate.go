@@ -38,8 +38,8 @@ var (
 	cycleKinds    = append(slices.Clone(multigrid.Cycles), "fmg")
 	interpKinds   = []string{"linear", "constant"}
 	boundaryKinds = []string{Dirichlet, Neumann, Periodic}
-	initialKinds  = []string{"constant", "hotspot", "gaussian", "sine", "random"}
-	sourceKinds   = []string{"none", "constant", "hotspot", "gaussian", "sine", "random"}
+	initialKinds  = []string{"constant", "hotspot", "gaussian", "sine", "random", "expr", "file"}
+	sourceKinds   = []string{"none", "constant", "hotspot", "gaussian", "sine", "random", "expr"}
 )
 
 // checker validates one Config, naming for each bad key the layer that set
@@ -417,6 +417,9 @@ func (k *checker) profile(prefix string, p *Profile, kinds []string) *Error {
 	nd := k.c.NDim()
 	if !slices.Contains(kinds, p.Kind) {
 		return k.bad(prefix+".kind", "must be %s (got %q)", oneOf(kinds), p.Kind)
+	}
+	if err := k.formula(prefix, p); err != nil {
+		return err
 	}
 	if len(p.Center) == 0 {
 		p.Center = make([]float64, nd)
