@@ -267,7 +267,11 @@ func (m *MG) stepRHSMedia(c float64, src []float64, scale float64) error {
 // own problem (its face values, at its face centres) and its error
 // equation (no values; Robin's coefficient at its spacing and k), the ranks
 // below included. Call it after New and wherever the faces' values change.
-func (m *MG) SetFaces(t float64) {
+//
+// It returns the first face value or coefficient that is not finite (nil:
+// none), on this rank.
+func (m *MG) SetFaces(t float64) *operator.FaceError {
+	var bad *operator.FaceError
 	for _, l := range m.levels {
 		k := func(mirror, axis, side int) float64 { return m.prob.K }
 		if l.med != nil {
@@ -277,10 +281,16 @@ func (m *MG) SetFaces(t float64) {
 		b.Set(l.bc.faces, l.bc.runs, t)
 		b.Homogeneous = true
 		b.Set(l.bc0.faces, l.bc0.runs, t)
+		if bad == nil {
+			bad = b.Bad
+		}
 	}
 	if m.agg != nil {
-		m.agg.SetFaces(t)
+		if b := m.agg.SetFaces(t); bad == nil {
+			bad = b
+		}
 	}
+	return bad
 }
 
 // FineFaces are the fine level's physical face ghosts with the problem's

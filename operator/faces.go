@@ -1,6 +1,9 @@
 package operator
 
 import (
+	"fmt"
+	"slices"
+
 	"heat/decomp"
 	"heat/stencil"
 )
@@ -60,6 +63,26 @@ type Boundary struct {
 
 	g  []int // scratch of centre
 	xs []float64
+	// Bad is the first face value or coefficient Set met that is not
+	// finite (nil: none); Set leaves the ghost's a = 1, b = 0 there.
+	Bad *FaceError
+}
+
+// FaceError is a face value (or Robin's hc, H set) that is not finite at a
+// face centre and time.
+type FaceError struct {
+	Axis, Side int
+	H          bool
+	X          []float64
+	T, Value   float64
+}
+
+func (e *FaceError) Error() string {
+	what := "value"
+	if e.H {
+		what = "h"
+	}
+	return fmt.Sprintf("the face's %s is %v at x = %v, t = %g", what, e.Value, e.X, e.T)
 }
 
 // coef is the ghost of the face f (axis, side) across from cell mirror at
@@ -68,6 +91,14 @@ func (b *Boundary) coef(f stencil.Face, axis, side, mirror int, t float64) (floa
 	v, hc := f.Value, f.H
 	if f.Varies && b.At != nil {
 		v, hc = b.At(axis, side, b.centre(axis, side, mirror), t)
+		for i, x := range [2]float64{v, hc} {
+			if x-x != 0 && (i == 0 || f.Kind == stencil.Robin) {
+				if b.Bad == nil {
+					b.Bad = &FaceError{Axis: axis, Side: side, H: i == 1, X: slices.Clone(b.centre(axis, side, mirror)), T: t, Value: x}
+				}
+				return 1, 0
+			}
+		}
 	}
 	if b.Homogeneous {
 		v = 0
@@ -75,7 +106,8 @@ func (b *Boundary) coef(f stencil.Face, axis, side, mirror int, t float64) (floa
 	return Ghost(f.Kind, b.K(mirror, axis, side), b.H[axis], hc, v)
 }
 
-// centre is the centre of the face (axis, side) of cell mirror.
+// centre is the centre of the face (axis, side) of cell mirror (a corner
+// ghost's: of the nearest face cell).
 func (b *Boundary) centre(axis, side, mirror int) []float64 {
 	nd := len(b.H)
 	if b.g == nil {
@@ -83,7 +115,9 @@ func (b *Boundary) centre(axis, side, mirror int) []float64 {
 	}
 	b.Lay.Global(mirror, b.g)
 	for a := range nd {
-		b.xs[a] = (float64(b.g[a]) + 0.5) * b.H[a]
+		// A corner ghost's mirror lies past another face: the nearest
+		// cell's centre along that axis (the value of the face beside it).
+		b.xs[a] = min(max((float64(b.g[a])+0.5)*b.H[a], 0.5*b.H[a]), b.Length[a]-0.5*b.H[a])
 	}
 	b.xs[axis] = 0
 	if side == 1 {

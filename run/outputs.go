@@ -18,6 +18,7 @@ import (
 	"heat/internal/safefile"
 	"heat/io/config"
 	"heat/io/heatmap"
+	"heat/io/runplot"
 	"heat/io/vtk"
 	"heat/operator"
 	"heat/solver"
@@ -89,7 +90,11 @@ func openOutputs(cfg *config.Config, files *manifest, restarted, rank0 bool) (*o
 		}
 		o.diagF, o.diag = f, csv.NewWriter(f)
 		if !restarted || errors.Is(statErr, fs.ErrNotExist) || (statErr == nil && st.Size() == 0) {
-			o.diag.Write([]string{"step", "time", "min", "max", "mean", "total", "residual"})
+			head := slices.Clone(runplot.Header)
+			if flowsKept(cfg) {
+				head = append(head, runplot.FlowColumns(cfg.NDim())...)
+			}
+			o.diag.Write(head)
 			o.diag.Flush()
 		}
 	}
@@ -104,6 +109,12 @@ func openOutputs(cfg *config.Config, files *manifest, restarted, rank0 bool) (*o
 		o.probe = p
 	}
 	return o, nil
+}
+
+// flowsKept reports whether the solver keeps an energy account (a heat run
+// stepping one step at a time), whose flows diagnostics.csv then lists.
+func flowsKept(cfg *config.Config) bool {
+	return cfg.Equation.Kind == config.Heat && cfg.Grid.Ghost == 1
 }
 
 // waitPNG waits for the PNG being written in the background, if any.
@@ -144,18 +155,36 @@ func (o *outputs) close() error {
 }
 
 // diagnostics appends one row: step, time, min, max, mean, total heat
-// (∫u dV) and the residual of the last check. Collective.
+// (∫u dV) and the residual of the last check; a heat run's then the heat
+// flowing in now through each face, from held cells and from the source
+// (runplot.FlowColumns: boundary cells only, no pass over the field).
+// Collective.
 func (o *outputs) diagnostics(c comm.Comm, s *solver.Solver) error {
 	st, err := fieldStats(c, s)
-	if err != nil || c.Rank() != 0 {
+	if err != nil {
 		return err
+	}
+	var flows []float64 // faces, held, source
+	if flowsKept(o.cfg) {
+		faces, held, source, err := s.Rates()
+		if err != nil {
+			return err
+		}
+		flows = append(faces, held, source)
+	}
+	if c.Rank() != 0 {
+		return nil
 	}
 	vol := 1.0
 	for a, n := range o.cfg.Grid.Shape {
 		vol *= o.cfg.Grid.Length[a] / float64(n)
 	}
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 17, 64) }
-	o.diag.Write([]string{strconv.Itoa(s.Step()), f(s.SimTime()), f(st.Min), f(st.Max), f(st.Sum / float64(st.N)), f(st.Sum * vol), f(s.Residual())})
+	row := []string{strconv.Itoa(s.Step()), f(s.SimTime()), f(st.Min), f(st.Max), f(st.Sum / float64(st.N)), f(st.Sum * vol), f(s.Residual())}
+	for _, x := range flows {
+		row = append(row, f(x))
+	}
+	o.diag.Write(row)
 	o.diag.Flush()
 	return o.diag.Error()
 }

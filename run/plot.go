@@ -227,5 +227,5 @@ func plotFiles(kind string) []string {
 	if kind == config.Poisson {
 		return []string{runplot.ResidualFile}
 	}
-	return []string{runplot.FieldFile}
+	return []string{runplot.FieldFile, runplot.FlowFile}
 }

@@ -264,6 +264,13 @@ func prepare(opt Options, stdout, stderr io.Writer, c comm.Comm) (*job, error) {
 	// resolved.
 	given := *cfg
 	spec := specOf(cfg, opt.World)
+	fields, err := setFields(&spec, cfg, restarts != nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := setFaces(cfg, &spec); err != nil {
+		return nil, err
+	}
 	spec.Media = mediaOf(cfg)
 	if restarts != nil {
 		// A restart takes its media from the checkpoint: no map file
@@ -325,7 +332,7 @@ func prepare(opt Options, stdout, stderr io.Writer, c comm.Comm) (*job, error) {
 		return nil, err
 	}
 
-	j := &job{cfg: cfg, given: &given, spec: spec, reportPath: opt.Report, quiet: opt.Quiet || !rank0,
+	j := &job{cfg: cfg, given: &given, spec: spec, fields: fields, reportPath: opt.Report, quiet: opt.Quiet || !rank0,
 		restarts: restarts, fallback: fallback, runID: runID, held: held, files: held.files}
 	from := 0
 	if restarts != nil {
@@ -383,6 +390,7 @@ type job struct {
 	lastGood   string                   // newest checkpoint known complete
 	stopped    string                   // checkpoint written on a signal
 	out        *outputs                 // snapshots and diagnostics
+	fields     *fields                  // the formulas of the initial field and source
 }
 
 // rankRecord is what each rank sends rank 0 for the report.
@@ -401,16 +409,20 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 	s, err := solver.New(c, spec)
 	var ie *multigrid.IncompatibleError
 	if errors.As(err, &ie) {
-		return Usagef("source: %v; give the source a zero mean, or make a face dirichlet", ie)
+		return Usagef("source: %v; balance the source and the fluxes, or make a face dirichlet or robin", ie)
 	}
 	var se *solver.StabilityError
 	if errors.As(err, &se) {
 		return Usagef("equation.dt: %v; use a smaller dt, or 0 for %g× the limit", se, operator.SafetyFactor)
 	}
 	if err != nil {
-		return err
+		return faceFailure(j.cfg, err)
 	}
 	defer s.Close()
+	// A formula that is not finite somewhere fails the run before it steps.
+	if err := j.fields.check(c, 0, s.DT(), j.fields.implicit); err != nil {
+		return err
+	}
 	if c.Rank() == 0 && j.spec.Media != nil {
 		// The step the media's limit gave (every rank has the same): the
 		// report's and the progress's, before the barrier below lets the
@@ -533,6 +545,10 @@ func (r *rankRun) loop(ctx context.Context) error {
 			}
 		}
 		if runErr != nil && !stopped {
+			if err := j.fields.failed(c, s, runErr); err != nil {
+				runErr = err // the formula, its point and step (agreed by every rank)
+			}
+			runErr = faceFailure(j.cfg, runErr)
 			if de != nil {
 				// Agreed by every rank: the checkpoint in flight, of a good
 				// step, is still worth its commit.
@@ -625,11 +641,16 @@ func (r *rankRun) report(wall time.Duration) error {
 	if err != nil {
 		return err
 	}
+	energy, err := energyReport(c, j.cfg, s)
+	if err != nil {
+		return err
+	}
 	parts, err := c.Gatherv(mine, 0)
 	if err != nil || c.Rank() != 0 {
 		return err
 	}
 	rep := j.rep
+	rep.EnergyBalance = energy
 	rep.Dims = s.Grid().Dims
 	rep.Steps, rep.SimTime, rep.Residual = s.Step(), s.SimTime(), report.Float(s.Residual())
 	if j.spec.Equation == solver.Poisson {
@@ -776,6 +797,10 @@ func printSummary(w io.Writer, cfg *config.Config, rep *report.Report, path stri
 	}
 	if sv := rep.Solver; sv != nil && sv.DiscretisationError != nil {
 		fmt.Fprintf(w, "error against the exact solution: max %.3e\n", float64(*sv.DiscretisationError))
+	}
+	if e := rep.EnergyBalance; e != nil {
+		fmt.Fprintf(w, "energy: content %.6g → %.6g, in %.6g (faces, held cells, source), balance residual %.2g\n",
+			float64(e.ContentStart), float64(e.ContentEnd), float64(e.Inflow), float64(e.RelativeResidual))
 	}
 	fmt.Fprintf(w, "field: min %.6g max %.6g mean %.6g l2 %.6g\n", rep.Field.Min, rep.Field.Max, rep.Field.Mean, rep.Field.L2)
 	if rep.Field.SHA256 != "" {

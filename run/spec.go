@@ -52,19 +52,7 @@ func specOf(cfg *config.Config, w *World) solver.Spec {
 	}
 	s.FMG = mg.Cycle == "fmg"
 	s.MaxCycles = mg.MaxCycles
-	for a := range nd {
-		for side := range 2 {
-			kind, value := cfg.FaceKind(a, side)
-			f := solver.Face{Value: value}
-			switch kind {
-			case "neumann":
-				f.Kind = solver.Neumann
-			case "periodic":
-				f.Kind = solver.Periodic
-			}
-			s.Faces[a][side] = f
-		}
-	}
+	// The faces: setFaces (faces.go), which may read tables, after this.
 	return s
 }
 
@@ -107,7 +95,7 @@ func exactOf(cfg *config.Config, t float64) solver.Profile {
 	nd := cfg.NDim()
 	for a := range nd {
 		for side := range 2 {
-			if kind, value := cfg.FaceKind(a, side); kind != config.Dirichlet || value != 0 {
+			if kind, value := cfg.FaceKind(a, side); kind != config.Dirichlet || value != (config.Value{}) {
 				return nil
 			}
 		}

@@ -59,6 +59,14 @@ type energy struct {
 	source   float64 // ∫ source power (the same on every rank)
 	power    float64 // the source's power Σ f·V now (the same on every rank)
 	content0 float64
+	// content's per worker: an exact accumulator, a row of weights.
+	bins []*exactsum.Binned
+	rows [][]float64
+	// powKey names the source field power was taken of (powKeyed: set);
+	// pbins are the workers' accumulators of it.
+	powKey   string
+	powKeyed bool
+	pbins    []*exactsum.Binned
 }
 
 // newEnergy sets up the account (heat runs that step one step at a time)
@@ -153,19 +161,41 @@ func (s *Solver) heldPairs(e *energy) error {
 	return nil
 }
 
-// content is the global Σ ρc·u·V of the current field. Collective.
+// content is the global Σ u·(ρc·V) of the current field (holes hold
+// none), each product rounded once and summed exactly: the workers over
+// their rows, each weight row made as it goes. Collective.
 func (s *Solver) content() (float64, error) {
-	var acc exactsum.Acc
-	vol := s.acct.vol
-	add := func(x float64) { acc.Add(float64(x * vol)) }
-	if s.media != nil {
-		s.media.Content(s.u, add)
-	} else {
-		s.lay.ForRows(s.boxCells(), func(start, n int) {
-			for _, x := range s.u[start : start+n] {
-				add(x)
+	e := s.acct
+	if e.bins == nil {
+		n := s.lay.N[len(s.lay.N)-1]
+		e.bins, e.rows = make([]*exactsum.Binned, s.spec.Threads), make([][]float64, s.spec.Threads)
+		for w := range e.bins {
+			e.bins[w], e.rows[w] = new(exactsum.Binned), make([]float64, n)
+		}
+	}
+	u, vol := s.u, e.vol
+	s.team.Run(func(w int) {
+		b, wt := e.bins[w], e.rows[w]
+		b.Reset()
+		for _, r := range [2]*region{&s.inner, &s.rim} {
+			for _, rw := range r.rows[r.share[w]:r.share[w+1]] {
+				ws := wt[:rw.N]
+				for j := range ws {
+					ws[j] = vol
+					if m := s.media; m != nil {
+						ws[j] = 0
+						if i := rw.Start + j; m.K[i] != 0 {
+							ws[j] = float64(m.RhoC[i] * vol)
+						}
+					}
+				}
+				b.AddProducts(u[rw.Start:rw.Start+rw.N], ws)
 			}
-		})
+		}
+	})
+	var acc exactsum.Acc
+	for _, b := range e.bins {
+		acc.Merge(b.Sum())
 	}
 	return exactsum.Sum(s.c, &acc)
 }
@@ -181,7 +211,55 @@ func (s *Solver) sourceAt(t float64) Profile {
 // setPower sets the source power Σ f·V over the cells the steps update.
 // Collective.
 func (s *Solver) setPower(p Profile) error {
+	return s.setPowerKey(p, "", false)
+}
+
+// powerBins are n workers' accumulators of the source power, emptied.
+func (e *energy) powerBins(n int) []*exactsum.Binned {
+	if len(e.pbins) != n {
+		e.pbins = make([]*exactsum.Binned, n)
+		for w := range e.pbins {
+			e.pbins[w] = new(exactsum.Binned)
+		}
+	}
+	for _, b := range e.pbins {
+		b.Reset()
+	}
+	return e.pbins
+}
+
+// setPowerSum sets the power to the workers' sums bins, of the field named
+// key (keyed: key is one). Collective.
+func (e *energy) setPowerSum(s *Solver, bins []*exactsum.Binned, key string, keyed bool) error {
+	var acc exactsum.Acc
+	for _, b := range bins {
+		acc.Merge(b.Sum())
+	}
+	var err error
+	e.power, err = exactsum.Sum(s.c, &acc)
+	e.powKey, e.powKeyed = key, keyed
+	return err
+}
+
+// powerAt sets the power of the source at time t (SourceAt), unless its
+// key says it is the field the power was last taken of. Collective.
+func (s *Solver) powerAt(t float64) error {
+	if k := s.spec.SourceKey; k != nil {
+		if key := k(t); !s.acct.powKeyed || key != s.acct.powKey {
+			return s.setPowerKey(s.spec.SourceAt(t), key, true)
+		}
+		return nil
+	}
+	return s.setPower(s.spec.SourceAt(t))
+}
+
+// setPowerKey is setPower of the field named key (keyed: key is one).
+func (s *Solver) setPowerKey(p Profile, key string, keyed bool) error {
 	e := s.acct
+	if keyed && e.powKeyed && key == e.powKey {
+		return nil
+	}
+	e.powKey, e.powKeyed = key, keyed
 	if p == nil {
 		e.power = 0
 		return nil
@@ -278,10 +356,17 @@ func (s *Solver) Rates() (faces []float64, held, source float64, err error) {
 	if e == nil {
 		return nil, 0, 0, nil
 	}
+	// The current field's ghosts: the faces' at its time, the halo's (for
+	// held neighbours on other ranks).
 	if s.mg == nil {
-		// The current field's ghosts: the halo's and the faces' at its time.
-		s.setFaces(s.simTime)
+		if err := s.setFaces(s.simTime); err != nil {
+			return nil, 0, 0, err
+		}
 		stencil.ApplyFaces(s.faces, s.u)
+	} else {
+		stencil.ApplyFaces(s.mg.FineFaces(), s.u)
+	}
+	if s.media != nil { // every rank of a media run: a rank's neighbour may hold cells
 		if err := s.plan.Start(s.u); err != nil {
 			return nil, 0, 0, err
 		}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"heat/comm"
 	"heat/comm/local"
+	"heat/multigrid"
 	"heat/stencil"
 )
 
@@ -358,5 +360,69 @@ func TestManufacturedFacesInTime(t *testing.T) {
 			r := errs[i-1] / errs[i]
 			require.True(t, r > c.lo && r < c.hi, "%s: errors %v, ratio %.3f", c.scheme, errs, r)
 		}
+	}
+}
+
+// A Poisson problem with only fluxes on its faces is solvable when the
+// source balances them (∫f dV = ∮q dA), and refused otherwise.
+func TestPoissonFluxesMustBalanceTheSource(t *testing.T) {
+	shape := []int{16, 16}
+	for _, c := range []struct {
+		q, f float64
+		ok   bool
+	}{{1, 2, true}, {1, 0, false}, {-0.5, -1, true}} {
+		spec := heatSpec(shape)
+		spec.Equation, spec.Multigrid, spec.Steps, spec.Tolerance = Poisson, true, 40, 1e-10
+		spec.Faces = [][2]Face{{{Kind: Neumann}, {Kind: Neumann}}, {{Kind: Neumann, Value: c.q}, {Kind: Neumann, Value: c.q}}}
+		spec.Source, spec.Initial = Constant(c.f), Constant(0)
+		err := local.Run(2, func(cm comm.Comm) error {
+			s, err := New(cm, spec)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			return s.Run(context.Background())
+		})
+		if c.ok {
+			require.NoError(t, err, "%+v", c)
+			continue
+		}
+		var ie *multigrid.IncompatibleError
+		require.ErrorAs(t, err, &ie, "%+v", c)
+	}
+}
+
+// A source keyed by its field (SourceKey) is filled again only when the key
+// changes, with the bits of the run that fills it every step.
+func TestSourceKeyKeepsTheField(t *testing.T) {
+	shape := []int{16, 20}
+	for _, scheme := range []Scheme{Explicit, CrankNicolson} {
+		var calls atomic.Int64
+		on := func(tm float64) bool { return tm >= 0.002 }
+		at := func(tm float64) Profile {
+			calls.Add(1)
+			return func(x []float64, _ []int) float64 {
+				if !on(tm) {
+					return 0
+				}
+				return 50 * x[0] * x[1]
+			}
+		}
+		spec := heatSpec(shape)
+		spec.Scheme, spec.Multigrid = scheme, scheme != Explicit
+		spec.Faces = mixedFaces(2)
+		spec.Initial, spec.SourceAt = Random(shape, 5, 1, 0), at
+		spec.Steps, spec.Tolerance = 40, 1e-12
+		if scheme != Explicit {
+			spec.DT = 2e-4
+		}
+		want := fingerprint(run(t, 2, spec).field)
+		every := calls.Swap(0)
+		spec.SourceKey = func(tm float64) string { return fmt.Sprint(on(tm)) }
+		got := run(t, 2, spec).field
+		require.Equal(t, want, fingerprint(got), "%s", scheme)
+		require.Less(t, calls.Load(), every/4, "%s: SourceAt called %d times keyed, %d not", scheme, calls.Load(), every)
+		e := runEnergy(t, 2, spec)
+		require.Less(t, energyResidual(e), 1e-10, "%s", scheme)
 	}
 }

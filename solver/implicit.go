@@ -83,7 +83,9 @@ func (s *Solver) newMultigrid() error {
 		return err
 	}
 	s.mg = mg
-	mg.SetFaces(s.simTime)
+	if err := s.setMGFaces(s.simTime); err != nil {
+		return err
+	}
 	s.u = mg.Field()
 	if err := s.setInitial(s.u); err != nil {
 		return err
@@ -291,7 +293,9 @@ func (s *Solver) implicitStep() error {
 		s.stepDT = dt
 	}
 	if s.spec.FacesInTime && theta != 1 {
-		s.mg.SetFaces(s.simTime) // the explicit half's ghosts: at the step's start
+		if err := s.setMGFaces(s.simTime); err != nil { // the explicit half's ghosts: at the step's start
+			return err
+		}
 	}
 	if s.spec.SourceAt != nil {
 		if err := s.refreshSource(s.simTime, theta); err != nil {
@@ -304,7 +308,7 @@ func (s *Solver) implicitStep() error {
 	if theta != 1 {
 		// The explicit half's flows: uⁿ's ghosts as StepRHS set them.
 		if s.spec.SourceAt != nil {
-			if err := s.setPower(s.spec.SourceAt(s.simTime)); err != nil {
+			if err := s.powerAt(s.simTime); err != nil {
 				return err
 			}
 		}
@@ -312,7 +316,9 @@ func (s *Solver) implicitStep() error {
 		s.account(s.u, 1-theta, dt)
 	}
 	if s.spec.FacesInTime {
-		s.mg.SetFaces(s.spec.timeAt(s.step + 1)) // the implicit half's: at its end
+		if err := s.setMGFaces(s.spec.timeAt(s.step + 1)); err != nil { // the implicit half's: at its end
+			return err
+		}
 	}
 	ref, err := s.mg.RHSNorm()
 	if err != nil {
@@ -352,7 +358,7 @@ func (s *Solver) implicitStep() error {
 		// The implicit half's flows: uⁿ⁺¹'s ghosts at the step's end (the
 		// last cycle's residual exchanged the halo).
 		if s.spec.SourceAt != nil {
-			if err := s.setPower(s.spec.SourceAt(s.spec.timeAt(s.step + 1))); err != nil {
+			if err := s.powerAt(s.spec.timeAt(s.step + 1)); err != nil {
 				return err
 			}
 		}

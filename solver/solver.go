@@ -108,8 +108,11 @@ type Solver struct {
 	bound *operator.Boundary // the faces' per-cell ghost coefficients (nil: none needs them)
 	acct  *energy            // the heat equation's energy account (nil: none kept)
 	// srcScale is the source's scale in f (the explicit update's, or the
-	// implicit right-hand side's dt).
+	// implicit right-hand side's dt); srcKey names the field f holds
+	// (Spec.SourceKey, srcKeyed once set).
 	srcScale float64
+	srcKey   string
+	srcKeyed bool
 	// hasNeighbour[a][side]: a rank (maybe this one, periodic) lies beyond
 	// that face of the box; otherwise it is a physical face.
 	hasNeighbour [][2]bool
@@ -245,7 +248,9 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	}
 	s.faces = stencil.GhostFaces(s.lay, spec.Faces, s.hasNeighbour)
 	s.splitRegions()
-	s.newBoundary()
+	if err := s.newBoundary(); err != nil {
+		return nil, err
+	}
 	// Spin-waiting pays only when every worker of every rank in this
 	// process has a core (and a P) of its own. Under MPI there is one rank
 	// per process, and comm/mpi may run with a P more than the cores.
@@ -514,7 +519,9 @@ func (s *Solver) advance(check bool) error {
 	}
 	s.trace("start")
 	if s.spec.FacesInTime {
-		s.setFaces(s.simTime)
+		if err := s.setFaces(s.simTime); err != nil {
+			return err
+		}
 	}
 	if s.spec.SourceAt != nil {
 		if err := s.refreshSource(s.simTime, 0); err != nil {

@@ -101,6 +101,10 @@ type Spec struct {
 	// (explicit: a step's start; backward Euler: its end; Crank–Nicolson:
 	// both), in place of Source.
 	SourceAt func(t float64) Profile
+	// SourceKey, when set with SourceAt, names the source's field at a
+	// time: equal keys, equal fields (a switch not yet thrown, a table's
+	// flat stretch), so the solver keeps the field it has.
+	SourceKey func(t float64) string
 
 	Dims    []int // process grid; nil: automatic
 	Threads int   // worker goroutines per rank (>= 1)

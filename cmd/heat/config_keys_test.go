@@ -55,9 +55,10 @@ func TestKeysThatWouldBeIgnoredExitTwo(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--set", "boundary.x_lo.kind=neumann", "--set", "boundary.x_lo.value=5"},
-			[]string{"boundary.x_lo.value: a neumann face is insulated (zero flux) in this version; value 5 would be ignored"}},
-		{[]string{"--set", "boundary.kind=neumann", "--set", "boundary.value=5"}, []string{"boundary.value: 5 would be ignored"}},
+		{[]string{"--set", "boundary.x_lo.kind=periodic", "--set", "boundary.x_hi.kind=periodic", "--set", "boundary.x_lo.value=5"},
+			[]string{"boundary.x_lo.value: a periodic face wraps around; value 5 would be ignored"}},
+		{[]string{"--set", "boundary.x_lo.h=5"}, []string{"boundary.x_lo.h: h is a robin face's heat-transfer coefficient; on a dirichlet face 5 would be ignored"}},
+		{[]string{"--set", "boundary.x_hi.kind=robin"}, []string{"boundary.x_hi.h: a robin face needs h"}},
 		{[]string{"--set", "equation.dt=1e-300", "--set", "run.t_end=1"}, []string{"run.t_end: 1 takes 1e+300 steps of equation.dt = 1e-300"}},
 		{[]string{"--set", "run.t_end=1e-20"}, []string{"run.t_end: 1e-20", "no steps"}},
 		{[]string{"--set", "source.radius=nan"}, []string{"source.radius: must be a finite number (got nan)"}},

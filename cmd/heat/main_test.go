@@ -135,7 +135,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{[]string{"run", "--set", "equation.kind=poisson", "--set", "run.t_end=1"}, []string{"run.t_end", "poisson"}},
 		{[]string{"run", "--set", "equation.kind=poisson", "--set", "grid.ghost=2"}, []string{"grid.ghost", "multigrid"}},
 		{[]string{"run", "--set", "equation.kind=poisson", "--set", "boundary.kind=periodic", "--set", "source.kind=constant", "--set", "source.value=1"},
-			[]string{"source", "integrate to zero", "mean is 1"}},
+			[]string{"source", "must balance the fluxes", "difference is 1"}},
 		{[]string{"run", "--bogus"}, []string{"bogus"}},
 		{[]string{"frobnicate"}, []string{"frobnicate"}},
 	}

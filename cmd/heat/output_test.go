@@ -50,7 +50,8 @@ func TestSnapshotsLeaveTheSolutionAlone(t *testing.T) {
 	require.Equal(t, 0.0, pvd.DataSets[0].Timestep)
 
 	rows := csvtest.Read(t, filepath.Join(out, "diagnostics.csv"))
-	require.Equal(t, []string{"step", "time", "min", "max", "mean", "total", "residual"}, rows[0])
+	require.Equal(t, []string{"step", "time", "min", "max", "mean", "total", "residual",
+		"q_y_lo", "q_y_hi", "q_x_lo", "q_x_hi", "q_held", "q_source"}, rows[0])
 	var steps []string
 	for _, r := range rows[1:] {
 		steps = append(steps, r[0])

@@ -30,6 +30,7 @@ const (
 	Dirichlet = "dirichlet"
 	Neumann   = "neumann"
 	Periodic  = "periodic"
+	Robin     = "robin"
 )
 
 // Equation kinds.
@@ -107,6 +108,12 @@ func faceName(ndim, axis, side int) string {
 	return decomp.AxisName(ndim, axis) + [2]string{"_lo", "_hi"}[side]
 }
 
+// FaceName is the key name of a face of c's grid, such as "x_lo".
+func (c *Config) FaceName(axis, side int) string { return faceName(c.NDim(), axis, side) }
+
+// FaceOverride is the [boundary.<face>] table of a face, or nil.
+func (c *Config) FaceOverride(axis, side int) *Face { return c.face(axis, side) }
+
 // face is the per-face override of axis a, side s, or nil.
 func (c *Config) face(axis, side int) *Face {
 	name := faceName(c.NDim(), axis, side)
@@ -120,19 +127,32 @@ func (c *Config) face(axis, side int) *Face {
 
 // FaceKind is the boundary condition on one face: axis in C order (in 2D 0 is
 // y and 1 is x; in 3D 0 is z), side 0 for the low face and 1 for the high
-// face. A per-face override wins over the [boundary] defaults field by field.
-// For neumann (zero flux) and periodic faces the value is not used.
-func (c *Config) FaceKind(axis, side int) (kind string, value float64) {
-	kind, value = c.Boundary.Kind, c.Boundary.Value
-	if f := c.face(axis, side); f != nil {
-		if f.Kind != "" {
-			kind = f.Kind
-		}
-		if f.Value != nil {
-			value = *f.Value
-		}
+// face. A per-face override wins over the [boundary] defaults field by
+// field; a face without a value of its own takes boundary.value when it is
+// dirichlet or of boundary.kind (a neumann face under a dirichlet default
+// stays insulated), else 0. Periodic faces take no value.
+func (c *Config) FaceKind(axis, side int) (kind string, value Value) {
+	kind = c.Boundary.Kind
+	f := c.face(axis, side)
+	if f != nil && f.Kind != "" {
+		kind = f.Kind
+	}
+	switch {
+	case f != nil && f.Value != nil:
+		value = *f.Value
+	case kind == Dirichlet || kind == c.Boundary.Kind:
+		value = c.Boundary.Value
 	}
 	return kind, value
+}
+
+// FaceH is a robin face's heat-transfer coefficient: its own, else
+// boundary.h; nil when neither is given.
+func (c *Config) FaceH(axis, side int) *Value {
+	if f := c.face(axis, side); f != nil && f.H != nil {
+		return f.H
+	}
+	return c.Boundary.H
 }
 
 // Periodic reports per axis (C order) whether the axis wraps around. A valid

@@ -391,12 +391,12 @@ func TestSetValues(t *testing.T) {
 	require.Equal(t, Neumann, kind)
 	kind, v := c.FaceKind(0, 1) // y_hi: kind from the defaults, value overridden
 	require.Equal(t, Dirichlet, kind)
-	require.Equal(t, 2.5, v)
+	require.Equal(t, Value{Num: 2.5}, v)
 	kind, _ = c.FaceKind(0, 0) // y_lo
 	require.Equal(t, Neumann, kind)
 	kind, v = c.FaceKind(1, 1) // x_hi: untouched
 	require.Equal(t, Dirichlet, kind)
-	require.Equal(t, 0.0, v)
+	require.Equal(t, Value{}, v)
 
 	// A --set value may not smuggle in a second key.
 	_, err = Load("", []string{"run.steps=1\nrun.check_every=2"})
@@ -411,10 +411,10 @@ func TestFaceOverlay(t *testing.T) {
 	require.NoError(t, err)
 	kind, v := c.FaceKind(1, 1)
 	require.Equal(t, Dirichlet, kind)
-	require.Equal(t, 7.0, v)
+	require.Equal(t, Value{Num: 7}, v)
 	kind, v = c.FaceKind(1, 0)
 	require.Equal(t, Dirichlet, kind)
-	require.Equal(t, 3.0, v)
+	require.Equal(t, Value{Num: 3}, v)
 }
 
 func TestParseDims(t *testing.T) {
@@ -491,7 +491,7 @@ func TestPeriodicAndFaces3D(t *testing.T) {
 	require.Equal(t, []bool{false, true, true}, c.Periodic())
 	kind, v := c.FaceKind(0, 0)
 	require.Equal(t, Dirichlet, kind)
-	require.Equal(t, 4.0, v)
+	require.Equal(t, Value{Num: 4}, v)
 	kind, _ = c.FaceKind(0, 1)
 	require.Equal(t, Neumann, kind)
 	kind, _ = c.FaceKind(2, 1)

@@ -23,6 +23,8 @@ func floatKeys(t reflect.Type, prefix string, out map[string]bool) {
 			ft = ft.Elem()
 		}
 		switch {
+		case ft == reflect.TypeFor[Value](): // a number (or an expression, a table)
+			out[prefix+name] = false
 		case ft.Kind() == reflect.Struct:
 			floatKeys(ft, prefix+name+".", out)
 		case ft.Kind() == reflect.Float64:
@@ -95,28 +97,28 @@ func TestStringKeysTakeStringsOnly(t *testing.T) {
 	require.Equal(t, "my run", c.Checkpoint.Dir)
 }
 
-// A face value no face can use is refused: a neumann face is insulated
-// (zero flux) in this version and a periodic face wraps, so a nonzero
-// value of their own is ignored, and so is a nonzero boundary.value that
-// no face takes as its dirichlet value. A value a neumann face only
-// inherits from boundary.value, meant for the dirichlet faces, is fine.
+// A face value or coefficient no face can use is refused: a periodic face
+// wraps, so a value of its own is ignored; h is a robin face's alone; a
+// nonzero boundary.value that no face takes is ignored. A robin face needs
+// h; an expression that does not compile names its column. (A neumann
+// value is the face's flux.)
 func TestFaceValuesThatWouldBeIgnored(t *testing.T) {
 	for _, c := range []struct {
 		sets []string
 		key  string
 		want string
 	}{
-		{[]string{"boundary.x_lo.kind=neumann", "boundary.x_lo.value=5"}, "boundary.x_lo.value",
-			"--set boundary.x_lo.value=5: boundary.x_lo.value: a neumann face is insulated (zero flux) in this version; value 5 would be ignored"},
-		{[]string{"boundary.y_hi={kind=\"neumann\", value=-2.5}"}, "boundary.y_hi.value", "value -2.5 would be ignored"},
-		{[]string{"boundary.kind=neumann", "boundary.value=5"}, "boundary.value",
-			"--set boundary.value=5: boundary.value: 5 would be ignored: no face holds u at it"},
 		{[]string{"boundary.kind=periodic", "boundary.value=2"}, "boundary.value", "2 would be ignored"},
 		{[]string{"boundary.kind=periodic", "boundary.x_lo.value=3"}, "boundary.x_lo.value", "a periodic face wraps around; value 3 would be ignored"},
 		{[]string{"boundary.value=1", "boundary.x_lo.value=2", "boundary.x_hi.value=2", "boundary.y_lo.value=2", "boundary.y_hi.value=2"}, "boundary.value",
 			"1 would be ignored"},
-		{[]string{"grid.shape=[8,8,8]", "boundary.kind=neumann", "boundary.z_lo={kind=\"dirichlet\", value=1}", "boundary.z_hi.value=4"}, "boundary.z_hi.value",
-			"a neumann face is insulated"},
+		{[]string{"boundary.x_hi.kind=robin", "boundary.x_hi.value=293"}, "boundary.x_hi.h", "a robin face needs h"},
+		{[]string{"boundary.x_hi.h=25"}, "boundary.x_hi.h", "on a dirichlet face 25 would be ignored"},
+		{[]string{"boundary.h=25"}, "boundary.h", "25 would be ignored: no face is robin"},
+		{[]string{"boundary.x_hi={kind=\"robin\", h=-1}"}, "boundary.x_hi.h", "must not be negative"},
+		{[]string{"boundary.x_hi.value=\"300 + 20*sin(2*pi*tt)\""}, "boundary.x_hi.value", "column 19: unknown name tt"},
+		{[]string{"boundary.x_hi.value=\"300 +\""}, "boundary.x_hi.value", "column"},
+		{[]string{"boundary.x_hi.value={table=\"no-such-table.csv\"}"}, "boundary.x_hi.value", "no-such-table.csv"},
 	} {
 		_, err := Load("", c.sets)
 		var ce *Error

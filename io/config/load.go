@@ -262,6 +262,9 @@ func checkKey(raw map[string]any, k toml.Key) *Error {
 		if want, ok := fits(t, v); !ok {
 			return &Error{Key: k[:i+1].String(), Msg: misfit(want, v)}
 		}
+		if leaf(t) {
+			return nil // a value with a table form of its own ({table = …})
+		}
 		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct {
 			// An array of tables ([[material]]): every key of every table
 			// is checked here, by its index, so the keys below it are too.
@@ -378,6 +381,16 @@ func rawAt(raw map[string]any, k toml.Key) (any, bool) {
 		}
 	}
 	return v, true
+}
+
+// leaf reports whether values of type t check themselves (accepts): the
+// keys below one are its own, not the schema's.
+func leaf(t reflect.Type) bool {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	_, ok := reflect.Zero(t).Interface().(interface{ accepts(any) (string, bool) })
+	return ok
 }
 
 // fits reports whether the decoded TOML value v can be stored in a field of

@@ -60,24 +60,29 @@ type Run struct {
 }
 
 // Boundary is the default condition for every face plus optional per-face
-// overrides. Kinds: "dirichlet" (fixed value), "neumann" (zero flux),
-// "periodic" (both faces of an axis).
+// overrides. Kinds: "dirichlet" (value: u on the face), "neumann" (value:
+// the flux k∂u/∂n, n outward; 0 insulates), "robin" (h, and value: the
+// ambient; −k∂u/∂n = h(u_face − value)), "periodic" (both faces of an
+// axis). A value (and h) is a number, an expression of x, y, z, t or a
+// time table (Value).
 type Boundary struct {
-	Kind  string  `toml:"kind" json:"kind"`
-	Value float64 `toml:"value" json:"value"`
-	XLo   *Face   `toml:"x_lo" json:"x_lo,omitempty"`
-	XHi   *Face   `toml:"x_hi" json:"x_hi,omitempty"`
-	YLo   *Face   `toml:"y_lo" json:"y_lo,omitempty"`
-	YHi   *Face   `toml:"y_hi" json:"y_hi,omitempty"`
-	ZLo   *Face   `toml:"z_lo" json:"z_lo,omitempty"`
-	ZHi   *Face   `toml:"z_hi" json:"z_hi,omitempty"`
+	Kind  string `toml:"kind" json:"kind"`
+	Value Value  `toml:"value" json:"value"`
+	H     *Value `toml:"h,omitempty" json:"h,omitempty"` // robin: the heat-transfer coefficient
+	XLo   *Face  `toml:"x_lo" json:"x_lo,omitempty"`
+	XHi   *Face  `toml:"x_hi" json:"x_hi,omitempty"`
+	YLo   *Face  `toml:"y_lo" json:"y_lo,omitempty"`
+	YHi   *Face  `toml:"y_hi" json:"y_hi,omitempty"`
+	ZLo   *Face  `toml:"z_lo" json:"z_lo,omitempty"`
+	ZHi   *Face  `toml:"z_hi" json:"z_hi,omitempty"`
 }
 
 // Face overrides the boundary condition of one face; unset fields inherit
 // the [boundary] defaults.
 type Face struct {
-	Kind  string   `toml:"kind,omitempty" json:"kind,omitempty"`
-	Value *float64 `toml:"value" json:"value,omitempty"`
+	Kind  string `toml:"kind,omitempty" json:"kind,omitempty"`
+	Value *Value `toml:"value" json:"value,omitempty"`
+	H     *Value `toml:"h,omitempty" json:"h,omitempty"` // robin: the heat-transfer coefficient
 }
 
 // Profile is a field defined by a formula over physical coordinates: the

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"heat/decomp"
+	"heat/io/expr"
 	"heat/io/heatmap"
 	"heat/multigrid"
 	"heat/solver"
@@ -37,7 +39,7 @@ var (
 	smootherKinds = multigrid.Smoothers
 	cycleKinds    = append(slices.Clone(multigrid.Cycles), "fmg")
 	interpKinds   = []string{"linear", "constant"}
-	boundaryKinds = []string{Dirichlet, Neumann, Periodic}
+	boundaryKinds = []string{Dirichlet, Neumann, Robin, Periodic}
 	initialKinds  = []string{"constant", "hotspot", "gaussian", "sine", "random", "expr", "file"}
 	sourceKinds   = []string{"none", "constant", "hotspot", "gaussian", "sine", "random", "expr"}
 )
@@ -379,33 +381,103 @@ func (k *checker) boundary() *Error {
 	return k.unusedValues()
 }
 
-// unusedValues refuses a nonzero face value that no face uses: a neumann
-// face is insulated (zero flux) in this version and a periodic face wraps,
-// so neither takes a value of its own, and boundary.value counts only
-// where a dirichlet face inherits it.
+// unusedValues checks the faces' values and coefficients and refuses the
+// ones no face uses: a periodic face wraps, so it takes no value; h is a
+// robin face's alone; boundary.value counts only where a face inherits it.
 func (k *checker) unusedValues() *Error {
 	nd := k.c.NDim()
-	inherited := false
+	// Every number finite first, used or not (as every float key).
+	b := &k.c.Boundary
+	keys, values := []string{"boundary.value", "boundary.h"}, []*Value{&b.Value, b.H}
+	for _, r := range b.faces() {
+		if r.face != nil {
+			keys = append(keys, "boundary."+r.name+".value", "boundary."+r.name+".h")
+			values = append(values, r.face.Value, r.face.H)
+		}
+	}
+	for i, v := range values {
+		if v == nil {
+			continue
+		}
+		if x, num := v.Number(); num && isNaNInf(x) {
+			return k.bad(keys[i], "must be a finite number (got %s)", formatFloat(x))
+		}
+	}
+	inherited, robin := false, false
 	for a := range nd {
 		for side := range 2 {
 			kind, value := k.c.FaceKind(a, side)
 			f := k.c.face(a, side)
-			if f == nil || f.Value == nil {
-				inherited = inherited || kind == Dirichlet
+			name := "boundary." + faceName(nd, a, side)
+			own := f != nil && f.Value != nil
+			if !own {
+				inherited = inherited || (kind != Periodic && (kind == Dirichlet || kind == k.c.Boundary.Kind))
+			}
+			if kind == Periodic {
+				if v, num := value.Number(); own && (!num || v != 0) {
+					return k.bad(name+".value", "a periodic face wraps around; value %s would be ignored (leave it out)", value)
+				}
+				if f != nil && f.H != nil {
+					return k.bad(name+".h", "a periodic face wraps around; h %s would be ignored (leave it out)", *f.H)
+				}
 				continue
 			}
-			key := "boundary." + faceName(nd, a, side) + ".value"
-			switch {
-			case value == 0:
-			case kind == Neumann:
-				return k.bad(key, "a neumann face is insulated (zero flux) in this version; value %s would be ignored (leave it out, or make the face dirichlet to hold u at it)", formatFloat(value))
-			case kind == Periodic:
-				return k.bad(key, "a periodic face wraps around; value %s would be ignored (leave it out)", formatFloat(value))
+			key := "boundary.value"
+			if own {
+				key = name + ".value"
+			}
+			if err := k.faceValue(key, value, false); err != nil {
+				return err
+			}
+			h := k.c.FaceH(a, side)
+			if kind != Robin {
+				if f != nil && f.H != nil {
+					return k.bad(name+".h", "h is a robin face's heat-transfer coefficient; on a %s face %s would be ignored (leave it out, or make the face robin)", kind, *f.H)
+				}
+				continue
+			}
+			robin = true
+			if h == nil {
+				return k.bad(name+".h", "a robin face needs h, the heat-transfer coefficient of −k∂u/∂n = h·(u_face − value) (value: the ambient)")
+			}
+			hkey := "boundary.h"
+			if f != nil && f.H != nil {
+				hkey = name + ".h"
+			}
+			if err := k.faceValue(hkey, *h, true); err != nil {
+				return err
 			}
 		}
 	}
-	if v := k.c.Boundary.Value; v != 0 && !inherited {
-		return k.bad("boundary.value", "%s would be ignored: no face holds u at it (a neumann face is insulated, zero flux, in this version; a periodic face wraps around; a face with a value of its own uses that)", formatFloat(v))
+	if v, num := k.c.Boundary.Value.Number(); (!num || v != 0) && !inherited {
+		return k.bad("boundary.value", "%s would be ignored: no face takes it (a face of another kind than boundary.kind, but dirichlet, has its own or none; a periodic face wraps around; a face with a value of its own uses that)", k.c.Boundary.Value)
+	}
+	if k.c.Boundary.H != nil && !robin {
+		return k.bad("boundary.h", "%s would be ignored: no face is robin", *k.c.Boundary.H)
+	}
+	return nil
+}
+
+// faceValue checks a face's value or (coefficient) h: a finite number
+// (h: not negative), an expression that compiles, a table that loads.
+func (k *checker) faceValue(key string, v Value, coefficient bool) *Error {
+	switch {
+	case v.Expr != "":
+		if _, err := expr.Compile(key, v.Expr); err != nil {
+			var ee *expr.Error
+			if errors.As(err, &ee) {
+				return k.bad(key, "%s", ee.Detail())
+			}
+			return k.bad(key, "%v", err)
+		}
+	case v.Table != "":
+		if _, err := expr.LoadTable(key, v.Table); err != nil {
+			return k.bad(key, "%s", strings.TrimPrefix(err.Error(), key+": "))
+		}
+	case isNaNInf(v.Num):
+		return k.bad(key, "must be a finite number (got %s)", formatFloat(v.Num))
+	case coefficient && v.Num < 0:
+		return k.bad(key, "must not be negative (got %s): a heat-transfer coefficient", formatFloat(v.Num))
 	}
 	return nil
 }

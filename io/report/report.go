@@ -37,31 +37,50 @@ type Report struct {
 	// heap, stacks and metadata), at the end of the run.
 	GoSys int64 `json:"go_sys_bytes"`
 
-	Version     string       `json:"version"`
-	GoVersion   string       `json:"go_version"`
-	Transport   string       `json:"transport"` // "local" or "mpi"
-	MPILibrary  string       `json:"mpi_library,omitempty"`
-	Config      any          `json:"config"` // the resolved config
-	Ranks       int          `json:"ranks"`
-	Threads     int          `json:"threads"` // worker goroutines per rank
-	Dims        []int        `json:"dims"`    // process grid, C order
-	Steps       int          `json:"steps"`   // steps (heat) or iterations (poisson) done
-	SimTime     float64      `json:"sim_time"`
-	Converged   *bool        `json:"converged"` // poisson only; null for heat
-	Residual    Float        `json:"residual"`  // max |Δu| at the last check
-	WallS       float64      `json:"wall_s"`    // time stepping, setup and final gather excluded
-	MUpdatesPS  float64      `json:"mupdates_per_s"`
-	Field       Field        `json:"field"`
-	Solver      *Solver      `json:"solver,omitempty"` // how the run was solved
-	PerRank     []Rank       `json:"per_rank"`
-	Checkpoints []Checkpoint `json:"checkpoints"`
-	Restart     *Restart     `json:"restart,omitempty"` // the checkpoint the run continued from
+	Version    string  `json:"version"`
+	GoVersion  string  `json:"go_version"`
+	Transport  string  `json:"transport"` // "local" or "mpi"
+	MPILibrary string  `json:"mpi_library,omitempty"`
+	Config     any     `json:"config"` // the resolved config
+	Ranks      int     `json:"ranks"`
+	Threads    int     `json:"threads"` // worker goroutines per rank
+	Dims       []int   `json:"dims"`    // process grid, C order
+	Steps      int     `json:"steps"`   // steps (heat) or iterations (poisson) done
+	SimTime    float64 `json:"sim_time"`
+	Converged  *bool   `json:"converged"` // poisson only; null for heat
+	Residual   Float   `json:"residual"`  // max |Δu| at the last check
+	WallS      float64 `json:"wall_s"`    // time stepping, setup and final gather excluded
+	MUpdatesPS float64 `json:"mupdates_per_s"`
+	Field      Field   `json:"field"`
+	Solver     *Solver `json:"solver,omitempty"` // how the run was solved
+	// EnergyBalance is the heat equation's account (heat runs that step
+	// one step at a time; a restart's from its restart).
+	EnergyBalance *EnergyBalance `json:"energy_balance,omitempty"`
+	PerRank       []Rank         `json:"per_rank"`
+	Checkpoints   []Checkpoint   `json:"checkpoints"`
+	Restart       *Restart       `json:"restart,omitempty"` // the checkpoint the run continued from
 	// Straggler is the rank the run waited for (two ranks or more).
 	Straggler *Straggler `json:"straggler,omitempty"`
 	// Build and Hosts record what ran where, so that figures can be
 	// reproduced and compared.
 	Build Build  `json:"build"`
 	Hosts []Host `json:"hosts"`
+}
+
+// EnergyBalance is the change of the heat content Σ ρc·u·V against the
+// time integral of the heat put in: through each face (k∂u/∂n over it), from
+// held cells, by the source. RelativeResidual is |ΔE − inflow| over the
+// larger of |ΔE| and |inflow| (over the content where both are below 1e-12
+// of it: a conserved run reads as the rounding it is).
+type EnergyBalance struct {
+	ContentStart     Float            `json:"content_start"`
+	ContentEnd       Float            `json:"content_end"`
+	ContentChange    Float            `json:"content_change"`
+	Inflow           Float            `json:"inflow"`
+	Faces            map[string]Float `json:"faces"` // per face (x_lo, …): ∫ heat in through it
+	Held             Float            `json:"held"`
+	Source           Float            `json:"source"`
+	RelativeResidual Float            `json:"relative_residual"`
 }
 
 // Build is how the binary was built.

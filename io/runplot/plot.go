@@ -47,9 +47,10 @@ type Run struct {
 }
 
 // Write draws the plots of a run with these rows into dir (created when
-// missing) and returns their paths: FieldFile for a heat run,
-// ResidualFile for a Poisson run, and both when the equation is unknown
-// (ResidualFile only where a residual is positive).
+// missing) and returns their paths: FieldFile for a heat run (and
+// FlowFile where the rows carry its heat flows), ResidualFile for a
+// Poisson run, and both when the equation is unknown (ResidualFile only
+// where a residual is positive).
 func Write(dir string, rows []Row, run Run) ([]string, error) {
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("no rows to plot")
@@ -59,12 +60,21 @@ func Write(dir string, rows []Row, run Run) ([]string, error) {
 	}
 	var paths []string
 	if run.Equation != "poisson" {
-		stats, total, err := FieldPlots(rows)
+		stats, total, err := FieldPlots(rows, run.Label)
 		if err != nil {
 			return nil, err
 		}
 		path := filepath.Join(dir, FieldFile)
 		if err := saveStacked(path, 7*vg.Inch, 7*vg.Inch, stats, total); err != nil {
+			return nil, err
+		}
+		paths = append(paths, path)
+	}
+	if pl, leg, ok, err := FlowPlot(rows); err != nil {
+		return nil, err
+	} else if ok {
+		path := filepath.Join(dir, FlowFile)
+		if err := saveBeside(path, pl, leg); err != nil {
 			return nil, err
 		}
 		paths = append(paths, path)
@@ -117,16 +127,20 @@ func saveStacked(path string, w, h vg.Length, plots ...*plot.Plot) error {
 // FieldPlots are a heat run's plots: the field's min, max and mean over
 // time, and the total heat ∫u dV over time. The x axis is the simulated
 // time, or the step where the time does not advance (a Poisson run's
-// rows). Non-finite values are left out.
-func FieldPlots(rows []Row) (stats, total *plot.Plot, err error) {
+// rows). Non-finite values are left out. label names the field (output.label;
+// "": u).
+func FieldPlots(rows []Row, label string) (stats, total *plot.Plot, err error) {
+	if label == "" {
+		label = "u"
+	}
 	xOf, xLabel := func(r Row) float64 { return r.Time }, "t (simulated time)"
 	if rows[len(rows)-1].Time <= rows[0].Time {
 		xOf, xLabel = func(r Row) float64 { return float64(r.Step) }, "step"
 	}
 	stats = plot.New()
-	stats.Title.Text = fmt.Sprintf("field u: min, max, mean (steps %d–%d)", rows[0].Step, rows[len(rows)-1].Step)
+	stats.Title.Text = fmt.Sprintf("field %s: min, max, mean (steps %d–%d)", label, rows[0].Step, rows[len(rows)-1].Step)
 	stats.X.Label.Text = xLabel
-	stats.Y.Label.Text = "u"
+	stats.Y.Label.Text = label
 	stats.Legend.Top = true
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for k, s := range []struct {

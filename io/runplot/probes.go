@@ -114,9 +114,8 @@ func ProbePlot(p *Probes, run Run) (*plot.Plot, plot.Legend, error) {
 }
 
 // WriteProbes draws the probes' plot into dir (created when missing) as
-// ProbeFile and returns its path: the data w by h, the legend to its
-// right, the picture widened (and made taller) as far as the legend needs,
-// so it is never cut off and never covers a line.
+// ProbeFile and returns its path (saveBeside: the legend to the data's
+// right).
 func WriteProbes(dir string, p *Probes, run Run) (string, error) {
 	pl, leg, err := ProbePlot(p, run)
 	if err != nil {
@@ -126,6 +125,13 @@ func WriteProbes(dir string, p *Probes, run Run) (string, error) {
 		return "", err
 	}
 	path := filepath.Join(dir, ProbeFile)
+	return path, saveBeside(path, pl, leg)
+}
+
+// saveBeside writes pl as a PNG at path: the data 7 by 4.5 inches, the
+// legend to its right, the picture widened (and made taller) as far as the
+// legend needs, so it is never cut off and never covers a line.
+func saveBeside(path string, pl *plot.Plot, leg plot.Legend) error {
 	const w, h = 7 * vg.Inch, 4.5 * vg.Inch
 	pad := 4 * vg.Millimeter
 	r := leg.Rectangle(draw.Canvas{})
@@ -133,10 +139,10 @@ func WriteProbes(dir string, p *Probes, run Run) (string, error) {
 	top := pad + pl.Title.TextStyle.Rectangle(pl.Title.Text).Max.Y + pl.Title.Padding
 	c, err := draw.NewFormattedCanvas(w+lw+2*pad, max(h, top+lh+pad), "png")
 	if err != nil {
-		return "", err
+		return err
 	}
 	dc := draw.New(c)
 	pl.Draw(draw.Crop(dc, 0, -(lw + 2*pad), 0, 0))
 	leg.Draw(draw.Crop(dc, w+pad, -pad, 0, -top))
-	return path, atomicfile.Write(path, func(out io.Writer) error { _, err := c.WriteTo(out); return err })
+	return atomicfile.Write(path, func(out io.Writer) error { _, err := c.WriteTo(out); return err })
 }

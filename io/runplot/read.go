@@ -25,6 +25,31 @@ var Header = []string{"step", "time", "min", "max", "mean", "total", "residual"}
 type Row struct {
 	Step                                  int
 	Time, Min, Max, Mean, Total, Residual float64
+	// A heat run's flow columns after those (FlowColumns): the heat
+	// flowing in, by the names of their columns less "q_" (x_lo, …, held,
+	// source); nil without them.
+	Q map[string]float64
+}
+
+// FlowColumns are the columns a heat run's diagnostics.csv has after
+// Header, for a grid of nd axes: each face's heat flow in (k∂u/∂n over the
+// face), the held cells' and the source's power.
+func FlowColumns(nd int) []string {
+	var cols []string
+	for _, ax := range []string{"z", "y", "x"}[3-nd:] {
+		cols = append(cols, "q_"+ax+"_lo", "q_"+ax+"_hi")
+	}
+	return append(cols, "q_held", "q_source")
+}
+
+// flowHeader reports whether head is Header followed by FlowColumns.
+func flowHeader(head []string) bool {
+	for nd := 2; nd <= 3; nd++ {
+		if slices.Equal(head, append(slices.Clone(Header), FlowColumns(nd)...)) {
+			return true
+		}
+	}
+	return false
 }
 
 // Read parses the diagnostics file at path (Parse).
@@ -47,13 +72,22 @@ func Read(path string) ([]Row, error) {
 // diverged run) are kept; the plots leave them out.
 func Parse(r io.Reader, name string) ([]Row, error) {
 	var rows []Row
+	var cols []string
 	err := readRecords(r, name, strings.Join(Header, ","), func(head []string) error {
-		if !slices.Equal(head, Header) {
-			return fmt.Errorf("%s:1: header %q is not diagnostics.csv's %q", name, strings.Join(head, ","), strings.Join(Header, ","))
+		if !slices.Equal(head, Header) && !flowHeader(head) {
+			return fmt.Errorf("%s:1: header %q is not diagnostics.csv's %q (a heat run's: and %s)", name, strings.Join(head, ","), strings.Join(Header, ","), strings.Join(FlowColumns(2), ","))
 		}
+		cols = head
 		return nil
 	}, func(step int, v []float64) {
-		rows = inStepOrder(rows, Row{Step: step, Time: v[0], Min: v[1], Max: v[2], Mean: v[3], Total: v[4], Residual: v[5]}, func(r Row) int { return r.Step })
+		row := Row{Step: step, Time: v[0], Min: v[1], Max: v[2], Mean: v[3], Total: v[4], Residual: v[5]}
+		if len(v) > len(Header)-1 {
+			row.Q = map[string]float64{}
+			for i, c := range cols[len(Header):] {
+				row.Q[strings.TrimPrefix(c, "q_")] = v[len(Header)-1+i]
+			}
+		}
+		rows = inStepOrder(rows, row, func(r Row) int { return r.Step })
 	})
 	return rows, err
 }

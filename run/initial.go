@@ -1,0 +1,340 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"heat/comm"
+	"heat/io/config"
+	"heat/io/expr"
+	"heat/io/media"
+	"heat/solver"
+)
+
+// The initial field and the source a config gives as formulas (kind
+// "expr") or, for the initial field, as a file (kind "file"): the solver
+// sees Profiles and Spec.InitialField; this file builds them and reports,
+// on every rank alike, where a formula is not finite or a file's value is
+// not.
+
+// fields are the formulas of one run, which note where they are not finite.
+type fields struct {
+	list     []*formula
+	implicit bool // the scheme takes a step's source at its end
+}
+
+// setFields sets spec's initial field and source where cfg gives them as
+// a formula or a file (specOf leaves those nil). A restart takes its field
+// from the checkpoint, so the initial field's file is not read (it may be
+// gone) and its formula not evaluated. A file is found (a checkpoint
+// folder's latest resolved) and its shape checked here, before any rank
+// starts; its values where each rank reads its box. Errors are exit 2.
+func setFields(spec *solver.Spec, cfg *config.Config, restarting bool) (*fields, error) {
+	fs := &fields{implicit: cfg.Implicit()}
+	nd := cfg.NDim()
+	switch in := cfg.Initial; {
+	case restarting && (in.Kind == "expr" || in.Kind == "file"):
+		spec.Initial = solver.Constant(0) // the checkpoint's u replaces it
+	case in.Kind == "expr":
+		f, err := newFormula("initial.expr", in.Expr, cfg)
+		if err != nil {
+			return nil, err
+		}
+		fs.list = append(fs.list, f)
+		spec.Initial = f.profile(0, nd)
+	case in.Kind == "file":
+		path, err := initialFile(in.Path, cfg.Grid.Shape)
+		if err != nil {
+			return nil, err
+		}
+		spec.InitialField = fileField("initial.path", path, cfg.Grid.Shape)
+	}
+	if src := cfg.Source; src.Kind == "expr" {
+		f, err := newFormula("source.expr", src.Expr, cfg)
+		if err != nil {
+			return nil, err
+		}
+		fs.list = append(fs.list, f)
+		if f.e.Uses("t") {
+			spec.SourceAt = func(t float64) solver.Profile { return f.profile(t, nd) }
+			spec.SourceKey = f.e.TimeKey // a switch not yet thrown: no refill
+		}
+		spec.Source = f.profile(0, nd)
+	}
+	return fs, nil
+}
+
+// initialFile finds the field file initial.path names: a .npy or a Zarr
+// array or checkpoint folder as it is; a checkpoints folder, its latest or
+// a run's output folder through what --restart takes (their newest
+// complete checkpoint, whose u is read). Its shape must be grid's.
+func initialFile(path string, grid []int) (string, error) {
+	st, err := os.Stat(path)
+	isDir := err == nil && st.IsDir()
+	if filepath.Base(filepath.Clean(path)) == "latest" || isDir && !present(path, "zarr.json") {
+		ck, err := CheckpointPath(path)
+		if err != nil {
+			return "", Usagef("initial.path: %v", err)
+		}
+		path = ck
+	}
+	if err := media.CheckField("initial.path", path, grid); err != nil {
+		return "", fieldError(err)
+	}
+	return path, nil
+}
+
+// fieldError is a field file's error as the run reports it (exit 2):
+// "initial.path: FILE: what".
+func fieldError(err error) error {
+	var me *media.MapError
+	if errors.As(err, &me) {
+		return Usagef("%s: %s", me.Key, me.Msg)
+	}
+	return UsageError{err}
+}
+
+// fileField reads each rank's box of the field file path (of config key
+// key). Collective: the ranks agree on the outcome, so that all leave
+// together and report the same mistake — the first bad cell in C order, or
+// the lowest failing rank's error.
+func fileField(key, path string, grid []int) func(c comm.Comm, lo, hi []int) ([]float64, error) {
+	return func(c comm.Comm, lo, hi []int) ([]float64, error) {
+		vals, err := media.ReadField(key, path, grid, lo, hi)
+		// Agree on the first mistake: a bad cell by its linear index,
+		// any other by -(size - rank), which comes before every cell.
+		mine := math.Inf(1)
+		var me *media.MapError
+		switch {
+		case errors.As(err, &me) && me.Cell != nil:
+			mine = float64(media.CellIndex(me.Cell, grid))
+		case err != nil:
+			mine = -float64(c.Size() - c.Rank())
+		}
+		first := []float64{0}
+		if cerr := c.Allreduce(comm.Min, []float64{mine}, first); cerr != nil {
+			return nil, errors.Join(cerr, err)
+		}
+		switch k := first[0]; {
+		case math.IsInf(k, 1):
+			return vals, nil
+		case k >= 0:
+			// Every rank reads that one cell: the same message everywhere.
+			cell := media.CellAt(int(k), grid)
+			hi := make([]int, len(cell))
+			for a := range cell {
+				hi[a] = cell[a] + 1
+			}
+			_, err = media.ReadField(key, path, grid, cell, hi)
+			return nil, fieldError(err)
+		}
+		return nil, shareError(c, c.Size()+int(first[0]), err)
+	}
+}
+
+// shareError is root's error err on every rank of c (its text broadcast):
+// exit 2, as a field file's mistakes are. Collective.
+func shareError(c comm.Comm, root int, err error) error {
+	var msg []byte
+	if c.Rank() == root {
+		msg = []byte(fieldError(err).Error())
+	}
+	n := []float64{float64(len(msg))}
+	if cerr := c.Allreduce(comm.Max, n, n); cerr != nil {
+		return errors.Join(cerr, err)
+	}
+	buf := make([]byte, int(n[0]))
+	copy(buf, msg)
+	if cerr := c.Bcast(buf, root); cerr != nil {
+		return errors.Join(cerr, err)
+	}
+	return UsageError{errors.New(string(buf))}
+}
+
+// formula is a config's expression as the solver evaluates it: a Profile
+// per time, which any number of goroutines (the ranks) may call, and
+// which notes the earliest time, then the first cell in C order, where its
+// value is not finite.
+type formula struct {
+	e      *expr.Expr
+	key    string
+	shape  []int
+	length []float64
+
+	mu  sync.Mutex
+	bad bool    // a value was not finite
+	t   float64 // the earliest time of one
+	at  int     // the first cell at that time, C order
+}
+
+// newFormula compiles the formula src of config key key (validated when
+// the config loaded: an error here is one Compile found again).
+func newFormula(key, src string, cfg *config.Config) (*formula, error) {
+	e, err := expr.Compile(key, src)
+	if err != nil {
+		return nil, UsageError{err}
+	}
+	return &formula{e: e, key: key, shape: cfg.Grid.Shape, length: cfg.Grid.Length}, nil
+}
+
+// profile is the formula at time t (t folded in: expr.AtTime) over the
+// cell centres of an nd-axis grid, whose C-order coordinates (z,) y, x the
+// solver gives.
+func (f *formula) profile(t float64, nd int) solver.Profile {
+	ev := newShared(f.e.AtTime(t))
+	return func(x []float64, idx []int) float64 {
+		var v float64
+		if nd == 2 {
+			v = ev.eval(x[1], x[0], 0, t)
+		} else {
+			v = ev.eval(x[2], x[1], x[0], t)
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			f.note(t, media.CellIndex(idx, f.shape))
+		}
+		return v
+	}
+}
+
+// note records a value that is not finite at time t and cell k.
+func (f *formula) note(t float64, k int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.bad || t < f.t || t == f.t && k < f.at {
+		f.bad, f.t, f.at = true, t, k
+	}
+}
+
+// noted is the earliest (time, cell) noted: +Inf when none.
+func (f *formula) noted() (t float64, k float64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.bad {
+		return math.Inf(1), math.Inf(1)
+	}
+	return f.t, float64(f.at)
+}
+
+// failed is the run's failure runErr told in the terms of the config when
+// a formula caused it — a source the solver found not finite in a step —
+// or nil. Every rank has one of the errors of the solver's agreement on a
+// value that is not finite (the finder's SourceError or FaceValueError,
+// ErrElsewhere on the others), so every rank takes part in check together.
+func (fs *fields) failed(c comm.Comm, s *solver.Solver, runErr error) error {
+	var se *solver.SourceError
+	var fe *solver.FaceValueError
+	if fs == nil || !errors.As(runErr, &se) && !errors.As(runErr, &fe) && !errors.Is(runErr, solver.ErrElsewhere) {
+		return nil
+	}
+	return fs.check(c, s.Step()+1, s.DT(), fs.implicit)
+}
+
+// check is the run's failure (exit 1) when a formula gave a value that is
+// not finite on any rank: the key, the value, the point, the time and the
+// step, the same on every rank. step, when not 0, is the step the time
+// falls in; else dt and implicit place it (a step takes its source at its
+// start when explicit, at its end otherwise). Collective: every rank calls
+// it at the same point of the run.
+func (fs *fields) check(c comm.Comm, step int, dt float64, implicit bool) error {
+	if fs == nil {
+		return nil
+	}
+	for _, f := range fs.list {
+		t, k := f.noted()
+		first := []float64{0}
+		if err := c.Allreduce(comm.Min, []float64{t}, first); err != nil {
+			return err
+		}
+		if math.IsInf(first[0], 1) {
+			continue
+		}
+		if t != first[0] {
+			k = math.Inf(1)
+		}
+		cell := []float64{0}
+		if err := c.Allreduce(comm.Min, []float64{k}, cell); err != nil {
+			return err
+		}
+		return f.failure(first[0], int(cell[0]), step, dt, implicit)
+	}
+	return nil
+}
+
+// failure says where formula f is not finite: at cell k and time t.
+func (f *formula) failure(t float64, k, step int, dt float64, implicit bool) error {
+	idx := media.CellAt(k, f.shape)
+	nd := len(idx)
+	x := make([]float64, nd) // C order
+	for a := range nd {
+		x[a] = (float64(idx[a]) + 0.5) * (f.length[a] / float64(f.shape[a]))
+	}
+	names, coords := "(x, y)", []float64{x[1], x[0]}
+	if nd == 3 {
+		names, coords = "(x, y, z)", []float64{x[2], x[1], x[0]}
+	}
+	parts := make([]string, len(coords))
+	for i, v := range coords {
+		parts[i] = media.FormatNumber(v)
+	}
+	ev := f.e.NewEvaluator()
+	var v float64
+	if nd == 2 {
+		v = ev.Eval(x[1], x[0], 0, t)
+	} else {
+		v = ev.Eval(x[2], x[1], x[0], t)
+	}
+	when := "at step 0 (the initial field)"
+	switch {
+	case f.key == "source.expr" && !f.e.Uses("t"):
+		when = "(the source reads no t: it is evaluated once, before step 1)"
+	case f.key == "source.expr":
+		switch {
+		case step > 0:
+		case dt == 0:
+			step = 1
+		case implicit:
+			step = max(1, solver.StepsTo(t, dt)) // the step ending at t
+		default:
+			step = int(math.Floor(t/dt+1e-9)) + 1 // explicit: the step starting at t
+		}
+		when = fmt.Sprintf("at t = %s, in step %d", media.FormatNumber(t), step)
+	}
+	sep := ", "
+	if strings.HasPrefix(when, "(") {
+		sep = " "
+	}
+	return fmt.Errorf("%s = %q is %s at %s = (%s), cell %v%s%s", f.key, f.e.String(), media.FormatNumber(v), names, strings.Join(parts, ", "), idx, sep, when)
+}
+
+// shared evaluates one expression from any number of goroutines: one
+// Evaluator for whoever finds it free (a rank filling its box alone takes
+// it every time, for one atomic swap), others from a pool.
+type shared struct {
+	own  *expr.Evaluator
+	busy atomic.Bool
+	pool sync.Pool
+}
+
+func newShared(e *expr.Expr) *shared {
+	s := &shared{own: e.NewEvaluator()}
+	s.pool.New = func() any { return e.NewEvaluator() }
+	return s
+}
+
+func (s *shared) eval(x, y, z, t float64) float64 {
+	if s.busy.CompareAndSwap(false, true) {
+		v := s.own.Eval(x, y, z, t)
+		s.busy.Store(false)
+		return v
+	}
+	ev := s.pool.Get().(*expr.Evaluator)
+	v := ev.Eval(x, y, z, t)
+	s.pool.Put(ev)
+	return v
+}
