@@ -278,8 +278,8 @@ func componentRow(vc *stencil.VarCoeffs, u, res, rhs, t []float64, lo, hi int, i
 		clear(t)
 	}
 	axis := func(s int, b []float64) {
-		un, us := u[lo+s:hi+s][:n], u[lo-s:hi-s][:n]
-		bn, bs := b[lo:hi][:n], b[lo-s:hi-s][:n]
+		un, us := u[lo+s : hi+s][:n], u[lo-s : hi-s][:n]
+		bn, bs := b[lo:hi][:n], b[lo-s : hi-s][:n]
 		for j, c := range uc {
 			ac := math.Abs(c)
 			t[j] = t[j] + bn[j]*(math.Abs(un[j])+ac) + bs[j]*(ac+math.Abs(us[j]))
