@@ -245,18 +245,6 @@ func (m *Media) Jacobi() *stencil.VarCoeffs {
 	return vc
 }
 
-// Content calls add with ρc·u of every cell of the box that holds heat
-// (holes left out), in the box's C order, for a caller's exact sum.
-func (m *Media) Content(u []float64, add func(x float64)) {
-	m.Lay.ForRows(m.box(), func(start, n int) {
-		for i := start; i < start+n; i++ {
-			if m.K[i] != 0 {
-				add(float64(m.RhoC[i] * u[i]))
-			}
-		}
-	})
-}
-
 // Hold sets every held cell of a field to its held value.
 func (m *Media) Hold(u []float64) {
 	m.Lay.ForRows(m.box(), func(start, n int) {
