@@ -248,25 +248,9 @@ func energyResidual(e *EnergyBalance) float64 {
 // runEnergy runs spec on ranks and returns rank 0's energy account.
 func runEnergy(t *testing.T, ranks int, spec Spec) *EnergyBalance {
 	t.Helper()
-	var out *EnergyBalance
-	err := local.Run(ranks, func(c comm.Comm) error {
-		s, err := New(c, spec)
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		if err := s.Run(context.Background()); err != nil {
-			return err
-		}
-		e, err := s.Energy()
-		if c.Rank() == 0 {
-			out = e
-		}
-		return err
-	})
-	require.NoError(t, err)
-	require.NotNil(t, out)
-	return out
+	e := run(t, ranks, spec).energy
+	require.NotNil(t, e)
+	return e
 }
 
 // The energy account closes: with Robin faces, fluxes in and out, a

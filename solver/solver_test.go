@@ -24,6 +24,7 @@ type outcome struct {
 	residual  float64
 	messages  int64 // halo messages rank 0 sent
 	info      SolverInfo
+	energy    *EnergyBalance // heat: the energy account (nil where none is kept)
 }
 
 // run solves spec on ranks in-process ranks and returns rank 0's view.
@@ -43,8 +44,12 @@ func run(t testing.TB, ranks int, spec Spec) outcome {
 		if err != nil {
 			return err
 		}
+		e, err := s.Energy()
+		if err != nil {
+			return err
+		}
 		if c.Rank() == 0 {
-			out = outcome{f, s.Step(), s.Converged(), s.Residual(), s.Stats().Messages, s.Info()}
+			out = outcome{f, s.Step(), s.Converged(), s.Residual(), s.Stats().Messages, s.Info(), e}
 		}
 		return nil
 	})
