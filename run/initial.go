@@ -49,7 +49,7 @@ func setFields(spec *solver.Spec, cfg *config.Config, restarting bool) (*fields,
 		fs.list = append(fs.list, f)
 		spec.Initial = f.profile(0, nd)
 	case in.Kind == "file":
-		path, err := initialFile(in.Path, cfg.Grid.Shape)
+		path, err := fieldFile("initial.path", in.Path, cfg.Grid.Shape)
 		if err != nil {
 			return nil, err
 		}
@@ -61,30 +61,96 @@ func setFields(spec *solver.Spec, cfg *config.Config, restarting bool) (*fields,
 			return nil, err
 		}
 		fs.list = append(fs.list, f)
-		if f.e.Uses("t") {
+		spec.Source = f.profile(0, nd)
+		if tm, sp, ok := f.e.Separate(); ok && cfg.Equation.Kind == config.Heat {
+			// c(t)·h(x): h filled once (or where a switch in it is
+			// thrown), c(t) the step's weight of it.
+			space := &formula{e: sp, key: f.key, shape: f.shape, length: f.length, timed: true}
+			fs.list = append(fs.list, space) // names the whole formula, as f does
+			ev := newShared(tm)              // the ranks share the spec
+			spec.SourceAt = func(t float64) solver.Profile { return space.profile(t, nd) }
+			spec.SourceKey = sp.TimeKey
+			spec.SourceWeight = func(t float64) float64 {
+				w := ev.eval(0, 0, 0, t)
+				if math.IsNaN(w) || math.IsInf(w, 0) {
+					f.note(t, 0) // every cell's: the first names it
+				}
+				return w
+			}
+			spec.Source = nil // the solver's: SourceAt(0), weighted
+		} else if f.e.Uses("t") {
 			spec.SourceAt = func(t float64) solver.Profile { return f.profile(t, nd) }
 			spec.SourceKey = f.e.TimeKey // a switch not yet thrown: no refill
 		}
-		spec.Source = f.profile(0, nd)
+	}
+	if src := cfg.Source; src.Kind == "file" {
+		path, err := fieldFile("source.path", src.Path, cfg.Grid.Shape)
+		if err != nil {
+			return nil, err
+		}
+		spec.SourceField = fileField("source.path", path, cfg.Grid.Shape)
+	}
+	if a := cfg.Source.Amplitude; a != nil && cfg.Source.Kind != "none" {
+		if err := amplify(spec, *a, cfg, fs); err != nil {
+			return nil, err
+		}
 	}
 	return fs, nil
 }
 
-// initialFile finds the field file initial.path names: a .npy or a Zarr
+// amplify multiplies the source by its amplitude in time a (source.amplitude,
+// validated): a weight the steps take each step, times the formula's own
+// factor of t where it has one.
+func amplify(spec *solver.Spec, a config.Value, cfg *config.Config, fs *fields) error {
+	v, err := faceValueOf("source.amplitude", a)
+	if err != nil {
+		return UsageError{err}
+	}
+	var amp func(t float64) float64
+	switch {
+	case v.tab != nil:
+		amp = v.tab.At
+	case v.ex != nil:
+		ev := newShared(v.ex) // the ranks share the spec
+		f := &formula{e: v.ex, key: "source.amplitude", shape: cfg.Grid.Shape, length: cfg.Grid.Length}
+		fs.list = append(fs.list, f)
+		amp = func(t float64) float64 {
+			w := ev.eval(0, 0, 0, t)
+			if math.IsNaN(w) || math.IsInf(w, 0) {
+				f.note(t, 0)
+			}
+			return w
+		}
+	default:
+		k := v.num
+		amp = func(float64) float64 { return k }
+	}
+	if own := spec.SourceWeight; own != nil {
+		spec.SourceWeight = func(t float64) float64 { return float64(amp(t) * own(t)) }
+	} else {
+		spec.SourceWeight = amp
+	}
+	if spec.SourceAt != nil {
+		spec.Source = nil // the solver's: SourceAt(0), weighted
+	}
+	return nil
+}
+
+// fieldFile finds the field file key (initial.path, source.path) names: a .npy or a Zarr
 // array or checkpoint folder as it is; a checkpoints folder, its latest or
 // a run's output folder through what --restart takes (their newest
 // complete checkpoint, whose u is read). Its shape must be grid's.
-func initialFile(path string, grid []int) (string, error) {
+func fieldFile(key, path string, grid []int) (string, error) {
 	st, err := os.Stat(path)
 	isDir := err == nil && st.IsDir()
 	if filepath.Base(filepath.Clean(path)) == "latest" || isDir && !present(path, "zarr.json") {
 		ck, err := CheckpointPath(path)
 		if err != nil {
-			return "", Usagef("initial.path: %v", err)
+			return "", Usagef("%s: %v", key, err)
 		}
 		path = ck
 	}
-	if err := media.CheckField("initial.path", path, grid); err != nil {
+	if err := media.CheckField(key, path, grid); err != nil {
 		return "", fieldError(err)
 	}
 	return path, nil
@@ -166,6 +232,7 @@ type formula struct {
 	key    string
 	shape  []int
 	length []float64
+	timed  bool // a part of a formula that reads t (Separate's space factor)
 
 	mu  sync.Mutex
 	bad bool    // a value was not finite
@@ -291,9 +358,9 @@ func (f *formula) failure(t float64, k, step int, dt float64, implicit bool) err
 	}
 	when := "at step 0 (the initial field)"
 	switch {
-	case f.key == "source.expr" && !f.e.Uses("t"):
+	case f.key == "source.expr" && !f.e.Uses("t") && !f.timed:
 		when = "(the source reads no t: it is evaluated once, before step 1)"
-	case f.key == "source.expr":
+	case f.key == "source.expr" || f.key == "source.amplitude":
 		switch {
 		case step > 0:
 		case dt == 0:
@@ -304,6 +371,9 @@ func (f *formula) failure(t float64, k, step int, dt float64, implicit bool) err
 			step = int(math.Floor(t/dt+1e-9)) + 1 // explicit: the step starting at t
 		}
 		when = fmt.Sprintf("at t = %s, in step %d", media.FormatNumber(t), step)
+	}
+	if f.key == "source.amplitude" { // a function of t alone: no point to name
+		return fmt.Errorf("%s = %q is %s %s", f.key, f.e.String(), media.FormatNumber(v), when)
 	}
 	sep := ", "
 	if strings.HasPrefix(when, "(") {

@@ -19,6 +19,7 @@ import (
 	"heat/comm/local"
 	"heat/decomp"
 	"heat/io/config"
+	"heat/io/report"
 )
 
 // saveNPY writes vals (C order, shape) as a little-endian .npy of descr
@@ -222,6 +223,11 @@ func TestInitialAndSourceRefusals(t *testing.T) {
 		{"source not finite from t = 0.02", []string{"--set", "equation.dt=0.01", "--set", "equation.scheme=backward-euler",
 			"--set", "source.kind=expr", "--set", `source.expr="t < 0.015 ? 1 : log(y - 0.5)"`, "--ranks", "2"}, 1,
 			[]string{`source.expr = "t < 0.015 ? 1 : log(y - 0.5)" is nan at (x, y) = (0.0833333`, ", 0.0625), cell [0 0], at t = 0.02, in step 2"}},
+		{"split source: its factor of space not finite", []string{"--set", "source.kind=expr", "--set", `source.expr="sin(t)*log(y - 0.5)"`, "--ranks", "2"}, 1,
+			[]string{`source.expr = "sin(t)*log(y - 0.5)" is nan at (x, y) = (0.0833333`, ", 0.0625), cell [0 0], at t = 0, in step 1"}},
+		{"split source: its factor of t not finite", []string{"--set", "equation.dt=0.005", "--set", "source.kind=expr",
+			"--set", `source.expr="(t < 0.007 ? 1 : log(-t))*x"`, "--ranks", "2"}, 1,
+			[]string{`source.expr = "(t < 0.007 ? 1 : log(-t))*x" is nan at (x, y) = (0.0833333`, "at t = 0.01, in step 3"}},
 		{"source not finite, no t", []string{"--set", "source.kind=expr", "--set", `source.expr="1/(x - 0.75)"`}, 1,
 			[]string{`source.expr = "1/(x - 0.75)" is inf at (x, y) = (0.75, 0.0625), cell [0 4] (the source reads no t`}},
 	} {
@@ -260,4 +266,55 @@ func BenchmarkSourceProfile(b *testing.B) {
 		i++
 	}
 	_ = s
+}
+
+// A source read from a file (source.kind = "file") is that field: all 3s
+// give the bits of source.kind = "constant" with value 3; an uneven field
+// has the same bits on every split, its power in the energy account is
+// Σ f·V of the file, and it takes an amplitude in time; a file of the
+// wrong shape is refused naming source.path.
+func TestSourceFromFile(t *testing.T) {
+	shape := []int{24, 20}
+	dir := t.TempDir()
+	three := make([]float64, 24*20)
+	for i := range three {
+		three[i] = 3
+	}
+	odd := oddField(shape)
+	f3, fo := filepath.Join(dir, "three.npy"), filepath.Join(dir, "odd.npy")
+	saveNPY(t, f3, "<f8", shape, three)
+	saveNPY(t, fo, "<f8", shape, odd)
+	problem := []string{"--set", "grid.shape=[24,20]", "--steps", "12"}
+	sha := func(args ...string) *report.Report {
+		r, err := runWith(t, "", append(append(problem, "--out", filepath.Join(t.TempDir(), "o")), args...)...)
+		require.NoError(t, err)
+		return r
+	}
+	want := sha("--set", "source.kind=constant", "--set", "source.value=3").Field.SHA256
+	for _, ranks := range []string{"1", "3"} {
+		require.Equal(t, want, sha("--set", "source.kind=file", "--set", "source.path="+f3, "--ranks", ranks).Field.SHA256, "%s ranks", ranks)
+	}
+	r1 := sha("--set", "source.kind=file", "--set", "source.path="+fo)
+	for _, ranks := range []string{"3", "4"} {
+		require.Equal(t, r1.Field.SHA256, sha("--set", "source.kind=file", "--set", "source.path="+fo, "--ranks", ranks).Field.SHA256, "%s ranks", ranks)
+	}
+	power := 0.0
+	for _, v := range odd {
+		power += v / float64(24*20)
+	}
+	e := r1.EnergyBalance
+	require.InDelta(t, power*float64(r1.SimTime), float64(e.Source), 1e-12*math.Abs(power*float64(r1.SimTime)))
+	require.Less(t, float64(e.RelativeResidual), 1e-10)
+	amp := sha("--set", "source.kind=file", "--set", "source.path="+fo, "--set", `source.amplitude="2 + 0*t"`)
+	require.InDelta(t, 2*float64(e.Source), float64(amp.EnergyBalance.Source), 1e-12*math.Abs(float64(e.Source)))
+
+	small := filepath.Join(dir, "small.npy")
+	saveNPY(t, small, "<f8", []int{8, 5}, oddField([]int{8, 5}))
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	opt := Options{Flags: config.AddFlags(fs), Quiet: true, Stdout: new(bytes.Buffer), Stderr: new(bytes.Buffer)}
+	require.NoError(t, fs.Parse(append(append(problem, "--out", filepath.Join(t.TempDir(), "o")), "--set", "source.kind=file", "--set", "source.path="+small)))
+	err := Run(context.Background(), opt)
+	require.Error(t, err)
+	require.Equal(t, 2, ExitCode(err))
+	require.Contains(t, err.Error(), "source.path: "+small+" has shape [8 5], the grid is [24 20]")
 }

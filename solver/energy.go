@@ -58,6 +58,7 @@ type energy struct {
 	held     []heldPair
 	source   float64 // ∫ source power (the same on every rank)
 	power    float64 // the source's power Σ f·V now (the same on every rank)
+	pw       float64 // the weight in time of power's field (Spec.SourceWeight; 1 without)
 	content0 float64
 	// content's per worker: an exact accumulator, a row of weights.
 	bins []*exactsum.Binned
@@ -116,6 +117,7 @@ func (s *Solver) newEnergy() error {
 		}
 	}
 	s.acct = e
+	e.pw = s.weightAt(s.simTime)
 	if err := s.setPower(s.sourceAt(s.simTime)); err != nil {
 		return err
 	}
@@ -208,6 +210,15 @@ func (s *Solver) sourceAt(t float64) Profile {
 	return s.spec.Source
 }
 
+// weightAt is the source's weight in time at t (Spec.SourceWeight), 1
+// without one.
+func (s *Solver) weightAt(t float64) float64 {
+	if w := s.spec.SourceWeight; w != nil {
+		return w(t)
+	}
+	return 1
+}
+
 // setPower sets the source power Σ f·V over the cells the steps update.
 // Collective.
 func (s *Solver) setPower(p Profile) error {
@@ -244,6 +255,7 @@ func (e *energy) setPowerSum(s *Solver, bins []*exactsum.Binned, key string, key
 // powerAt sets the power of the source at time t (SourceAt), unless its
 // key says it is the field the power was last taken of. Collective.
 func (s *Solver) powerAt(t float64) error {
+	s.acct.pw = s.weightAt(t)
 	if k := s.spec.SourceKey; k != nil {
 		if key := k(t); !s.acct.powKeyed || key != s.acct.powKey {
 			return s.setPowerKey(s.spec.SourceAt(t), key, true)
@@ -301,7 +313,7 @@ func (s *Solver) account(u []float64, w, dt float64) {
 		p := &e.held[k]
 		p.in += float64(c * float64(p.b*(u[p.held]-u[p.free])))
 	}
-	e.source += float64(w * dt * e.power)
+	e.source += float64(w * dt * float64(e.power*e.pw))
 }
 
 // flows sums per face (2 per axis; no physical face: 0) and over the held
@@ -381,7 +393,7 @@ func (s *Solver) Rates() (faces []float64, held, source float64, err error) {
 	}, func(p *heldPair) float64 {
 		return float64(v * float64(p.b*(u[p.held]-u[p.free])))
 	})
-	return faces, held, e.power, err
+	return faces, held, float64(e.power * e.pw), err
 }
 
 // boxCells is the box's own cells in local coordinates.

@@ -174,30 +174,70 @@ func (e *SourceError) Error() string {
 
 // refreshSource sets f to the source of the step starting at t: explicit
 // (theta 0) f(t); implicit (1−θ)·f(t) + θ·f(t + dt), backward Euler f(t + dt)
-// alone; scaled as the setup scaled it. A value that is not finite is a
-// SourceError. The energy account takes the explicit step's power here.
+// alone; scaled as the setup scaled it. With a weight in time
+// (Spec.SourceWeight) f holds the field alone and srcW the step's weight
+// (the implicit steps' (1−θ)·w(t) + θ·w(t + dt)), but on an implicit step
+// whose field itself changes: that f holds both terms whole, srcW 1. A
+// value that is not finite is a SourceError. The energy account takes the
+// explicit step's power here.
 func (s *Solver) refreshSource(t, theta float64) error {
-	at := s.spec.SourceAt
+	at, weight := s.spec.SourceAt, s.spec.SourceWeight
+	next := s.spec.timeAt(s.step + 1)
 	var key string
+	whole := false // an implicit step's f holds both weighted terms
 	if k := s.spec.SourceKey; k != nil {
 		key = k(t)
 		if s.mg != nil {
-			key += "\x00" + k(s.spec.timeAt(s.step+1))
+			kn := k(next)
+			whole = weight != nil && kn != key
+			key += "\x00" + kn
+			if whole {
+				key += "\x01" // no later step's key: the next one fills again
+			}
 		}
-		if s.srcKeyed && key == s.srcKey {
-			return nil // the field f holds already
+	}
+	w := 1.0
+	if weight != nil {
+		w = weight(t)
+		if s.mg != nil {
+			w = weight(next)
+			if theta != 1 {
+				w = float64((1-theta)*weight(t)) + float64(theta*w)
+			}
 		}
+		if w-w != 0 {
+			return s.agree(&SourceError{Step: s.step + 1, T: t, X: s.cellCentre(0), Value: w})
+		}
+		s.srcW = w
+		if whole {
+			s.srcW = 1
+		}
+		if s.mg == nil {
+			s.k.CF = s.cf * w
+		}
+	}
+	if s.acct != nil && s.mg == nil {
+		s.acct.pw = w
+	}
+	if s.spec.SourceKey != nil && s.srcKeyed && key == s.srcKey {
+		return nil // the field f holds already
 	}
 	// A profile of its own for each worker (and the energy account): no
 	// evaluator shared between cores.
 	profile := func() Profile {
 		p := at(t)
 		if s.mg != nil {
-			now, next := p, at(s.spec.timeAt(s.step+1))
-			p = next
-			if theta != 1 {
+			now, nxt := p, at(next)
+			p = nxt
+			switch {
+			case whole:
+				c0, c1 := float64((1-theta)*weight(t)), float64(theta*weight(next))
 				p = func(x []float64, idx []int) float64 {
-					return float64((1-theta)*now(x, idx)) + float64(theta*next(x, idx))
+					return float64(c0*now(x, idx)) + float64(c1*nxt(x, idx))
+				}
+			case theta != 1 && weight == nil:
+				p = func(x []float64, idx []int) float64 {
+					return float64((1-theta)*now(x, idx)) + float64(theta*nxt(x, idx))
 				}
 			}
 		}
@@ -211,13 +251,9 @@ func (s *Solver) refreshSource(t, theta float64) error {
 	s.srcKey, s.srcKeyed = key, s.spec.SourceKey != nil
 	var bad error
 	if badAt >= 0 {
-		nd := len(s.spec.Shape)
-		g, x := make([]int, nd), make([]float64, nd)
+		g := make([]int, len(s.spec.Shape))
 		s.lay.Global(badAt, g)
-		for a := range nd {
-			x[a] = (float64(g[a]) + 0.5) * s.spec.Spacing()[a]
-		}
-		bad = &SourceError{Step: s.step + 1, T: t, X: x, Value: s.f[badAt] / s.srcScale}
+		bad = &SourceError{Step: s.step + 1, T: t, X: s.centre(g), Value: s.f[badAt] / s.srcScale}
 	}
 	// Every rank stops on the same step: the lowest rank that met one
 	// names it, the others fail with it too.
@@ -228,6 +264,26 @@ func (s *Solver) refreshSource(t, theta float64) error {
 		return s.acct.setPowerSum(s, power, key, s.srcKeyed)
 	}
 	return nil
+}
+
+// centre is the physical centre of the cell at global index g, C order.
+func (s *Solver) centre(g []int) []float64 {
+	h := s.spec.Spacing()
+	x := make([]float64, len(g))
+	for a := range g {
+		x[a] = (float64(g[a]) + 0.5) * h[a]
+	}
+	return x
+}
+
+// cellCentre is the centre of the global grid's cell k (C order).
+func (s *Solver) cellCentre(k int) []float64 {
+	g := make([]int, len(s.spec.Shape))
+	for a := len(g) - 1; a >= 0; a-- {
+		g[a] = k % s.spec.Shape[a]
+		k /= s.spec.Shape[a]
+	}
+	return s.centre(g)
 }
 
 // fillBox sets every cell of the box to scale·p(cell centre), the workers

@@ -270,26 +270,24 @@ func TestEnergyBalanceCloses(t *testing.T) {
 	}
 	for _, media := range []bool{false, true} {
 		for _, scheme := range []Scheme{Explicit, BackwardEuler, CrankNicolson} {
-			for _, varying := range []bool{false, true} {
+			for _, varying := range []string{"", "switching", "weighted"} {
 				spec := heatSpec(shape)
 				spec.Scheme, spec.Multigrid = scheme, scheme != Explicit
 				spec.Faces = mixedFaces(2)
 				spec.Initial = Random(shape, 5, 1, 0)
 				spec.Source = Constant(3)
-				if varying {
+				switch varying {
+				case "switching":
 					spec.Source, spec.SourceAt = nil, pulse
+				case "weighted":
+					// A heater on a cycle: c(t)·h(x), the weight per step.
+					spec.Source, spec.SourceAt = nil, pulse
+					spec.SourceKey = func(tm float64) string { return fmt.Sprint(tm >= 0.002) }
+					spec.SourceWeight = func(tm float64) float64 { return 1 + 0.8*math.Sin(2000*tm) }
 				}
 				spec.Steps, spec.Tolerance = 40, 1e-13
-				if scheme != Explicit {
-					spec.DT = 2e-4
-				}
-				if media {
-					spec.Media = randomMedia(shape, 9, true, true).fn()
-					if scheme == Explicit {
-						spec.DT = 0
-					}
-				}
-				name := fmt.Sprintf("media %v %s varying source %v", media, scheme, varying)
+				stepsIn(&spec, shape, scheme, media)
+				name := fmt.Sprintf("media %v %s source %q", media, scheme, varying)
 				e := runEnergy(t, 1, spec)
 				r := energyResidual(e)
 				require.Less(t, r, 1e-10, "%s: %+v", name, e)
@@ -406,5 +404,57 @@ func TestSourceKeyKeepsTheField(t *testing.T) {
 		require.Less(t, calls.Load(), every/4, "%s: SourceAt called %d times keyed, %d not", scheme, calls.Load(), every)
 		e := runEnergy(t, 2, spec)
 		require.Less(t, energyResidual(e), 1e-10, "%s", scheme)
+	}
+}
+
+// A source weighted in time, c(t)·h(x), is the product evaluated per cell
+// to rounding (the steps weigh h by c in their coefficient instead), and
+// has the same bits on every split: explicit (uniform: the kernel's source
+// weight; media: multiplied in), backward Euler and Crank–Nicolson.
+func TestSourceWeightIsTheProduct(t *testing.T) {
+	shape := []int{17, 20}
+	h := func(x []float64, _ []int) float64 {
+		return 40 * math.Exp(-15*((x[0]-0.4)*(x[0]-0.4)+(x[1]-0.6)*(x[1]-0.6)))
+	}
+	c := func(tm float64) float64 { return math.Cos(900 * tm) }
+	for _, media := range []bool{false, true} {
+		for _, scheme := range []Scheme{Explicit, BackwardEuler, CrankNicolson} {
+			spec := heatSpec(shape)
+			spec.Scheme, spec.Multigrid, spec.Tolerance = scheme, scheme != Explicit, 1e-13
+			spec.Faces = mixedFaces(2)
+			spec.Initial = Random(shape, 5, 1, 0)
+			spec.Steps = 30
+			stepsIn(&spec, shape, scheme, media)
+			name := fmt.Sprintf("media %v %s", media, scheme)
+			whole := spec
+			whole.SourceAt = func(tm float64) Profile {
+				w := c(tm)
+				return func(x []float64, idx []int) float64 { return w * h(x, idx) }
+			}
+			want := run(t, 1, whole).field
+			spec.SourceAt = func(float64) Profile { return h }
+			spec.SourceKey = func(float64) string { return "" }
+			spec.SourceWeight = c
+			got := run(t, 1, spec).field
+			for i := range want {
+				require.InDelta(t, want[i], got[i], 1e-11*(1+math.Abs(want[i])), "%s: cell %d", name, i)
+			}
+			require.Equal(t, fingerprint(got), fingerprint(run(t, 3, spec).field), "%s: 3 ranks", name)
+		}
+	}
+}
+
+// stepsIn sets the time step of the energy and weight tests' schemes
+// (implicit: 2e-4, explicit: the stability limit) and, with media, a
+// random medium with holes and held cells.
+func stepsIn(spec *Spec, shape []int, scheme Scheme, media bool) {
+	if scheme != Explicit {
+		spec.DT = 2e-4
+	}
+	if media {
+		spec.Media = randomMedia(shape, 9, true, true).fn()
+		if scheme == Explicit {
+			spec.DT = 0
+		}
 	}
 }

@@ -302,7 +302,7 @@ func (s *Solver) implicitStep() error {
 			return err
 		}
 	}
-	if err := s.mg.StepRHS((1-theta)*dt*alpha, s.f, dt/s.spec.DT); err != nil {
+	if err := s.mg.StepRHS((1-theta)*dt*alpha, s.f, dt/s.spec.DT*s.srcW); err != nil {
 		return err
 	}
 	if theta != 1 {
@@ -376,13 +376,13 @@ func (s *Solver) shorten(dt float64) {
 		return
 	}
 	r := dt / s.spec.DT
-	s.k = s.base
+	s.k, s.cf = s.base, 1
 	if dt == s.spec.DT {
 		return
 	}
 	s.k.CX, s.k.CY, s.k.CZ = s.base.CX*r, s.base.CY*r, s.base.CZ*r
 	s.k.C0 = 1 - 2*(s.k.CX+s.k.CY+s.k.CZ)
-	s.k.CF = r
+	s.k.CF, s.cf = r, r
 }
 
 // SolverInfo describes how the run was solved, for the report.

@@ -3,6 +3,7 @@ package solver
 import (
 	"fmt"
 
+	"heat/comm"
 	"heat/decomp"
 )
 
@@ -29,4 +30,24 @@ func (s *Solver) setInitial(u []float64) error {
 		k += n
 	})
 	return nil
+}
+
+// boxProfile is the Profile of the field field gives for box (read here,
+// collectively): the value at a cell of the box by its global index.
+func boxProfile(c comm.Comm, box decomp.Box, field func(c comm.Comm, lo, hi []int) ([]float64, error)) (Profile, error) {
+	vals, err := field(c, box.Lo, box.Hi)
+	if err != nil {
+		return nil, err
+	}
+	if len(vals) != box.Size() {
+		return nil, fmt.Errorf("solver: the source field of box %v holds %d values, want %d", box, len(vals), box.Size())
+	}
+	lo, hi := box.Lo, box.Hi
+	return func(_ []float64, idx []int) float64 {
+		k := 0
+		for a := range idx {
+			k = k*(hi[a]-lo[a]) + idx[a] - lo[a]
+		}
+		return vals[k]
+	}, nil
 }

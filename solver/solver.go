@@ -111,6 +111,10 @@ type Solver struct {
 	// implicit right-hand side's dt); srcKey names the field f holds
 	// (Spec.SourceKey, srcKeyed once set).
 	srcScale float64
+	// srcW is the source's weight in time (Spec.SourceWeight) for the
+	// step; cf the explicit step's source coefficient before it (1, or a
+	// shortened last step's dt/DT).
+	srcW, cf float64
 	srcKey   string
 	srcKeyed bool
 	// hasNeighbour[a][side]: a rank (maybe this one, periodic) lies beyond
@@ -155,15 +159,28 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	if err := spec.check(); err != nil {
 		return nil, err
 	}
-	if spec.SourceAt != nil && spec.Source == nil {
-		spec.Source = spec.SourceAt(0) // the arrays; each step sets its own
-	}
 	g, err := decomp.New(spec.Shape, c.Size(), spec.Dims, spec.Periodic())
 	if err != nil {
 		return nil, err
 	}
-	s := &Solver{spec: spec, c: c, grid: g}
-	s.lay = decomp.NewLayout(g.Box(c.Rank()), spec.Ghost)
+	lay := decomp.NewLayout(g.Box(c.Rank()), spec.Ghost)
+	if spec.SourceField != nil {
+		if spec.Source, err = boxProfile(c, lay.Box, spec.SourceField); err != nil {
+			return nil, err
+		}
+	}
+	if spec.SourceWeight != nil && spec.SourceAt == nil {
+		p := spec.Source
+		spec.SourceAt = func(float64) Profile { return p }
+		spec.SourceKey = func(float64) string { return "" }
+	}
+	if spec.SourceWeight != nil && !spec.weighs() {
+		spec = spec.unweighted()
+	}
+	if spec.SourceAt != nil && spec.Source == nil {
+		spec.Source = spec.SourceAt(0) // the arrays; each step sets its own
+	}
+	s := &Solver{spec: spec, c: c, grid: g, lay: lay}
 	// One ghost layer: faces only, exchanged every step and overlapped with
 	// the interior. Deeper ghosts: every layer, corners included, once per
 	// block of up to Ghost steps (temporal.go).
@@ -202,6 +219,7 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 		}
 	}
 	s.k.CF = 1 // the source is scaled to the update already
+	s.cf, s.srcW = 1, 1
 	s.dt = spec.DT
 	if spec.Media != nil && !spec.usesMG() {
 		// The variable-coefficient kernels scale the source themselves

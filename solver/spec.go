@@ -3,6 +3,7 @@ package solver
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"heat/comm"
 	"heat/multigrid"
@@ -96,6 +97,9 @@ type Spec struct {
 	// from New, so it may be collective over c.
 	InitialField func(c comm.Comm, lo, hi []int) ([]float64, error)
 	Source       Profile // nil: no source
+	// SourceField, when set, gives the source of the box [lo, hi) as
+	// InitialField gives u (a field read from a file), in place of Source.
+	SourceField func(c comm.Comm, lo, hi []int) ([]float64, error)
 	// SourceAt, when set, is the source at time t (it depends on t): the
 	// solver evaluates it at the times its scheme's terms belong to
 	// (explicit: a step's start; backward Euler: its end; Crank–Nicolson:
@@ -105,6 +109,14 @@ type Spec struct {
 	// time: equal keys, equal fields (a switch not yet thrown, a table's
 	// flat stretch), so the solver keeps the field it has.
 	SourceKey func(t float64) string
+	// SourceWeight, when set, is the source's factor of
+	// time alone: the source is SourceWeight(t)·SourceAt(t), its field
+	// filled where SourceKey changes and the weight taken each step into
+	// the update's source coefficient (a heater on a cycle costs one
+	// evaluation a step, not one a cell). Where the kernels take no such
+	// coefficient (the media's explicit step), New multiplies it in.
+	// Without SourceAt it weighs Source (or SourceField) alone.
+	SourceWeight func(t float64) float64
 
 	Dims    []int // process grid; nil: automatic
 	Threads int   // worker goroutines per rank (>= 1)
@@ -323,4 +335,28 @@ func splitmix(x uint64) uint64 {
 	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
 	x = (x ^ (x >> 27)) * 0x94D049BB133111EB
 	return x ^ (x >> 31)
+}
+
+// weighs reports whether the steps take SourceWeight as a coefficient:
+// the heat equation's uniform explicit step (its source weight CF) and the
+// implicit steps (the right-hand side's source scale).
+func (s *Spec) weighs() bool {
+	return s.Equation == Heat && s.Ghost == 1 && (s.usesMG() || s.Media == nil)
+}
+
+// unweighted is s with SourceWeight multiplied into SourceAt (and its
+// value into SourceKey), for the steps that take no weight.
+func (s Spec) unweighted() Spec {
+	at, w, key := s.SourceAt, s.SourceWeight, s.SourceKey
+	s.SourceAt = func(t float64) Profile {
+		p, c := at(t), w(t)
+		return func(x []float64, idx []int) float64 { return float64(c * p(x, idx)) }
+	}
+	if key != nil {
+		s.SourceKey = func(t float64) string {
+			return key(t) + "\x00w=" + strconv.FormatUint(math.Float64bits(w(t)), 16)
+		}
+	}
+	s.SourceWeight = nil
+	return s
 }

@@ -55,7 +55,7 @@ func TestFormulaBadInput(t *testing.T) {
 			`initial.expr: is read only with initial.kind = "expr" (the kind is "hotspot")`},
 		{"path without its kind", []string{"--set", "initial.kind=expr", "--set", `initial.expr="x"`, "--set", "initial.path=a.npy"}, "initial.path",
 			`initial.path: is read only with initial.kind = "file" (the kind is "expr")`},
-		{"no source file", []string{"--set", "source.kind=file"}, "source.kind", `"random" or "expr" (got "file")`},
+		{"source file without its path", []string{"--set", "source.kind=file"}, "source.path", `source.path: is missing: source.kind = "file" reads the field`},
 		{"poisson source in time", []string{"--set", "equation.kind=poisson", "--set", "source.kind=expr", "--set", `source.expr="t*x"`}, "source.expr",
 			"reads t, but a poisson problem has no time"},
 	} {

@@ -110,6 +110,9 @@ type Profile struct {
 	Seed       int64     `toml:"seed" json:"seed"`
 	Expr       string    `toml:"expr,omitempty" json:"expr,omitempty"` // kind expr: the formula
 	Path       string    `toml:"path,omitempty" json:"path,omitempty"` // kind file: the field's file or checkpoint
+	// Amplitude (the source only, heat only) multiplies the source in
+	// time: a number, an expression of t, or a time table {table = "…"}.
+	Amplitude *Value `toml:"amplitude,omitempty" json:"amplitude,omitempty"`
 }
 
 // Parallel is how the work is split.

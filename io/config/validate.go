@@ -41,7 +41,7 @@ var (
 	interpKinds   = []string{"linear", "constant"}
 	boundaryKinds = []string{Dirichlet, Neumann, Robin, Periodic}
 	initialKinds  = []string{"constant", "hotspot", "gaussian", "sine", "random", "expr", "file"}
-	sourceKinds   = []string{"none", "constant", "hotspot", "gaussian", "sine", "random", "expr"}
+	sourceKinds   = []string{"none", "constant", "hotspot", "gaussian", "sine", "random", "expr", "file"}
 )
 
 // checker validates one Config, naming for each bad key the layer that set
@@ -458,6 +458,37 @@ func (k *checker) unusedValues() *Error {
 	return nil
 }
 
+// amplitude checks the source's amplitude in time: the source's only, on
+// a heat problem with a source; a number, a table, or an expression that
+// reads t and no coordinate (a factor of space belongs in source.expr).
+func (k *checker) amplitude(prefix string, p *Profile) *Error {
+	a := p.Amplitude
+	key := prefix + ".amplitude"
+	if a == nil {
+		return nil
+	}
+	if err := k.faceValue(key, *a, false); err != nil {
+		return err
+	}
+	switch {
+	case prefix != "source":
+		return k.bad(key, "is the source's amplitude in time; %s has none (scale it by %s.value)", prefix, prefix)
+	case k.c.Equation.Kind != Heat:
+		return k.bad(key, "is an amplitude in time; a %s problem has no time (scale the source by source.value)", k.c.Equation.Kind)
+	case p.Kind == "none":
+		return k.bad(key, "would be ignored: source.kind is \"none\"")
+	}
+	if a.Expr != "" {
+		e, _ := expr.Compile(key, a.Expr)
+		for _, v := range []string{"x", "y", "z"} {
+			if e.Uses(v) {
+				return k.bad(key, "reads %s: an amplitude is a function of t alone (a factor of space belongs in source.expr)", v)
+			}
+		}
+	}
+	return nil
+}
+
 // faceValue checks a face's value or (coefficient) h: a finite number
 // (h: not negative), an expression that compiles, a table that loads.
 func (k *checker) faceValue(key string, v Value, coefficient bool) *Error {
@@ -491,6 +522,9 @@ func (k *checker) profile(prefix string, p *Profile, kinds []string) *Error {
 		return k.bad(prefix+".kind", "must be %s (got %q)", oneOf(kinds), p.Kind)
 	}
 	if err := k.formula(prefix, p); err != nil {
+		return err
+	}
+	if err := k.amplitude(prefix, p); err != nil {
 		return err
 	}
 	if len(p.Center) == 0 {
