@@ -67,16 +67,9 @@ func setFields(spec *solver.Spec, cfg *config.Config, restarting bool) (*fields,
 			// thrown), c(t) the step's weight of it.
 			space := &formula{e: sp, key: f.key, shape: f.shape, length: f.length, timed: true}
 			fs.list = append(fs.list, space) // names the whole formula, as f does
-			ev := newShared(tm)              // the ranks share the spec
 			spec.SourceAt = func(t float64) solver.Profile { return space.profile(t, nd) }
 			spec.SourceKey = sp.TimeKey
-			spec.SourceWeight = func(t float64) float64 {
-				w := ev.eval(0, 0, 0, t)
-				if math.IsNaN(w) || math.IsInf(w, 0) {
-					f.note(t, 0) // every cell's: the first names it
-				}
-				return w
-			}
+			spec.SourceWeight = timeWeight(tm, f)
 			spec.Source = nil // the solver's: SourceAt(0), weighted
 		} else if f.e.Uses("t") {
 			spec.SourceAt = func(t float64) solver.Profile { return f.profile(t, nd) }
@@ -111,16 +104,9 @@ func amplify(spec *solver.Spec, a config.Value, cfg *config.Config, fs *fields) 
 	case v.tab != nil:
 		amp = v.tab.At
 	case v.ex != nil:
-		ev := newShared(v.ex) // the ranks share the spec
 		f := &formula{e: v.ex, key: "source.amplitude", shape: cfg.Grid.Shape, length: cfg.Grid.Length}
 		fs.list = append(fs.list, f)
-		amp = func(t float64) float64 {
-			w := ev.eval(0, 0, 0, t)
-			if math.IsNaN(w) || math.IsInf(w, 0) {
-				f.note(t, 0)
-			}
-			return w
-		}
+		amp = timeWeight(v.ex, f)
 	default:
 		k := v.num
 		amp = func(float64) float64 { return k }
@@ -134,6 +120,20 @@ func amplify(spec *solver.Spec, a config.Value, cfg *config.Config, fs *fields) 
 		spec.Source = nil // the solver's: SourceAt(0), weighted
 	}
 	return nil
+}
+
+// timeWeight is the source's weight in time from e, a function of t alone,
+// one evaluator shared by the ranks (they share the spec); a value that is
+// not finite is noted in f, which names it (every cell's: no point).
+func timeWeight(e *expr.Expr, f *formula) func(float64) float64 {
+	ev := newShared(e)
+	return func(t float64) float64 {
+		w := ev.eval(0, 0, 0, t)
+		if math.IsNaN(w) || math.IsInf(w, 0) {
+			f.note(t, 0)
+		}
+		return w
+	}
 }
 
 // fieldFile finds the field file key (initial.path, source.path) names: a .npy or a Zarr
