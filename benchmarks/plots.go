@@ -2,6 +2,7 @@ package benchmarks
 
 import (
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"path/filepath"
@@ -13,12 +14,45 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
+
+// plotWidth and plotHeight are the size of a plot without its legend;
+// legendMargin is the room around the legend.
+const (
+	plotWidth    = 7 * vg.Inch
+	plotHeight   = 4.5 * vg.Inch
+	legendMargin = vg.Length(10)
+)
+
+// withLegendBelow draws p as a PNG with its legend in a band below the
+// axes, outside the data: the image grows by the legend's height (and
+// widens when the legend is wider than the plot), so the legend never
+// covers a point and is never cut off.
+func withLegendBelow(p *plot.Plot) io.WriterTo {
+	leg := p.Legend
+	leg.Padding = vg.Points(4) // room for the flags' larger glyphs
+	p.Legend = plot.NewLegend()
+	size := leg.Rectangle(draw.Canvas{}).Size()
+	band := vg.Length(0)
+	if size.Y > 0 {
+		band = size.Y + 2*legendMargin
+	}
+	w := max(plotWidth, size.X+2*legendMargin)
+	img := vgimg.New(w, plotHeight+band)
+	c := draw.New(img)
+	p.Draw(draw.Crop(c, 0, 0, band, 0))
+	leg.Top, leg.Left, leg.XOffs, leg.YOffs = true, true, 0, 0
+	leg.Draw(draw.Crop(c, legendMargin, -legendMargin, legendMargin, -(plotHeight + legendMargin)))
+	return vgimg.PngCanvas{Canvas: img}
+}
 
 // WritePlots draws the study's PNGs into dir: speedup.png (measured against
 // ideal), efficiency.png, breakdown.png (stacked time per step of each
 // point) and, with a model, model.png (predicted and measured time per
-// step over cores, log–log).
+// step over cores, log–log, the model dashed past the measured ranks).
+// Noisy points and model misses (Checks) carry a marker of their own, and
+// each legend sits below its plot.
 func WritePlots(dir string, st *Study) error {
 	plots := []struct {
 		name string
@@ -35,10 +69,7 @@ func WritePlots(dir string, st *Study) error {
 		if err != nil {
 			return fmt.Errorf("plot %s: %w", pl.name, err)
 		}
-		wt, err := p.WriterTo(7*vg.Inch, 4.5*vg.Inch, "png")
-		if err != nil {
-			return fmt.Errorf("plot %s: %w", pl.name, err)
-		}
+		wt := withLegendBelow(p)
 		if err := writeFile(filepath.Join(dir, pl.name), func(w io.Writer) error { _, err := wt.WriteTo(w); return err }); err != nil {
 			return err
 		}
@@ -87,14 +118,16 @@ func speedupPlot(st *Study) (*plot.Plot, error) {
 	ideal.Dashes = plotutil.Dashes(1)
 	ideal.Color = plotutil.Color(0)
 	top := hi / lo
-	err = addMeasured(p, st.Points, func(pt PointSummary) float64 { return pt.Speedup }, &top)
-	if err != nil {
+	y := func(pt PointSummary) float64 { return pt.Speedup }
+	if err := addMeasured(p, st.Points, y, &top); err != nil {
 		return nil, err
 	}
 	p.Add(ideal)
 	p.Legend.Add("ideal", ideal)
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Y.Min, p.Y.Max = 0, 1.2*top
+	if err := addFlags(p, st, y); err != nil {
+		return nil, err
+	}
+	p.Y.Min, p.Y.Max = 0, 1.05*top
 	return p, nil
 }
 
@@ -155,14 +188,16 @@ func efficiencyPlot(st *Study) (*plot.Plot, error) {
 	ideal.Dashes = plotutil.Dashes(1)
 	ideal.Color = plotutil.Color(0)
 	top := 1.0
-	err = addMeasured(p, st.Points, func(pt PointSummary) float64 { return pt.Efficiency }, &top)
-	if err != nil {
+	y := func(pt PointSummary) float64 { return pt.Efficiency }
+	if err := addMeasured(p, st.Points, y, &top); err != nil {
 		return nil, err
 	}
 	p.Add(ideal)
 	p.Legend.Add("ideal", ideal)
-	p.Legend.Top = true
-	p.Y.Min, p.Y.Max = 0, 1.5*top // room for the legend
+	if err := addFlags(p, st, y); err != nil {
+		return nil, err
+	}
+	p.Y.Min, p.Y.Max = 0, 1.05*top
 	return p, nil
 }
 
@@ -183,8 +218,15 @@ func breakdownPlot(st *Study) (*plot.Plot, error) {
 		{"other", func(b Breakdown) float64 { return b.Other }},
 	}
 	names := make([]string, len(st.Points))
+	checks := st.Checks()
 	for i, pt := range st.Points {
 		names[i] = fmt.Sprintf("%d×%d", pt.Ranks, pt.Threads)
+		if checks[i].Noisy {
+			names[i] += "\nnoisy"
+		}
+		if checks[i].ModelMiss {
+			names[i] += "\nmodel miss"
+		}
 	}
 	width := vg.Length(math.Min(40, 360/float64(len(st.Points))))
 	var below *plotter.BarChart
@@ -213,13 +255,14 @@ func breakdownPlot(st *Study) (*plot.Plot, error) {
 	p.NominalX(names...)
 	p.X.Label.Text = "ranks × threads"
 	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
-	p.Legend.Top = true
-	p.Y.Min, p.Y.Max = 0, 1.4*top // room for the legend
+	p.Y.Min, p.Y.Max = 0, 1.05*top
 	return p, nil
 }
 
 // modelPlot draws the predicted time per step over cores (log–log) with
-// the measured medians.
+// the measured medians. The model on the measured network is solid up to
+// the most ranks measured and dashed past them, where it is extrapolated;
+// the model on a target network, never measured, is dash-dotted.
 func modelPlot(st *Study) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("heat bench %s: model and measurements", st.Record.Kind)
@@ -227,15 +270,31 @@ func modelPlot(st *Study) (*plot.Plot, error) {
 	p.Y.Label.Text = "time per step (s)"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
-	series := []struct {
-		name string
-		ps   []Prediction
-	}{{"model, measured network (" + st.Model.Network.String() + ")", st.Predicted}}
+	most := st.measuredRanks()
+	var within, past []Prediction
+	for i, pr := range st.Predicted {
+		switch {
+		case pr.Ranks <= most:
+			within = append(within, pr)
+		case len(past) == 0 && i > 0:
+			past = append(past, st.Predicted[i-1], pr) // joined to the last measured rank count
+		default:
+			past = append(past, pr)
+		}
+	}
+	type series struct {
+		name   string
+		ps     []Prediction
+		color  color.Color
+		dashes []vg.Length
+	}
+	all := []series{
+		{"α–β model, measured network (" + st.Model.Network.String() + ")", within, plotutil.Color(2), nil},
+		{fmt.Sprintf("α–β model (extrapolated past %d ranks)", most), past, plotutil.Color(2), plotutil.Dashes(1)},
+	}
 	if st.Target != nil {
-		series = append(series, struct {
-			name string
-			ps   []Prediction
-		}{"model, target network (" + st.Target.String() + ")", st.TargetPredicted})
+		all = append(all, series{"α–β model, target network (" + st.Target.String() + "), not measured",
+			st.TargetPredicted, plotutil.Color(4), plotutil.Dashes(4)})
 	}
 	// Log axes need positive limits, set here so that a single value
 	// cannot widen to a range through 0.
@@ -245,9 +304,9 @@ func modelPlot(st *Study) (*plot.Plot, error) {
 			xlo, xhi, ylo, yhi = min(xlo, x), max(xhi, x), min(ylo, y), max(yhi, y)
 		}
 	}
-	for k, s := range series {
-		if len(s.ps) == 0 {
-			continue
+	for _, s := range all {
+		if len(s.ps) < 2 {
+			continue // no line to draw
 		}
 		xy := make(plotter.XYs, len(s.ps))
 		for i, pr := range s.ps {
@@ -258,8 +317,7 @@ func modelPlot(st *Study) (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		line.Color = plotutil.Color(2 + k)
-		line.Dashes = plotutil.Dashes(k)
+		line.Color, line.Dashes, line.Width = s.color, s.dashes, vg.Points(1.5)
 		p.Add(line)
 		p.Legend.Add(s.name, line)
 	}
@@ -281,6 +339,63 @@ func modelPlot(st *Study) (*plot.Plot, error) {
 	pts.Radius = vg.Points(4)
 	p.Add(pts)
 	p.Legend.Add("measured (median)", pts)
-	p.Legend.Left = true // strong lines fall to the right, weak ones stay level
-	return p, nil
+	return p, addFlags(p, st, func(pt PointSummary) float64 { return pt.StepMedianS })
+}
+
+// flagGlyph is an open ring, or an open square, drawn thick enough to
+// stand out around a point's own glyph.
+type flagGlyph struct{ square bool }
+
+func (g flagGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(1.5)})
+	r := sty.Radius
+	var path vg.Path
+	if g.square {
+		path.Move(vg.Point{X: pt.X - r, Y: pt.Y - r})
+		path.Line(vg.Point{X: pt.X + r, Y: pt.Y - r})
+		path.Line(vg.Point{X: pt.X + r, Y: pt.Y + r})
+		path.Line(vg.Point{X: pt.X - r, Y: pt.Y + r})
+	} else {
+		path.Move(vg.Point{X: pt.X + r, Y: pt.Y})
+		path.Arc(pt, r, 0, 2*math.Pi)
+	}
+	path.Close()
+	c.Stroke(path)
+}
+
+// addFlags rings the noisy points and boxes the model misses (Checks) at
+// (cores, y) of each, and names each mark in the legend when some point
+// carries it.
+func addFlags(p *plot.Plot, st *Study, y func(PointSummary) float64) error {
+	checks := st.Checks()
+	for _, f := range []struct {
+		name  string
+		on    func(PointCheck) bool
+		style draw.GlyphStyle
+	}{
+		{fmt.Sprintf("noisy: repetitions spread > %s (min–max over median)", pct(NoisySpread)),
+			func(c PointCheck) bool { return c.Noisy },
+			draw.GlyphStyle{Color: color.Black, Radius: vg.Points(6), Shape: flagGlyph{}}},
+		{fmt.Sprintf("model miss: the α–β model is off the median by > %s", pct(ModelMissError)),
+			func(c PointCheck) bool { return c.ModelMiss },
+			draw.GlyphStyle{Color: color.RGBA{R: 190, A: 255}, Radius: vg.Points(7), Shape: flagGlyph{square: true}}},
+	} {
+		var xy plotter.XYs
+		for i, pt := range st.Points {
+			if f.on(checks[i]) {
+				xy = append(xy, plotter.XY{X: float64(pt.Cores), Y: y(pt)})
+			}
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		marks, err := plotter.NewScatter(xy)
+		if err != nil {
+			return err
+		}
+		marks.GlyphStyle = f.style
+		p.Add(marks)
+		p.Legend.Add(f.name, marks)
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,7 +21,7 @@ func WriteResults(dir string, st *Study) error {
 	if err := writeRuns(dir, st); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(dir, "points.csv"), func(w io.Writer) error { return writePointsCSV(w, st.Points) }); err != nil {
+	if err := writeFile(filepath.Join(dir, "points.csv"), func(w io.Writer) error { return writePointsCSV(w, st) }); err != nil {
 		return err
 	}
 	if st.Model != nil {
@@ -56,6 +57,23 @@ func writeFile(path string, write func(io.Writer) error) error {
 
 // num writes a float for CSV: 8 significant digits.
 func num(x float64) string { return strconv.FormatFloat(x, 'g', 8, 64) }
+
+// optNum writes a float for CSV, or nothing for NaN (not known).
+func optNum(x float64) string {
+	if math.IsNaN(x) {
+		return ""
+	}
+	return num(x)
+}
+
+// optBool writes a flag for CSV, or nothing when the figure it rests on is
+// NaN (not known).
+func optBool(flag bool, of float64) string {
+	if math.IsNaN(of) {
+		return ""
+	}
+	return strconv.FormatBool(flag)
+}
 
 func itoa[T int | int64](x T) string { return strconv.FormatInt(int64(x), 10) }
 
@@ -105,18 +123,20 @@ func writeRunsCSV(w io.Writer, runs []RunResult) error {
 // its wall time.
 func (p PointSummary) pct() Breakdown { return p.Rep.MeanTime.scale(100 / p.Rep.WallS) }
 
-func writePointsCSV(w io.Writer, pts []PointSummary) error {
+func writePointsCSV(w io.Writer, st *Study) error {
 	cw := csv.NewWriter(w)
 	head := []string{"point", "ranks", "threads", "cores", "shape", "dims", "reps", "step_median_s", "step_min_s", "step_max_s",
 		"mupdates_per_s", "speedup", "efficiency", "compute_pct", "halo_wait_pct", "reduce_pct", "io_pct", "other_pct"}
 	head = append(head, prefixed("slowest_step_", breakdownColumns)...)
 	head = append(head, prefixed("mean_step_", breakdownColumns)...)
 	head = append(head, "messages_per_step", "bytes_per_step", "collectives_per_step", "imbalance", "slowest_rank",
-		"slowest_excess_pct", "median_rep")
+		"slowest_excess_pct", "median_rep", "spread", "noisy", "model_s", "model_err", "model_miss")
 	if err := cw.Write(head); err != nil {
 		return err
 	}
-	for _, p := range pts {
+	checks := st.Checks()
+	for i, p := range st.Points {
+		c := checks[i]
 		m, pc := p.Rep, p.pct()
 		perStep := 1 / float64(m.Steps)
 		row := []string{itoa(p.Point), itoa(p.Ranks), itoa(p.Threads), itoa(p.Cores), decomp.FormatDims(m.Shape),
@@ -125,7 +145,8 @@ func writePointsCSV(w io.Writer, pts []PointSummary) error {
 		row = append(row, m.SlowestTime.scale(perStep).fields()...)
 		row = append(row, m.MeanTime.scale(perStep).fields()...)
 		row = append(row, num(m.MessagesPerStep), num(m.BytesPerStep), num(m.CollectivesPerStep), num(m.Imbalance),
-			itoa(m.Slowest), num(m.SlowestExcessPct), itoa(p.RepIndex))
+			itoa(m.Slowest), num(m.SlowestExcessPct), itoa(p.RepIndex), optNum(c.Spread), optBool(c.Noisy, c.Spread),
+			optNum(c.ModelS), optNum(c.ModelErr), optBool(c.ModelMiss, c.ModelErr))
 		if err := cw.Write(row); err != nil {
 			return err
 		}
@@ -137,7 +158,7 @@ func writePointsCSV(w io.Writer, pts []PointSummary) error {
 func writeModelCSV(w io.Writer, st *Study) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write([]string{"network", "alpha_s", "beta_s_per_byte", "ranks", "cores", "shape", "dims", "box_cells",
-		"faces", "face_bytes", "compute_s", "halo_s", "collectives_s", "step_s", "speedup", "efficiency"}); err != nil {
+		"faces", "face_bytes", "compute_s", "halo_s", "collectives_s", "step_s", "speedup", "efficiency", "extrapolated"}); err != nil {
 		return err
 	}
 	series := []struct {
@@ -152,11 +173,12 @@ func writeModelCSV(w io.Writer, st *Study) error {
 			ps   []Prediction
 		}{"target", *st.Target, st.TargetPredicted})
 	}
+	most := st.measuredRanks()
 	for _, s := range series {
 		for _, p := range s.ps {
 			if err := cw.Write([]string{s.name, num(s.net.Alpha), num(s.net.Beta), itoa(p.Ranks), itoa(p.Cores),
 				decomp.FormatDims(p.Shape), decomp.FormatDims(p.Dims), itoa(p.BoxCells), itoa(p.Faces), itoa(p.FaceBytes),
-				num(p.ComputeS), num(p.HaloS), num(p.CollectS), num(p.StepS), num(p.Speedup), num(p.Efficiency)}); err != nil {
+				num(p.ComputeS), num(p.HaloS), num(p.CollectS), num(p.StepS), num(p.Speedup), num(p.Efficiency), strconv.FormatBool(p.Ranks > most)}); err != nil {
 				return err
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -134,7 +135,9 @@ func fakeOptions(t *testing.T, kind Kind, points ...Resources) StudyOptions {
 		Command: []string{"heat", "bench", string(kind)}, Version: "test"}
 }
 
-func requirePNG(t *testing.T, path string) {
+// requirePNG checks that path is a PNG larger than 100×100 and returns
+// its size.
+func requirePNG(t *testing.T, path string) image.Config {
 	t.Helper()
 	f, err := os.Open(path)
 	require.NoError(t, err)
@@ -143,6 +146,7 @@ func requirePNG(t *testing.T, path string) {
 	require.NoError(t, err, path)
 	require.Greater(t, cfg.Width, 100, path)
 	require.Greater(t, cfg.Height, 100, path)
+	return cfg
 }
 
 func TestStrongStudyWithAFakeHeat(t *testing.T) {

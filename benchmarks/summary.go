@@ -41,12 +41,22 @@ func WriteSummary(w io.Writer, st *Study) error {
 	fmt.Fprintf(&b, "Machine: %s, %d CPUs, host %s (ranks ran on %s); heat %s, %s %s/%s.\n\n", cpu, r.NumCPU, r.Host,
 		strings.Join(r.Hosts, ", "), rev, r.GoVersion, r.OS, r.Arch)
 
-	b.WriteString("| point | ranks | threads | shape | t/step median (ms) | min | max | Mupdates/s | speedup | efficiency | compute % | halo % | reduce % | io % | other % | msgs/step | bytes/step | imbalance | slowest rank |\n")
-	b.WriteString("|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
-	for _, p := range st.Points {
-		m, pc := p.Rep, p.pct()
-		fmt.Fprintf(&b, "| %d | %d | %d | %s | %.4g | %.4g | %.4g | %.1f | %.2f | %.2f | %.1f | %.1f | %.1f | %.1f | %.1f | %.3g | %s | %.3f | %d (+%.1f%%) |\n",
-			p.Point, p.Ranks, p.Threads, decomp.FormatDims(m.Shape), p.StepMedianS*1e3, p.StepMinS*1e3, p.StepMaxS*1e3,
+	checks := st.Checks()
+	head, rule := "| point | ranks | threads | shape | t/step median (ms) | min | max | spread |", "|---:|---:|---:|---|---:|---:|---:|---:|"
+	if st.Model != nil {
+		head, rule = head+" model (ms) | model error |", rule+"---:|---:|"
+	}
+	b.WriteString(head + " Mupdates/s | speedup | efficiency | compute % | halo % | reduce % | io % | other % | msgs/step | bytes/step | imbalance | slowest rank |\n")
+	b.WriteString(rule + "---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for i, p := range st.Points {
+		m, pc, c := p.Rep, p.pct(), checks[i]
+		fmt.Fprintf(&b, "| %d | %d | %d | %s | %.4g | %.4g | %.4g | %s |", p.Point, p.Ranks, p.Threads, decomp.FormatDims(m.Shape),
+			p.StepMedianS*1e3, p.StepMinS*1e3, p.StepMaxS*1e3, flagged(c.Spread, pct, c.Noisy, noisyMark))
+		if st.Model != nil {
+			fmt.Fprintf(&b, " %s | %s |", flagged(c.ModelS*1e3, func(x float64) string { return fmt.Sprintf("%.4g", x) }, false, ""),
+				flagged(c.ModelErr, signedPct, c.ModelMiss, missMark))
+		}
+		fmt.Fprintf(&b, " %.1f | %.2f | %.2f | %.1f | %.1f | %.1f | %.1f | %.1f | %.3g | %s | %.3f | %d (+%.1f%%) |\n",
 			p.MUpdatesS, p.Speedup, p.Efficiency, pc.Compute, pc.HaloWait, pc.Reduce, pc.IO(), pc.Other,
 			m.MessagesPerStep, humanBytes(m.BytesPerStep), m.Imbalance, m.Slowest, m.SlowestExcessPct)
 	}
@@ -58,6 +68,7 @@ func WriteSummary(w io.Writer, st *Study) error {
 		"traffic and balance come from each point's median repetition. Speedup = %s against the point with the fewest cores; "+
 		"efficiency = speedup/(cores/cores_base). Imbalance = max/mean compute time over ranks; the slowest rank has the most "+
 		"compute time, +%% over the median rank.\n", speedup)
+	writeChecks(&b, st, checks)
 
 	if st.Model != nil {
 		writeModelSummary(&b, st)
@@ -88,19 +99,25 @@ func writeModelSummary(b *strings.Builder, st *Study) {
 			measured[p.Ranks] = p.StepMedianS
 		}
 	}
-	head := "| ranks | cores | shape | dims | compute (ms) | halo (ms) | collectives (ms) | T_step (ms) | speedup | efficiency | measured (ms) |"
-	rule := "|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|"
+	most := st.measuredRanks()
+	fmt.Fprintf(b, "Every figure below is the model's; the last column is the measured median beside it where a point with "+
+		"%d thread(s) per rank ran. Rows past %d ranks, the most measured, are the model extrapolated, not measurements.\n\n",
+		m.Threads, most)
+	head := "| row | ranks | cores | shape | dims | compute (ms) | halo (ms) | collectives (ms) | T_step (ms) | speedup | efficiency | measured (ms) |"
+	rule := "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|"
 	if st.Target != nil {
 		head += " target T_step (ms) | target speedup | target efficiency |"
 		rule += "---:|---:|---:|"
 	}
 	b.WriteString(head + "\n" + rule + "\n")
 	for i, p := range st.Predicted {
-		meas := ""
+		row, meas := "model", ""
 		if t, ok := measured[p.Ranks]; ok {
-			meas = fmt.Sprintf("%.4g", t*1e3)
+			row, meas = "model vs measured", fmt.Sprintf("%.4g", t*1e3)
+		} else if p.Ranks > most {
+			row = "model (extrapolated)"
 		}
-		fmt.Fprintf(b, "| %d | %d | %s | %s | %.4g | %.4g | %.4g | %.4g | %.4g | %.3f | %s |", p.Ranks, p.Cores,
+		fmt.Fprintf(b, "| %s | %d | %d | %s | %s | %.4g | %.4g | %.4g | %.4g | %.4g | %.3f | %s |", row, p.Ranks, p.Cores,
 			decomp.FormatDims(p.Shape), decomp.FormatDims(p.Dims), p.ComputeS*1e3, p.HaloS*1e3, p.CollectS*1e3,
 			p.StepS*1e3, p.Speedup, p.Efficiency, meas)
 		if st.Target != nil {

@@ -195,7 +195,10 @@ Results in --out DIR: runs.csv and runs.json (every run, with its whole report a
 of the machine and software), points.csv and summary.md (per point: median/min/max time per
 step, Mupdates/s, speedup and efficiency against the point with the fewest cores, the split of
 wall time, messages and bytes per step, load imbalance), model.csv, and speedup.png,
-efficiency.png, breakdown.png and model.png.
+efficiency.png, breakdown.png and model.png. A point is marked noisy when its repetitions
+spread more than 10% ((max − min) / median time per step), and a model miss when the model
+is off its median by more than 25%; the model past the most measured ranks is marked
+extrapolated (dashed in model.png).
 
 The model (--model, on by default) measures the transport's latency α and inverse bandwidth
 β by ping-pong (heat bench pingpong) and t_cell from the smallest point, then predicts
