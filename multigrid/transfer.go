@@ -6,6 +6,7 @@ import (
 
 	"heat/comm"
 	"heat/decomp"
+	"heat/internal/wait"
 	"heat/stencil"
 )
 
@@ -382,7 +383,8 @@ func (g *gatherer) scatter(src, dst []float64) error {
 // Waiting for the coarse correction without keeping a core busy while the
 // ranks below work. In-process ranks block in Waitall, which parks the
 // goroutine (and returns when another rank fails). An MPI rank polls for a
-// short solve, then sleeps between polls: MPI_Waitall spins under Open MPI.
+// short solve (package wait: less, or not at all, when the cores are
+// busy), then sleeps between polls: MPI_Waitall spins under Open MPI.
 // (Should rank 0 fail meanwhile, heat's watchdog ends the job with
 // MPI_Abort.)
 const (
@@ -390,20 +392,20 @@ const (
 	idleNapMax = time.Millisecond
 )
 
-// idleWait completes q: it polls q for idleSpin, then sleeps between polls,
+// idle is the polls of idleWait.
+var idle = wait.NewSite(idleSpin, true)
+
+// idleWait completes q: it polls q for a while, then sleeps between polls,
 // doubling the nap from 5 µs up to idleNapMax.
 func idleWait(c comm.Comm, q comm.Request) error {
 	if comm.RanksHere(c) > 1 {
 		return c.Waitall([]comm.Request{q})
 	}
-	start := time.Now()
-	nap := 5 * time.Microsecond
-	for !q.Done() {
-		if time.Since(start) < idleSpin {
-			continue
+	if ok, start := idle.Until(q.Done); !ok {
+		for nap := 5 * time.Microsecond; !q.Done(); nap = min(2*nap, idleNapMax) {
+			time.Sleep(nap)
 		}
-		time.Sleep(nap)
-		nap = min(2*nap, idleNapMax)
+		idle.Woke(start)
 	}
 	return c.Waitall([]comm.Request{q})
 }

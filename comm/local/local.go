@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"heat/comm"
+	"heat/internal/wait"
 )
 
 // Run starts n ranks as goroutines, calls fn on each with that rank's Comm,
@@ -101,6 +102,8 @@ type World struct {
 	returned []bool     // ranks whose function has returned (set by Run only)
 	exitCh   chan struct{}
 	cur      *round // the collective round being filled
+
+	spin *wait.Site // Waitall's polls
 }
 
 // NewWorld returns a world of n ranks; it panics if n < 1. Each rank's Comm
@@ -118,6 +121,7 @@ func NewWorld(n int) *World {
 		returned: make([]bool, n),
 		exitCh:   make(chan struct{}),
 		cur:      newRound(n),
+		spin:     wait.NewSite(waitSpin, n <= runtime.GOMAXPROCS(0)),
 	}
 	w.cond = sync.NewCond(&w.mu)
 	for r := range n {
@@ -215,8 +219,8 @@ type request struct {
 	done  chan struct{}
 }
 
-// waitSpin is how long Waitall polls a request before it blocks.
-var waitSpin = 50 * time.Microsecond
+// waitSpin caps how long Waitall polls a request before it blocks.
+const waitSpin = 50 * time.Microsecond
 
 // Done reports whether the request has completed.
 func (q *request) Done() bool {
@@ -366,22 +370,15 @@ func (c *rankComm) Waitall(reqs []comm.Request) error {
 // function returns).
 func (c *rankComm) wait(q *request) error {
 	w := c.w
-	// Poll a little before blocking when every rank can have a core: a
-	// message from a rank that is still computing usually arrives within
-	// microseconds, and waking a blocked goroutine costs tens of them. The
-	// poll yields now and then: a rank this one's completion readied waits
-	// on this P until it does.
-	if w.n <= runtime.GOMAXPROCS(0) {
-		start := time.Now()
-		for i := 1; !q.Done(); i++ {
-			if i&15 == 0 {
-				if time.Since(start) > waitSpin {
-					break
-				}
-				runtime.Gosched()
-			}
-		}
+	// Poll a little before blocking: a message from a rank that is still
+	// computing usually arrives within microseconds, and waking a blocked
+	// goroutine costs tens of them. How long adapts (package wait), and
+	// not at all where the ranks outnumber the Ps.
+	ok, start := w.spin.Until(q.Done)
+	if ok {
+		return q.err
 	}
+	defer w.spin.Woke(start)
 	for {
 		select {
 		case <-q.done:

@@ -17,6 +17,7 @@ import (
 	"unsafe"
 
 	"heat/comm"
+	"heat/internal/wait"
 )
 
 // Enabled reports whether this build talks to MPI; in this one it does.
@@ -54,6 +55,7 @@ type World struct {
 
 	// Used by the rank's goroutine only (see mu).
 	finalized bool
+	spin      *wait.Site         // the polls of every wait (heat_mpi_spin_ns)
 	pins      []*runtime.Pinner  // by slot: the pinned buffer of each pending large request
 	dst       [][]float64        // by slot: the Go buffer of each pending small receive
 	arrive    []*C.double        // by slot: the C buffer that small receive arrives in
@@ -115,7 +117,7 @@ func Init() (*World, error) {
 		return nil, fmt.Errorf("mpi: MPI says %s but the launcher started %d (%s): "+
 			"this binary was linked against a different MPI than the mpirun that started it", ranks(int(size)), n, src)
 	}
-	w := &World{rank: int(rank), size: int(size), tagUB: int(tagUB)}
+	w := &World{rank: int(rank), size: int(size), tagUB: int(tagUB), spin: wait.NewSite(C.HEAT_MPI_SPIN_NS, true)}
 	w.c = &rankComm{w: w}
 	if comm.TagFault <= w.tagUB {
 		C.heat_mpi_fault_tag = C.int(comm.TagFault)
@@ -201,6 +203,14 @@ func pending() int {
 	n := int(C.heat_mpi_pending())
 	theWorld.settle()
 	return n
+}
+
+// waited feeds the last wait's length to the spin budget and sets the
+// next wait's: shorter where the waits are long, none while package wait
+// finds the cores busy.
+func (w *World) waited() {
+	w.spin.Learn(w.lastWait(), C.heat_mpi_last_napped != 0)
+	C.heat_mpi_spin_ns = C.int64_t(w.spin.Budget())
 }
 
 // yieldEvery is how many blocking calls (Waitall, collectives) pass
@@ -623,6 +633,7 @@ func (c *rankComm) Waitall(reqs []comm.Request) error {
 		}
 	}
 	rc := C.heat_mpi_waitall(C.int(n), C.int64_t(8*values))
+	w.waited()
 	w.settle()
 	if rc == C.HEAT_MPI_TIMED_OUT || rc == C.HEAT_MPI_NOTICE {
 		return w.gaveUpWaiting(rc, codes)
@@ -689,6 +700,7 @@ func (w *World) meet(op string, mine header, inline []float64, same func(a, b he
 		w.hdr = make([]int64, words*w.size)
 	}
 	rc := C.heat_mpi_allgather_i64((*C.int64_t)(&w.hdrIn[0]), words, (*C.int64_t)(&w.hdr[0]))
+	w.waited()
 	w.settle()
 	if err := w.gaveUp(op, rc); err != nil {
 		return nil, err
@@ -759,6 +771,7 @@ func (c *rankComm) Allreduce(op comm.Op, in, out []float64) error {
 		}
 	} else {
 		rc := C.heat_mpi_allgather_f64((*C.double)(&in[0]), C.int(n), (*C.double)(&g[0]))
+		w.waited()
 		w.settle()
 		if err := w.gaveUp("Allreduce", rc, &in[0]); err != nil {
 			return err
@@ -795,6 +808,7 @@ func (c *rankComm) Bcast(buf []byte, root int) error {
 		return w.errf("Bcast", "more than %d bytes", math.MaxInt32)
 	}
 	rc := C.heat_mpi_bcast(unsafe.Pointer(&buf[0]), C.int(len(buf)), C.int(root))
+	w.waited()
 	w.settle()
 	if err := w.gaveUp("Bcast", rc, &buf[0]); err != nil {
 		return err
@@ -841,6 +855,7 @@ func (c *rankComm) Gatherv(send []byte, root int) ([][]byte, error) {
 	}
 	if w.rank != root {
 		rc := C.heat_mpi_gatherv(sp, C.int(len(send)), nil, nil, nil, C.int(root), C.int64_t(len(send)))
+		w.waited()
 		w.settle()
 		if err := w.gaveUp("Gatherv", rc, sp); err != nil {
 			return nil, err
@@ -863,6 +878,7 @@ func (c *rankComm) Gatherv(send []byte, root int) ([][]byte, error) {
 		rp = unsafe.Pointer(&data[0])
 	}
 	rc := C.heat_mpi_gatherv(sp, C.int(len(send)), rp, &counts[0], &displs[0], C.int(root), C.int64_t(total))
+	w.waited()
 	w.settle()
 	if err := w.gaveUp("Gatherv", rc, sp, rp, &counts[0], &displs[0]); err != nil {
 		return nil, err

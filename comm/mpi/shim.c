@@ -47,6 +47,8 @@ static double empty_buf[1];
 int64_t heat_mpi_timeout_ns;
 int heat_mpi_fault_tag = -1;
 int64_t heat_mpi_last_waited_ns;
+int64_t heat_mpi_spin_ns = HEAT_MPI_SPIN_NS;
+int heat_mpi_last_napped;
 
 /* The collective in progress, and its status: kept where a wait that gave
  * up left it. */
@@ -74,7 +76,7 @@ static int notice_waits(void) {
  * and returns MPI_Testall's code once they have completed or it failed;
  * HEAT_MPI_TIMED_OUT once heat_mpi_timeout_ns (when > 0) have passed since
  * the call; HEAT_MPI_NOTICE when a fault notice waits. It tests without a
- * pause for HEAT_MPI_SPIN_NS and 1 ns for every byte of bytes (what the
+ * pause for heat_mpi_spin_ns and 1 ns for every byte of bytes (what the
  * requests move: a large message moves only while a rank calls MPI), as
  * MPI_Waitall would, so that a message that comes soon costs no more than
  * it did; then it sleeps between tests, a sixteenth of the time waited so
@@ -84,8 +86,9 @@ static int notice_waits(void) {
  * thread) counts at once.
  */
 static int poll(int n, MPI_Request *reqs, MPI_Status *st, int64_t bytes) {
-	int64_t start = 0, spin = HEAT_MPI_SPIN_NS + bytes;
+	int64_t start = 0, spin = heat_mpi_spin_ns + bytes;
 	int napping = 0;
+	heat_mpi_last_napped = 0;
 	for (int64_t tests = 0;; tests++) {
 		int flag = 0;
 		int rc = MPI_Testall(n, reqs, &flag, st);
@@ -109,6 +112,7 @@ static int poll(int n, MPI_Request *reqs, MPI_Status *st, int64_t bytes) {
 			continue;
 		}
 		napping = 1;
+		heat_mpi_last_napped = 1;
 		int64_t limit = __atomic_load_n(&heat_mpi_timeout_ns, __ATOMIC_RELAXED);
 		if (limit > 0 && waited >= limit) {
 			return HEAT_MPI_TIMED_OUT;

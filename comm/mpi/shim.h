@@ -85,7 +85,7 @@ int heat_mpi_waitall(int n, int64_t bytes);
 #define HEAT_MPI_STILL_PENDING (-2)
 
 /* Every wait (heat_mpi_waitall, the collectives) tests its requests
- * without a pause for HEAT_MPI_SPIN_NS plus 1 ns for each of the bytes it
+ * without a pause for heat_mpi_spin_ns plus 1 ns for each of the bytes it
  * moves (heat_mpi_waitall's bytes: the caller's sum over the requests;
  * the collectives count theirs), then sleeps between tests; it
  * gives up with HEAT_MPI_TIMED_OUT once it has lasted heat_mpi_timeout_ns
@@ -95,6 +95,8 @@ int heat_mpi_waitall(int n, int64_t bytes);
  * up; -1: none looked for). heat_mpi_last_waited_ns is how long the last
  * wait lasted. */
 #define HEAT_MPI_SPIN_NS 1000000
+extern int64_t heat_mpi_spin_ns; /* HEAT_MPI_SPIN_NS at most; Go adapts it */
+extern int heat_mpi_last_napped;  /* the last wait slept between tests */
 #define HEAT_MPI_TIMED_OUT (-1001)
 #define HEAT_MPI_NOTICE (-1002)
 extern int64_t heat_mpi_timeout_ns;

@@ -2,6 +2,7 @@ package team
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
 )
@@ -36,5 +37,28 @@ func BenchmarkTeamDispatch(b *testing.B) {
 				tm.Run(func(int) {})
 			}
 		})
+	}
+}
+
+// With fewer Ps than workers a dispatch does not wait for a worker that
+// cannot run: the caller takes its part, and every part still runs exactly
+// once.
+func TestTeamTakesThePartsOfWorkersThatCannotRun(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for _, spin := range []bool{false, true} {
+		tm := New(4, spin)
+		counts := make([]int64, 4)
+		for round := range 2000 {
+			tm.Run(func(p int) { atomic.AddInt64(&counts[p], 1) })
+			for p := range counts {
+				if got := atomic.LoadInt64(&counts[p]); got != int64(round+1) {
+					t.Fatalf("spin=%v round %d: part %d ran %d times", spin, round, p, got)
+				}
+			}
+		}
+		tm.Close()
+		if tm.Stolen() == 0 {
+			t.Errorf("spin=%v: no part was taken by another worker on one P", spin)
+		}
 	}
 }
