@@ -126,47 +126,96 @@ func (h *plainHandler) Handle(_ context.Context, r slog.Record) error {
 
 // progress follows a run's checks: a line redrawn every 200 ms on a
 // terminal; off a terminal a line every `every` (output.progress_every)
-// and at every tenth of the run. The rate is smoothed over the checks
-// (the first steps pay the page faults and the caches' warm-up), and a
-// Poisson run's ETA comes from its convergence rate, not its cap.
+// and at every tenth of the run. The rate is measured over the recent
+// checks (rateWindow), and a Poisson run's ETA comes from its convergence
+// rate, not its cap.
 type progress struct {
 	log       *logger
+	now       func() time.Time // the clock (time.Now; a test's own)
 	poisson   bool
 	tolerance float64
 	from      int
 	total     int
 	every     time.Duration
 
-	start, last, lastLine time.Time
-	lastStep              int
-	tenth                 int
-	rate                  float64 // steps (iterations) a second, smoothed
-	samples               int     // intervals in rate
-	lastRes               float64
-	logFactor             float64 // log of the residual's factor an iteration, smoothed
+	start, lastLine time.Time
+	lastStep        int
+	tenth           int
+	marks           []mark  // the recent checks, oldest first (record)
+	rate            float64 // steps (iterations) a second over the marks
+	samples         int     // checks that advanced
+	lastRes         float64
+	logFactor       float64 // log of the residual's factor an iteration, smoothed
 }
+
+// mark is a check: when, at which step.
+type mark struct {
+	at   time.Time
+	step int
+}
+
+// The rate is the steps done since the oldest mark over the time since it,
+// with the marks older than rateWindow dropped but the newest always kept:
+// the rate of the last two seconds, or of the last interval when checks
+// are further apart. Steps over time, not a mean of the intervals' rates:
+// a mean of rates counts a fast interval as much as a slow one however
+// short it was, so beside another process (fast and slow stretches
+// alternating) it showed hundreds of steps a second where twenty were
+// done, and an ETA under a second for two minutes. Two seconds is long
+// enough to even out checks that come in bursts (a multigrid cycle, a
+// checkpoint's pause) and short enough that a slowdown shows within it; a
+// mark every rateWindow/rateMarks at most keeps the marks few however
+// often the checks come.
+const (
+	rateWindow = 2 * time.Second
+	rateMarks  = 32
+)
 
 func newProgress(l *logger, poisson bool, tolerance float64, from, total int, every time.Duration) *progress {
-	now := time.Now()
-	return &progress{log: l, poisson: poisson, tolerance: tolerance, from: from, total: total, every: every,
-		start: now, last: now, lastLine: now, lastStep: from, tenth: 10 * from / max(1, total)}
+	p := &progress{log: l, now: time.Now, poisson: poisson, tolerance: tolerance, from: from, total: total, every: every,
+		lastStep: from, tenth: 10 * from / max(1, total)}
+	p.restart()
+	return p
 }
 
-// smoothing is the weight of the newest interval in the smoothed rate.
+// restart starts the clock and the marks afresh at the current step: when
+// the time loop begins (the setup before it is not the rate's), and in a
+// test that sets the clock.
+func (p *progress) restart() {
+	now := p.now()
+	p.start, p.lastLine = now, now
+	p.marks = append(p.marks[:0], mark{now, p.lastStep})
+}
+
+// smoothing is the weight of the newest interval in the smoothed
+// convergence factor.
 const smoothing = 0.3
+
+// record takes the check (now, step) into the rate: the rate since the
+// oldest mark, then the marks brought up to date.
+func (p *progress) record(now time.Time, step int) {
+	for len(p.marks) > 1 && now.Sub(p.marks[0].at) > rateWindow {
+		p.marks = p.marks[1:]
+	}
+	old := p.marks[0]
+	if dt := now.Sub(old.at).Seconds(); dt > 0 && step >= old.step {
+		p.rate = float64(step-old.step) / dt
+	}
+	if last := p.marks[len(p.marks)-1]; now.Sub(last.at) >= rateWindow/rateMarks {
+		if len(p.marks) == rateMarks {
+			p.marks = append(p.marks[:0], p.marks[1:]...)
+		}
+		p.marks = append(p.marks, mark{now, step})
+	}
+}
 
 func (p *progress) check(step int, residual float64) {
 	if p.log.quiet || p.total <= 0 {
 		return
 	}
-	now := time.Now()
-	if dt := now.Sub(p.last).Seconds(); dt > 0 && step > p.lastStep {
-		r := float64(step-p.lastStep) / dt
-		if p.rate == 0 {
-			p.rate = r
-		} else {
-			p.rate = smoothing*r + (1-smoothing)*p.rate
-		}
+	now := p.now()
+	if step > p.lastStep {
+		p.record(now, step)
 		p.samples++
 	}
 	if p.poisson && residual > 0 && p.lastRes > 0 && step > p.lastStep {
@@ -177,7 +226,7 @@ func (p *progress) check(step int, residual float64) {
 			p.logFactor = smoothing*f + (1-smoothing)*p.logFactor
 		}
 	}
-	p.last, p.lastStep, p.lastRes = now, step, residual
+	p.lastStep, p.lastRes = step, residual
 	tenth := 10 * step / p.total
 	due := step >= p.total || tenth > p.tenth
 	if p.log.tty {
@@ -203,12 +252,12 @@ func (p *progress) check(step int, residual float64) {
 	p.log.progress(line, attrs...)
 }
 
-// eta is the time left: the steps left at the smoothed rate; for Poisson
+// eta is the time left: the steps left at the recent rate; for Poisson
 // the iterations its convergence rate needs to reach the tolerance (at
 // most the cap).
 func (p *progress) eta(step int, residual float64) (time.Duration, bool) {
 	// None until the rate has settled: a second in, or three intervals.
-	if p.rate <= 0 || step >= p.total || time.Since(p.start) < time.Second && p.samples < 3 {
+	if p.rate <= 0 || step >= p.total || p.now().Sub(p.start) < time.Second && p.samples < 3 {
 		return 0, false
 	}
 	left := float64(p.total - step)

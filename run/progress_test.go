@@ -2,6 +2,7 @@ package run
 
 import (
 	"bytes"
+	"io"
 	"regexp"
 	"strings"
 	"testing"
@@ -64,18 +65,99 @@ func TestProgressOnTerminal(t *testing.T) {
 	}
 }
 
-// The ETA follows the smoothed rate, and a Poisson run's follows its
+// The ETA follows the recent rate, and a Poisson run's follows its
 // convergence: a residual falling tenfold an iteration toward 1e-10 from
 // 1e-4 needs 6 more iterations, not the cap's 994.
 func TestProgressETA(t *testing.T) {
 	var b bytes.Buffer
-	p := newProgress(newLogger(&b, false), true, 1e-10, 0, 1000, time.Hour)
-	p.start = p.start.Add(-time.Minute) // past the start-up
-	p.last = time.Now().Add(-time.Second)
+	p, clk := fakeProgress(newLogger(&b, false), true, 1e-10, 1000)
 	p.lastRes, p.lastStep = 1e-3, 5
-	p.rate = 1
+	p.restart()
+	clk.advance(time.Second) // one iteration a second, past the start-up
 	p.check(6, 1e-4)
 	eta, ok := p.eta(6, 1e-4)
 	require.True(t, ok)
 	require.InDelta(t, 6, eta.Seconds(), 0.5)
+}
+
+// fakeClock is a clock the test moves.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time          { return c.t }
+func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
+// fakeProgress is a progress of total steps from 0 on a fake clock.
+func fakeProgress(l *logger, poisson bool, tolerance float64, total int) (*progress, *fakeClock) {
+	clk := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	p := newProgress(l, poisson, tolerance, 0, total, time.Hour)
+	p.now = clk.now
+	p.restart()
+	return p, clk
+}
+
+// stepAt advances p by n checks of `each` steps every dt.
+func stepAt(p *progress, clk *fakeClock, n, each int, dt time.Duration) {
+	for range n {
+		clk.advance(dt)
+		p.check(p.lastStep+each, 0)
+	}
+}
+
+// A run that slows down shows the slow rate, and its ETA, within the
+// rate's window; one that speeds up, the fast one.
+func TestProgressRateFollowsAChange(t *testing.T) {
+	const total = 10_000_000
+	fast := func(p *progress, clk *fakeClock, d time.Duration) { // 1000 steps/s
+		stepAt(p, clk, int(d/(10*time.Millisecond)), 10, 10*time.Millisecond)
+	}
+	slow := func(p *progress, clk *fakeClock, d time.Duration) { // 10 steps/s
+		stepAt(p, clk, int(d/(100*time.Millisecond)), 1, 100*time.Millisecond)
+	}
+	etaAt := func(p *progress, rate float64) {
+		t.Helper()
+		eta, ok := p.eta(p.lastStep, 0)
+		require.True(t, ok)
+		require.InEpsilon(t, float64(total-p.lastStep)/rate, eta.Seconds(), 0.2)
+	}
+
+	p, clk := fakeProgress(newLogger(io.Discard, false), false, 0, total)
+	fast(p, clk, 10*time.Second)
+	require.InEpsilon(t, 1000, p.rate, 0.01)
+	slow(p, clk, 2500*time.Millisecond)
+	require.InEpsilon(t, 10, p.rate, 0.2, "2.5 s into the slow stretch")
+	etaAt(p, 10)
+
+	p, clk = fakeProgress(newLogger(io.Discard, false), false, 0, total)
+	slow(p, clk, 10*time.Second)
+	require.InEpsilon(t, 10, p.rate, 0.01)
+	fast(p, clk, 2500*time.Millisecond)
+	require.InEpsilon(t, 1000, p.rate, 0.2, "2.5 s into the fast stretch")
+	etaAt(p, 1000)
+}
+
+// Fast and slow intervals alternating (a step in 1 ms, a step in 100 ms:
+// two processes on one core) read as the steps done over the time taken,
+// 2/0.101 s ≈ 19.8 steps a second. A mean of the intervals' rates, as
+// progress kept before, reads several hundred.
+func TestProgressRateAlternating(t *testing.T) {
+	p, clk := fakeProgress(newLogger(io.Discard, false), false, 0, 1_000_000)
+	for range 100 {
+		stepAt(p, clk, 1, 1, time.Millisecond)
+		stepAt(p, clk, 1, 1, 100*time.Millisecond)
+		require.Less(t, p.rate, 40.0, "never the fast intervals' rate")
+	}
+	require.InEpsilon(t, 2/0.101, p.rate, 0.05)
+}
+
+// Checks further apart than the window: the rate is the last interval's,
+// and the marks stay few however often the checks come.
+func TestProgressRateSparseAndDense(t *testing.T) {
+	p, clk := fakeProgress(newLogger(io.Discard, false), false, 0, 1_000_000)
+	stepAt(p, clk, 3, 100, 10*time.Second)
+	require.InEpsilon(t, 10, p.rate, 1e-9)
+	stepAt(p, clk, 1, 50, 10*time.Second)
+	require.InEpsilon(t, 5, p.rate, 1e-9)
+	stepAt(p, clk, 10_000, 1, 100*time.Microsecond)
+	require.InEpsilon(t, 10_000, p.rate, 1e-6)
+	require.LessOrEqual(t, len(p.marks), rateMarks)
 }
