@@ -53,6 +53,16 @@ type Report struct {
 	MUpdatesPS float64 `json:"mupdates_per_s"`
 	Field      Field   `json:"field"`
 	Solver     *Solver `json:"solver,omitempty"` // how the run was solved
+	// CPUS is rank 0's process's CPU time (user and system, all its
+	// threads) over the interval of WallS. Others is the share of the
+	// CPUs that process may run on (its affinity mask) that other
+	// processes, or the hypervisor (steal), used over that interval:
+	// their busy time from /proc/stat less the process's own CPU time,
+	// over WallS × those CPUs, in [0, 1], to the kernel's 10 ms ticks.
+	// Under MPI the other ranks' processes on those CPUs are among the
+	// others. Absent where not measured (CPUS off Unix, Others off Linux).
+	CPUS   *float64 `json:"cpu_s,omitempty"`
+	Others *float64 `json:"others,omitempty"`
 	// EnergyBalance is the heat equation's account (heat runs that step
 	// one step at a time; a restart's from its restart).
 	EnergyBalance *EnergyBalance `json:"energy_balance,omitempty"`

@@ -54,3 +54,22 @@ func TestFloatNonFinite(t *testing.T) {
 	require.True(t, math.IsNaN(float64(f)))
 	require.Error(t, json.Unmarshal([]byte(`"big"`), &f))
 }
+
+// cpu_s and others are written where measured (a quiet machine's others
+// of 0 included) and left out where not.
+func TestReportCPUFields(t *testing.T) {
+	cpu, others := 1.25, 0.0
+	data, err := json.Marshal(Report{CPUS: &cpu, Others: &others})
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(data, &m))
+	require.Equal(t, 1.25, m["cpu_s"])
+	require.Equal(t, 0.0, m["others"])
+
+	data, err = json.Marshal(Report{})
+	require.NoError(t, err)
+	m = nil
+	require.NoError(t, json.Unmarshal(data, &m))
+	require.NotContains(t, m, "cpu_s")
+	require.NotContains(t, m, "others")
+}
