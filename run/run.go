@@ -164,7 +164,7 @@ func Run(ctx context.Context, opt Options) error {
 	}
 	plots := j.endPlots()
 	if !j.quiet && (final == nil || stopped) {
-		printSummary(stdout, cfg, rep, paths[0])
+		printSummary(stdout, cfg, rep, j.load.CPUs, paths[0])
 		if len(plots) > 0 {
 			fmt.Fprintf(stdout, "plots: %s\n", strings.Join(plots, ", "))
 		}
@@ -391,6 +391,7 @@ type job struct {
 	stopped    string                   // checkpoint written on a signal
 	out        *outputs                 // snapshots and diagnostics
 	fields     *fields                  // the formulas of the initial field and source
+	load       cpuLoad                  // the CPU account of rank 0's process over wall_s
 }
 
 // rankRecord is what each rank sends rank 0 for the report.
@@ -441,6 +442,11 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 		return err
 	}
 	r := &rankRun{c: c, s: s, j: j, writers: writers, start: time.Now(), from: s.Step(), lastDiag: -1, lastSnap: -1, lastProbe: -1}
+	if c.Rank() == 0 {
+		r.cpu = newCPUMeter()
+		r.cpu0 = r.cpu.sample() // the process's, however many ranks it holds
+		j.prog.restart()        // the rate from the first step, not from the setup
+	}
 	runErr := r.loop(ctx)
 	if c.Rank() == 0 {
 		// The checkpoints pruned by the last commit, removed meanwhile.
@@ -454,7 +460,11 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 	if err := c.Barrier(); err != nil {
 		return err
 	}
-	if err := r.report(time.Since(r.start)); err != nil {
+	wall := time.Since(r.start)
+	if c.Rank() == 0 {
+		j.load = loadBetween(r.cpu0, r.cpu.sample(), wall)
+	}
+	if err := r.report(wall); err != nil {
 		return err
 	}
 	return runErr
@@ -467,7 +477,9 @@ type rankRun struct {
 	j                  *job
 	writers            []int // the process grid of the checkpoint writers (shardWriters)
 	start              time.Time
-	from               int // the step it started from
+	cpu                cpuMeter  // rank 0: the CPU account over the run (cpuload.go)
+	cpu0               cpuSample // at start
+	from               int       // the step it started from
 	ckptTime, outTime  time.Duration
 	lastDiag, lastSnap int // the steps of the last outputs
 	lastProbe          int
@@ -658,6 +670,12 @@ func (r *rankRun) report(wall time.Duration) error {
 		rep.Converged = &conv
 	}
 	rep.WallS = wall.Seconds()
+	if l := j.load; !math.IsNaN(l.CPUS) {
+		rep.CPUS = &l.CPUS
+		if !math.IsNaN(l.Others) {
+			rep.Others = &l.Others
+		}
+	}
 	cells := 1
 	for _, n := range j.spec.Shape {
 		cells *= n
@@ -757,7 +775,9 @@ func fieldStats(c comm.Comm, s *solver.Solver) (report.Stats, error) {
 	return report.Stats{Min: -mx[1], Max: mx[0], Sum: sm[0], SumSq: sm[1], N: int(sm[2])}, nil
 }
 
-func printSummary(w io.Writer, cfg *config.Config, rep *report.Report, path string) {
+// printSummary prints the run's summary on stdout; cpus is the count of
+// CPUs that rep.Others is a share of.
+func printSummary(w io.Writer, cfg *config.Config, rep *report.Report, cpus int, path string) {
 	threads := "threads"
 	if rep.Threads == 1 {
 		threads = "thread"
@@ -774,6 +794,9 @@ func printSummary(w io.Writer, cfg *config.Config, rep *report.Report, path stri
 		fmt.Fprintf(w, ", t = %.6g", rep.SimTime)
 	}
 	fmt.Fprintf(w, " in %.3f s (%.1f Mupdates/s)\n", rep.WallS, rep.MUpdatesPS)
+	if line := busyLine(rep, cpus); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	if sv := rep.Solver; sv != nil && sv.Kind == "multigrid" {
 		fmt.Fprintf(w, "multigrid: %s-cycles, %s smoother, %d levels: %d cycles", strings.ToUpper(sv.Cycle), sv.Smoother, len(sv.Levels), sv.Cycles)
 		if sv.ConvergenceFactor != nil {
