@@ -132,4 +132,11 @@ func TestRunReportCPU(t *testing.T) {
 	require.Greater(t, *r.CPUS, 0.0)
 	require.GreaterOrEqual(t, *r.Others, 0.0)
 	require.LessOrEqual(t, *r.Others, 1.0)
+
+	// And what its waits did: 2 ranks × 2 threads wait for each other.
+	r, err = runWith(t, "", "--set", "grid.shape=[128,128]", "--steps", "200", "--ranks", "2", "--threads", "2", "--out", out+"2")
+	require.NoError(t, err)
+	require.NotNil(t, r.Waits)
+	w := r.Waits
+	require.Positive(t, w.Spun+w.Yielded+w.Parked, "%+v", *w)
 }

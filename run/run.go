@@ -18,6 +18,7 @@ import (
 	"heat/comm/local"
 	"heat/comm/mpi"
 	"heat/decomp"
+	"heat/internal/wait"
 	"heat/io/config"
 	"heat/io/report"
 	"heat/multigrid"
@@ -392,6 +393,7 @@ type job struct {
 	out        *outputs                 // snapshots and diagnostics
 	fields     *fields                  // the formulas of the initial field and source
 	load       cpuLoad                  // the CPU account of rank 0's process over wall_s
+	waits      wait.Counts              // what rank 0's process's waits did over wall_s
 }
 
 // rankRecord is what each rank sends rank 0 for the report.
@@ -445,7 +447,8 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 	if c.Rank() == 0 {
 		r.cpu = newCPUMeter()
 		r.cpu0 = r.cpu.sample() // the process's, however many ranks it holds
-		j.prog.restart()        // the rate from the first step, not from the setup
+		r.waits0 = wait.Stats()
+		j.prog.restart() // the rate from the first step, not from the setup
 	}
 	runErr := r.loop(ctx)
 	if c.Rank() == 0 {
@@ -463,6 +466,7 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 	wall := time.Since(r.start)
 	if c.Rank() == 0 {
 		j.load = loadBetween(r.cpu0, r.cpu.sample(), wall)
+		j.waits = wait.Stats().Sub(r.waits0)
 	}
 	if err := r.report(wall); err != nil {
 		return err
@@ -477,9 +481,10 @@ type rankRun struct {
 	j                  *job
 	writers            []int // the process grid of the checkpoint writers (shardWriters)
 	start              time.Time
-	cpu                cpuMeter  // rank 0: the CPU account over the run (cpuload.go)
-	cpu0               cpuSample // at start
-	from               int       // the step it started from
+	cpu                cpuMeter    // rank 0: the CPU account over the run (cpuload.go)
+	cpu0               cpuSample   // at start
+	waits0             wait.Counts // at start
+	from               int         // the step it started from
 	ckptTime, outTime  time.Duration
 	lastDiag, lastSnap int // the steps of the last outputs
 	lastProbe          int
@@ -670,6 +675,8 @@ func (r *rankRun) report(wall time.Duration) error {
 		rep.Converged = &conv
 	}
 	rep.WallS = wall.Seconds()
+	w := report.Waits(j.waits)
+	rep.Waits = &w
 	if l := j.load; !math.IsNaN(l.CPUS) {
 		rep.CPUS = &l.CPUS
 		if !math.IsNaN(l.Others) {

@@ -104,6 +104,7 @@ func (t *Team) parts(e uint64, first int) {
 		}
 		if p != first {
 			t.stolen.Add(1)
+			wait.Took()
 		}
 		t.f(p)
 		if t.pending.Add(-1) == 0 && t.waiting.Load() {

@@ -12,9 +12,11 @@
 //     site has seen (twice a typical wait, halved by a wait that outlasts
 //     it, never past the site's cap);
 //   - stops spinning at once, process-wide, when a spin notices it lost its
-//     core (its clock jumps between two polls: the OS ran something else),
-//     and spins again only after a back-off (doubled while the machine
-//     stays busy, up to a second; the first spin after it is the probe);
+//     core (its clock jumps between two polls: the OS ran something else)
+//     or runs out of budget while more threads are runnable than there are
+//     CPUs, and spins again only after a back-off (doubled while the
+//     machine stays busy, up to a second; the first spin after it is the
+//     probe);
 //   - then yields a few times (other goroutines on this P, such as another
 //     in-process rank, run meanwhile);
 //   - then tells its caller to park, which blocks on a condition variable
@@ -51,8 +53,10 @@ const (
 	pollEvery = 64
 	// lostCore is a jump of the clock between two reads that means the
 	// spinning thread did not run meanwhile: 64 polls take well under a
-	// microsecond.
-	lostCore = 30 * time.Microsecond
+	// microsecond, and an OS time slice given to another thread is a
+	// millisecond or more. (Interrupts and a virtual machine's hiccups
+	// stop a vCPU for tens of microseconds, several times a second.)
+	lostCore = 250 * time.Microsecond
 	// minBudget is the least budget a site falls to while it spins at all.
 	minBudget = 2 * time.Microsecond
 	// yields is how many times a wait yields before it parks.
@@ -68,29 +72,37 @@ var (
 	offUntil atomic.Int64 // spinning is off until this clock (ns since base)
 	backoff  atomic.Int64 // the current back-off, ns; 0 when quiet
 
-	spun, yielded, parked, lost, expired atomic.Uint64
+	spun, yielded, parked, lost, expired, taken atomic.Uint64
 )
 
 func now() int64 { return int64(time.Since(base)) }
+
+// isCrowded is crowded; tests replace it.
+var isCrowded = crowded
 
 // Counts is what the waits of this process did since it started.
 type Counts struct {
 	Spun    uint64 `json:"spun"`    // waits that ended while spinning (or at once)
 	Yielded uint64 `json:"yielded"` // waits that ended while yielding
 	Parked  uint64 `json:"parked"`  // waits that parked
-	Lost    uint64 `json:"lost"`    // spins that noticed they had lost their core
-	Expired uint64 `json:"expired"` // spins that ran out of budget
+	Lost    uint64 `json:"lost"`    // spins that noticed they had lost their core to another thread
+	Expired uint64 `json:"expired"` // spins that ran out of budget (crowded: spinning stops too)
+	Taken   uint64 `json:"taken"`   // parts of a dispatch that another than their worker ran (Took)
 }
 
 // Stats returns the counters.
 func Stats() Counts {
-	return Counts{Spun: spun.Load(), Yielded: yielded.Load(), Parked: parked.Load(), Lost: lost.Load(), Expired: expired.Load()}
+	return Counts{Spun: spun.Load(), Yielded: yielded.Load(), Parked: parked.Load(), Lost: lost.Load(), Expired: expired.Load(), Taken: taken.Load()}
 }
+
+// Took counts a part of a dispatch that a goroutine ran instead of
+// waiting for the one it was meant for.
+func Took() { taken.Add(1) }
 
 // Sub is c − o, counter by counter: what happened between two Stats.
 func (c Counts) Sub(o Counts) Counts {
 	return Counts{Spun: c.Spun - o.Spun, Yielded: c.Yielded - o.Yielded, Parked: c.Parked - o.Parked,
-		Lost: c.Lost - o.Lost, Expired: c.Expired - o.Expired}
+		Lost: c.Lost - o.Lost, Expired: c.Expired - o.Expired, Taken: c.Taken - o.Taken}
 }
 
 // Busy reports whether spinning is off now because a spin lost its core.
@@ -135,7 +147,7 @@ func (s *Site) Until(cond func() bool) (ok bool, start int64) {
 				continue
 			}
 			t := now()
-			if t-last > int64(lostCore) {
+			if t-last > int64(lostCore) && isCrowded(true) {
 				lost.Add(1)
 				contended(t)
 				break
@@ -143,7 +155,11 @@ func (s *Site) Until(cond func() bool) (ok bool, start int64) {
 			last = t
 			if t-start > b {
 				expired.Add(1)
-				calm()
+				if isCrowded(false) {
+					contended(t)
+				} else {
+					calm()
+				}
 				break
 			}
 		}

@@ -8,16 +8,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// reset puts the process-wide state back to a quiet machine.
-func reset() {
+// reset puts the process-wide state back to a quiet machine, crowded or
+// not as the test says.
+func reset(t *testing.T, crowd bool) {
 	offUntil.Store(0)
 	backoff.Store(0)
+	isCrowded = func(bool) bool { return crowd }
+	t.Cleanup(func() { isCrowded = crowded; offUntil.Store(0); backoff.Store(0) })
 }
 
 // A condition that holds at once is a spun wait; one that never holds
 // spins no longer than the budget, yields, and then parks.
 func TestUntilSpinsWithinTheBudgetThenParks(t *testing.T) {
-	reset()
+	reset(t, false)
 	s := NewSite(200*time.Microsecond, true)
 	before := Stats()
 	ok, _ := s.Until(func() bool { return true })
@@ -39,7 +42,7 @@ func TestUntilSpinsWithinTheBudgetThenParks(t *testing.T) {
 // A site that may not spin (more waiters than cores) never spins: a wait
 // that does not hold at once yields and parks.
 func TestNoSpinSiteParks(t *testing.T) {
-	reset()
+	reset(t, false)
 	s := NewSite(time.Second, false)
 	require.Zero(t, s.Budget())
 	var polls atomic.Int64
@@ -57,7 +60,7 @@ func TestNoSpinSiteParks(t *testing.T) {
 // happening; after it, the next wait spins again (the probe), and a spin
 // that keeps its core halves the back-off.
 func TestLostCoreTurnsSpinningOff(t *testing.T) {
-	reset()
+	reset(t, true)
 	a := NewSite(2*time.Millisecond, true)
 	b := NewSite(2*time.Millisecond, true)
 	// A condition that stalls its poller once, as a descheduled thread is.
@@ -95,14 +98,34 @@ func TestLostCoreTurnsSpinningOff(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, int64(backoffMin), backoff.Load())
 	require.False(t, Busy())
-	reset()
+
+	// Where no more threads are runnable than there are CPUs, a jump is
+	// the hypervisor's or an interrupt's: spinning goes on.
+	isCrowded = func(bool) bool { return false }
+	before = Stats()
+	ok, _ = a.Until(stall())
+	require.False(t, ok)
+	require.Zero(t, Stats().Sub(before).Lost)
+	require.Equal(t, uint64(1), Stats().Sub(before).Expired)
+	require.False(t, Busy())
+}
+
+// A spin that runs out of budget while the machine is crowded turns
+// spinning off too (the spinner held a core someone else wanted).
+func TestExpiredSpinOnACrowdedMachine(t *testing.T) {
+	reset(t, true)
+	s := NewSite(100*time.Microsecond, true)
+	ok, _ := s.Until(func() bool { return false })
+	require.False(t, ok)
+	require.True(t, Busy())
+	require.Zero(t, NewSite(time.Millisecond, true).Budget())
 }
 
 // The budget follows the waits: a short spun wait leaves it, a parked wait
 // within half the cap raises it to twice its length, a longer one halves
 // it, never below minBudget.
 func TestBudgetFollowsTheWaits(t *testing.T) {
-	reset()
+	reset(t, false)
 	s := NewSite(time.Millisecond, true)
 	require.Equal(t, time.Millisecond, s.Budget(), "a new site spins its cap")
 	long := now() - int64(10*time.Millisecond)
@@ -121,4 +144,15 @@ func TestBudgetFollowsTheWaits(t *testing.T) {
 	s.Woke(now() - int64(450*time.Microsecond))
 	require.GreaterOrEqual(t, s.Budget(), 900*time.Microsecond)
 	require.LessOrEqual(t, s.Budget(), time.Millisecond, "never past the cap")
+}
+
+// The running count of /proc/loadavg.
+func TestRunnable(t *testing.T) {
+	n, ok := runnable([]byte("1.18 1.75 1.53 3/84 13935\n"))
+	require.True(t, ok)
+	require.Equal(t, 3, n)
+	for _, bad := range []string{"", "1.0 2.0 3.0", "1.0 2.0 3.0 x/84 1", "1.0 2.0 3.0 384 1"} {
+		_, ok := runnable([]byte(bad))
+		require.False(t, ok, bad)
+	}
 }

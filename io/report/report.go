@@ -63,6 +63,11 @@ type Report struct {
 	// others. Absent where not measured (CPUS off Unix, Others off Linux).
 	CPUS   *float64 `json:"cpu_s,omitempty"`
 	Others *float64 `json:"others,omitempty"`
+	// Waits is what the waits of rank 0's process did over WallS: how
+	// many ended while spinning, while yielding, or parked; spins that
+	// lost their core (then every wait stops spinning for a while) or ran
+	// out of budget; parts of a sweep a worker took from another.
+	Waits *Waits `json:"waits,omitempty"`
 	// EnergyBalance is the heat equation's account (heat runs that step
 	// one step at a time; a restart's from its restart).
 	EnergyBalance *EnergyBalance `json:"energy_balance,omitempty"`
@@ -75,6 +80,16 @@ type Report struct {
 	// reproduced and compared.
 	Build Build  `json:"build"`
 	Hosts []Host `json:"hosts"`
+}
+
+// Waits counts the waits of one process (see package internal/wait).
+type Waits struct {
+	Spun    uint64 `json:"spun"`
+	Yielded uint64 `json:"yielded"`
+	Parked  uint64 `json:"parked"`
+	Lost    uint64 `json:"lost"`
+	Expired uint64 `json:"expired"`
+	Taken   uint64 `json:"taken"`
 }
 
 // EnergyBalance is the change of the heat content Σ ρc·u·V against the
