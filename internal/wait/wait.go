@@ -11,12 +11,13 @@
 //   - spins for at most its site's budget, which follows the waits the
 //     site has seen (twice a typical wait, halved by a wait that outlasts
 //     it, never past the site's cap);
-//   - stops spinning at once, process-wide, when a spin notices it lost its
-//     core (its clock jumps between two polls: the OS ran something else)
-//     or runs out of budget while more threads are runnable than there are
-//     CPUs, and spins again only after a back-off (doubled while the
-//     machine stays busy, up to a second; the first spin after it is the
-//     probe);
+//   - stops spinning at once, process-wide, when the machine is crowded
+//     (more threads runnable than it has CPUs) and a spin either notices
+//     it lost its core (its clock jumps between two polls: the OS ran
+//     another thread) or runs out of budget (it held a core that someone
+//     else wanted), and spins again only after a back-off (doubled while
+//     the machine stays busy, up to a second; the first spin after it is
+//     the probe);
 //   - then yields a few times (other goroutines on this P, such as another
 //     in-process rank, run meanwhile);
 //   - then tells its caller to park, which blocks on a condition variable

@@ -156,3 +156,25 @@ func TestRunnable(t *testing.T) {
 		require.False(t, ok, bad)
 	}
 }
+
+// A wait measured elsewhere (the MPI shim's poll, in C) counts and moves
+// the budget as a wait of this package would.
+func TestLearnFromAWaitMeasuredElsewhere(t *testing.T) {
+	reset(t, false)
+	s := NewSite(time.Millisecond, true)
+	before := Stats()
+	s.Learn(20*time.Millisecond, true) // slept through a long wait
+	require.Equal(t, 500*time.Microsecond, s.Budget())
+	s.Learn(300*time.Microsecond, false) // a spun one twice within the budget
+	require.Equal(t, 600*time.Microsecond, s.Budget())
+	s.Learn(100*time.Microsecond, false) // a short one leaves it
+	require.Equal(t, 600*time.Microsecond, s.Budget())
+	d := Stats().Sub(before)
+	require.Equal(t, uint64(1), d.Parked)
+	require.Equal(t, uint64(2), d.Spun)
+
+	// A site that may not spin only counts.
+	n := NewSite(time.Millisecond, false)
+	n.Learn(time.Microsecond, false)
+	require.Zero(t, n.Budget())
+}
