@@ -43,7 +43,7 @@ func (m *MG) Krylov() (float64, error) {
 	if k == nil {
 		n := f.lay.Len()
 		k = &krylov{r: make([]float64, n), z: make([]float64, n), zOld: make([]float64, n), p: make([]float64, n),
-			q: make([]float64, n), w1: make([]float64, n), w2: make([]float64, n), accs: make([]*[2]exactsum.Binned, f.tm.Size()), d: make([]float64, n)}
+			q: make([]float64, n), w1: make([]float64, n), w2: make([]float64, n), accs: make([]*[2]exactsum.Binned, f.parts), d: make([]float64, n)}
 		k.rows = make([][]float64, len(k.accs))
 		for w := range k.accs {
 			k.accs[w] = new([2]exactsum.Binned)

@@ -47,6 +47,7 @@ type level struct {
 	share  []int           // worker w takes rows[share[w]:share[w+1]]
 	runs   [][]stencil.Run // worker w's rows as runs, for the many-row kernel
 	tm     *team.Team
+	parts  int // the parts a sweep of the level is cut into (team.PartsFor)
 
 	// The smoother's and residual's weights (set by setOperator).
 	diag float64            // σ + β·Σ 2/h²
@@ -145,15 +146,16 @@ func newLevel(c comm.Comm, topo *decomp.Grid, shape []int, length []float64, box
 		}
 		l.parity = append(l.parity, p&1)
 	})
-	l.share = stencil.Shares(l.rows, tm.Size())
-	l.runs = make([][]stencil.Run, tm.Size())
+	l.parts = tm.PartsFor(l.lay.Box.Size())
+	l.share = stencil.Shares(l.rows, l.parts)
+	l.runs = make([][]stencil.Run, l.parts)
 	for w := range l.runs {
 		l.runs[w] = stencil.Runs(l.rows[l.share[w]:l.share[w+1]], l.lay.Stride[nd-2])
 	}
 	l.bc.forRuns(l.lay, faces, hasNeighbour, l.runs)
 	l.bc0.forRuns(l.lay, zero, hasNeighbour, l.runs)
-	l.bufs = make([][]float64, tm.Size())
-	l.maxes, l.maxes2 = make([]float64, tm.Size()), make([]float64, tm.Size())
+	l.bufs = make([][]float64, l.parts)
+	l.maxes, l.maxes2 = make([]float64, l.parts), make([]float64, l.parts)
 	sy, sz := l.lay.Stride[nd-2], 0
 	if nd == 3 {
 		sz = l.lay.Stride[0]
@@ -194,7 +196,7 @@ func (l *level) String() string { return decomp.FormatDims(l.shape) }
 
 // parallel runs f(w, rows) for every worker's share of the level's rows.
 func (l *level) parallel(f func(w int, rows []stencil.Span, parity []int)) {
-	l.tm.Run(func(w int) {
+	l.tm.Run(l.parts, func(w int) {
 		lo, hi := l.share[w], l.share[w+1]
 		f(w, l.rows[lo:hi], l.parity[lo:hi])
 	})
@@ -271,7 +273,7 @@ func (l *level) jacobi(weights []float64, bc *boundary) error {
 			if err := l.exchange(l.u, bc); err != nil {
 				return err
 			}
-			l.tm.Run(l.varSweepW)
+			l.tm.Run(l.parts, l.varSweepW)
 			l.u, l.tmp = l.tmp, l.u
 			continue
 		}
@@ -279,7 +281,7 @@ func (l *level) jacobi(weights []float64, bc *boundary) error {
 		if err := l.halo(l.u); err != nil {
 			return err
 		}
-		l.tm.Run(l.sweep)
+		l.tm.Run(l.parts, l.sweep)
 		l.u, l.tmp = l.tmp, l.u
 	}
 	return nil
@@ -340,10 +342,10 @@ func gsRow(k *stencil.Coeffs, r *stencil.Row, first int) {
 // a run of rows a kernel call.
 func (l *level) residual() {
 	if l.vc != nil {
-		l.tm.Run(l.varResidualW)
+		l.tm.Run(l.parts, l.varResidualW)
 		return
 	}
-	l.tm.Run(l.residualRuns)
+	l.tm.Run(l.parts, l.residualRuns)
 }
 
 // residualRuns is worker w's share of residual (bound once, as sweep).

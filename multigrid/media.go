@@ -205,7 +205,7 @@ func (l *level) varResidual(w int) {
 // field.
 func (l *level) varResidualNorm(u []float64) float64 {
 	sy := l.lay.Stride[len(l.shape)-2]
-	l.tm.Run(func(w int) {
+	l.tm.Run(l.parts, func(w int) {
 		m := 0.0
 		for _, r := range l.runs[w] {
 			l.vk.Residual(l.vc, l.scratch, u, l.b, 0, r.Start, r.N, r.Count, sy)
@@ -244,7 +244,7 @@ func (m *MG) stepRHSMedia(c float64, src []float64, scale float64) error {
 		return err
 	}
 	sy := f.lay.Stride[len(f.shape)-2]
-	f.tm.Run(func(w int) {
+	f.tm.Run(f.parts, func(w int) {
 		for _, r := range f.runs[w] {
 			f.vk.Apply(f.rhs, f.b, f.u, nil, 0, r.Start, r.N, r.Count, sy)
 			if src == nil {

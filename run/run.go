@@ -756,9 +756,9 @@ func summarise(c comm.Comm, s *solver.Solver, fingerprint bool) (report.Field, e
 // own, combined in two Allreduces. The one reduction of the field the run's
 // outputs share (the report, diagnostics.csv). Collective.
 func fieldStats(c comm.Comm, s *solver.Solver) (report.Stats, error) {
-	// Each worker its own rows (vector kernels, the same bits on every
-	// set), then the workers' summaries in order.
-	part := make([]stencil.Moments, s.Threads())
+	// Each part its own rows (vector kernels, the same bits on every
+	// set), then the parts' summaries in order.
+	part := make([]stencil.Moments, s.Parts())
 	for w := range part {
 		part[w] = stencil.NewMoments()
 	}

@@ -170,13 +170,13 @@ func (s *Solver) content() (float64, error) {
 	e := s.acct
 	if e.bins == nil {
 		n := s.lay.N[len(s.lay.N)-1]
-		e.bins, e.rows = make([]*exactsum.Binned, s.spec.Threads), make([][]float64, s.spec.Threads)
+		e.bins, e.rows = make([]*exactsum.Binned, s.parts), make([][]float64, s.parts)
 		for w := range e.bins {
 			e.bins[w], e.rows[w] = new(exactsum.Binned), make([]float64, n)
 		}
 	}
 	u, vol := s.u, e.vol
-	s.team.Run(func(w int) {
+	s.team.Run(s.parts, func(w int) {
 		b, wt := e.bins[w], e.rows[w]
 		b.Reset()
 		for _, r := range [2]*region{&s.inner, &s.rim} {

@@ -245,7 +245,7 @@ func (s *Solver) refreshSource(t, theta float64) error {
 	}
 	var power []*exactsum.Binned
 	if s.acct != nil && s.mg == nil {
-		power = s.acct.powerBins(s.spec.Threads)
+		power = s.acct.powerBins(s.parts)
 	}
 	badAt := s.fillBox(s.f, profile, s.srcScale, power)
 	s.srcKey, s.srcKeyed = key, s.spec.SourceKey != nil
@@ -294,12 +294,12 @@ func (s *Solver) cellCentre(k int) []float64 {
 func (s *Solver) fillBox(dst []float64, profile func() Profile, scale float64, power []*exactsum.Binned) int {
 	nd := len(s.spec.Shape)
 	h := s.spec.Spacing()
-	ps := make([]Profile, s.spec.Threads)
-	bad := make([]int, s.spec.Threads)
+	ps := make([]Profile, s.parts)
+	bad := make([]int, s.parts)
 	for w := range ps {
 		ps[w], bad[w] = profile(), -1
 	}
-	s.team.Run(func(w int) {
+	s.team.Run(s.parts, func(w int) {
 		p := ps[w]
 		x, g := make([]float64, nd), make([]int, nd)
 		var vals, vols []float64 // a row's values (0 where not updated) and V

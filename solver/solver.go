@@ -90,6 +90,7 @@ type Solver struct {
 	lay    decomp.Layout
 	plan   *halo.Plan
 	team   *team.Team
+	parts  int // the parts a sweep is cut into (team.PartsFor the box)
 	k      stencil.Coeffs
 	base   stencil.Coeffs      // k of a full step (k changes for a shortened last step)
 	kern   stencil.Kernel      // the update of temporal tiles
@@ -264,18 +265,20 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	} else if s.vc != nil && spec.Equation == Poisson {
 		s.f = hugemem.Floats(s.lay.Len()) // Laplace: the sweeps read a zero right-hand side
 	}
-	s.faces = stencil.GhostFaces(s.lay, spec.Faces, s.hasNeighbour)
-	s.splitRegions()
-	if err := s.newBoundary(); err != nil {
-		return nil, err
-	}
 	// Spin-waiting pays only when every worker of every rank in this
 	// process has a core (and a P) of its own. Under MPI there is one rank
 	// per process, and comm/mpi may run with a P more than the cores.
 	s.work = s.doWork
 	cores := min(runtime.NumCPU(), runtime.GOMAXPROCS(0))
 	s.team = team.New(spec.Threads, spec.Threads*comm.RanksHere(c) <= cores)
-	s.resid = make([]float64, spec.Threads)
+	s.parts = s.team.PartsFor(s.lay.Box.Size())
+	s.resid = make([]float64, s.parts)
+	s.faces = stencil.GhostFaces(s.lay, spec.Faces, s.hasNeighbour)
+	s.splitRegions()
+	if err := s.newBoundary(); err != nil {
+		s.Close()
+		return nil, err
+	}
 	if spec.usesMG() {
 		if err := s.newMultigrid(); err != nil {
 			s.Close()
@@ -425,11 +428,11 @@ func (s *Solver) makeRegion(boxes []decomp.Box) region {
 			r.rows = append(r.rows, row{Start: start, N: n})
 		})
 	}
-	r.share = stencil.Shares(r.rows, s.spec.Threads)
+	r.share = stencil.Shares(r.rows, s.parts)
 	sy := s.lay.Stride[len(s.lay.N)-2]
-	r.runs = make([][]stencil.Run, s.spec.Threads)
-	r.ghosts = make([][][]stencil.GhostRun, s.spec.Threads)
-	r.edges = make([][][2]stencil.Edge, s.spec.Threads)
+	r.runs = make([][]stencil.Run, s.parts)
+	r.ghosts = make([][][]stencil.GhostRun, s.parts)
+	r.edges = make([][][2]stencil.Edge, s.parts)
 	for w := range r.runs {
 		r.runs[w] = stencil.Runs(r.rows[r.share[w]:r.share[w+1]], sy)
 		r.ghosts[w] = make([][]stencil.GhostRun, len(r.runs[w]))
@@ -449,7 +452,7 @@ func (s *Solver) update(r *region, check bool) {
 		return
 	}
 	s.job = job{region: r, check: check}
-	s.team.Run(s.work)
+	s.team.Run(s.parts, s.work)
 }
 
 // job is what the workers do in the current dispatch; kept in the Solver so
@@ -697,21 +700,24 @@ func (s *Solver) Layout() decomp.Layout { return s.lay }
 // Field is this rank's current field, ghosts included (see Layout).
 func (s *Solver) Field() []float64 { return s.u }
 
-// EachRow calls f(w, row) for every row of the box's current field, worker
-// w over the rows it updates, in parallel: each row is still in its
-// worker's cache (a serial pass for diagnostics every 10 steps pulled half
-// of a 256² field from the other core and took a 2-thread run 40% of its
-// wall time).
-func (s *Solver) EachRow(f func(w int, row []float64)) {
+// EachRow calls f(p, row) for every row of the box's current field, part
+// p (< Parts) over the rows the step updates in that part, in parallel:
+// each row is still in its worker's cache (a serial pass for diagnostics
+// every 10 steps pulled half of a 256² field from the other core and took
+// a 2-thread run 40% of its wall time).
+func (s *Solver) EachRow(f func(p int, row []float64)) {
 	u := s.u
-	s.team.Run(func(w int) {
+	s.team.Run(s.parts, func(p int) {
 		for _, r := range [2]*region{&s.inner, &s.rim} {
-			for _, rw := range r.rows[r.share[w]:r.share[w+1]] {
-				f(w, u[rw.Start:rw.Start+rw.N])
+			for _, rw := range r.rows[r.share[p]:r.share[p+1]] {
+				f(p, u[rw.Start:rw.Start+rw.N])
 			}
 		}
 	})
 }
+
+// Parts is how many parts the workers split a sweep into (EachRow's p).
+func (s *Solver) Parts() int { return s.parts }
 
 // Stats are this rank's counters so far.
 func (s *Solver) Stats() Stats {

@@ -65,7 +65,7 @@ func (s *Solver) block(m int, check bool) error {
 		s.waves = make([]wavefront, s.spec.Threads)
 	}
 	s.job = job{blockM: m, check: check}
-	s.team.Run(s.work)
+	s.team.RunEach(s.work) // a band a worker: more bands would compute more overlap
 	s.stats.Compute += time.Since(t0)
 	s.trace("block")
 	s.u, s.v = s.v, s.u

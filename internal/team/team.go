@@ -11,24 +11,25 @@ import (
 )
 
 // Team is a rank's persistent worker goroutines: they are started once and
-// reused every step. A dispatch has one part per worker; worker w runs part
-// w, and whoever is done with its own part takes the parts nobody has
-// started yet (the calling goroutine is worker 0). A part's result depends
-// on the part alone, never on which goroutine ran it, so the bits are the
-// same however the parts fall.
+// reused every step. A dispatch (Run) cuts the work into up to
+// PartsPerWorker parts a worker; worker w owns a run of consecutive parts
+// and takes them from its front, and a worker done with its own takes the
+// parts others have not started, from the back of theirs (the calling
+// goroutine is worker 0). A part's result depends on the part alone, never on which
+// goroutine ran it, so the bits are the same however the parts fall.
 //
 // Taking parts is what keeps a rank fast where its cores are shared: a
-// worker that the OS has descheduled, or that is parked, holds up nobody;
-// on a quiet machine each worker finds its own part first and keeps its
-// data in its own cache. Waiting goroutines spin, yield and park through
-// package wait: back-to-back dispatches (interior, rim, next step) find the
-// workers awake on a quiet machine, and they leave the cores alone on a
-// busy one.
+// worker that the OS has descheduled, or that is parked, holds up only the
+// part it has started; on a quiet machine each worker runs its own parts
+// and keeps their data in its own cache. Waiting goroutines spin, yield
+// and park through package wait: back-to-back dispatches (interior, rim,
+// next step) find the workers awake on a quiet machine, and they leave the
+// cores alone on a busy one.
 type Team struct {
-	n       int
+	n       int // workers
 	f       func(int)
-	epoch   atomic.Uint64 // bumped by every dispatch
-	claims  []claim       // the epoch in which each part was last taken
+	epoch   atomic.Uint64 // seq<<8 | parts a worker: a new seq every dispatch
+	queues  []queue       // each worker's parts not yet taken
 	pending atomic.Int64  // parts of the current dispatch not finished
 	closed  atomic.Bool
 	stolen  atomic.Uint64 // parts run by another than their own worker
@@ -43,10 +44,65 @@ type Team struct {
 	finished     func() bool // pending == 0, made once (a closure per dispatch would allocate)
 }
 
-// claim is one part's last epoch, on a cache line of its own.
-type claim struct {
-	epoch atomic.Uint64
-	_     [56]byte
+// PartsPerWorker is the most parts a dispatch gives each worker: enough
+// that a worker stopped in the middle of a part holds up a small share of
+// the sweep. PartCells is the least a part holds (PartsFor): a part's
+// fixed cost (taking it, starting its rows) stays far below its work, and
+// a small sweep keeps one part a worker, each in its own worker's cache.
+const PartsPerWorker = 4
+
+// PartCells: see PartsPerWorker (SetPartCells changes it for tests).
+var PartCells = 1 << 16
+
+// SetPartCells sets PartCells (for tests: small sweeps in many parts) and
+// returns what puts it back.
+func SetPartCells(n int) (restore func()) {
+	old := PartCells
+	PartCells = n
+	return func() { PartCells = old }
+}
+
+// queue is the parts [lo, hi) of one worker not yet taken in the dispatch
+// whose sequence number's low 32 bits it carries, packed in one word
+// (seq<<32 | lo<<16 | hi) on a cache line of its own, so that one
+// compare-and-swap takes a part. A word of an earlier dispatch stands for
+// the worker's whole run of parts: the dispatcher writes no queue, the
+// first take does. Every part of a dispatch is taken before the next
+// begins, so each queue then carries its sequence number or a later one,
+// and a worker late for a dispatch takes nothing.
+type queue struct {
+	w atomic.Uint64
+	_ [56]byte
+}
+
+// take takes a part of queue q (worker w's) in dispatch seq of k parts a
+// worker: from its front (the owner) or its back (another worker); -1
+// when none is left.
+func (q *queue) take(seq uint64, k, w int, front bool) int {
+	seq &= 0xffffffff
+	for {
+		v := q.w.Load()
+		lo, hi := int(v>>16&0xffff), int(v&0xffff)
+		switch d := int32(uint32(v>>32) - uint32(seq)); {
+		case d > 0:
+			return -1 // a later dispatch's: seq is over
+		case d < 0:
+			lo, hi = w*k, (w+1)*k // untouched in seq
+		}
+		if lo >= hi {
+			return -1
+		}
+		p := lo
+		if front {
+			lo++
+		} else {
+			hi--
+			p = hi
+		}
+		if q.w.CompareAndSwap(v, seq<<32|uint64(lo)<<16|uint64(hi)) {
+			return p
+		}
+	}
 }
 
 // spinFor caps how long a waiting goroutine spins before it parks: longer
@@ -58,7 +114,7 @@ const spinFor = 2 * time.Millisecond
 // New starts n-1 workers. With spin false (more busy goroutines than
 // cores) waiting goroutines yield and park without spinning.
 func New(n int, spin bool) *Team {
-	t := &Team{n: n, claims: make([]claim, n), next: wait.NewSite(spinFor, spin), finish: wait.NewSite(spinFor, spin)}
+	t := &Team{n: n, queues: make([]queue, n), next: wait.NewSite(spinFor, spin), finish: wait.NewSite(spinFor, spin)}
 	t.wake = sync.NewCond(&t.mu)
 	t.done = sync.NewCond(&t.mu)
 	t.finished = func() bool { return t.pending.Load() == 0 }
@@ -86,51 +142,72 @@ func (t *Team) work(w int) {
 		if t.closed.Load() {
 			return
 		}
-		t.parts(seen, w)
+		t.parts(seen>>8, int(seen&0xff), w)
 	}
 }
 
-// parts runs the parts of dispatch e that nobody has taken, part first and
-// then the ones after it.
-func (t *Team) parts(e uint64, first int) {
-	for k := range t.n {
-		p := (first + k) % t.n
-		c := &t.claims[p].epoch
-		old := c.Load()
-		// Taken in e already, or e is over (a late worker: every part of
-		// e was taken before the next dispatch began).
-		if old >= e || !c.CompareAndSwap(old, e) {
-			continue
-		}
-		if p != first {
+// parts runs worker w's parts of dispatch seq (k a worker), then takes
+// the others'.
+func (t *Team) parts(seq uint64, k, w int) {
+	q := &t.queues[w]
+	for p := q.take(seq, k, w, true); p >= 0; p = q.take(seq, k, w, true) {
+		t.run(p)
+	}
+	for v := 1; v < t.n; v++ {
+		o := (w + v) % t.n
+		q := &t.queues[o]
+		for p := q.take(seq, k, o, false); p >= 0; p = q.take(seq, k, o, false) {
 			t.stolen.Add(1)
 			wait.Took()
-		}
-		t.f(p)
-		if t.pending.Add(-1) == 0 && t.waiting.Load() {
-			t.mu.Lock()
-			t.done.Signal()
-			t.mu.Unlock()
+			t.run(p)
 		}
 	}
 }
 
-// Run calls f(p) for every part p in parallel and returns when all are
-// done.
-func (t *Team) Run(f func(part int)) {
+// run runs part p of the current dispatch, which cannot end before it.
+func (t *Team) run(p int) {
+	t.f(p)
+	if t.pending.Add(-1) == 0 && t.waiting.Load() {
+		t.mu.Lock()
+		t.done.Signal()
+		t.mu.Unlock()
+	}
+}
+
+// Run calls f(p) for every part p < parts in parallel and returns when
+// all are done; parts is PartsFor's (or Workers()).
+func (t *Team) Run(parts int, f func(part int)) { t.dispatch(parts/t.n, f) }
+
+// RunEach calls f(w) once for every worker w < Workers() in parallel (a
+// part a worker: work cut by the workers, such as temporal blocking's
+// bands) and returns when all are done.
+func (t *Team) RunEach(f func(worker int)) { t.dispatch(1, f) }
+
+// PartsFor is how many parts a sweep over cells cells is cut into: a
+// multiple of the workers, at most PartsPerWorker each, at least PartCells
+// a part where there are several a worker.
+func (t *Team) PartsFor(cells int) int {
+	if t.n == 1 {
+		return 1
+	}
+	return t.n * min(PartsPerWorker, max(1, cells/(t.n*PartCells)))
+}
+
+func (t *Team) dispatch(k int, f func(int)) {
 	if t.n == 1 {
 		f(0)
 		return
 	}
 	t.f = f
-	t.pending.Store(int64(t.n))
-	e := t.epoch.Add(1)
+	t.pending.Store(int64(k * t.n))
+	seq := t.epoch.Load()>>8 + 1
+	t.epoch.Store(seq<<8 | uint64(k))
 	if t.sleepers.Load() > 0 {
 		t.mu.Lock()
 		t.wake.Broadcast()
 		t.mu.Unlock()
 	}
-	t.parts(e, 0)
+	t.parts(seq, k, 0)
 	if ok, start := t.finish.Until(t.finished); !ok {
 		t.mu.Lock()
 		t.waiting.Store(true)
@@ -147,7 +224,7 @@ func (t *Team) Run(f func(part int)) {
 func (t *Team) Close() {
 	t.closed.Store(true)
 	t.mu.Lock()
-	t.epoch.Add(1)
+	t.epoch.Add(1 << 8)
 	t.wake.Broadcast()
 	t.mu.Unlock()
 }
@@ -155,6 +232,5 @@ func (t *Team) Close() {
 // Stolen is how many parts ran on another than their own worker.
 func (t *Team) Stolen() uint64 { return t.stolen.Load() }
 
-// Size is the number of workers, the caller included, and of the parts of
-// a dispatch.
-func (t *Team) Size() int { return t.n }
+// Workers is the number of worker goroutines, the caller included.
+func (t *Team) Workers() int { return t.n }

@@ -7,18 +7,32 @@ import (
 	"testing"
 )
 
-// Every dispatch runs every worker exactly once, and run returns only after
-// all of them finished.
-func TestTeamRunsEveryWorkerOncePerDispatch(t *testing.T) {
+// Every dispatch runs every part exactly once (Run: PartsFor's, RunEach:
+// one a worker), and returns only after all of them finished.
+func TestTeamRunsEveryPartOncePerDispatch(t *testing.T) {
 	for _, spin := range []bool{false, true} {
 		for _, n := range []int{1, 2, 3, 8} {
 			tm := New(n, spin)
-			counts := make([]int64, n)
-			for round := range 500 {
-				tm.Run(func(w int) { atomic.AddInt64(&counts[w], 1) })
-				for w := range n {
-					if got := atomic.LoadInt64(&counts[w]); got != int64(round+1) {
-						t.Fatalf("spin=%v n=%d round %d: worker %d ran %d times", spin, n, round, w, got)
+			for _, c := range []struct{ cells, parts int }{
+				{10, n}, {n * PartCells, n}, {3 * n * PartCells, 3 * n}, {1 << 40, PartsPerWorker * n}} {
+				parts := tm.PartsFor(c.cells)
+				if want := max(1, c.parts*min(1, n-1)); parts != want {
+					t.Fatalf("n=%d cells=%d: %d parts, want %d", n, c.cells, parts, want)
+				}
+				counts := make([]int64, parts)
+				each := make([]int64, n)
+				for round := range 300 {
+					tm.Run(parts, func(p int) { atomic.AddInt64(&counts[p], 1) })
+					tm.RunEach(func(w int) { atomic.AddInt64(&each[w], 1) })
+					for p := range counts {
+						if got := atomic.LoadInt64(&counts[p]); got != int64(round+1) {
+							t.Fatalf("spin=%v n=%d parts=%d round %d: part %d ran %d times", spin, n, parts, round, p, got)
+						}
+					}
+					for w := range each {
+						if got := atomic.LoadInt64(&each[w]); got != int64(round+1) {
+							t.Fatalf("spin=%v n=%d round %d: RunEach's part %d ran %d times", spin, n, round, w, got)
+						}
 					}
 				}
 			}
@@ -34,7 +48,7 @@ func BenchmarkTeamDispatch(b *testing.B) {
 			tm := New(2, spin)
 			defer tm.Close()
 			for b.Loop() {
-				tm.Run(func(int) {})
+				tm.Run(2, func(int) {})
 			}
 		})
 	}
@@ -47,9 +61,10 @@ func TestTeamTakesThePartsOfWorkersThatCannotRun(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	for _, spin := range []bool{false, true} {
 		tm := New(4, spin)
-		counts := make([]int64, 4)
+		parts := tm.PartsFor(1 << 30)
+		counts := make([]int64, parts)
 		for round := range 2000 {
-			tm.Run(func(p int) { atomic.AddInt64(&counts[p], 1) })
+			tm.Run(parts, func(p int) { atomic.AddInt64(&counts[p], 1) })
 			for p := range counts {
 				if got := atomic.LoadInt64(&counts[p]); got != int64(round+1) {
 					t.Fatalf("spin=%v round %d: part %d ran %d times", spin, round, p, got)
