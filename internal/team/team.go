@@ -15,8 +15,9 @@ import (
 // PartsPerWorker parts a worker; worker w owns a run of consecutive parts
 // and takes them from its front, and a worker done with its own takes the
 // parts others have not started, from the back of theirs (the calling
-// goroutine is worker 0). A part's result depends on the part alone, never on which
-// goroutine ran it, so the bits are the same however the parts fall.
+// goroutine is worker 0). A part's result depends on the part alone, never
+// on which goroutine ran it, so the bits are the same however the parts
+// fall.
 //
 // Taking parts is what keeps a rank fast where its cores are shared: a
 // worker that the OS has descheduled, or that is parked, holds up only the
@@ -51,7 +52,8 @@ type Team struct {
 // a small sweep keeps one part a worker, each in its own worker's cache.
 const PartsPerWorker = 4
 
-// PartCells: see PartsPerWorker (SetPartCells changes it for tests).
+// PartCells is the least a part holds where a worker has several (see
+// PartsPerWorker); SetPartCells changes it for tests.
 var PartCells = 1 << 16
 
 // SetPartCells sets PartCells (for tests: small sweeps in many parts) and
