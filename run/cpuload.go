@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"heat/internal/cpulist"
 	"heat/io/report"
 )
 
@@ -42,7 +43,7 @@ type cpuMeter struct {
 }
 
 func newCPUMeter() cpuMeter {
-	mask, _ := parseCPUList(affinity())
+	mask, _ := cpulist.Parse(affinity())
 	return cpuMeter{mask: mask}
 }
 
@@ -122,34 +123,6 @@ func cpuLine(line string) (busy uint64, cpu int, ok bool) {
 		busy += n
 	}
 	return busy, cpu, true
-}
-
-// parseCPUList reads a CPU list as Linux writes it ("0-3,8,10-11") into a
-// mask indexed by CPU number; false if s is not one.
-func parseCPUList(s string) ([]bool, bool) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return nil, false
-	}
-	var mask []bool
-	for part := range strings.SplitSeq(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		b := a
-		if err == nil && isRange {
-			b, err = strconv.Atoi(hi)
-		}
-		if err != nil || a < 0 || b < a || b >= 1<<16 {
-			return nil, false
-		}
-		for len(mask) <= b {
-			mask = append(mask, false)
-		}
-		for c := a; c <= b; c++ {
-			mask[c] = true
-		}
-	}
-	return mask, true
 }
 
 // The summary says the machine was busy when others took busyShare of

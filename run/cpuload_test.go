@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"heat/internal/cpulist"
 	"heat/io/config"
 	"heat/io/report"
 )
@@ -39,7 +40,7 @@ func TestBusyTicksProcStat(t *testing.T) {
 	require.Equal(t, 4, n)
 	require.Equal(t, busy[0]+busy[1]+busy[2]+busy[3], ticks)
 
-	mask, ok := parseCPUList("1,3")
+	mask, ok := cpulist.Parse("1,3")
 	require.True(t, ok)
 	ticks, n, ok = busyTicks(strings.NewReader(procStat), mask)
 	require.True(t, ok)
@@ -50,22 +51,12 @@ func TestBusyTicksProcStat(t *testing.T) {
 	// listed, no CPU lines at all.
 	_, _, ok = busyTicks(strings.NewReader("cpu0 1 2 3 4 5 6 7\n"), nil)
 	require.False(t, ok, "too few fields: not a CPU line")
-	mask, _ = parseCPUList("6-7")
+	mask, _ = cpulist.Parse("6-7")
 	_, n, ok = busyTicks(strings.NewReader(procStat), mask)
 	require.False(t, ok)
 	require.Zero(t, n)
 	_, _, ok = busyTicks(strings.NewReader("intr 1 2\n"), nil)
 	require.False(t, ok)
-}
-
-func TestParseCPUList(t *testing.T) {
-	mask, ok := parseCPUList(" 0-2,5,7-8\n")
-	require.True(t, ok)
-	require.Equal(t, []bool{true, true, true, false, false, true, false, true, true}, mask)
-	for _, bad := range []string{"", "a", "3-1", "-1", "1-", "1,,2", "70000"} {
-		_, ok := parseCPUList(bad)
-		require.False(t, ok, "%q", bad)
-	}
 }
 
 // Others is the mask's busy time less the process's own over wall × CPUs,

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"heat/internal/cpulist"
 	"heat/io/report"
 	"heat/solver"
 )
@@ -40,7 +41,7 @@ var hostRecord = sync.OnceValue(readHost)
 
 func readHost() report.Host {
 	name, _ := os.Hostname()
-	h := report.Host{Name: name, CPUs: onlineCPUs()}
+	h := report.Host{Name: name, CPUs: cpulist.Online()}
 	f, err := os.Open("/proc/cpuinfo")
 	if err != nil {
 		return h

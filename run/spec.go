@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 
+	"heat/internal/cpulist"
 	"heat/io/config"
 	"heat/multigrid"
 	"heat/solver"
@@ -63,7 +64,7 @@ func threadsOf(cfg *config.Config, w *World) int {
 		return cfg.Parallel.Threads
 	}
 	if w != nil {
-		return threadsPerRank(runtime.NumCPU(), onlineCPUs(), w.LocalRanks)
+		return threadsPerRank(runtime.NumCPU(), cpulist.Online(), w.LocalRanks)
 	}
 	return max(1, runtime.NumCPU()/cfg.Parallel.Ranks)
 }

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"heat/comm"
@@ -25,35 +23,6 @@ func threadsPerRank(mine, online, local int) int {
 		return mine
 	}
 	return max(1, mine/local)
-}
-
-// onlineCPUs is the number of CPUs of the host, from
-// /sys/devices/system/cpu/online, or 0 if unknown.
-func onlineCPUs() int {
-	data, err := os.ReadFile("/sys/devices/system/cpu/online")
-	if err != nil {
-		return 0
-	}
-	return cpuCount(string(data))
-}
-
-// cpuCount counts the CPUs of a Linux CPU list such as "0-15,32-47\n"; 0
-// when it cannot be read.
-func cpuCount(list string) int {
-	n := 0
-	for _, part := range strings.Split(strings.TrimSpace(list), ",") {
-		lo, hi, found := strings.Cut(part, "-")
-		a, err1 := strconv.Atoi(lo)
-		b, err2 := a, error(nil)
-		if found {
-			b, err2 = strconv.Atoi(hi)
-		}
-		if err1 != nil || err2 != nil || b < a {
-			return 0
-		}
-		n += b - a + 1
-	}
-	return n
 }
 
 // agree makes every rank of an MPI job take the same way after a phase

@@ -6,12 +6,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestCPUCount(t *testing.T) {
-	for list, want := range map[string]int{"0-15,32-47\n": 32, "0": 1, "0-1": 2, "3,5,7-8": 4, "": 0, "x-2": 0, "4-2": 0} {
-		require.Equal(t, want, cpuCount(list), "%q", list)
-	}
-}
-
 // A rank's default threads never oversubscribe its host: bound ranks use
 // their own cores, ranks that share a mask split it.
 func TestThreadsPerRank(t *testing.T) {

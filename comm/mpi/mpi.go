@@ -205,12 +205,14 @@ func pending() int {
 	return n
 }
 
-// waited feeds the last wait's length to the spin budget and sets the
-// next wait's: shorter where the waits are long, none while package wait
-// finds the cores busy.
+// waited follows every wait in C (Waitall, the collectives): it feeds
+// the wait's length to the spin budget and sets the next wait's (shorter
+// where the waits are long, none while package wait finds the cores
+// busy), then settles the deferred receives.
 func (w *World) waited() {
 	w.spin.Learn(w.lastWait(), C.heat_mpi_last_napped != 0)
 	C.heat_mpi_spin_ns = C.int64_t(w.spin.Budget())
+	w.settle()
 }
 
 // yieldEvery is how many blocking calls (Waitall, collectives) pass
@@ -634,7 +636,6 @@ func (c *rankComm) Waitall(reqs []comm.Request) error {
 	}
 	rc := C.heat_mpi_waitall(C.int(n), C.int64_t(8*values))
 	w.waited()
-	w.settle()
 	if rc == C.HEAT_MPI_TIMED_OUT || rc == C.HEAT_MPI_NOTICE {
 		return w.gaveUpWaiting(rc, codes)
 	}
@@ -701,7 +702,6 @@ func (w *World) meet(op string, mine header, inline []float64, same func(a, b he
 	}
 	rc := C.heat_mpi_allgather_i64((*C.int64_t)(&w.hdrIn[0]), words, (*C.int64_t)(&w.hdr[0]))
 	w.waited()
-	w.settle()
 	if err := w.gaveUp(op, rc); err != nil {
 		return nil, err
 	}
@@ -772,7 +772,6 @@ func (c *rankComm) Allreduce(op comm.Op, in, out []float64) error {
 	} else {
 		rc := C.heat_mpi_allgather_f64((*C.double)(&in[0]), C.int(n), (*C.double)(&g[0]))
 		w.waited()
-		w.settle()
 		if err := w.gaveUp("Allreduce", rc, &in[0]); err != nil {
 			return err
 		}
@@ -809,7 +808,6 @@ func (c *rankComm) Bcast(buf []byte, root int) error {
 	}
 	rc := C.heat_mpi_bcast(unsafe.Pointer(&buf[0]), C.int(len(buf)), C.int(root))
 	w.waited()
-	w.settle()
 	if err := w.gaveUp("Bcast", rc, &buf[0]); err != nil {
 		return err
 	}
@@ -856,7 +854,6 @@ func (c *rankComm) Gatherv(send []byte, root int) ([][]byte, error) {
 	if w.rank != root {
 		rc := C.heat_mpi_gatherv(sp, C.int(len(send)), nil, nil, nil, C.int(root), C.int64_t(len(send)))
 		w.waited()
-		w.settle()
 		if err := w.gaveUp("Gatherv", rc, sp); err != nil {
 			return nil, err
 		}
@@ -879,7 +876,6 @@ func (c *rankComm) Gatherv(send []byte, root int) ([][]byte, error) {
 	}
 	rc := C.heat_mpi_gatherv(sp, C.int(len(send)), rp, &counts[0], &displs[0], C.int(root), C.int64_t(total))
 	w.waited()
-	w.settle()
 	if err := w.gaveUp("Gatherv", rc, sp, rp, &counts[0], &displs[0]); err != nil {
 		return nil, err
 	}

@@ -33,7 +33,6 @@ type Team struct {
 	queues  []queue       // each worker's parts not yet taken
 	pending atomic.Int64  // parts of the current dispatch not finished
 	closed  atomic.Bool
-	stolen  atomic.Uint64 // parts run by another than their own worker
 
 	mu       sync.Mutex
 	wake     *sync.Cond   // workers park here for the next epoch
@@ -159,7 +158,6 @@ func (t *Team) parts(seq uint64, k, w int) {
 		o := (w + v) % t.n
 		q := &t.queues[o]
 		for p := q.take(seq, k, o, false); p >= 0; p = q.take(seq, k, o, false) {
-			t.stolen.Add(1)
 			wait.Took()
 			t.run(p)
 		}
@@ -230,9 +228,6 @@ func (t *Team) Close() {
 	t.wake.Broadcast()
 	t.mu.Unlock()
 }
-
-// Stolen is how many parts ran on another than their own worker.
-func (t *Team) Stolen() uint64 { return t.stolen.Load() }
 
 // Workers is the number of worker goroutines, the caller included.
 func (t *Team) Workers() int { return t.n }

@@ -5,12 +5,17 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"sync"
+
+	"heat/internal/cpulist"
 )
 
 // crowded reports whether more threads are runnable on this machine now
-// than this process has CPUs, from /proc/loadavg's fourth field
-// ("running/total": the runnable scheduling entities, the reader among
-// them); where that cannot be read, it reports unknown. A spin that finds
+// than it has CPUs, from /proc/loadavg's fourth field ("running/total":
+// the runnable scheduling entities, the reader among them) against the
+// online CPUs (both the whole host's: a job confined to some cores of a
+// busy node is not crowded by the jobs on the others); where that cannot
+// be read, it reports unknown. A spin that finds
 // its clock jumped asks it: on a virtual machine the hypervisor stops a
 // vCPU now and then although no other thread of the guest wants the core
 // (spinning there harms nobody), whereas a guest with more runnable
@@ -24,8 +29,16 @@ func crowded(unknown bool) bool {
 	if !ok {
 		return unknown
 	}
-	return n > runtime.NumCPU()
+	return n > hostCPUs()
 }
+
+// hostCPUs is the host's online CPUs (this process's where unknown).
+var hostCPUs = sync.OnceValue(func() int {
+	if n := cpulist.Online(); n > 0 {
+		return n
+	}
+	return runtime.NumCPU()
+})
 
 // runnable parses the running count of a /proc/loadavg line
 // ("0.50 0.40 0.30 3/250 12345").

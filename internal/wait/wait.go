@@ -83,7 +83,7 @@ var isCrowded = crowded
 
 // Counts is what the waits of this process did since it started.
 type Counts struct {
-	Spun    uint64 `json:"spun"`    // waits that ended while spinning (or at once)
+	Spun    uint64 `json:"spun"`    // waits that ended while spinning (not those that needed no wait)
 	Yielded uint64 `json:"yielded"` // waits that ended while yielding
 	Parked  uint64 `json:"parked"`  // waits that parked
 	Lost    uint64 `json:"lost"`    // spins that noticed they had lost their core to another thread
@@ -130,8 +130,7 @@ func (s *Site) budgetNow() time.Duration {
 // have changed, and then call Woke with the start Until returned.
 func (s *Site) Until(cond func() bool) (ok bool, start int64) {
 	if cond() {
-		spun.Add(1)
-		return true, 0
+		return true, 0 // not counted: a shared counter on every dispatch costs more than the wait
 	}
 	start = now()
 	if s.Cap > 0 && start >= offUntil.Load() {

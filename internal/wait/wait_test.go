@@ -17,19 +17,25 @@ func reset(t *testing.T, crowd bool) {
 	t.Cleanup(func() { isCrowded = crowded; offUntil.Store(0); backoff.Store(0) })
 }
 
-// A condition that holds at once is a spun wait; one that never holds
-// spins no longer than the budget, yields, and then parks.
+// A condition that holds at once needs no wait (and is not counted); one
+// that holds after some polls is a spun wait; one that never holds spins
+// no longer than the budget, yields, and then parks.
 func TestUntilSpinsWithinTheBudgetThenParks(t *testing.T) {
 	reset(t, false)
 	s := NewSite(200*time.Microsecond, true)
 	before := Stats()
-	ok, _ := s.Until(func() bool { return true })
+	ok, start := s.Until(func() bool { return true })
+	require.True(t, ok)
+	require.Zero(t, start)
+	require.Equal(t, Counts{}, Stats().Sub(before), "a wait that needed none is not counted")
+	var n atomic.Int64
+	ok, _ = s.Until(func() bool { return n.Add(1) > 100 })
 	require.True(t, ok)
 	require.Equal(t, uint64(1), Stats().Sub(before).Spun)
 
 	before = Stats()
 	t0 := time.Now()
-	ok, start := s.Until(func() bool { return false })
+	ok, start = s.Until(func() bool { return false })
 	took := time.Since(t0)
 	require.False(t, ok)
 	require.NotZero(t, start)
