@@ -113,7 +113,7 @@ func Metrics(r *report.Report, shape []int) (RunMetrics, error) {
 		return RunMetrics{}, fmt.Errorf("report has no per_rank timings (%d ranks)", r.Ranks)
 	}
 	m := RunMetrics{Shape: slices.Clone(shape), Dims: slices.Clone(r.Dims), Cells: cellsOf(shape), Steps: r.Steps,
-		WallS: r.WallS, StepS: r.WallS / float64(r.Steps), ReportMUpdatesS: r.MUpdatesPS, SHA256: r.Field.SHA256}
+		WallS: r.WallS, StepS: r.WallS / float64(r.Steps), ReportMUpdatesS: float64(r.MUpdatesPS), SHA256: r.Field.SHA256}
 	m.MUpdatesS = float64(m.Cells) * float64(m.Steps) / m.WallS / 1e6
 	compute := make([]float64, len(r.PerRank))
 	for i, pr := range r.PerRank {

@@ -119,7 +119,7 @@ func fakeReport(ranks, threads, rep int, shape []int) *report.Report {
 			ComputeS: c, HaloWaitS: halo, ReduceS: 1e-4, MessagesSent: int64(2 * fakeSteps * min(ranks-1, 1)),
 			BytesSent: int64(16 * shape[1] * fakeSteps * min(ranks-1, 1)), Collectives: 10})
 	}
-	r.MUpdatesPS = float64(cells) * fakeSteps / r.WallS / 1e6
+	r.MUpdatesPS = report.Float(float64(cells) * fakeSteps / r.WallS / 1e6)
 	return r
 }
 

@@ -55,7 +55,14 @@ func Harmonic(ki, kj float64) float64 {
 	case ki == 0 || kj == 0:
 		return 0
 	}
-	return float64(2*ki) * kj / (ki + kj)
+	if h := float64(2*ki) * kj / (ki + kj); h <= math.MaxFloat64 {
+		return h
+	}
+	// 2·ki·kj (or ki + kj) overflowed: the same mean of the scaled pair,
+	// which no finite ki, kj overflow (it lies between them).
+	s := max(ki, kj)
+	a, b := ki/s, kj/s
+	return s * (float64(2*a) * b / (a + b))
 }
 
 // Media are the coefficients of one box in heterogeneous media, in the

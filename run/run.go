@@ -418,6 +418,10 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 	if errors.As(err, &se) {
 		return Usagef("equation.dt: %v; use a smaller dt, or 0 for %g× the limit", se, operator.SafetyFactor)
 	}
+	var me *solver.MediaError
+	if errors.As(err, &me) {
+		return Usagef("media: %v", me)
+	}
 	if err != nil {
 		return faceFailure(j.cfg, err)
 	}
@@ -550,7 +554,7 @@ func (r *rankRun) loop(ctx context.Context) error {
 		runErr := s.RunTo(ctx, target)
 		tm.end(errors.Is(runErr, solver.ErrStopped))
 		if c.Rank() == 0 {
-			j.rep.Steps, j.rep.SimTime, j.rep.Residual = s.Step(), s.SimTime(), report.Float(s.Residual())
+			j.rep.Steps, j.rep.SimTime, j.rep.Residual = s.Step(), report.Float(s.SimTime()), report.Float(s.Residual())
 		}
 		stopped := errors.Is(runErr, solver.ErrStopped)
 		var de *solver.DivergedError
@@ -669,7 +673,7 @@ func (r *rankRun) report(wall time.Duration) error {
 	rep := j.rep
 	rep.EnergyBalance = energy
 	rep.Dims = s.Grid().Dims
-	rep.Steps, rep.SimTime, rep.Residual = s.Step(), s.SimTime(), report.Float(s.Residual())
+	rep.Steps, rep.SimTime, rep.Residual = s.Step(), report.Float(s.SimTime()), report.Float(s.Residual())
 	if j.spec.Equation == solver.Poisson {
 		conv := s.Converged()
 		rep.Converged = &conv
@@ -688,7 +692,7 @@ func (r *rankRun) report(wall time.Duration) error {
 		cells *= n
 	}
 	if compute := (wall - r.ckptTime - r.outTime).Seconds(); compute > 0 {
-		rep.MUpdatesPS = float64(cells) * float64(s.Step()-r.from) / compute / 1e6
+		rep.MUpdatesPS = report.Float(float64(cells) * float64(s.Step()-r.from) / compute / 1e6)
 	}
 	rep.Field = field
 	rep.Solver = solverReport(s, c.Size(), discErr)

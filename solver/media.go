@@ -2,8 +2,11 @@ package solver
 
 import (
 	"fmt"
+	"math"
+	"slices"
 
 	"heat/comm"
+	"heat/decomp"
 	"heat/operator"
 	"heat/stencil"
 )
@@ -13,6 +16,46 @@ type StabilityError struct{ DT, Limit float64 }
 
 func (e *StabilityError) Error() string {
 	return fmt.Sprintf("time step %g is past the explicit stability limit %g of the media (min over cells of ρc/Σ k_f/h²)", e.DT, e.Limit)
+}
+
+// MediaError is a medium the solver cannot step or solve: no free
+// conducting cell, face coefficients k_f/h² that overflow, or an explicit
+// stability limit that is not a finite positive time. The config's to fix.
+type MediaError struct{ Msg string }
+
+func (e *MediaError) Error() string { return e.Msg }
+
+// checkMedia agrees with the other ranks that the medium has a free
+// conducting cell and finite face coefficients.
+func (s *Solver) checkMedia() error {
+	m := s.media
+	free, kmax, bad := 0.0, 0.0, 0.0
+	own := decomp.Box{Lo: make([]int, len(m.Lay.N)), Hi: m.Lay.N}
+	m.Lay.ForRows(own, func(start, n int) {
+		for i := start; i < start+n; i++ {
+			if m.Free[i] != 0 {
+				free = 1
+			}
+			kmax = max(kmax, m.K[i])
+			for a, b := range m.B {
+				if f, g := b[i], b[i-m.Lay.Stride[a]]; !(f <= math.MaxFloat64) || !(g <= math.MaxFloat64) {
+					bad = 1
+				}
+			}
+		}
+	})
+	out := make([]float64, 3)
+	if err := s.c.Allreduce(comm.Max, []float64{free, kmax, bad}, out); err != nil {
+		return err
+	}
+	h := s.spec.Spacing()
+	switch {
+	case out[2] != 0:
+		return &MediaError{fmt.Sprintf("the face coefficients k_f/h² overflow: k up to %g over cells of size %g (k/h² must stay below %g)", out[1], slices.Min(h), math.MaxFloat64)}
+	case out[0] == 0:
+		return &MediaError{"no free conducting cell: every cell is an insulating hole (k = 0), held (fixed) or enclosed by holes; there is nothing to solve"}
+	}
+	return nil
 }
 
 // newMedia reads the box's media, derives its coefficients (operator), and
@@ -35,6 +78,9 @@ func (s *Solver) newMedia() error {
 	if err != nil {
 		return err
 	}
+	if err := s.checkMedia(); err != nil {
+		return err
+	}
 	nd := len(spec.Shape)
 	s.vk = stencil.Active.Var(nd)
 	// The explicit step streams its stores past the caches in 2D when what
@@ -55,6 +101,9 @@ func (s *Solver) newMedia() error {
 			return err
 		}
 		limit := out[0]
+		if !(limit > 0) || math.IsInf(limit, 1) {
+			return &MediaError{fmt.Sprintf("the explicit stability limit min over cells of ρc/Σk_f/h² is %g, not a finite positive time step (ρc and k/h² of the media out of range)", limit)}
+		}
 		if spec.DT == 0 {
 			spec.DT = operator.SafetyFactor * limit
 			if spec.TEnd > 0 && spec.Steps == 0 {

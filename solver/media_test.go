@@ -564,3 +564,61 @@ func TestMediaStreamingBitForBit(t *testing.T) {
 		}
 	}
 }
+
+// A medium with nothing to solve, or whose face coefficients overflow, is
+// refused by every rank before a step (a MediaError: the config's to fix),
+// where before it stepped with dt = +Inf or diverged at step 10.
+func TestMediaRefusedBeforeAStep(t *testing.T) {
+	shape := []int{12, 10}
+	fill := func(k, held float64) *globalMedia {
+		g := &globalMedia{shape: shape}
+		for range 120 {
+			g.k, g.rhoC, g.held = append(g.k, k), append(g.rhoC, 1), append(g.held, held)
+		}
+		return g
+	}
+	cases := map[string]struct {
+		g    *globalMedia
+		want string
+	}{
+		"every cell a hole": {fill(0, math.NaN()), "no free conducting cell"},
+		"every cell held":   {fill(1, 2), "no free conducting cell"},
+		"k/h² overflows":    {fill(1e307, math.NaN()), "overflow"},
+	}
+	for name, tc := range cases {
+		for _, eq := range []Equation{Heat, Poisson} {
+			spec := heatSpec(shape)
+			spec.Equation, spec.Media, spec.DT = eq, tc.g.fn(), 0
+			spec.Initial, spec.Steps = Constant(0), 3
+			if eq == Poisson {
+				spec.Faces = faces(2, Face{Kind: Dirichlet, Value: 1})
+			}
+			for _, ranks := range []int{1, 3} {
+				err := local.Run(ranks, func(c comm.Comm) error {
+					s, err := New(c, spec)
+					if err == nil {
+						s.Close()
+					}
+					return err
+				})
+				var me *MediaError
+				require.ErrorAs(t, err, &me, "%s %s ranks %d", name, eq, ranks)
+				require.Contains(t, me.Error(), tc.want)
+			}
+		}
+	}
+	// Adjacent k of 1e154 and 3e155: 2·k_i·k_j overflows, the mean does
+	// not; the step is a finite, positive one.
+	g := fill(1e154, math.NaN())
+	for i := range g.k {
+		if i%10 >= 5 {
+			g.k[i] = 3e155
+		}
+	}
+	spec := heatSpec(shape)
+	spec.Media, spec.DT, spec.Steps, spec.Initial = g.fn(), 0, 5, Random(shape, 3, 1, 0)
+	out := run(t, 2, spec)
+	for _, v := range out.field {
+		require.False(t, math.IsNaN(v) || math.IsInf(v, 0))
+	}
+}

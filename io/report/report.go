@@ -4,13 +4,18 @@
 package report
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"reflect"
+	"sort"
+	"strings"
 	"time"
 
 	"heat/internal/atomicfile"
@@ -46,11 +51,11 @@ type Report struct {
 	Threads    int     `json:"threads"` // worker goroutines per rank
 	Dims       []int   `json:"dims"`    // process grid, C order
 	Steps      int     `json:"steps"`   // steps (heat) or iterations (poisson) done
-	SimTime    float64 `json:"sim_time"`
+	SimTime    Float   `json:"sim_time"`
 	Converged  *bool   `json:"converged"` // poisson only; null for heat
 	Residual   Float   `json:"residual"`  // max |Δu| at the last check
 	WallS      float64 `json:"wall_s"`    // time stepping, setup and final gather excluded
-	MUpdatesPS float64 `json:"mupdates_per_s"`
+	MUpdatesPS Float   `json:"mupdates_per_s"`
 	Field      Field   `json:"field"`
 	Solver     *Solver `json:"solver,omitempty"` // how the run was solved
 	// CPUS is rank 0's process's CPU time (user and system, all its
@@ -325,7 +330,7 @@ func Summarise(u []float64, fingerprint bool) Field {
 // never makes anew a folder deleted under a run); a script polling the file
 // never reads half a report.
 func Write(path string, r *Report) error {
-	data, err := json.MarshalIndent(r, "", "  ")
+	data, err := Marshal(r)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
@@ -337,3 +342,127 @@ func Write(path string, r *Report) error {
 	}
 	return nil
 }
+
+// Marshal is r as indented JSON that always parses: where a float64 the
+// types do not guard with Float (the config's, sim_time) is not finite, the
+// report is written again with every such number as Float writes it.
+func Marshal(r *Report) ([]byte, error) {
+	data, err := json.MarshalIndent(r, "", "  ")
+	var ue *json.UnsupportedValueError
+	if !errors.As(err, &ue) {
+		return data, err
+	}
+	var b bytes.Buffer
+	if err := guarded(&b, reflect.ValueOf(r)); err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, b.Bytes(), "", "  "); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// guarded writes v as encoding/json would, in the same order, but every
+// float64 as a Float.
+func guarded(b *bytes.Buffer, v reflect.Value) error {
+	for v.Kind() == reflect.Interface || v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			b.WriteString("null")
+			return nil
+		}
+		if v.Kind() == reflect.Pointer && v.Type().Implements(marshaler) && v.Elem().Kind() != reflect.Float64 {
+			break
+		}
+		v = v.Elem()
+	}
+	switch {
+	case v.Kind() == reflect.Float32 || v.Kind() == reflect.Float64:
+		data, _ := Float(v.Float()).MarshalJSON()
+		b.Write(data)
+		return nil
+	case v.Type().Implements(marshaler), v.Kind() != reflect.Struct && v.Kind() != reflect.Map && v.Kind() != reflect.Slice && v.Kind() != reflect.Array:
+		data, err := json.Marshal(v.Interface())
+		if err != nil {
+			return err
+		}
+		b.Write(data)
+		return nil
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		b.WriteByte('{')
+		first := true
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if !f.IsExported() || name == "-" {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			fv := v.Field(i)
+			if strings.Contains(opts, "omitempty") && fv.IsZero() {
+				continue
+			}
+			if !first {
+				b.WriteByte(',')
+			}
+			first = false
+			key, _ := json.Marshal(name)
+			b.Write(key)
+			b.WriteByte(':')
+			if err := guarded(b, fv); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+	case reflect.Map:
+		if v.IsNil() {
+			b.WriteString("null")
+			return nil
+		}
+		keys := v.MapKeys()
+		names := make([]string, len(keys))
+		for i, k := range keys {
+			names[i] = fmt.Sprint(k.Interface())
+		}
+		order := make([]int, len(keys))
+		for i := range order {
+			order[i] = i
+		}
+		sort.Slice(order, func(i, j int) bool { return names[order[i]] < names[order[j]] })
+		b.WriteByte('{')
+		for n, i := range order {
+			if n > 0 {
+				b.WriteByte(',')
+			}
+			key, _ := json.Marshal(names[i])
+			b.Write(key)
+			b.WriteByte(':')
+			if err := guarded(b, v.MapIndex(keys[i])); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+	default:
+		if v.Kind() == reflect.Slice && v.IsNil() {
+			b.WriteString("null")
+			return nil
+		}
+		b.WriteByte('[')
+		for i := range v.Len() {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := guarded(b, v.Index(i)); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+	}
+	return nil
+}
+
+var marshaler = reflect.TypeFor[json.Marshaler]()

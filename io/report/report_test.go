@@ -1,14 +1,19 @@
 package report
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"math"
+	"reflect"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"heat/io/config"
 )
 
 // The fingerprint is SHA-256 over the values as 8 little-endian bytes each,
@@ -72,4 +77,46 @@ func TestReportCPUFields(t *testing.T) {
 	require.NoError(t, json.Unmarshal(data, &m))
 	require.NotContains(t, m, "cpu_s")
 	require.NotContains(t, m, "others")
+}
+
+// A report always parses: a float the types do not guard (the config's
+// time step, sim_time) that is not finite is written as Float writes it,
+// and a report with none is written exactly as encoding/json writes it.
+func TestMarshalNonFiniteConfig(t *testing.T) {
+	conv := true
+	cf := Float(0.5)
+	rep := func() *Report {
+		cfg := config.Default()
+		return &Report{Status: "completed", Config: cfg, Dims: []int{2, 1}, SimTime: 0.25, Converged: &conv,
+			Field: Summarise([]float64{1, 2}, true), Solver: &Solver{Kind: "multigrid", ConvergenceFactor: &cf},
+			EnergyBalance: &EnergyBalance{Faces: map[string]Float{"y_lo": 1, "x_hi": -2}},
+			PerRank:       []Rank{{Rank: 0}}, Checkpoints: []Checkpoint{}, StartedAt: time.Unix(5, 0).UTC()}
+	}
+	r := rep()
+	want, err := json.MarshalIndent(r, "", "  ")
+	require.NoError(t, err)
+	var b bytes.Buffer
+	require.NoError(t, guarded(&b, reflect.ValueOf(r)))
+	var got bytes.Buffer
+	require.NoError(t, json.Indent(&got, b.Bytes(), "", "  "))
+	require.Equal(t, string(want), got.String(), "the fallback writes what encoding/json writes")
+
+	r = rep()
+	r.Config.(*config.Config).Equation.DT = math.Inf(1)
+	r.WallS = math.Inf(-1)
+	_, err = json.Marshal(r)
+	require.Error(t, err, "encoding/json refuses +Inf: the case the fallback is for")
+	data, err := Marshal(r)
+	require.NoError(t, err)
+	var back map[string]any
+	require.NoError(t, json.Unmarshal(data, &back))
+	require.Equal(t, "-Inf", back["wall_s"])
+	require.Equal(t, "+Inf", back["config"].(map[string]any)["equation"].(map[string]any)["dt"])
+	r = rep()
+	r.SimTime = Float(math.NaN())
+	data, err = json.Marshal(r)
+	require.NoError(t, err, "sim_time is a Float")
+	var typed Report
+	require.NoError(t, json.Unmarshal(data, &typed))
+	require.True(t, math.IsNaN(float64(typed.SimTime)))
 }
