@@ -215,7 +215,11 @@ func restore(c comm.Comm, s *solver.Solver, j *job) error {
 			m := ck.Meta()
 			residual, _ := m.Extra["residual"].(float64)
 			converged, _ := m.Extra["converged"].(bool)
-			s.Restore(m.Step, residual, converged)
+			cycles, _ := m.Extra["cycles"].(float64)
+			s.Restore(m.Step, residual, converged, int(cycles))
+			if err := s.Carry(accountOf(m.Extra)); err != nil {
+				return UsageError{fmt.Errorf("cannot restart from %s: %w", ck.Path(), err)}
+			}
 			if c.Rank() == 0 {
 				j.lastGood = ck.Path()
 				j.rep.Restart = &report.Restart{Path: ck.Path(), Step: m.Step, ReadS: time.Since(t0).Seconds()}
@@ -251,6 +255,16 @@ func beginCheckpoint(c comm.Comm, s *solver.Solver, j *job, writers []int) (*che
 	extra := map[string]any{"equation": j.cfg.Equation.Kind, "converged": s.Converged(), "run_id": j.runID}
 	if r := s.Residual(); !math.IsNaN(r) && !math.IsInf(r, 0) {
 		extra["residual"] = r
+	}
+	if n := s.Info().Cycles; n > 0 {
+		extra["cycles"] = n
+	}
+	acct, err := s.Account()
+	if err != nil {
+		return nil, err
+	}
+	if a := accountExtra(acct); a != nil {
+		extra["energy"] = a
 	}
 	// In media, k, rho_c and the held cells' mask go beside the field: a
 	// restart needs no map file (checkpointMedia).
@@ -429,4 +443,47 @@ func runCheckpoints(out string) (string, error) {
 		return filepath.Clean(was), nil
 	}
 	return filepath.Join(out, rel), nil
+}
+
+// accountExtra is the energy account a checkpoint keeps (nil: none kept,
+// or a figure not finite, which JSON cannot hold: the restart's account
+// then starts at the restart).
+func accountExtra(b *solver.EnergyBalance) map[string]any {
+	if b == nil {
+		return nil
+	}
+	all := append([]float64{b.ContentStart, b.Held, b.Source}, b.Faces...)
+	for _, v := range all {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+	}
+	return map[string]any{"content_start": b.ContentStart, "held": b.Held, "source": b.Source, "faces": b.Faces}
+}
+
+// accountOf reads what accountExtra wrote (from the checkpoint's JSON);
+// nil where the checkpoint has none or it does not read.
+func accountOf(extra map[string]any) *solver.EnergyBalance {
+	a, ok := extra["energy"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	num := func(k string) (float64, bool) { v, ok := a[k].(float64); return v, ok }
+	b := &solver.EnergyBalance{}
+	var ok1, ok2, ok3 bool
+	b.ContentStart, ok1 = num("content_start")
+	b.Held, ok2 = num("held")
+	b.Source, ok3 = num("source")
+	faces, ok4 := a["faces"].([]any)
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return nil
+	}
+	for _, f := range faces {
+		v, ok := f.(float64)
+		if !ok {
+			return nil
+		}
+		b.Faces = append(b.Faces, v)
+	}
+	return b
 }

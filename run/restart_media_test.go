@@ -227,7 +227,7 @@ func TestRestartMediaFromCheckpoint(t *testing.T) {
 			if err := checkpoint.Read(c, ck, s.Grid(), s.Layout(), s.Field(), checkpoint.Options{}); err != nil {
 				return err
 			}
-			s.Restore(ck.Meta().Step, math.NaN(), false)
+			s.Restore(ck.Meta().Step, math.NaN(), false, 0)
 			if err := s.Run(context.Background()); err != nil {
 				return err
 			}

@@ -1,6 +1,8 @@
 package solver
 
 import (
+	"fmt"
+
 	"heat/decomp"
 	"heat/internal/exactsum"
 	"heat/stencil"
@@ -60,6 +62,9 @@ type energy struct {
 	power    float64 // the source's power Σ f·V now (the same on every rank)
 	pw       float64 // the weight in time of power's field (Spec.SourceWeight; 1 without)
 	content0 float64
+	// prior is what came in before a restart (Carry): added to the
+	// integrals when read.
+	prior *EnergyBalance
 	// content's per worker: an exact accumulator, a row of weights.
 	bins []*exactsum.Binned
 	rows [][]float64
@@ -346,6 +351,20 @@ func (s *Solver) flows(faceOf func(f *faceCells, j int) float64, heldOf func(p *
 // Energy is the account so far; nil where none is kept (Poisson, temporal
 // blocking). Collective.
 func (s *Solver) Energy() (*EnergyBalance, error) {
+	b, err := s.Account()
+	if b == nil || err != nil {
+		return nil, err
+	}
+	if b.Content, err = s.content(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Account is the account so far without the content now (Content 0):
+// what a checkpoint keeps so that a restart's account goes on from it
+// (Carry). Collective.
+func (s *Solver) Account() (*EnergyBalance, error) {
 	e := s.acct
 	if e == nil {
 		return nil, nil
@@ -354,11 +373,31 @@ func (s *Solver) Energy() (*EnergyBalance, error) {
 	if err != nil {
 		return nil, err
 	}
-	now, err := s.content()
-	if err != nil {
-		return nil, err
+	if p := e.prior; p != nil {
+		for i := range faces {
+			faces[i] = float64(faces[i] + p.Faces[i])
+		}
+		held = float64(held + p.Held)
 	}
-	return &EnergyBalance{ContentStart: e.content0, Content: now, Faces: faces, Held: held, Source: e.source}, nil
+	return &EnergyBalance{ContentStart: e.content0, Faces: faces, Held: held, Source: e.source}, nil
+}
+
+// Carry continues the account of the run a restart continues from its
+// checkpoint's Account: the content at that run's start, what came in
+// before. The source's integral goes on as the straight run's (one sum,
+// the same on every rank: the same bits); the faces' and held cells'
+// per-cell integrals start again, and their totals are added to prev's
+// (the same to rounding). A prev of another grid is an error.
+func (s *Solver) Carry(prev *EnergyBalance) error {
+	e := s.acct
+	if e == nil || prev == nil {
+		return nil
+	}
+	if len(prev.Faces) != 2*len(s.spec.Shape) {
+		return fmt.Errorf("solver: an energy account of %d faces for a grid of %d", len(prev.Faces), 2*len(s.spec.Shape))
+	}
+	e.content0, e.source, e.prior = prev.ContentStart, prev.Source, prev
+	return nil
 }
 
 // Rates are the heat flows in now: through each face (axis-major, low then

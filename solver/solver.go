@@ -660,12 +660,14 @@ func (s *Solver) RunTo(ctx context.Context, target int) error {
 }
 
 // Restore sets the state of a field loaded into Field from a checkpoint
-// written at step: the step count (and with it the simulated time), and the
-// residual and convergence then recorded.
-func (s *Solver) Restore(step int, residual float64, converged bool) {
+// written at step: the step count (and with it the simulated time), the
+// residual and convergence then recorded, and the multigrid cycles done
+// to then (the report's cycles and cycles per step).
+func (s *Solver) Restore(step int, residual float64, converged bool, cycles int) {
 	s.step = step
 	s.residual = residual
 	s.converged = converged
+	s.cycles = cycles
 	if s.spec.Equation == Heat {
 		s.simTime = s.spec.timeAt(step)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,6 +72,21 @@ func TestRestartReproducesStraightRun(t *testing.T) {
 				require.NotNil(t, got.Restart)
 				require.Equal(t, steps/2, got.Restart.Step)
 				require.Equal(t, filepath.Join(out, "checkpoints", "step-00000020"), got.Restart.Path)
+				// The energy account and the cycles carry across the restart:
+				// the balance is the straight run's, from step 0.
+				if eb := want.EnergyBalance; eb != nil {
+					gb := got.EnergyBalance
+					require.NotNil(t, gb)
+					require.Equal(t, eb.ContentStart, gb.ContentStart, "content at step 0")
+					require.Equal(t, eb.ContentEnd, gb.ContentEnd)
+					require.Equal(t, eb.Source, gb.Source, "the source's integral goes on bit for bit")
+					require.InDelta(t, float64(eb.Inflow), float64(gb.Inflow), 1e-12*max(1, math.Abs(float64(eb.Inflow))))
+					require.LessOrEqual(t, float64(gb.RelativeResidual), max(1e-11, 10*float64(eb.RelativeResidual)), "the restarted balance closes")
+				}
+				if want.Solver != nil {
+					require.Equal(t, want.Solver.Cycles, got.Solver.Cycles)
+					require.Equal(t, want.Solver.CyclesPerStep, got.Solver.CyclesPerStep)
+				}
 			}
 		})
 	}
