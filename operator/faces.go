@@ -68,8 +68,8 @@ type Boundary struct {
 	Bad *FaceError
 }
 
-// FaceError is a face value (or Robin's hc, H set) that is not finite at a
-// face centre and time.
+// FaceError is a face value (or Robin's hc, H set) that is not finite, or
+// a Robin hc that is negative, at a face centre and time.
 type FaceError struct {
 	Axis, Side int
 	H          bool
@@ -82,7 +82,16 @@ func (e *FaceError) Error() string {
 	if e.H {
 		what = "h"
 	}
-	return fmt.Sprintf("the face's %s is %v at x = %v, t = %g", what, e.Value, e.X, e.T)
+	return fmt.Sprintf("the face's %s is %v at x = %v, t = %g%s", what, e.Value, e.X, e.T, e.Rule())
+}
+
+// Rule is what the value breaks, in words after the value: "" for a value
+// that is not finite, the sign rule for a negative h.
+func (e *FaceError) Rule() string {
+	if e.H && e.Value < 0 {
+		return " (h must be >= 0: a negative one pumps heat against the gradient)"
+	}
+	return ""
 }
 
 // coef is the ghost of the face f (axis, side) across from cell mirror at
@@ -92,7 +101,7 @@ func (b *Boundary) coef(f stencil.Face, axis, side, mirror int, t float64) (floa
 	if f.Varies && b.At != nil {
 		v, hc = b.At(axis, side, b.centre(axis, side, mirror), t)
 		for i, x := range [2]float64{v, hc} {
-			if x-x != 0 && (i == 0 || f.Kind == stencil.Robin) {
+			if x-x != 0 && (i == 0 || f.Kind == stencil.Robin) || i == 1 && f.Kind == stencil.Robin && x < 0 {
 				if b.Bad == nil {
 					b.Bad = &FaceError{Axis: axis, Side: side, H: i == 1, X: slices.Clone(b.centre(axis, side, mirror)), T: t, Value: x}
 				}

@@ -152,6 +152,6 @@ func faceFailure(cfg *config.Config, err error) error {
 	for i := range nd {
 		coords[i] = fmt.Sprintf("%g", fe.X[nd-1-i])
 	}
-	return fmt.Errorf("%s: is %v on face %s at (%s) = (%s), t = %g (step %d)", key, fe.Value, name,
-		strings.Join([]string{"x", "y", "z"}[:nd], ", "), strings.Join(coords, ", "), fe.T, fe.Step)
+	return fmt.Errorf("%s: is %v on face %s at (%s) = (%s), t = %g (step %d)%s", key, fe.Value, name,
+		strings.Join([]string{"x", "y", "z"}[:nd], ", "), strings.Join(coords, ", "), fe.T, fe.Step, fe.Rule())
 }

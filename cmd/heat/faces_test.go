@@ -142,3 +142,25 @@ func TestSourceAmplitude(t *testing.T) {
 	require.Equal(t, 2, code, stderr)
 	require.Contains(t, stderr, "a poisson problem has no time")
 }
+
+// A Robin h that turns negative as the run goes (an expression that is not
+// constant, so not refused at load) fails the run at the step that meets
+// it, naming the key, the face, the point, the step and the rule, on the
+// explicit and the implicit paths alike.
+func TestRobinHNegativeInTime(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "faces.toml")
+	require.NoError(t, os.WriteFile(cfg, []byte(facesConfig), 0o644))
+	for _, scheme := range []string{"explicit", "backward-euler"} {
+		out := filepath.Join(t.TempDir(), "out")
+		code, _, stderr := heat(t, "run", "-q", "-c", cfg, "--ranks", "2", "--out", out, "--set", "equation.scheme="+scheme,
+			"--set", "equation.dt=1e-4", "--set", `boundary.x_hi.h="t > 0.002 ? -100 : 1"`)
+		require.Equal(t, 1, code, "%s: %s", scheme, stderr)
+		require.Contains(t, stderr, "boundary.x_hi.h: is -100 on face x_hi at (x, y) = (1, ", scheme)
+		require.Contains(t, stderr, "h must be >= 0", scheme)
+		require.Contains(t, stderr, "(step 2", scheme)
+		require.NotContains(t, stderr, "goroutine")
+		rep := readReport(t, filepath.Join(out, "report.json"))
+		require.Equal(t, "failed", rep.Status)
+	}
+}
