@@ -364,3 +364,41 @@ func Verify(path string) []error {
 	}
 	return bad
 }
+
+// ReadBox reads the box [lo, hi) (global cells, C order) of the
+// checkpoint's array name into dst, which holds exactly the box, dense in
+// C order. It is Read for one reader alone, not collective: what reads a
+// checkpoint as an input (an initial field, a map, a source: heat/io/media)
+// goes through it, so a checkpoint is checked the same way however it is
+// read. Every chunk that crosses the box is checked as Read checks it —
+// its size and CRC32-C against the metadata and its decoding (of a shard
+// read in part, the index's CRC32-C and each inner chunk's frame) — and
+// one that fails is an error naming its file, wrapping ErrIncomplete,
+// ErrChecksum or ErrIncompatible.
+func ReadBox(ck *Checkpoint, name string, lo, hi []int, dst []float64) error {
+	if ck == nil {
+		return errors.New("checkpoint: no checkpoint to read")
+	}
+	a := ck.array(name)
+	if a == nil {
+		return fmt.Errorf("checkpoint: %s holds no array %q (it holds %s): %w", ck.Path(), name, strings.Join(ck.Arrays(), ", "), ErrIncompatible)
+	}
+	nd := len(ck.grid.shape)
+	if len(lo) != nd || len(hi) != nd {
+		return fmt.Errorf("checkpoint: box %v to %v for an array of %d axes", lo, hi, nd)
+	}
+	box := decomp.Box{Lo: slices.Clone(lo), Hi: slices.Clone(hi)}
+	for ax := range nd {
+		if lo[ax] < 0 || lo[ax] > hi[ax] || hi[ax] > ck.grid.shape[ax] {
+			return fmt.Errorf("checkpoint: box %v to %v is not inside the array's shape %v", lo, hi, ck.grid.shape)
+		}
+	}
+	if len(dst) != box.Size() {
+		return fmt.Errorf("checkpoint: %d values for a box of %d cells", len(dst), box.Size())
+	}
+	if box.Empty() {
+		return nil
+	}
+	_, err := readChunks(ck, a, box, decomp.NewLayout(box, 0), dst, OS{}, 1)
+	return err
+}

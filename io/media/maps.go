@@ -1,6 +1,7 @@
 package media
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -47,7 +48,7 @@ func openMap(m mapRef, grid []int) (array, error) {
 	if name == "" {
 		name = strings.TrimPrefix(m.key, "maps.")
 	}
-	arr, err := openArray(m.path, name)
+	arr, err := openArray(m.path, name, m.fill)
 	if err != nil {
 		return nil, &MapError{Key: m.key, Path: m.path, Msg: err.Error()}
 	}
@@ -58,23 +59,54 @@ func openMap(m mapRef, grid []int) (array, error) {
 	return arr, nil
 }
 
-// openArray opens path as a .npy file, a Zarr v3 array folder, or a Zarr
-// group — a heat checkpoint folder — whose array called name is taken. A
-// link, a FIFO, a device or a socket in its place is refused without
-// following or opening it. Errors name the file.
-func openArray(path, name string) (array, error) {
-	st, err := os.Lstat(path)
+// openArray opens path as a .npy file, a Zarr v3 array folder, a Zarr
+// group whose array called name is taken, or a heat checkpoint — a
+// checkpoint folder, an array folder in one, a checkpoints folder or its
+// latest — whose array name (or the array folder's) is read through the
+// checkpoint package (ckpt.go). fill says whether a Zarr array's chunks
+// that are not stored read as its fill value (else they are errors).
+//
+// Links, one rule: path itself may be a symbolic link to a regular file,
+// followed once (the target must be a regular file: a link to a folder, a
+// FIFO, a device or another link is refused naming path); inside a Zarr
+// folder or a checkpoint no link is followed, so nothing read resolves
+// outside it. A FIFO, a device or a socket is refused without opening it.
+// Errors name the path as given.
+func openArray(path, name string, fill bool) (array, error) {
+	clean := filepath.Clean(path)
+	if root, ok := checkpointRoot(clean); ok {
+		ck, err := resolveRoot(root, path)
+		if err != nil {
+			return nil, err
+		}
+		return openCheckpoint(ck, name, path)
+	}
+	file, err := safefile.Follow(clean)
+	if err != nil {
+		return nil, err
+	}
+	st, err := os.Lstat(file)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("%s: no such file or folder", path)
 	case err != nil:
 		return nil, fmt.Errorf("%s: %v", path, unwrapPath(err))
 	case st.Mode().IsRegular():
-		return openNPY(path)
-	case st.IsDir():
-		return openZarr(path, name)
+		return openNPY(file, path)
+	case !st.IsDir():
+		return nil, fmt.Errorf("%s is %s; a map is a .npy file or a Zarr v3 array folder", path, safefile.Kind(st.Mode().Type()))
+	case heatGroup(clean):
+		return openCheckpoint(clean, name, path)
 	}
-	return nil, fmt.Errorf("%s is %s; a map is a .npy file or a Zarr v3 array folder", path, safefile.Kind(st.Mode().Type()))
+	if ck, arr, ok := inCheckpoint(clean); ok {
+		return openCheckpoint(ck, arr, path)
+	}
+	z, err := openZarr(path, name)
+	if err != nil {
+		return nil, err
+	}
+	z.fillMissing = fill
+	return z, nil
 }
 
 // unwrapPath is the cause of a *fs.PathError (its path is named already).
@@ -107,13 +139,20 @@ func readMap(m mapRef, grid, lo, hi []int, dst []float64) error {
 }
 
 // checkMap checks the whole map m: its shape, its data type, every value.
-func checkMap(m mapRef, grid []int) error {
+// Once ctx is done it stops at the next block and returns its cause.
+func checkMap(ctx context.Context, m mapRef, grid []int) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
 	arr, err := openMap(m, grid)
 	if err != nil {
 		return err
 	}
 	defer arr.close()
 	err = arr.scan(func(vals []float64, at func(int) []int, missing string) error {
+		if ctx.Err() != nil {
+			return errStopped
+		}
 		for k, v := range vals {
 			if !m.rule.ok(v) {
 				return badValue(m, at(k), v, missing)
@@ -121,18 +160,29 @@ func checkMap(m mapRef, grid []int) error {
 		}
 		return nil
 	})
+	if errors.Is(err, errStopped) {
+		return context.Cause(ctx)
+	}
 	return wrapRead(m, err)
 }
+
+// errStopped ends a scan whose context is done.
+var errStopped = errors.New("stopped")
 
 // wrapRead makes a read error of map m (its text names the file) a
 // *MapError.
 func wrapRead(m mapRef, err error) error {
 	var me *MapError
+	var mc *missingChunk
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &me):
 		return me
+	case errors.As(err, &mc):
+		e := mapFail(m, "%v", mc)
+		e.Cell = slices.Clone(mc.first) // ranks reading boxes agree on the first
+		return e
 	}
 	return &MapError{Key: m.key, Path: m.path, Msg: err.Error()}
 }

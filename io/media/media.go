@@ -21,6 +21,7 @@
 package media
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -84,7 +85,12 @@ type Spec struct {
 	// KMap) or rho_c (for RhoCMap) is taken. A relative path is relative
 	// to the current directory.
 	KMap, RhoCMap string
-	Materials     []Material // later entries over earlier ones, over the maps
+	// FillMissing reads the chunks a Zarr map does not store as its
+	// fill_value (maps.missing = "fill"); false makes such a chunk an error
+	// naming it, so that a chunk lost in a copy is not read as a silent
+	// block of fill values (an insulating hole, for fill 0).
+	FillMissing bool
+	Materials   []Material // later entries over earlier ones, over the maps
 }
 
 // Uniform reports whether the spec is the constant case: no maps and no
@@ -146,15 +152,22 @@ func (e *FieldError) Error() string {
 	return fmt.Sprintf("media: %s%s: %s", e.Key(), name, e.Msg)
 }
 
-// Check validates the spec without filling: the grid, every material (a
-// known kind with the coordinates of its kind, one per axis; radius > 0;
-// k finite and >= 0; ρc finite and > 0 where given; a held value finite;
-// names unique where given) and the map files (they exist, have the grid's
-// shape and a supported data type, and every value is valid: k finite and
-// >= 0, ρc finite and > 0; a one-off pass over the whole file, one row or
-// chunk at a time). Errors are *MapError, *FieldError or, for the grid,
-// plain errors.
+// Check validates the spec without filling: CheckHeaders, then
+// CheckValues. Errors are *MapError, *FieldError or, for the grid, plain
+// errors.
 func (s *Spec) Check() error {
+	if err := s.CheckHeaders(); err != nil {
+		return err
+	}
+	return s.CheckValues(context.Background())
+}
+
+// CheckHeaders is the cheap part of Check, which reads no map's values:
+// the grid, every material (a known kind with the coordinates of its kind,
+// one per axis; radius > 0; k finite and >= 0; ρc finite and > 0 where
+// given; a held value finite; names unique where given) and the map files'
+// headers (they exist, have the grid's shape and a supported data type).
+func (s *Spec) CheckHeaders() error {
 	if err := s.checkGrid(); err != nil {
 		return err
 	}
@@ -162,7 +175,24 @@ func (s *Spec) Check() error {
 		return err
 	}
 	for _, m := range s.maps() {
-		if err := checkMap(m, s.Shape); err != nil {
+		arr, err := openMap(m, s.Shape)
+		if err != nil {
+			return err
+		}
+		arr.close()
+	}
+	return nil
+}
+
+// CheckValues reads every value of the map files and checks it (k finite
+// and >= 0, ρc finite and > 0): a one-off pass over each whole file, one
+// row or chunk at a time, which a large map makes long — so it is apart
+// from CheckHeaders, and stops at the next block once ctx is done,
+// returning context.Cause(ctx). The first bad value is a *MapError naming
+// the file and the cell.
+func (s *Spec) CheckValues(ctx context.Context) error {
+	for _, m := range s.maps() {
+		if err := checkMap(ctx, m, s.Shape); err != nil {
 			return err
 		}
 	}
@@ -171,21 +201,23 @@ func (s *Spec) Check() error {
 
 // mapRef is one map of the spec: its key, path and value rule; array is
 // the array a Zarr group (a heat checkpoint) stands for ("": the map's
-// name, k or rho_c).
+// name, k or rho_c); fill says whether a Zarr array's chunks that are not
+// stored read as its fill value (else they are errors).
 type mapRef struct {
 	key, path string
 	rule      rule
 	array     string
+	fill      bool
 }
 
 // maps are the maps the spec names.
 func (s *Spec) maps() []mapRef {
 	var out []mapRef
 	if s.KMap != "" {
-		out = append(out, mapRef{key: KeyK, path: s.KMap, rule: kRule})
+		out = append(out, mapRef{key: KeyK, path: s.KMap, rule: kRule, fill: s.FillMissing})
 	}
 	if s.RhoCMap != "" {
-		out = append(out, mapRef{key: KeyRhoC, path: s.RhoCMap, rule: rhoCRule})
+		out = append(out, mapRef{key: KeyRhoC, path: s.RhoCMap, rule: rhoCRule, fill: s.FillMissing})
 	}
 	return out
 }
@@ -242,6 +274,9 @@ func (s *Spec) checkMaterials() error {
 		}
 		if err := m.Region.check(nd, bad); err != nil {
 			return err
+		}
+		if why := s.coversNone(&m.Region); why != "" {
+			return bad("region", "covers no cell centre, so it would set nothing: %s", why)
 		}
 		if !m.KeepK && (!(m.K >= 0) || math.IsInf(m.K, 1)) {
 			return bad("k", "must be finite and >= 0; 0 is an insulating hole (got %s)", FormatNumber(m.K))
@@ -316,6 +351,106 @@ func (r *Region) check(nd int, bad func(field, format string, args ...any) error
 		}
 	}
 	return nil
+}
+
+// axisNames are the names of the axes of a grid of 2 and 3 axes, C order.
+var axisNames = map[int][]string{2: {"y", "x"}, 3: {"z", "y", "x"}}
+
+// centre is the coordinate of the centre of cell i along axis a, as Fill
+// computes it.
+func (s *Spec) centre(a, i int) float64 {
+	return (float64(i) + 0.5) * (s.length(a) / float64(s.Shape[a]))
+}
+
+// coversNone says why region r (checked) holds no cell centre of the grid,
+// or "" when it holds one. It finds the one cell that r holds if it holds
+// any — per axis the first centre at or past lo (box), the centre nearest
+// the axis or centre (ball, cylinder), the one furthest along the normal
+// (half-space) — and asks Contains of it: exact, in O(axes).
+func (s *Spec) coversNone(r *Region) string {
+	nd := len(s.Shape)
+	x := make([]float64, nd)
+	for a, n := range s.Shape {
+		switch r.Kind {
+		case Box:
+			i := s.firstFrom(a, r.Lo[a])
+			if i == n || !(s.centre(a, i) < r.Hi[a]) {
+				return fmt.Sprintf("along %s no cell centre lies in [%s, %s): %s", axisNames[nd][a],
+					FormatNumber(r.Lo[a]), FormatNumber(r.Hi[a]), s.centresAround(a, i))
+			}
+			x[a] = s.centre(a, i)
+		case Ball, Cylinder:
+			x[a] = s.centre(a, s.nearest(a, r.Center[a]))
+		case HalfSpace:
+			i := 0
+			if r.Normal[a] > 0 {
+				i = n - 1
+			}
+			x[a] = s.centre(a, i)
+		}
+	}
+	if r.Contains(x) {
+		return ""
+	}
+	switch r.Kind {
+	case HalfSpace:
+		return fmt.Sprintf("every cell centre lies behind the plane through %s with normal %s (cell size %s)", nums(r.Point), nums(r.Normal), nums(s.spacing()))
+	case Cylinder:
+		x[r.Axis] = r.Center[r.Axis]
+	}
+	return fmt.Sprintf("the cell centre nearest %s is %s, at distance %s > radius %s (cell size %s)", nums(r.Center), nums(x),
+		FormatNumber(math.Sqrt(dist2(x, r.Center, -1))), FormatNumber(r.Radius), nums(s.spacing()))
+}
+
+// firstFrom is the first cell along axis a whose centre is >= v; the
+// axis's cell count when none is.
+func (s *Spec) firstFrom(a int, v float64) int {
+	n := s.Shape[a]
+	h := s.length(a) / float64(n)
+	i := int(max(0, min(float64(n), math.Floor(v/h-0.5))))
+	for i > 0 && s.centre(a, i-1) >= v {
+		i--
+	}
+	for i < n && s.centre(a, i) < v {
+		i++
+	}
+	return i
+}
+
+// nearest is the cell along axis a whose centre is nearest v.
+func (s *Spec) nearest(a int, v float64) int {
+	n := s.Shape[a]
+	h := s.length(a) / float64(n)
+	j := int(max(0, min(float64(n-1), math.Floor(v/h-0.5))))
+	best := j
+	for i := max(0, j-1); i <= min(n-1, j+2); i++ {
+		if d, e := s.centre(a, i)-v, s.centre(a, best)-v; d*d < e*e {
+			best = i
+		}
+	}
+	return best
+}
+
+// centresAround names the cell centres along axis a on either side of
+// cell i (the first at or past a box's lo) and the cell size.
+func (s *Spec) centresAround(a, i int) string {
+	h := FormatNumber(s.length(a) / float64(s.Shape[a]))
+	switch {
+	case i == 0:
+		return fmt.Sprintf("the first centre is %s (cells %s wide)", FormatNumber(s.centre(a, 0)), h)
+	case i == s.Shape[a]:
+		return fmt.Sprintf("the last centre is %s (cells %s wide)", FormatNumber(s.centre(a, i-1)), h)
+	}
+	return fmt.Sprintf("the centres on either side are %s and %s (cells %s wide)", FormatNumber(s.centre(a, i-1)), FormatNumber(s.centre(a, i)), h)
+}
+
+// spacing is the cell size per axis.
+func (s *Spec) spacing() []float64 {
+	h := make([]float64, len(s.Shape))
+	for a, n := range s.Shape {
+		h[a] = s.length(a) / float64(n)
+	}
+	return h
 }
 
 // Fill evaluates the spec over the box [lo, hi) of global cell indices,

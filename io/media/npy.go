@@ -34,11 +34,13 @@ type npyArray struct {
 	buf   []byte
 }
 
-// openNPY opens the .npy file path and checks its header and size.
-func openNPY(path string) (*npyArray, error) {
-	f, st, err := safefile.Open(path)
+// openNPY opens the .npy file file and checks its header and size;
+// messages name it path, as given (a link's name, where file is its
+// target).
+func openNPY(file, path string) (*npyArray, error) {
+	f, st, err := safefile.Open(file)
 	if err != nil {
-		return nil, openError(path, err)
+		return nil, openError(file, err)
 	}
 	a, err := parseNPY(f, path, st.Size())
 	if err != nil {

@@ -48,6 +48,10 @@ type zarrArray struct {
 	zd       *zstd.Decoder
 	bufs     [2][]byte // decoding buffers: a stage reads one, writes the other
 	vals     []float64 // a decoded chunk's values
+	// fillMissing reads a chunk that is not stored as the fill value;
+	// false makes it a *missingChunk error.
+	fillMissing bool
+	dirs        map[string]error // folder → what inside found of it
 }
 
 // chain is a chunk's codecs: bytes with its byte order, then the
@@ -126,8 +130,11 @@ func openZarr(dir, name string) (*zarrArray, error) {
 	}
 	if head.NodeType == "group" {
 		sub := filepath.Join(dir, name)
+		if st, err := os.Lstat(sub); name != "" && err == nil && st.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("%s is a symbolic link: inside a Zarr folder heat follows no link", sub)
+		}
 		if st, err := os.Lstat(filepath.Join(sub, "zarr.json")); name != "" && err == nil && st.Mode().IsRegular() {
-			return openZarr(sub, "") // a heat checkpoint's media array
+			return openZarr(sub, "") // the group's array called name
 		}
 		return nil, fmt.Errorf("%s is a Zarr group without an array %q: give the path of an array's folder, such as %s", dir, name, filepath.Join(dir, "u"))
 	}
@@ -533,6 +540,9 @@ func (z *zarrArray) decode(data []byte, what string) error {
 // when it is not stored.
 func (z *zarrArray) readChunk(key string) error {
 	file := joinKey(z.dir, key)
+	if err := z.inside(file); err != nil {
+		return err
+	}
 	raw := cells(z.chunk) * z.item
 	b, err := safefile.ReadFile(file, int64(z.codecs.maxStored(raw)))
 	var big *safefile.TooLargeError
@@ -560,6 +570,9 @@ type shardFile struct {
 func (z *zarrArray) openShard(key string) (*shardFile, error) {
 	sh := z.shard
 	file := joinKey(z.dir, key)
+	if err := z.inside(file); err != nil {
+		return nil, err
+	}
 	f, st, err := safefile.Open(file)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -671,6 +684,9 @@ func (z *zarrArray) blocks(lo, hi []int, fn func(blo, bhi []int, vals []float64,
 			key := z.key(ci)
 			switch err := z.readChunk(key); {
 			case errors.Is(err, errMissing):
+				if err := z.missing(lo, hi, blo, bhi, joinKey(z.dir, key)); err != nil {
+					return err
+				}
 				return fn(blo, bhi, nil, joinKey(z.dir, key))
 			case err != nil:
 				return err
@@ -687,6 +703,9 @@ func (z *zarrArray) blocks(lo, hi []int, fn func(blo, bhi []int, vals []float64,
 		}
 		slo, shi := chunkBox(si, z.chunk)
 		if s == nil {
+			if err := z.missing(lo, hi, slo, shi, joinKey(z.dir, key)); err != nil {
+				return err
+			}
 			return fn(slo, shi, nil, joinKey(z.dir, key))
 		}
 		defer s.f.Close()
@@ -704,6 +723,9 @@ func (z *zarrArray) blocks(lo, hi []int, fn func(blo, bhi []int, vals []float64,
 			name := fmt.Sprintf("%s, inner chunk %v", joinKey(z.dir, key), ii)
 			switch err := z.readInner(s, linear(ii, z.shard.per), &buf); {
 			case errors.Is(err, errMissing):
+				if err := z.missing(lo, hi, blo, bhi, name); err != nil {
+					return err
+				}
 				return fn(blo, bhi, nil, name)
 			case err != nil:
 				return err
@@ -764,4 +786,69 @@ func (z *zarrArray) scan(fn func(vals []float64, at func(int) []int, missing str
 		copyBox(part, ilo, sh, vals, blo, boxShape(blo, bhi), ilo, ihi)
 		return fn(part, func(k int) []int { return offset(ilo, unravel(k, sh)) }, "")
 	})
+}
+
+// KeyMissing is the config key that lets a Zarr input's chunks that are
+// not stored read as its fill value, in messages.
+const KeyMissing = "maps.missing"
+
+// missingChunk is a chunk (shard, inner chunk) of a Zarr input that is not
+// stored, where its fill value is not to be read: name is its file (and
+// inner chunk), first its first cell in the box read, fill the value it
+// would have read as.
+type missingChunk struct {
+	name  string
+	first []int
+	fill  float64
+}
+
+func (e *missingChunk) Error() string {
+	return fmt.Sprintf("chunk %s is not stored (its first cell read is %v): it would read as the fill value %s; store it, or set %s = \"fill\" to read the chunks a Zarr input does not store as its fill value",
+		e.name, e.first, FormatNumber(e.fill), KeyMissing)
+}
+
+// missing is the error of the chunk called name, the box [blo, bhi), not
+// being stored, when it meets the box [lo, hi) read and its fill value is
+// not to be read; nil otherwise.
+func (z *zarrArray) missing(lo, hi, blo, bhi []int, name string) error {
+	ilo, _, ok := intersect(lo, hi, blo, bhi)
+	if z.fillMissing || !ok {
+		return nil
+	}
+	return &missingChunk{name: name, first: ilo, fill: z.fill}
+}
+
+// inside checks that every folder between the array's and file is a
+// folder, not a link (nor anything else), so that no read leaves the
+// array's folder. Each folder is looked at once; one that is missing
+// passes (the file is then not stored).
+func (z *zarrArray) inside(file string) error {
+	rel, err := filepath.Rel(z.dir, filepath.Dir(file))
+	if err != nil || rel == "." {
+		return err
+	}
+	if z.dirs == nil {
+		z.dirs = map[string]error{}
+	}
+	dir := z.dir
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		dir = filepath.Join(dir, part)
+		bad, seen := z.dirs[dir]
+		if !seen {
+			st, err := os.Lstat(dir)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				return nil
+			case err != nil:
+				bad = fmt.Errorf("%s: %v", dir, unwrapPath(err))
+			case !st.IsDir():
+				bad = fmt.Errorf("%s is %s, not a folder: inside a Zarr folder heat follows no link, so that nothing read resolves outside it", dir, safefile.Kind(st.Mode().Type()))
+			}
+			z.dirs[dir] = bad
+		}
+		if bad != nil {
+			return bad
+		}
+	}
+	return nil
 }

@@ -59,9 +59,11 @@ func TestZarrRoundTrip(t *testing.T) {
 	}
 }
 
-// Chunks, shards and inner chunks that are not stored hold the fill
-// value; a fill value that is not a valid k is refused by Check naming
-// the chunk, and by Fill where a box reaches it.
+// Chunks, shards and inner chunks that are not stored are refused, naming
+// the key, the file and the chunk (a chunk lost in a copy read as fill 0
+// made a silent insulating hole), unless FillMissing: then they hold the
+// fill value, and a fill value that is not a valid k is refused by Check
+// naming the chunk, and by Fill where a box reaches it.
 func TestZarrMissingChunks(t *testing.T) {
 	shape := []int{10, 13}
 	dir := t.TempDir()
@@ -82,7 +84,20 @@ func TestZarrMissingChunks(t *testing.T) {
 			s := c.s
 			s.fill = 2.5
 			p := writeZarr(t, dir, c.name+"-ok", shape, nil, s)
-			got, err := (&Spec{Shape: shape, KMap: p}).Fill([]int{0, 0}, shape)
+			refused := fmt.Sprintf("media: maps.k: %s: chunk %s is not stored (its first cell read is %v): it would read as the fill value 2.5; store it, or set maps.missing = \"fill\"",
+				p, filepath.Join(p, filepath.FromSlash(c.miss)), c.lo)
+			require.ErrorContains(t, (&Spec{Shape: shape, KMap: p}).Check(), refused)
+			_, err := (&Spec{Shape: shape, KMap: p}).Fill([]int{0, 0}, shape)
+			require.ErrorContains(t, err, refused)
+			var me *MapError
+			require.ErrorAs(t, err, &me)
+			require.Equal(t, c.lo, me.Cell, "the first cell, for the ranks to agree on")
+			_, err = ReadField("initial.path", p, shape, []int{0, 0}, shape)
+			require.ErrorContains(t, err, "media: initial.path: "+p+": chunk ")
+			_, err = (&Spec{Shape: shape, KMap: p}).Fill([]int{0, 0}, []int{1, 1})
+			require.NoError(t, err, "a box the chunk does not meet")
+
+			got, err := (&Spec{Shape: shape, KMap: p, FillMissing: true}).Fill([]int{0, 0}, shape)
 			require.NoError(t, err)
 			exp := append([]float64(nil), want...)
 			_ = eachRow(c.lo, c.hi, func(start []int, n int) error {
@@ -91,10 +106,13 @@ func TestZarrMissingChunks(t *testing.T) {
 				return nil
 			})
 			require.Equal(t, exp, got.K)
+			field, err := ReadField("initial.path", p, shape, []int{0, 0}, shape, FillMissing(true))
+			require.NoError(t, err)
+			require.Equal(t, exp, field)
 
 			s.fill = "NaN"
 			p = writeZarr(t, dir, c.name+"-nan", shape, nil, s)
-			spec := &Spec{Shape: shape, KMap: p}
+			spec := &Spec{Shape: shape, KMap: p, FillMissing: true}
 			err = spec.Check()
 			require.ErrorContains(t, err, fmt.Sprintf("media: maps.k: %s: cell %v is nan, the fill value of chunk %s, which is not stored (k must be finite and >= 0)",
 				p, c.lo, filepath.Join(p, filepath.FromSlash(c.miss))))
@@ -224,7 +242,7 @@ func TestCheckpointArrayReadsBack(t *testing.T) {
 				require.Equal(t, "sharding_indexed", meta.Codecs[0].Name, "the test writes what run writes by default")
 			}
 			require.EqualError(t, (&Spec{Shape: shape, KMap: path}).Check(),
-				fmt.Sprintf("media: maps.k: %s is a Zarr group without an array \"k\": give the path of an array's folder, such as %s", path, filepath.Join(path, "u")))
+				fmt.Sprintf("media: maps.k: %s is a heat checkpoint without an array \"k\" (it holds u): give the path of a checkpoint that holds one, or of an array's folder, such as %s", path, filepath.Join(path, "u")))
 			for _, p := range []string{filepath.Join(path, "u")} {
 				s := &Spec{Shape: shape, KMap: p, RhoCMap: p}
 				require.NoError(t, s.Check())
