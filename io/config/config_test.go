@@ -21,7 +21,7 @@ const examplesDir = "../../configs"
 
 // writeFile writes text to name in a fresh temporary directory and returns
 // its path.
-func writeFile(t *testing.T, name, text string) string {
+func writeFile(t testing.TB, name, text string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
 	require.NoError(t, os.WriteFile(p, []byte(text), 0o644))

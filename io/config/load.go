@@ -195,8 +195,9 @@ func decodeDoc(c *Config, src *sources, source, doc string, lines bool) error {
 	if err != nil {
 		return syntaxError(source, err, lines)
 	}
+	tables := map[string]bool{} // the arrays of tables checked whole
 	for _, k := range md.Keys() {
-		if err := checkKey(raw, k); err != nil {
+		if err := checkKey(raw, k, tables); err != nil {
 			err.Source = source
 			return err
 		}
@@ -246,8 +247,11 @@ var configType = reflect.TypeFor[Config]()
 
 // checkKey checks every prefix of the key k of a decoded document against
 // the schema (the toml tags of Config): each must name a field, spelt
-// exactly, and the value at each prefix must fit the field's type.
-func checkKey(raw map[string]any, k toml.Key) *Error {
+// exactly, and the value at each prefix must fit the field's type. An
+// array of tables is checked whole the first time a key reaches it and
+// recorded in tables: the decoder lists its keys once a table, so checking
+// it again for each would take time quadratic in its length.
+func checkKey(raw map[string]any, k toml.Key, tables map[string]bool) *Error {
 	t := configType
 	for i := range k {
 		field, ok := fieldByTag(t, k[i])
@@ -268,7 +272,12 @@ func checkKey(raw map[string]any, k toml.Key) *Error {
 		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct {
 			// An array of tables ([[material]]): every key of every table
 			// is checked here, by its index, so the keys below it are too.
-			return checkTables(t.Elem(), v, k[:i+1].String())
+			prefix := k[:i+1].String()
+			if tables[prefix] {
+				return nil
+			}
+			tables[prefix] = true
+			return checkTables(t.Elem(), v, prefix)
 		}
 	}
 	return nil
@@ -291,13 +300,12 @@ func checkTables(t reflect.Type, v any, prefix string) *Error {
 	for i, m := range tables {
 		names := slices.Sorted(maps.Keys(m))
 		for _, name := range names {
-			key := fmt.Sprintf("%s[%d].%s", prefix, i, name)
 			field, ok := fieldByTag(t, name)
 			if !ok {
-				return unknownField(t, key, name)
+				return unknownField(t, fmt.Sprintf("%s[%d].%s", prefix, i, name), name)
 			}
 			if want, ok := fits(field.Type, m[name]); !ok {
-				return &Error{Key: key, Msg: misfit(want, m[name])}
+				return &Error{Key: fmt.Sprintf("%s[%d].%s", prefix, i, name), Msg: misfit(want, m[name])}
 			}
 		}
 	}
