@@ -585,6 +585,12 @@ func (m *MG) RHSNorm() (float64, error) {
 	defer func() { m.stats.Setup += time.Since(t0) }()
 	f := m.levels[0]
 	clear(f.tmp)
+	if f.med != nil {
+		// Held cells are known values: their flux into the free cells is
+		// part of the right side (a heater from a zero start is not a
+		// problem with nothing to solve).
+		f.med.Hold(f.tmp)
+	}
 	if err := f.exchange(f.tmp, f.bc); err != nil {
 		return 0, err
 	}

@@ -173,3 +173,43 @@ func TestPoissonWithoutDataConverges(t *testing.T) {
 		}
 	}
 }
+
+// An implicit step whose only data is a held heater (zero faces, zero
+// start, no source) is a real problem: the heater's flux into its free
+// neighbours is the right side. Before, its norm was taken with the held
+// cells at zero, so the relative residual was +Inf and step 1 failed.
+func TestImplicitHeldHeaterFromZeroStart(t *testing.T) {
+	shape := []int{40, 36}
+	g := &globalMedia{shape: shape}
+	cellCentres(shape, ones(2), func(i int, x []float64) {
+		k, held := 1.0, math.NaN()
+		if x[1] > 0.5 {
+			k = 100
+		}
+		if d := math.Hypot(x[0]-0.3, x[1]-0.55); d < 0.08 {
+			held = 1
+		}
+		g.k, g.rhoC, g.held = append(g.k, k), append(g.rhoC, 1), append(g.held, held)
+	})
+	for _, scheme := range []Scheme{BackwardEuler, CrankNicolson} {
+		s := heatSpec(shape)
+		s.Media, s.Scheme, s.DT, s.Steps, s.Tolerance = g.fn(), scheme, 1e-3, 4, 1e-10
+		s.Initial = Constant(0)
+		var want string
+		for _, ranks := range []int{1, 3} {
+			out := run(t, ranks, s)
+			require.Less(t, out.residual, 1e-10, "%v on %d ranks", scheme, ranks)
+			hot := 0
+			for i, v := range out.field {
+				if g.held[i] != g.held[i] && v > 1e-3 {
+					hot++
+				}
+			}
+			require.Greater(t, hot, 10, "heat flowed from the heater")
+			if want == "" {
+				want = fingerprint(out.field)
+			}
+			require.Equal(t, want, fingerprint(out.field), "%v on %d ranks", scheme, ranks)
+		}
+	}
+}
