@@ -62,3 +62,30 @@ func BenchmarkLoadManyTables(b *testing.B) {
 		}
 	}
 }
+
+// --set of an array replaces the array of the layers below whole: a new
+// material took the file's fixed (a held block) and name, and a probe the
+// file's name, from the file's table of the same index.
+func TestSetArrayReplaces(t *testing.T) {
+	file := writeFile(t, "media.toml", "[grid]\nshape = [16, 16]\n"+
+		"[[material]]\nname = \"held\"\nregion = \"box\"\nlo = [0.0, 0.0]\nhi = [0.5, 0.5]\nfixed = 2.0\nk = 0.0\n"+
+		"[[material]]\nregion = \"ball\"\ncenter = [0.5, 0.5]\nradius = 0.2\nk = 3.0\n"+
+		"[[output.probe]]\nname = \"file\"\nat = [0.5, 0.5]\n[[output.probe]]\nname = \"second\"\nat = [0.1, 0.1]\n"+
+		"[output]\nformats = [\"png\", \"vti\"]\n")
+	c, err := Load(file, []string{`material=[{region = "box", lo = [0.5, 0.5], hi = [1.0, 1.0], k = 5.0}]`,
+		`output.probe=[{name = "set", at = [0.25, 0.25]}]`, `output.formats=["vti"]`})
+	require.NoError(t, err)
+	k := 5.0
+	require.Equal(t, []Material{{Region: "box", Lo: []float64{0.5, 0.5}, Hi: []float64{1, 1}, K: &k}}, c.Material)
+	require.Equal(t, []Probe{{Name: "set", At: []float64{0.25, 0.25}}}, c.Output.Probe)
+	require.Equal(t, []string{"vti"}, c.Output.Formats)
+
+	// A probe without a name is refused, not named after the file's.
+	_, err = Load(file, []string{`output.probe=[{at = [0.25, 0.25]}]`})
+	require.ErrorContains(t, err, "output.probe[0].name: is missing")
+	// An array inside an inline table replaces too; the empty array empties.
+	c, err = Load(file, []string{`output={probe = [{name = "x", at = [0.5, 0.5]}]}`, "material=[]"})
+	require.NoError(t, err)
+	require.Equal(t, []Probe{{Name: "x", At: []float64{0.5, 0.5}}}, c.Output.Probe)
+	require.Empty(t, c.Material)
+}

@@ -202,6 +202,7 @@ func decodeDoc(c *Config, src *sources, source, doc string, lines bool) error {
 			return err
 		}
 	}
+	clearArrays(reflect.ValueOf(c).Elem(), raw)
 	md, err = toml.Decode(doc, c)
 	if err != nil {
 		// checkKey has vetted every key and value; what is left are range
@@ -215,6 +216,39 @@ func decodeDoc(c *Config, src *sources, source, doc string, lines bool) error {
 		src.set(k.String(), source)
 	}
 	return nil
+}
+
+// clearArrays empties each field of the struct v that the decoded
+// document raw gives an array for, at any depth, so that the layer's array
+// replaces the one below whole. The decoder alone writes an array of
+// tables over the tables already there, by index: a --set material=[…]
+// would keep the file's materials past its own, and every key one of its
+// tables leaves out (fixed, k) from the file's table of that index.
+func clearArrays(v reflect.Value, raw map[string]any) {
+	for name, x := range raw {
+		field, ok := fieldByTag(v.Type(), name)
+		if !ok {
+			continue
+		}
+		f := v.FieldByIndex(field.Index)
+		switch x := x.(type) {
+		case []any, []map[string]any:
+			f.Set(reflect.Zero(f.Type()))
+		case map[string]any:
+			if leaf(f.Type()) {
+				continue // a value of its own ({table = …}), decoded whole
+			}
+			if f.Kind() == reflect.Pointer {
+				if f.IsNil() {
+					continue
+				}
+				f = f.Elem()
+			}
+			if f.Kind() == reflect.Struct {
+				clearArrays(f, x)
+			}
+		}
+	}
 }
 
 // syntaxError reports a TOML syntax error of source, with its line number
