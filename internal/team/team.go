@@ -51,6 +51,10 @@ type Team struct {
 // a small sweep keeps one part a worker, each in its own worker's cache.
 const PartsPerWorker = 4
 
+// MaxWorkers is the most workers a Team can index: a queue packs part
+// indices, up to workers × PartsPerWorker, in 16 bits.
+const MaxWorkers = 0xffff / PartsPerWorker
+
 // PartCells is the least a part holds where a worker has several (see
 // PartsPerWorker); SetPartCells changes it for tests.
 var PartCells = 1 << 16

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"heat/internal/team"
 )
 
 // manyTables is a config of probes [[output.probe]] and materials
@@ -88,4 +90,60 @@ func TestSetArrayReplaces(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []Probe{{Name: "x", At: []float64{0.5, 0.5}}}, c.Output.Probe)
 	require.Empty(t, c.Material)
+}
+
+// Threads above MaxThreads are refused, naming the key, the flag, the
+// value and the limit: --threads 65537 hung the run for good (the team
+// packs part indices in 16 bits) and 32,768 took 16 s for 10 steps of 64².
+func TestThreadsCapped(t *testing.T) {
+	require.Less(t, MaxThreads, team.MaxWorkers)
+	_, err := resolve(t, "--threads", "65537")
+	require.EqualError(t, err, "--threads: parallel.threads: must be at most 4096 worker threads a rank (got 65537); 0 means cores / ranks")
+	_, err = resolve(t, "--set", "parallel.threads=4097")
+	require.ErrorContains(t, err, "--set parallel.threads=4097: parallel.threads: must be at most 4096")
+	c, err := resolve(t, "--threads", "4096")
+	require.NoError(t, err)
+	require.Equal(t, 4096, c.Parallel.Threads)
+}
+
+// A grid whose cell count overflows, or passes MaxCells, is refused
+// naming grid.shape and the count: [9223372036854775807, 1] estimated a
+// negative memory and [2097152, 2097152, 2097152] (2^63 cells) 1.9 GiB,
+// then panicked in makeslice.
+func TestGridCellsCapped(t *testing.T) {
+	for _, c := range []struct{ shape, want string }{
+		{"[9223372036854775807, 1]", "--set grid.shape=[9223372036854775807, 1]: grid.shape: [9223372036854775807 1] has 9223372036854775807 cells, more than the 1099511627776 (2^40) a grid may have"},
+		{"[2097152, 2097152, 2097152]", "grid.shape: [2097152 2097152 2097152] has more cells than a 64-bit integer holds, more than the 1099511627776 (2^40) a grid may have"},
+		{"[1048577, 1048576]", "grid.shape: [1048577 1048576] has 1099512676352 cells"},
+	} {
+		_, err := Load("", []string{"grid.shape=" + c.shape})
+		var ce *Error
+		require.ErrorAs(t, err, &ce, c.shape)
+		require.Equal(t, "grid.shape", ce.Key)
+		require.ErrorContains(t, err, c.want)
+	}
+	// The cap itself is a valid shape as far as the config goes.
+	_, err := Load("", []string{"grid.shape=[1048576, 1048576]", "parallel.ranks=1"})
+	require.NoError(t, err)
+}
+
+// Cells whose square underflows to 0 or overflows are refused naming
+// grid.length and the cell size: [1e-300, 1] and [1e300, 1e300] ran with
+// dt = +Inf and ended without a report.
+func TestGridCellSizeRefused(t *testing.T) {
+	for _, c := range []struct{ length, want string }{
+		{"[1e-300, 1.0]", "grid.length: 1e-300 over 512 cells makes cells of 1.953125e-303 along y, whose square is 0 in double precision"},
+		{"[1e300, 1e300]", "grid.length: 1e+300 over 512 cells makes cells of 1.953125e+297 along y, whose square overflows"},
+		{"[1.0, 1e-160]", "cells of 1.953125e-163 along x, whose square is 0 in double precision"},
+		// Each axis fine, their sum 1/hy² + 1/hx² too large.
+		{"[6e-152, 6e-152]", "grid.length: [6e-152 6e-152] makes cells of [1.171875e-154 1.171875e-154], whose explicit stability limit 1/(2·Σ1/h²) is 0, not a positive number"},
+	} {
+		_, err := Load("", []string{"grid.length=" + c.length})
+		var ce *Error
+		require.ErrorAs(t, err, &ce, c.length)
+		require.Equal(t, "grid.length", ce.Key)
+		require.ErrorContains(t, err, c.want)
+	}
+	_, err := Load("", []string{"grid.length=[1e-100, 1e100]", "equation.dt=0"})
+	require.NoError(t, err)
 }

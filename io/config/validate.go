@@ -13,9 +13,11 @@ import (
 	"unicode/utf8"
 
 	"heat/decomp"
+	"heat/internal/team"
 	"heat/io/expr"
 	"heat/io/heatmap"
 	"heat/multigrid"
+	"heat/operator"
 	"heat/solver"
 )
 
@@ -29,7 +31,18 @@ const (
 	// MaxSteps bounds the steps run.t_end may take: a million seconds at
 	// a million steps a second.
 	MaxSteps = 1e12
+	// MaxThreads bounds parallel.threads: far more than the cores of any
+	// node, and well under what a rank's team of workers can index
+	// (team.MaxWorkers, 16383; 65,537 threads hung the run).
+	MaxThreads = 4096
+	// MaxCells bounds the cells of grid.shape, 2^40 (8 TiB a field): every
+	// size computed from it — cells with ghosts, times 8 bytes, times the
+	// fields of a run — then stays far from overflowing an int64.
+	MaxCells = 1 << 40
 )
+
+// A rank's team can run MaxThreads workers (this fails to compile if not).
+var _ [team.MaxWorkers - MaxThreads]struct{}
 
 // Allowed kinds, in the order messages list them.
 var (
@@ -137,6 +150,13 @@ func (k *checker) grid() *Error {
 	if slices.Min(g.Shape) < 1 {
 		return k.bad("grid.shape", "must be positive (got %v)", g.Shape)
 	}
+	if cells, ok := product(g.Shape); !ok || cells > MaxCells {
+		count := fmt.Sprintf("%d cells", cells)
+		if !ok {
+			count = "more cells than a 64-bit integer holds"
+		}
+		return k.bad("grid.shape", "%v has %s, more than the %d (2^40) a grid may have", g.Shape, count, MaxCells)
+	}
 	if len(g.Length) == 0 {
 		g.Length = make([]float64, len(g.Shape))
 		for a := range g.Length {
@@ -151,8 +171,34 @@ func (k *checker) grid() *Error {
 			return k.bad("grid.length", "must be positive (got %v)", floats(g.Length))
 		}
 	}
+	if err := k.cellSize(); err != nil {
+		return err
+	}
 	if g.Ghost < 1 || g.Ghost > MaxGhost {
 		return k.bad("grid.ghost", "must be between 1 and %d (got %d)", MaxGhost, g.Ghost)
+	}
+	return nil
+}
+
+// cellSize refuses grid lengths whose cells are too small or too large
+// for the discrete operator: its coefficients are 1/h² per axis, and the
+// explicit stability limit 1/(2·Σ1/h²) (for k = 1) must be a positive
+// number. A cell of 1e-300 squares to 0 and one of 1e300 to +Inf, and the
+// run stepped with dt = +Inf.
+func (k *checker) cellSize() *Error {
+	g := &k.c.Grid
+	nd := len(g.Shape)
+	h := make([]float64, nd)
+	for a := range nd {
+		h[a] = g.Length[a] / float64(g.Shape[a])
+		if q := 1 / (h[a] * h[a]); !(q > 0) || math.IsInf(q, 0) {
+			return k.bad("grid.length", "%s over %d cells makes cells of %s along %s, whose square %s: the operator's 1/h² and the stability limit of explicit steps would not be finite and positive; use cells within about 1e-150 to 1e150",
+				formatFloat(g.Length[a]), g.Shape[a], formatFloat(h[a]), decomp.AxisName(nd, a), map[bool]string{true: "is 0 in double precision", false: "overflows"}[q > 1])
+		}
+	}
+	if d := operator.StableDT(1, h); !(d > 0) || math.IsInf(d, 0) {
+		return k.bad("grid.length", "%s makes cells of %s, whose explicit stability limit 1/(2·Σ1/h²) is %s, not a positive number; use larger cells",
+			floats(g.Length), floats(h), formatFloat(d))
 	}
 	return nil
 }
@@ -601,6 +647,9 @@ func (k *checker) parallel() *Error {
 	}
 	if p.Threads < 0 {
 		return k.bad("parallel.threads", "must be >= 0 (got %d); 0 means cores / ranks", p.Threads)
+	}
+	if p.Threads > MaxThreads {
+		return k.bad("parallel.threads", "must be at most %d worker threads a rank (got %d); 0 means cores / ranks", MaxThreads, p.Threads)
 	}
 	if p.Timeout < 0 {
 		return k.bad("parallel.timeout", "must be a number of seconds >= 0 (got %g); 0 means automatic: 100 × the slowest step, at least 60 s", p.Timeout)
