@@ -167,6 +167,13 @@ type Checkpoint struct {
 type Maps struct {
 	K    string `toml:"k" json:"k"`         // conductivity k, finite and >= 0 (0: an insulating hole)
 	RhoC string `toml:"rho_c" json:"rho_c"` // volumetric heat capacity ρc (heat), finite and > 0
+	// Missing is what a chunk that a Zarr input (maps.k, maps.rho_c,
+	// initial.path, source.path) does not store means: "error" (or "", the
+	// default) refuses it, naming the chunk — a chunk lost in a copy would
+	// otherwise read as a block of fill values, with fill 0 an insulating
+	// hole; "fill" reads it as the array's fill_value, as Zarr writers that
+	// skip chunks of fill values intend.
+	Missing string `toml:"missing" json:"missing"`
 }
 
 // Material is one [[material]] table: a region of the media, in physical
