@@ -76,6 +76,16 @@ func summary(w io.Writer, cfg *config.Config, spec solver.Spec, g *decomp.Grid, 
 	if avail > 0 {
 		fmt.Fprintf(w, "available    %s (%s)\n", bytesText(avail), availWhat)
 	}
+	var maps []string
+	for _, m := range []struct{ key, path string }{{"maps.k", cfg.Maps.K}, {"maps.rho_c", cfg.Maps.RhoC}} {
+		if m.path != "" {
+			maps = append(maps, m.key+" = "+m.path)
+		}
+	}
+	if len(maps) > 0 {
+		// A dry run reads no map's values: a map is as large as the grid.
+		fmt.Fprintf(w, "maps         %s: shape and data type checked; the values are checked when the run starts\n", strings.Join(maps, ", "))
+	}
 	fmt.Fprintf(w, "outputs      %s (report.json", cfg.Output.Dir)
 	if cfg.Output.DiagnosticsEvery > 0 {
 		fmt.Fprintf(w, ", diagnostics.csv every %d", cfg.Output.DiagnosticsEvery)

@@ -76,11 +76,22 @@ func (f *folders) outHeld() error {
 // clear: under MPI the other ranks only probe, or they might see what rank
 // 0 has just begun to write, and get a manifest of their own to check
 // their files against.
-func claimFolders(cfg *config.Config, report string, overwrite bool, runID string, restart, rank0 bool, warn func(string, ...any)) (*folders, error) {
+//
+// inputs are what the run reads: --overwrite refuses to remove any of them
+// (refuseRemovingInputs).
+func claimFolders(cfg *config.Config, report string, overwrite bool, runID string, restart, rank0 bool, inputs []input, warn func(string, ...any)) (*folders, error) {
 	out := cfg.Output.Dir
 	ckptsDue := cfg.Checkpoint.Every > 0 || cfg.Checkpoint.Final
 	if overwrite {
 		if err := refuseOverwriteOf(out); err != nil {
+			return nil, err
+		}
+	}
+	if err := refuseShared("output.dir", out, "outputs", "--out DIR"); err != nil {
+		return nil, err
+	}
+	if ckptsDue {
+		if err := refuseShared("checkpoint.dir", cfg.Checkpoint.Dir, "checkpoints", "--set checkpoint.dir=DIR"); err != nil {
 			return nil, err
 		}
 	}
@@ -118,7 +129,7 @@ func claimFolders(cfg *config.Config, report string, overwrite bool, runID strin
 		}
 		return nil, Usagef("output folder %s: %v", out, err)
 	}
-	if f.files, err = takeOutput(cfg, runID, overwrite, restart, warn); err != nil {
+	if f.files, err = takeOutput(cfg, runID, overwrite, restart, inputs, warn); err != nil {
 		f.release()
 		return nil, err
 	}
@@ -168,10 +179,19 @@ func claimFolders(cfg *config.Config, report string, overwrite bool, runID strin
 // takeOutput (rank 0, holding the output folder's lock) is the output
 // folder's manifest for run runID: the one of the run it continues, or a
 // new one — where the folder holds another run's results, only with
-// overwrite, after removing what that run's manifest lists.
-func takeOutput(cfg *config.Config, runID string, overwrite, restart bool, warn func(string, ...any)) (*manifest, error) {
+// overwrite, after removing what that run's manifest lists (none of the
+// run's inputs among it).
+func takeOutput(cfg *config.Config, runID string, overwrite, restart bool, inputs []input, warn func(string, ...any)) (*manifest, error) {
 	out := cfg.Output.Dir
 	prev, err := readManifest(out)
+	if errors.Is(err, errUnfinished) {
+		// Cut short before it named a run: it lists nothing of one, and
+		// the folder is judged as one without a manifest.
+		if rerr := os.Remove(filepath.Join(out, manifestFile)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			return nil, Usagef("output folder %s: %v, which cannot be removed: %v", out, err, rerr)
+		}
+		err = errNoManifest
+	}
 	switch {
 	case err == nil && prev.runID == runID:
 		// This run's own folder: a restart in place.
@@ -186,6 +206,9 @@ func takeOutput(cfg *config.Config, runID string, overwrite, restart bool, warn 
 		return nil, Usagef("output folder %s holds the results of another run (run %s): give another --out, continue that run with --restart %s, or replace them with --overwrite",
 			out, prev.runID, shellQuote(out))
 	case err == nil:
+		if err := refuseRemovingInputs(prev, inputs); err != nil {
+			return nil, err
+		}
 		if err := removeRun(prev, warn); err != nil {
 			return nil, err
 		}
@@ -245,7 +268,7 @@ func removeRun(m *manifest, warn func(string, ...any)) error {
 	}
 	left, err := m.removeListed()
 	if len(left) > 0 {
-		warn("--overwrite: left alone in %s what run %s did not write: %s", m.dir, m.runID, strings.Join(names(left), ", "))
+		warn("--overwrite: left alone in %s what run %s did not write: %s", m.dir, m.runID, strings.Join(left, ", "))
 	}
 	return err
 }
@@ -268,9 +291,32 @@ func names(paths []string) []string {
 // refuseOverwriteOf refuses --overwrite of a folder no run's outputs
 // should be in: the root, the home folder.
 func refuseOverwriteOf(out string) error {
-	abs, err := filepath.Abs(out)
+	switch sharedFolder(out) {
+	case "root":
+		return Usagef("--overwrite with --out %s: heat does not replace outputs in the root folder; give the run a folder of its own", out)
+	case "home":
+		return Usagef("--overwrite with --out %s: heat does not replace outputs in the home folder; give the run a folder of its own", out)
+	}
+	return nil
+}
+
+// refuseShared refuses dir, the folder config key key names for a run's
+// what (outputs, checkpoints), when it is the root or the home folder: a
+// run's files there would be mixed with everything else, and --overwrite
+// could never clear them. give is how to name another folder.
+func refuseShared(key, dir, what, give string) error {
+	if which := sharedFolder(dir); which != "" {
+		return Usagef("%s %s is the %s folder: heat does not write a run's %s there; give the run a folder of its own (%s)", key, dir, which, what, give)
+	}
+	return nil
+}
+
+// sharedFolder says whether dir (its links resolved) is the root folder
+// ("root") or the home folder ("home"), or neither ("").
+func sharedFolder(dir string) string {
+	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return err
+		return ""
 	}
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
@@ -283,11 +329,11 @@ func refuseOverwriteOf(out string) error {
 	}
 	switch {
 	case abs == filepath.VolumeName(abs)+string(filepath.Separator):
-		return Usagef("--overwrite with --out %s: heat does not replace outputs in the root folder; give the run a folder of its own", out)
+		return "root"
 	case home != "" && abs == filepath.Clean(home):
-		return Usagef("--overwrite with --out %s: heat does not replace outputs in the home folder; give the run a folder of its own", out)
+		return "home"
 	}
-	return nil
+	return ""
 }
 
 // writable creates dir if need be and a file in it, and removes the file.

@@ -64,6 +64,26 @@ type manifest struct {
 // errNoManifest is an output folder without a manifest.
 var errNoManifest = errors.New("no manifest")
 
+// errUnfinished is a manifest cut short before its first record was
+// whole (a full disk, a kill): it names no run, and so lists nothing.
+var errUnfinished = errors.New("manifest without a whole first record")
+
+// manifestHead is how every manifest's first record begins; the run id
+// (hex digits) follows.
+const manifestHead = `{"heat_manifest":1,"run":"`
+
+// unfinished says whether data is what a manifest holds when the writing
+// of its first record stopped part way: nothing, or a prefix of that
+// record without its end.
+func unfinished(data []byte) bool {
+	s := string(data)
+	if strings.HasPrefix(manifestHead, s) {
+		return true
+	}
+	id, ok := strings.CutPrefix(s, manifestHead)
+	return ok && strings.Trim(strings.TrimSuffix(id, `"`), "0123456789abcdef") == ""
+}
+
 // readManifest reads dir's manifest; errNoManifest when it has none.
 func readManifest(dir string) (*manifest, error) {
 	path := filepath.Join(dir, manifestFile)
@@ -73,6 +93,9 @@ func readManifest(dir string) (*manifest, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if unfinished(data) {
+		return nil, fmt.Errorf("%s: %w", path, errUnfinished)
 	}
 	m := &manifest{dir: dir, files: map[string]bool{}, dirs: map[string]bool{}}
 	lines := bytes.Split(data, []byte("\n"))
@@ -122,7 +145,9 @@ func inside(rel string) (string, bool) {
 
 // newManifest starts dir's manifest for run runID: exclusively, so that it
 // never replaces another's (the caller removed the old one under the
-// folder's lock).
+// folder's lock). A first record that cannot be written whole (a full
+// disk) takes the file with it: a manifest naming no run would stand in
+// every later run's way.
 func newManifest(dir, runID string) (*manifest, error) {
 	path := filepath.Join(dir, manifestFile)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|safefile.NoFollow, 0o644)
@@ -132,6 +157,9 @@ func newManifest(dir, runID string) (*manifest, error) {
 	m := &manifest{dir: dir, runID: runID, files: map[string]bool{}, dirs: map[string]bool{}, w: f, fresh: true}
 	if err := m.append(manifestLine{Version: 1, Run: runID}); err != nil {
 		f.Close()
+		if rerr := os.Remove(path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = errors.Join(err, fmt.Errorf("and it cannot be removed: %w", rerr))
+		}
 		return nil, err
 	}
 	return m, nil
@@ -155,15 +183,31 @@ func (m *manifest) append(l manifestLine) error {
 	if err != nil {
 		return err
 	}
-	if _, err := m.w.Write(append(data, '\n')); err != nil {
+	if _, err := writeManifest(m.w, append(data, '\n')); err != nil {
 		return fmt.Errorf("manifest %s: %w", filepath.Join(m.dir, manifestFile), err)
 	}
 	return nil
 }
 
+// writeManifest writes one record to a manifest's file (tests put a full
+// disk in its place).
+var writeManifest = (*os.File).Write
+
 // rel is path relative to the output folder, and whether it is inside it.
+// An absolute path (a checkpoint folder the manifest names) is compared
+// with the folder made absolute, and a relative one with it as given.
 func (m *manifest) rel(path string) (string, bool) {
-	r, err := filepath.Rel(m.dir, path)
+	dir := m.dir
+	if filepath.IsAbs(path) != filepath.IsAbs(dir) {
+		var err error
+		if dir, err = filepath.Abs(dir); err != nil {
+			return "", false
+		}
+		if path, err = filepath.Abs(path); err != nil {
+			return "", false
+		}
+	}
+	r, err := filepath.Rel(dir, path)
 	if err != nil {
 		return "", false
 	}
@@ -330,9 +374,9 @@ func (m *manifest) anyExists() bool {
 
 // removeListed removes what the manifest lists in its folder: its files
 // (regular files only), then its folders deepest first where they are
-// empty, then the manifest itself. What is not removed (a folder holding
-// files the run did not write, a file turned into something else) is
-// returned, for a warning.
+// empty, then the manifest itself. What is left that the run did not write
+// (a file turned into something else, what a folder of the run's holds
+// beside its files) is returned relative to the folder, for a warning.
 func (m *manifest) removeListed() (left []string, err error) {
 	files := sortedKeys(m.files)
 	for _, rel := range files {
@@ -345,7 +389,7 @@ func (m *manifest) removeListed() (left []string, err error) {
 			return left, err
 		}
 		if !st.Mode().IsRegular() {
-			left = append(left, p)
+			left = append(left, rel)
 			continue
 		}
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -361,13 +405,33 @@ func (m *manifest) removeListed() (left []string, err error) {
 			continue
 		}
 		if err := os.Remove(p); err != nil {
-			left = append(left, p)
+			left = append(left, m.foreignIn(rel)...)
 		}
 	}
 	if err := os.Remove(filepath.Join(m.dir, manifestFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return left, fmt.Errorf("--overwrite: cannot remove %s: %w", filepath.Join(m.dir, manifestFile), err)
 	}
 	return left, nil
+}
+
+// foreignIn names what the run's folder rel holds that the run did not
+// write, relative to the output folder: its entries but the run's own
+// folders (named on their own) and a checkpoint folder's lock; the folder
+// itself when that leaves nothing.
+func (m *manifest) foreignIn(rel string) []string {
+	ents, _ := os.ReadDir(filepath.Join(m.dir, filepath.FromSlash(rel)))
+	var out []string
+	for _, e := range ents {
+		sub := rel + "/" + e.Name()
+		if m.dirs[sub] || e.Name() == ".lock" {
+			continue
+		}
+		out = append(out, sub)
+	}
+	if len(out) == 0 && len(ents) == 0 {
+		out = append(out, rel)
+	}
+	return out
 }
 
 func sortedKeys(m map[string]bool) []string {

@@ -73,7 +73,7 @@ func Run(ctx context.Context, opt Options) error {
 			stdout, stderr = io.Discard, io.Discard
 		}
 	}
-	j, err := prepare(opt, stdout, stderr, c)
+	j, err := prepare(ctx, opt, stdout, stderr, c)
 	if j != nil {
 		defer j.held.release()
 	}
@@ -229,8 +229,10 @@ func shellQuote(s string) string {
 
 // prepare resolves the config and prepares the job: restart candidates,
 // outputs, progress. c is this process's rank under MPI, nil when the
-// ranks are in-process.
-func prepare(opt Options, stdout, stderr io.Writer, c comm.Comm) (*job, error) {
+// ranks are in-process. Every input is opened and checked before anything
+// is removed or written (inputs.go); a stop (ctx done) while the maps'
+// values are read ends it there, with nothing written.
+func prepare(ctx context.Context, opt Options, stdout, stderr io.Writer, c comm.Comm) (*job, error) {
 	flags := opt.Flags
 	transport := "local"
 	if c != nil {
@@ -319,6 +321,13 @@ func prepare(opt Options, stdout, stderr io.Writer, c comm.Comm) (*job, error) {
 		return nil, Usagef("the run needs about %s on this host, more than the %s available (%s): use more hosts, a smaller grid.shape or fewer outputs (--dry-run shows the estimate)",
 			bytesText(need), bytesText(avail), availWhat)
 	}
+	// The maps' values, once the run is known to fit (a map is as large
+	// as the grid); a restart's media are its checkpoint's.
+	if restarts == nil {
+		if err := checkMapValues(ctx, flags, cfg); err != nil {
+			return nil, err
+		}
+	}
 	// This run's id (a restart keeps the one of the run it continues), in
 	// its manifest, its checkpoints and its report; then its folders: the
 	// output folder's lock and manifest, the checkpoint folder's lock.
@@ -328,7 +337,7 @@ func prepare(opt Options, stdout, stderr io.Writer, c comm.Comm) (*job, error) {
 			runID = id
 		}
 	}
-	held, err := claimFolders(cfg, opt.Report, opt.Overwrite, runID, opt.Restart != "", rank0, warn)
+	held, err := claimFolders(cfg, opt.Report, opt.Overwrite, runID, opt.Restart != "", rank0, inputsOf(cfg, restarts), warn)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -46,10 +47,12 @@ func materialKey(i int, field string) string { return fmt.Sprintf("material[%d].
 
 // media checks the [maps] and [[material]] tables: what only the config
 // can tell (a region named, a rho_c given as 0), then everything else as
-// package media checks a spec — regions, values, and the map files with
-// every value in them — each mistake under its key. A restart reads its
-// media from the checkpoint, not from the maps (which it cannot change),
-// so there the map files are not read: they may be gone.
+// package media checks a spec without reading the maps' values — regions,
+// values, the map files' headers (CheckHeaders) — each mistake under its
+// key. The values are the run's to check (CheckMapValues), after its
+// memory check: a map is as large as the grid. A restart reads its media
+// from the checkpoint, not from the maps (which it cannot change), so
+// there the map files are not read: they may be gone.
 func (k *checker) media() *Error {
 	c := k.c
 	for i, m := range c.Material {
@@ -81,7 +84,7 @@ func (k *checker) media() *Error {
 	if k.src.restart {
 		spec.KMap, spec.RhoCMap = "", ""
 	}
-	err := spec.Check()
+	err := spec.CheckHeaders()
 	var fe *media.FieldError
 	var me *media.MapError
 	switch {
@@ -97,4 +100,22 @@ func (k *checker) media() *Error {
 		return k.bad(me.Key, "%s", me.Msg)
 	}
 	return &Error{Msg: err.Error()}
+}
+
+// CheckMapValues reads and checks every value of the map files c names
+// (maps.k, maps.rho_c), the pass Resolve leaves out: a mistake is an
+// *Error as Resolve gives the others, naming where the key was set, the
+// key, the file and the cell. Once ctx is done it stops within a block of
+// the file and returns ctx's cause.
+func (f *Flags) CheckMapValues(ctx context.Context, c *Config) error {
+	err := c.Media().CheckValues(ctx)
+	var me *media.MapError
+	if !errors.As(err, &me) {
+		return err
+	}
+	source := ""
+	if _, src, lerr := layer(f.Config, f.Sets); lerr == nil {
+		source = src.of(me.Key)
+	}
+	return &Error{Source: source, Key: me.Key, Msg: me.Msg}
 }
