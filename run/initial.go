@@ -49,11 +49,11 @@ func setFields(spec *solver.Spec, cfg *config.Config, restarting bool) (*fields,
 		fs.list = append(fs.list, f)
 		spec.Initial = f.profile(0, nd)
 	case in.Kind == "file":
-		path, err := fieldFile("initial.path", in.Path, cfg.Grid.Shape)
+		path, err := fieldFile("initial.path", in.Path, cfg.Grid.Shape, fillMissing(cfg))
 		if err != nil {
 			return nil, err
 		}
-		spec.InitialField = fileField("initial.path", path, cfg.Grid.Shape)
+		spec.InitialField = fileField("initial.path", path, cfg.Grid.Shape, fillMissing(cfg))
 	}
 	if src := cfg.Source; src.Kind == "expr" {
 		f, err := newFormula("source.expr", src.Expr, cfg)
@@ -77,11 +77,11 @@ func setFields(spec *solver.Spec, cfg *config.Config, restarting bool) (*fields,
 		}
 	}
 	if src := cfg.Source; src.Kind == "file" {
-		path, err := fieldFile("source.path", src.Path, cfg.Grid.Shape)
+		path, err := fieldFile("source.path", src.Path, cfg.Grid.Shape, fillMissing(cfg))
 		if err != nil {
 			return nil, err
 		}
-		spec.SourceField = fileField("source.path", path, cfg.Grid.Shape)
+		spec.SourceField = fileField("source.path", path, cfg.Grid.Shape, fillMissing(cfg))
 	}
 	if a := cfg.Source.Amplitude; a != nil && cfg.Source.Kind != "none" {
 		if err := amplify(spec, *a, cfg, fs); err != nil {
@@ -136,21 +136,35 @@ func timeWeight(e *expr.Expr, f *formula) func(float64) float64 {
 	}
 }
 
+// fillMissing is how cfg reads a Zarr field's chunks that are not stored
+// (maps.missing): as the fill value, or as errors.
+func fillMissing(cfg *config.Config) media.FieldOption {
+	return media.FillMissing(cfg.Maps.Missing == "fill")
+}
+
 // fieldFile finds the field file key (initial.path, source.path) names: a .npy or a Zarr
 // array or checkpoint folder as it is; a checkpoints folder, its latest or
-// a run's output folder through what --restart takes (their newest
-// complete checkpoint, whose u is read). Its shape must be grid's.
-func fieldFile(key, path string, grid []int) (string, error) {
+// a run's output folder (its checkpoints folder, as --restart finds it)
+// stands for its newest checkpoint, whose u is read — resolved once here,
+// so that every rank reads the same one, and never an older one in place
+// of a newest that does not open (media.ResolveCheckpoint). Its shape must
+// be grid's.
+func fieldFile(key, path string, grid []int, opts ...media.FieldOption) (string, error) {
 	st, err := os.Stat(path)
 	isDir := err == nil && st.IsDir()
 	if filepath.Base(filepath.Clean(path)) == "latest" || isDir && !present(path, "zarr.json") {
-		ck, err := CheckpointPath(path)
+		root, one, err := checkpointRoot(path)
 		if err != nil {
 			return "", Usagef("%s: %v", key, err)
 		}
-		path = ck
+		if one == "" {
+			if one, err = media.ResolveCheckpoint(key, root); err != nil {
+				return "", fieldError(err)
+			}
+		}
+		path = one
 	}
-	if err := media.CheckField(key, path, grid); err != nil {
+	if err := media.CheckField(key, path, grid, opts...); err != nil {
 		return "", fieldError(err)
 	}
 	return path, nil
@@ -170,9 +184,9 @@ func fieldError(err error) error {
 // key). Collective: the ranks agree on the outcome, so that all leave
 // together and report the same mistake — the first bad cell in C order, or
 // the lowest failing rank's error.
-func fileField(key, path string, grid []int) func(c comm.Comm, lo, hi []int) ([]float64, error) {
+func fileField(key, path string, grid []int, opts ...media.FieldOption) func(c comm.Comm, lo, hi []int) ([]float64, error) {
 	return func(c comm.Comm, lo, hi []int) ([]float64, error) {
-		vals, err := media.ReadField(key, path, grid, lo, hi)
+		vals, err := media.ReadField(key, path, grid, lo, hi, opts...)
 		// Agree on the first mistake: a bad cell by its linear index,
 		// any other by -(size - rank), which comes before every cell.
 		mine := math.Inf(1)
@@ -197,7 +211,7 @@ func fileField(key, path string, grid []int) func(c comm.Comm, lo, hi []int) ([]
 			for a := range cell {
 				hi[a] = cell[a] + 1
 			}
-			_, err = media.ReadField(key, path, grid, cell, hi)
+			_, err = media.ReadField(key, path, grid, cell, hi, opts...)
 			return nil, fieldError(err)
 		}
 		return nil, shareError(c, c.Size()+int(first[0]), err)
