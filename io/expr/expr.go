@@ -143,6 +143,7 @@ type Expr struct {
 	root     num      // nil: constant
 	value    float64  // the value when root is nil
 	uses     map[string]bool
+	lets     int // let slots an Evaluator holds
 }
 
 // Error is a mistake in an expression: the config key it was given for,
@@ -177,10 +178,14 @@ func (e *Error) Detail() string {
 
 // Compile parses and type-checks src, the value of config key key, and
 // lowers it for Eval. Errors are *Error: a syntax error, an unknown name
-// (with the nearest known one), a result that is not a number.
+// (with the nearest known one), a result that is not a number, a text
+// longer than MaxLength or nested deeper than MaxDepth.
 func Compile(key, src string) (*Expr, error) {
 	if strings.TrimSpace(src) == "" {
 		return nil, &Error{Key: key, Msg: "is empty; give a formula of x, y, z and t, such as \"1e3*exp(-((x-0.5)^2 + (y-0.5)^2)/0.01)\""}
+	}
+	if err := bounds(key, src); err != nil {
+		return nil, err
 	}
 	tree, err := checker.ParseCheck(src, config())
 	if err != nil {
@@ -199,7 +204,7 @@ func build(key, src string, tree ast.Node, fixT *float64) (*Expr, error) {
 	if v.isBool {
 		return nil, &Error{Key: key, Msg: "gives true or false, not a number; a number per case is c ? a : b", multiline: strings.Contains(src, "\n")}
 	}
-	e := &Expr{key: key, src: src, tree: tree, uses: l.uses}
+	e := &Expr{key: key, src: src, tree: tree, uses: l.uses, lets: len(l.read)}
 	if v.konst {
 		e.value = v.k
 	} else {
@@ -236,6 +241,9 @@ func checkError(key, src string, err error) *Error {
 	}
 	if name, ok := strings.CutPrefix(e.Msg, "unknown name "); ok {
 		e.Msg += unknownHint(name)
+	}
+	if strings.Contains(e.Msg, "exceeds maximum allowed nodes") {
+		e.Msg = fmt.Sprintf("has more than %d numbers, names and operators, the most an expression may have (expr-lang's bound)", conf.DefaultMaxNodes)
 	}
 	if got, ok := strings.CutPrefix(e.Msg, "expected float64, but got "); ok {
 		e.Msg = "gives " + typeWords(got) + ", not a number"
@@ -291,8 +299,8 @@ func (e *Expr) Constant() (float64, bool) { return e.value, e.root == nil }
 
 // Evaluator evaluates one Expr. It holds the point being evaluated (the
 // closures read it through a pointer, half the cost of passing it by
-// value), so it serves one goroutine at a time; it costs one small
-// allocation to make.
+// value) and its let bindings' values, so it serves one goroutine at a
+// time; it costs one small allocation to make, two where e has lets.
 type Evaluator struct {
 	root  num
 	value float64
@@ -300,7 +308,13 @@ type Evaluator struct {
 }
 
 // NewEvaluator is an Evaluator of e.
-func (e *Expr) NewEvaluator() *Evaluator { return &Evaluator{root: e.root, value: e.value} }
+func (e *Expr) NewEvaluator() *Evaluator {
+	v := &Evaluator{root: e.root, value: e.value}
+	if e.lets > 0 {
+		v.p.lets = make([]float64, e.lets)
+	}
+	return v
+}
 
 // Eval is the expression's value at the point (x, y, z) and time t. NaN
 // and ±Inf are returned as they come: the caller knows the key, the point
@@ -309,6 +323,6 @@ func (v *Evaluator) Eval(x, y, z, t float64) float64 {
 	if v.root == nil {
 		return v.value
 	}
-	v.p = point{x, y, z, t}
+	v.p.v = [4]float64{x, y, z, t}
 	return v.root(&v.p)
 }

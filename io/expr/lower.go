@@ -10,8 +10,13 @@ import (
 )
 
 // point is what an expression reads: x, y, z and t, in the order of
-// Variables. The closures read it from the Evaluator, through a pointer.
-type point [4]float64
+// Variables, and the values of its let bindings at them (a slot each,
+// written where the binding is evaluated, read where it is named). The
+// closures read it from the Evaluator, through a pointer.
+type point struct {
+	v    [4]float64
+	lets []float64
+}
 
 // num is a lowered numeric node; cond a lowered true-or-false one.
 type (
@@ -20,7 +25,8 @@ type (
 )
 
 // value is a lowered node: a number or a truth value, constant (folded
-// when compiled) or not. A leaf reading one variable has at >= 0.
+// when compiled) or not. A leaf reading one variable has at >= 0; a read
+// of a let binding's slot has slot = the slot + 1.
 type value struct {
 	isBool bool
 	konst  bool
@@ -29,6 +35,7 @@ type value struct {
 	num    num
 	cond   cond
 	at     int // the variable a bare leaf reads; -1 otherwise
+	slot   int // 1 + the let slot a bare read reads; 0 otherwise
 }
 
 func constNum(k float64) value { return value{konst: true, k: k, at: -1} }
@@ -58,6 +65,7 @@ type lowerer struct {
 	uses     map[string]bool  // the variables read
 	scope    map[string]value // let bindings in force
 	fixT     *float64         // the value of t, when it is a constant (AtTime)
+	read     []bool           // per let slot: whether the body names it
 }
 
 // fail is the *Error of node n.
@@ -86,22 +94,77 @@ func (l *lowerer) lower(n ast.Node) (value, error) {
 	case *ast.CallNode:
 		return l.call(n)
 	case *ast.VariableDeclaratorNode:
-		v, err := l.lower(n.Value)
-		if err != nil {
-			return value{}, err
-		}
-		outer, shadowed := l.scope[n.Name]
-		l.scope[n.Name] = v
-		body, err := l.lower(n.Expr)
-		if shadowed {
-			l.scope[n.Name] = outer
-		} else {
-			delete(l.scope, n.Name)
-		}
-		return body, err
+		return l.let(n)
 	}
 	return value{}, l.fail(n, "%s is not part of heat's expressions (numbers, x y z t, pi e, + - * / %% ^, comparisons, && || !, ?:, let, and the functions %s)",
 		describe(n), strings.Join(Functions(), " "))
+}
+
+// let lowers a let binding and its body. A binding that is constant or
+// a bare variable is put in place where it is named; any other is
+// evaluated once a point into a slot of its own, which its names read.
+// Putting every binding in place made the closures evaluate a chain of n
+// lets, each naming the one before twice, 2^n times (40 lets in 906 bytes
+// never ended).
+func (l *lowerer) let(n *ast.VariableDeclaratorNode) (value, error) {
+	v, err := l.lower(n.Value)
+	if err != nil {
+		return value{}, err
+	}
+	bound, slot := v, -1
+	if !v.konst && v.at < 0 {
+		slot = len(l.read)
+		l.read = append(l.read, false)
+		bound = slotRead(slot, v.isBool)
+	}
+	outer, shadowed := l.scope[n.Name]
+	l.scope[n.Name] = bound
+	body, err := l.lower(n.Expr)
+	if shadowed {
+		l.scope[n.Name] = outer
+	} else {
+		delete(l.scope, n.Name)
+	}
+	if err != nil || slot < 0 || !l.read[slot] || body.konst {
+		return body, err // nothing reads the slot: the binding is not evaluated
+	}
+	return bind(slot, v, body), nil
+}
+
+// slotRead is a read of let slot i, a number or (stored as 1 or 0) a
+// truth value.
+func slotRead(i int, isBool bool) value {
+	if isBool {
+		return value{isBool: true, cond: func(p *point) bool { return p.lets[i] != 0 }, at: -1, slot: i + 1}
+	}
+	return value{num: func(p *point) float64 { return p.lets[i] }, at: -1, slot: i + 1}
+}
+
+// bind is body, after v is evaluated into let slot i.
+func bind(i int, v, body value) value {
+	if !v.isBool && !body.isBool {
+		f, g := v.num, body.num
+		return value{num: func(p *point) float64 { p.lets[i] = f(p); return g(p) }, at: -1}
+	}
+	var store func(p *point)
+	if v.isBool {
+		c := v.cond
+		store = func(p *point) {
+			p.lets[i] = 0
+			if c(p) {
+				p.lets[i] = 1
+			}
+		}
+	} else {
+		f := v.num
+		store = func(p *point) { p.lets[i] = f(p) }
+	}
+	if body.isBool {
+		g := body.cond
+		return value{isBool: true, cond: func(p *point) bool { store(p); return g(p) }, at: -1}
+	}
+	g := body.num
+	return value{num: func(p *point) float64 { store(p); return g(p) }, at: -1}
 }
 
 // describe names what node n is, for a message.
@@ -126,6 +189,9 @@ func describe(n ast.Node) string {
 // ident lowers a variable, a constant or a let binding.
 func (l *lowerer) ident(n *ast.IdentifierNode) (value, error) {
 	if v, ok := l.scope[n.Value]; ok {
+		if v.slot > 0 {
+			l.read[v.slot-1] = true
+		}
 		return v, nil
 	}
 	if k, ok := Constants[n.Value]; ok {
@@ -147,13 +213,13 @@ func (l *lowerer) ident(n *ast.IdentifierNode) (value, error) {
 func leaf(i int) num {
 	switch i {
 	case 0:
-		return func(p *point) float64 { return p[0] }
+		return func(p *point) float64 { return p.v[0] }
 	case 1:
-		return func(p *point) float64 { return p[1] }
+		return func(p *point) float64 { return p.v[1] }
 	case 2:
-		return func(p *point) float64 { return p[2] }
+		return func(p *point) float64 { return p.v[2] }
 	}
-	return func(p *point) float64 { return p[3] }
+	return func(p *point) float64 { return p.v[3] }
 }
 
 func (l *lowerer) unary(n *ast.UnaryNode) (value, error) {
@@ -278,7 +344,7 @@ func (l *lowerer) call(n *ast.CallNode) (value, error) {
 	}
 	if a.at >= 0 {
 		i := a.at
-		return value{num: func(p *point) float64 { return g(p[i&3]) }, at: -1}, nil
+		return value{num: func(p *point) float64 { return g(p.v[i&3]) }, at: -1}, nil
 	}
 	h := a.num
 	return value{num: func(p *point) float64 { return g(h(p)) }, at: -1}, nil
@@ -396,13 +462,13 @@ func compare(op string, a, b value) value {
 			i := a.at & 3
 			switch op {
 			case "<":
-				return value{isBool: true, cond: func(p *point) bool { return p[i] < k }, at: -1}
+				return value{isBool: true, cond: func(p *point) bool { return p.v[i] < k }, at: -1}
 			case ">":
-				return value{isBool: true, cond: func(p *point) bool { return p[i] > k }, at: -1}
+				return value{isBool: true, cond: func(p *point) bool { return p.v[i] > k }, at: -1}
 			case "<=":
-				return value{isBool: true, cond: func(p *point) bool { return p[i] <= k }, at: -1}
+				return value{isBool: true, cond: func(p *point) bool { return p.v[i] <= k }, at: -1}
 			case ">=":
-				return value{isBool: true, cond: func(p *point) bool { return p[i] >= k }, at: -1}
+				return value{isBool: true, cond: func(p *point) bool { return p.v[i] >= k }, at: -1}
 			}
 		}
 		cmp := comparison(op)
@@ -446,7 +512,7 @@ func arith(op string, a, b value) value {
 		f := a.num
 		if a.at >= 0 {
 			i := a.at & 3
-			return value{num: func(p *point) float64 { v := p[i]; return v * v }, at: -1}
+			return value{num: func(p *point) float64 { v := p.v[i]; return v * v }, at: -1}
 		}
 		return value{num: func(p *point) float64 { v := f(p); return v * v }, at: -1}
 	}
@@ -476,13 +542,13 @@ func arith(op string, a, b value) value {
 func varConst(op string, i int, k float64) num {
 	switch op {
 	case "+":
-		return func(p *point) float64 { return p[i] + k }
+		return func(p *point) float64 { return p.v[i] + k }
 	case "-":
-		return func(p *point) float64 { return p[i] - k }
+		return func(p *point) float64 { return p.v[i] - k }
 	case "*":
-		return func(p *point) float64 { return p[i] * k }
+		return func(p *point) float64 { return p.v[i] * k }
 	case "/":
-		return func(p *point) float64 { return p[i] / k }
+		return func(p *point) float64 { return p.v[i] / k }
 	}
 	return nil
 }
