@@ -2,10 +2,11 @@ package media
 
 import "math"
 
-// A field from a file — a run's initial u (initial.kind = "file") — is read
-// by the maps' reader: a .npy file, a Zarr v3 array folder, or a Zarr group
-// (a heat checkpoint folder) standing for its array u; each rank reads the
-// rows or chunks of its own box. Its values must be finite.
+// A field from a file — a run's initial u (initial.kind = "file"), a source
+// (source.kind = "file") — is read by the maps' reader: a .npy file, a Zarr
+// v3 array folder, or a heat checkpoint standing for its array u (read with
+// the checkpoint's checks); each rank reads the rows or chunks of its own
+// box. Its values must be finite.
 
 // fieldRule is what a field's values must be.
 var fieldRule = rule{func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }, "a field's values must be finite"}

@@ -10,11 +10,14 @@
 // later region can punch a free hole into an earlier held one.
 //
 // Map files are read as files anyone may have replaced (heat/internal/safefile):
-// a link, a FIFO or a device in place of a map is refused, so is a file
-// whose size its header does not account for, and nothing is allocated
-// beyond what the grid's shape implies. Fill reads of each map only what
-// its box needs: of a .npy the rows of the box, of a Zarr array the chunks
-// (of a sharded one the index and inner chunks) that intersect it.
+// a FIFO or a device in place of a map is refused, so is a file whose size
+// its header does not account for, and nothing is allocated beyond what
+// the grid's shape implies. A map may be a link to a regular file,
+// followed once; nothing inside a Zarr folder is reached through a link. A
+// heat checkpoint is read through the checkpoint package, with its checks
+// (ckpt.go). Fill reads of each map only what its box needs: of a .npy the
+// rows of the box, of a Zarr array the chunks (of a sharded one the index
+// and inner chunks) that intersect it.
 //
 // It is not a solver: what k = 0 (a hole) or a held cell mean for the
 // discrete equation is the operator's business.
