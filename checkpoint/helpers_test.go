@@ -223,15 +223,31 @@ func (f faultFS) WriteFile(path string, src io.WriterTo) error {
 // encodeShardFile is a shard's file as Write stores it, and checks the
 // CRC32-C and size the writer reports of it.
 func encodeShardFile(raw []byte, shard, inner []int, level, workers int) ([]byte, error) {
+	e, release, err := encodeRawShard(raw, shard, inner, level, workers)
+	defer release()
+	if err != nil {
+		return nil, err
+	}
 	var b bytes.Buffer
-	e := &shardFile{raw: raw, shard: shard, inner: inner, level: level, workers: workers}
 	if _, err := e.WriteTo(&b); err != nil {
 		return nil, err
 	}
-	if e.CRC != crc32c(b.Bytes()) || e.Bytes != b.Len() {
-		return nil, fmt.Errorf("shard file: reported CRC32-C %08x and %d bytes, wrote %08x and %d", e.CRC, e.Bytes, crc32c(b.Bytes()), b.Len())
+	if e.CRC != crc32c(b.Bytes()) || e.Bytes != b.Len() || e.Len() != b.Len() {
+		return nil, fmt.Errorf("shard file: reported CRC32-C %08x and %d bytes (Len %d), wrote %08x and %d", e.CRC, e.Bytes, e.Len(), crc32c(b.Bytes()), b.Len())
 	}
 	return b.Bytes(), nil
+}
+
+// encodeRawShard compresses raw, a whole shard of float64 values in C
+// order, as Write does; release gives its frames' memory back.
+func encodeRawShard(raw []byte, shard, inner []int, level, workers int) (e *encoded, release func(), err error) {
+	full := decomp.Box{Lo: make([]int, len(shard)), Hi: shard}
+	sv := denseView(full)
+	e = &encoded{}
+	ar := &arena{}
+	job := chunkJob{fill: func(dst []byte, b decomp.Box) { copyBytesAs(8, dst, denseView(b), raw, sv, b) }, full: full, inner: inner, elem: 8, out: e}
+	err = encodeChunks([]chunkJob{job}, level, workers, ar)
+	return e, ar.release, err
 }
 
 func (f faultFS) ReadFile(path string, max int64, buf []byte) ([]byte, error) {

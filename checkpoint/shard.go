@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -76,102 +77,181 @@ func innerGrid(shard, inner []int) chunkGrid { return newChunkGrid(shard, inner)
 // emptyEntry marks an inner chunk that is not stored (the fill value).
 const emptyEntry = math.MaxUint64
 
-// shardFile is a shard's file, written (io.WriterTo) as its inner chunks
-// are compressed: workers goroutines compress the shard raw (its full
-// shape, C order, elem bytes a value: 0 means 8) inner chunk by inner
-// chunk in C order,
-// at most 2·workers chunks ahead of the writer, which appends each zstd
-// frame in turn, then the index and its CRC32-C. So compressing overlaps
-// writing, and a shard (up to a gigabyte) is never held compressed whole.
-// CRC and Bytes are the whole file's, once written.
-type shardFile struct {
-	raw          []byte
-	shard, inner []int
-	level        int
-	workers      int
-	elem         int
-	CRC          uint32
-	Bytes        int
+// encoded is one chunk file compressed and ready to write (io.WriterTo):
+// the zstd frame of an unsharded chunk, or (sharded) the frames of the
+// shard's inner chunks in C order, then the index and its CRC32-C. CRC and
+// Bytes are the whole file's, once written.
+type encoded struct {
+	frames  [][]byte
+	sharded bool
+	CRC     uint32
+	Bytes   int
 }
 
-func (e *shardFile) WriteTo(w io.Writer) (int64, error) {
-	ig := innerGrid(e.shard, e.inner)
-	elem := e.elem
-	if elem == 0 {
-		elem = 8
+// Len is the file's length in bytes (OS.WriteFile writes a file of at
+// least directMin around the page cache).
+func (e *encoded) Len() int {
+	n := 0
+	for _, f := range e.frames {
+		n += len(f)
 	}
-	var idxs [][]int
-	eachIndex(make([]int, len(ig.count)), ig.count, func(idx []int) { idxs = append(idxs, slices.Clone(idx)) })
-	n := len(idxs)
-	workers := max(1, min(e.workers, n))
-	sv := denseView(decomp.Box{Lo: make([]int, len(e.shard)), Hi: e.shard})
-	type frame struct {
-		data []byte
-		err  error
+	if e.sharded {
+		n += 16*len(e.frames) + 4
 	}
-	done := make([]chan frame, n)
-	for i := range done {
-		done[i] = make(chan frame, 1)
+	return n
+}
+
+func (e *encoded) WriteTo(w io.Writer) (int64, error) {
+	e.CRC, e.Bytes = 0, 0
+	var index []byte
+	if e.sharded {
+		index = make([]byte, 16*len(e.frames), 16*len(e.frames)+4)
 	}
-	// A worker takes a token before it claims the next chunk and the
-	// writer gives it back when it has written that chunk: the claimed
-	// chunks, always the next ones in order, are at most len(ahead).
-	ahead := make(chan struct{}, 2*workers)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	// Scratch chunks and frames come from the spare buffers (fresh ones
-	// would page-fault a shard's worth of memory every checkpoint).
-	bound := frameBound(elem * ig.cells())
-	for range workers {
+	var off uint64
+	for i, f := range e.frames {
+		if e.sharded {
+			binary.LittleEndian.PutUint64(index[16*i:], off)
+			binary.LittleEndian.PutUint64(index[16*i+8:], uint64(len(f)))
+		}
+		if _, err := w.Write(f); err != nil {
+			return int64(off), err
+		}
+		off += uint64(len(f))
+		e.CRC = crc32.Update(e.CRC, castagnoli, f)
+	}
+	if e.sharded {
+		tail := binary.LittleEndian.AppendUint32(index, crc32c(index))
+		if _, err := w.Write(tail); err != nil {
+			return int64(off), err
+		}
+		e.CRC = crc32.Update(e.CRC, castagnoli, tail)
+		off += uint64(len(tail))
+	}
+	e.Bytes = int(off)
+	return int64(off), nil
+}
+
+// chunkJob is one chunk (or shard) to compress: fill puts the cells of a
+// box of it into dst (C order over the box, elem bytes a value); full is
+// its whole box, reaching past the array at the far edges; inner is the
+// shape of its inner chunks (sharded), or nil for one frame of it all.
+type chunkJob struct {
+	fill  func(dst []byte, b decomp.Box)
+	full  decomp.Box
+	inner []int
+	elem  int
+	out   *encoded
+}
+
+// boxes are the boxes of j's frames in file order: its inner chunks in C
+// order, or its full box.
+func (j chunkJob) boxes() []decomp.Box {
+	if j.inner == nil {
+		return []decomp.Box{j.full}
+	}
+	ig := innerGrid(j.full.Shape(), j.inner)
+	var bs []decomp.Box
+	eachIndex(make([]int, len(ig.count)), ig.count, func(idx []int) {
+		b := ig.full(idx)
+		for a := range b.Lo {
+			b.Lo[a] += j.full.Lo[a]
+			b.Hi[a] += j.full.Lo[a]
+		}
+		bs = append(bs, b)
+	})
+	return bs
+}
+
+// encodeChunks compresses every frame of jobs (each job's out), spread
+// over workers goroutines, straight from the cells fill gives into frames
+// held in ar: no copy of a whole chunk is made, and the memory a
+// checkpoint touches is its compressed size and a scratch inner chunk per
+// worker (fresh memory cost 0.4 s a 134 MB copy on a virtual machine,
+// where a page's first touch is a fault in the host). The first error
+// wins.
+func encodeChunks(jobs []chunkJob, level, workers int, ar *arena) error {
+	type frame struct{ job, i int }
+	var todo []frame
+	boxes := make([][]decomp.Box, len(jobs))
+	most := 0
+	for k, j := range jobs {
+		boxes[k] = j.boxes()
+		j.out.frames = make([][]byte, len(boxes[k]))
+		j.out.sharded = j.inner != nil
+		for i, b := range boxes[k] {
+			todo = append(todo, frame{k, i})
+			most = max(most, j.elem*b.Size())
+		}
+	}
+	var (
+		next  atomic.Int64
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	for range min(max(1, workers), len(todo)) {
 		wg.Go(func() {
-			buf := spare.take(elem * ig.cells())
+			buf := spare.take(most)
 			defer spare.give(buf)
+			var room []byte // the rest of this worker's arena block
 			for {
-				ahead <- struct{}{}
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					<-ahead
+				n := int(next.Add(1) - 1)
+				if n >= len(todo) {
 					return
 				}
-				b := ig.full(idxs[i])
-				copyBytesAs(elem, buf, denseView(b), e.raw, sv, b)
-				f, err := compress(e.level, buf, spare.take(bound)[:0])
-				done[i] <- frame{f, err}
+				f := todo[n]
+				j, b := jobs[f.job], boxes[f.job][f.i]
+				raw := buf[:j.elem*b.Size()]
+				j.fill(raw, b)
+				if bound := frameBound(len(raw)); cap(room) < bound {
+					room = ar.block(bound)
+				}
+				data, err := compress(level, raw, room[:0])
+				if err != nil {
+					mu.Lock()
+					first = cmp.Or(first, err)
+					mu.Unlock()
+					next.Store(int64(len(todo))) // the others stop too
+					return
+				}
+				j.out.frames[f.i] = data[:len(data):len(data)]
+				room = room[len(data):len(data)]
 			}
 		})
 	}
-	// On an error the writer still takes every frame, so that no worker
-	// waits for a token forever.
-	index := make([]byte, 16*n, 16*n+4)
-	var off uint64
-	var err error
-	e.CRC, e.Bytes = 0, 0
-	for i := range n {
-		f := <-done[i]
-		<-ahead
-		if err == nil {
-			err = f.err
-		}
-		if err == nil {
-			binary.LittleEndian.PutUint64(index[16*i:], off)
-			binary.LittleEndian.PutUint64(index[16*i+8:], uint64(len(f.data)))
-			off += uint64(len(f.data))
-			_, err = w.Write(f.data)
-			e.CRC = crc32.Update(e.CRC, castagnoli, f.data)
-		}
-		spare.give(f.data)
-	}
 	wg.Wait()
-	if err != nil {
-		return int64(off), err
+	return first
+}
+
+// arenaBlock is the size of the arena's blocks: many compressed chunks of
+// the default 2 MiB each, so that little is left unused at a block's end.
+const arenaBlock = 16 << 20
+
+// arena holds compressed frames in blocks taken from the spare buffers, all
+// given back at once (release) when the files that hold them are written.
+type arena struct {
+	mu     sync.Mutex
+	blocks [][]byte
+}
+
+// block is a new block of at least n bytes of capacity, length 0.
+func (ar *arena) block(n int) []byte {
+	b := spare.take(max(n, arenaBlock))
+	ar.mu.Lock()
+	ar.blocks = append(ar.blocks, b)
+	ar.mu.Unlock()
+	return b[:0]
+}
+
+// release gives every block back to the spare buffers; the frames in them
+// are not to be used after.
+func (ar *arena) release() {
+	ar.mu.Lock()
+	defer ar.mu.Unlock()
+	for _, b := range ar.blocks {
+		spare.give(b)
 	}
-	tail := binary.LittleEndian.AppendUint32(index, crc32c(index))
-	if _, err := w.Write(tail); err != nil {
-		return int64(off), err
-	}
-	e.CRC = crc32.Update(e.CRC, castagnoli, tail)
-	e.Bytes = int(off) + len(tail)
-	return int64(e.Bytes), nil
+	ar.blocks = nil
 }
 
 // eachInner calls f for every inner chunk of ig (its position in C order,

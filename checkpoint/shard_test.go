@@ -204,11 +204,10 @@ func (f *failAfter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// A shard is written frame by frame as its inner chunks are compressed,
-// whatever the worker count (more workers than chunks too): the same file
-// every time, which decodes back; a write failing at any point is returned,
-// and no compressing worker is left waiting.
-func TestShardFileStreams(t *testing.T) {
+// A shard compresses to the same file whatever the worker count (more
+// workers than chunks too), which decodes back; a write failing at any
+// point is returned.
+func TestShardFileWorkers(t *testing.T) {
 	shard, inner := []int{16, 12}, []int{4, 3}
 	raw := make([]byte, 8*16*12)
 	for i := range 16 * 12 {
@@ -226,8 +225,10 @@ func TestShardFileStreams(t *testing.T) {
 	require.Equal(t, raw, back)
 	for _, workers := range []int{1, 3} {
 		for _, at := range []int{0, 1, len(want) / 2, len(want) - 5} {
-			e := &shardFile{raw: raw, shard: shard, inner: inner, level: 1, workers: workers}
-			_, err := e.WriteTo(&failAfter{n: at})
+			e, release, err := encodeRawShard(raw, shard, inner, 1, workers)
+			require.NoError(t, err)
+			_, err = e.WriteTo(&failAfter{n: at})
+			release()
 			require.ErrorIs(t, err, errInjected, "%d workers, failing after %d bytes", workers, at)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"math"
@@ -19,6 +18,7 @@ import (
 
 	"heat/comm"
 	"heat/decomp"
+	"heat/internal/hugemem"
 )
 
 // tag is the message tag of every piece of a chunk sent to its writer.
@@ -34,7 +34,7 @@ const tag = comm.TagCheckpoint
 // rank passes the same names and types.
 //
 // Each chunk is written by the rank that owns its first cell: the other
-// ranks whose boxes cross it send it their parts, and it assembles, compresses
+// ranks whose boxes cross it send it their parts, and it compresses
 // (opt.Workers goroutines) and writes the chunk, filling cells past the array
 // with NaN. Then the ranks agree that every chunk is on disk and rank 0
 // commits (see the package comment). If any rank fails, Write returns an
@@ -66,17 +66,16 @@ type Pending struct {
 }
 
 // Begin is Write's first half, collective like Write: the ranks agree to
-// write, every chunk's parts travel to its writer, which assembles them in
-// memory (a copy of its chunks, about its own box of the field: u is free
-// again when Begin returns), then compresses and writes them in the
-// background. Finish, collective again, waits for that and commits; a
+// write, every chunk's parts travel to its writer, which compresses its
+// chunks (opt.Workers goroutines, reading u and the parts in place: u is
+// free again when Begin returns), then writes them in the background. Finish, collective again, waits for that and commits; a
 // failure of the background work surfaces there. One checkpoint in flight
 // at a time: Finish one before the next Begin.
 //
-// The arrays of meta.Arrays are not copied: a run's media never change, so
-// their chunks are assembled from the arrays themselves (and the parts
-// other ranks sent in Begin) in the background, each as it is written. They
-// must stay as they are until Finish returns.
+// The arrays of meta.Arrays are compressed later: a run's media never
+// change, so their chunks are compressed from the arrays themselves (and
+// the parts other ranks sent in Begin) in the background, each as it is
+// written. They must stay as they are until Finish returns.
 func Begin(c comm.Comm, g *decomp.Grid, lay decomp.Layout, u []float64, root string, meta Meta, opt Options) (*Pending, error) {
 	return begin(c, g, lay, u, root, meta, opt, true)
 }
@@ -109,9 +108,32 @@ func begin(c comm.Comm, g *decomp.Grid, lay decomp.Layout, u []float64, root str
 		}
 		own = append(own, mine...)
 	}
+	// The field's chunks are compressed now, by the rank's workers, from u
+	// and the pieces the others sent: what stays for the background is
+	// their compressed bytes, not a copy of the box (see encodeChunks).
+	ar := &arena{}
+	var jobs []chunkJob
+	fv := fieldView(w.lay)
+	for _, oc := range own {
+		if !w.arrays[oc.arr].static {
+			oc.enc = &encoded{}
+			jobs = append(jobs, w.job(oc, fv, oc.enc))
+		}
+	}
+	encErr := encodeChunks(jobs, w.level, max(1, w.opt.Workers), ar)
+	for _, oc := range own {
+		if !w.arrays[oc.arr].static {
+			oc.pieces = nil
+		}
+	}
 	p := &Pending{w: w, start: start, done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
+		defer ar.release()
+		if encErr != nil {
+			p.ioErr = encErr
+			return
+		}
 		p.notes, p.ioErr = w.writeOwn(own)
 	}()
 	p.Blocking = time.Since(start)
@@ -158,7 +180,7 @@ type wArray struct {
 	name, dtype string
 	data        []float64 // laid out as the field
 	// static arrays (the media) do not change until Finish: their chunks
-	// are assembled as they are written, not copied in Begin.
+	// are compressed as they are written, not in Begin.
 	static bool
 }
 
@@ -524,13 +546,12 @@ type ownChunk struct {
 	idx    []int
 	pieces []piece
 	reqs   []comm.Request
-	raw    []byte // the assembled chunk, until written
+	enc    *encoded // compressed in Begin (u), or nil until written (static)
 }
 
 // exchange is phase 2's collective half for array arr of the writer: this
 // rank sends its parts of other ranks' chunks and receives the parts of its
-// own, each chunk then assembled whole (its raw bytes) in memory, or (a
-// static array) when it is written. Sends go in increasing chunk order,
+// own, which stay as pieces until the chunk is compressed. Sends go in increasing chunk order,
 // receives are posted in the same order, and one tag serves them all (FIFO
 // per source and tag); one array's exchange ends before the next one's.
 func (w *writer) exchange(arr int) (own []*ownChunk, cerr error) {
@@ -605,9 +626,6 @@ func (w *writer) exchange(arr int) (own []*ownChunk, cerr error) {
 			return nil, err
 		}
 		oc.reqs = nil
-		if !w.arrays[arr].static {
-			w.assemble(oc, fv)
-		}
 	}
 	if err := c.Waitall(sends); err != nil {
 		return nil, err
@@ -615,30 +633,31 @@ func (w *writer) exchange(arr int) (own []*ownChunk, cerr error) {
 	return own, nil
 }
 
-// assemble puts chunk oc together in its raw bytes: this rank's part from
-// its array, the others' from their pieces, the fill value past the
-// array's edge.
-func (w *writer) assemble(oc *ownChunk, fv view) {
-	cg := w.grid
+// job is chunk oc of its array to compress: the cells of this rank's box
+// from the array itself (seen through fv), the others' from their pieces,
+// the fill value past the array's edge. Its frames go to out.
+func (w *writer) job(oc *ownChunk, fv view, out *encoded) chunkJob {
 	a := w.arrays[oc.arr]
-	full := cg.full(oc.idx)
-	cv := denseView(full)
-	oc.raw = spare.take(a.elem() * full.Size())
-	if cg.box(oc.idx).Size() < full.Size() {
-		fillRaw(oc.raw, a.elem())
+	elem := a.elem()
+	inside := w.grid.box(oc.idx)
+	mine := inside.Intersect(w.g.Box(w.c.Rank()))
+	fill := func(dst []byte, b decomp.Box) {
+		dv := denseView(b)
+		if inside.Intersect(b).Size() < b.Size() {
+			fillRaw(dst, elem)
+		}
+		putBoxAs(elem, dst, dv, a.data, fv, mine.Intersect(b))
+		for _, p := range oc.pieces {
+			putBoxAs(elem, dst, dv, p.buf, denseView(p.box), p.box.Intersect(b))
+		}
 	}
-	mine := cg.box(oc.idx).Intersect(w.g.Box(w.c.Rank()))
-	putBoxAs(a.elem(), oc.raw, cv, a.data, fv, mine)
-	for _, p := range oc.pieces {
-		putBoxAs(a.elem(), oc.raw, cv, p.buf, denseView(p.box), p.box)
-	}
-	oc.pieces = nil
+	return chunkJob{fill: fill, full: w.grid.full(oc.idx), inner: w.inner, elem: elem, out: out}
 }
 
 // writeOwn is phase 2's local half, which may run in the background: the
-// rank's opt.Workers goroutines compress and write its assembled chunks,
-// then the new directories are fsynced. ioErr is the first file or
-// encoding error.
+// rank's opt.Workers goroutines write its compressed chunks (compressing
+// the static arrays' first), then the new directories are fsynced. ioErr
+// is the first file or encoding error.
 func (w *writer) writeOwn(own []*ownChunk) (notes []chunkNote, ioErr error) {
 	notes = make([]chunkNote, len(own))
 	var (
@@ -655,14 +674,12 @@ func (w *writer) writeOwn(own []*ownChunk) (notes []chunkNote, ioErr error) {
 	}
 	for range outer {
 		wg.Go(func() {
-			var frame []byte // the compressed chunk, its storage reused
 			for i := range jobs {
 				if failed() {
 					continue
 				}
-				note, dir, err := w.writeChunk(own[i], &frame, dirs, &mu)
-				spare.give(own[i].raw)
-				own[i].raw = nil
+				note, dir, err := w.writeChunk(own[i], dirs, &mu)
+				own[i].pieces, own[i].enc = nil, nil
 				mu.Lock()
 				if err != nil && first == nil {
 					first = err
@@ -691,28 +708,25 @@ func (w *writer) writeOwn(own []*ownChunk) (notes []chunkNote, ioErr error) {
 	return notes, nil
 }
 
-// writeChunk compresses assembled chunk oc into *frame's storage and
-// writes it. dir is the directory it created for the file ("" if another
-// chunk did); dirs and mu guard that set.
-func (w *writer) writeChunk(oc *ownChunk, frame *[]byte, dirs map[string]bool, mu *sync.Mutex) (note chunkNote, dir string, err error) {
+// writeChunk writes chunk oc, compressing it first if Begin did not (a
+// static array's: with the workers this goroutine stands for). dir is the
+// directory it created for the file ("" if another chunk did); dirs and mu
+// guard that set.
+func (w *writer) writeChunk(oc *ownChunk, dirs map[string]bool, mu *sync.Mutex) (note chunkNote, dir string, err error) {
 	cg := w.grid
 	a := w.arrays[oc.arr]
-	if oc.raw == nil {
-		// A static array's chunk, assembled now (its array has not changed).
-		w.assemble(oc, fieldView(w.lay))
-	}
-	var (
-		src   io.WriterTo
-		shard *shardFile
-	)
-	if w.inner != nil {
-		shard = &shardFile{raw: oc.raw, shard: cg.chunk, inner: w.inner, level: w.level, workers: max(1, w.opt.Workers), elem: a.elem()}
-		src = shard
-	} else {
-		if *frame, err = compress(w.level, oc.raw, *frame); err != nil {
+	enc := oc.enc
+	if enc == nil {
+		ar := &arena{}
+		defer ar.release()
+		enc = &encoded{}
+		workers := 1
+		if w.inner != nil {
+			workers = max(1, w.opt.Workers)
+		}
+		if err := encodeChunks([]chunkJob{w.job(oc, fieldView(w.lay), enc)}, w.level, workers, ar); err != nil {
 			return note, "", err
 		}
-		src = bytes.NewReader(*frame)
 	}
 	key := cg.key(oc.idx)
 	file := filepath.Join(w.partial, a.name, filepath.FromSlash(key))
@@ -731,17 +745,14 @@ func (w *writer) writeChunk(oc *ownChunk, frame *[]byte, dirs map[string]bool, m
 		}
 		dir = parent
 	}
-	if err := w.fs.WriteFile(file, src); err != nil {
+	if err := w.fs.WriteFile(file, enc); err != nil {
 		return note, dir, err
 	}
 	name := a.name
 	if oc.arr == 0 {
 		name = "" // u, as reports always named it
 	}
-	if shard != nil {
-		return chunkNote{Array: name, Key: key, CRC: shard.CRC, Bytes: shard.Bytes}, dir, nil
-	}
-	return chunkNote{Array: name, Key: key, CRC: crc32c(*frame), Bytes: len(*frame)}, dir, nil
+	return chunkNote{Array: name, Key: key, CRC: enc.CRC, Bytes: enc.Bytes}, dir, nil
 }
 
 // syncDirs fsyncs every directory in dirs and each of their parents up to
@@ -1109,11 +1120,11 @@ func prod(shape []int) int {
 	return n
 }
 
-// spare keeps the buffers of the chunks (or shards) written last for the
-// next checkpoint's: a fresh box-sized buffer at every checkpoint costs its
-// page faults, in Begin, on the run's critical path (0.03–0.08 s for 134
-// MB here). It holds at most as much as was ever taken at once (one
-// checkpoint's assembled chunks), which the memory estimate counts anyway.
+// spare keeps the buffers of the checkpoint written last (compressed
+// frames, scratch chunks, staging) for the next one's: fresh memory costs
+// a page fault per page at its first touch (on a virtual machine 5–7 ms a
+// MB, in the host). It holds at most as much as was ever taken at once,
+// which the memory estimate counts anyway.
 var spare bufferPool
 
 type bufferPool struct {
@@ -1124,7 +1135,8 @@ type bufferPool struct {
 }
 
 // take returns a buffer of n bytes, not cleared: a kept one of capacity at
-// least n (the smallest), or a new one.
+// least n (the smallest), or a new one, advised for huge pages (a 2 MiB
+// page's fault costs far less than 512 small ones).
 func (p *bufferPool) take(n int) []byte {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -1136,7 +1148,7 @@ func (p *bufferPool) take(n int) []byte {
 	}
 	b := []byte(nil)
 	if best < 0 {
-		b = make([]byte, n)
+		b = hugemem.Bytes(n)
 	} else {
 		b = p.bufs[best][:n]
 		p.bufs = slices.Delete(p.bufs, best, best+1)

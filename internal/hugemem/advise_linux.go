@@ -11,8 +11,8 @@ const minBytes = 4 << 20
 // advise asks for huge pages over the 2 MiB-aligned part of b. It is a hint:
 // where transparent huge pages are off, or the call fails, memory stays as
 // it was.
-func advise(b []float64) {
-	n := len(b) * 8
+func advise(b []byte) {
+	n := len(b)
 	if n < minBytes {
 		return
 	}

@@ -28,3 +28,25 @@ func TestFloatsIsZeroedAndUsable(t *testing.T) {
 		require.Equal(t, -1, bad, "a value not kept")
 	}
 }
+
+// Bytes is the same for bytes: zeroed, the asked length, every byte kept.
+func TestBytesIsZeroedAndUsable(t *testing.T) {
+	for _, n := range []int{0, 1, 1000, 4<<20 - 1, 5 << 20} {
+		b := Bytes(n)
+		require.Len(t, b, n)
+		bad := -1
+		for i := range b {
+			if b[i] != 0 {
+				bad = i
+			}
+			b[i] = byte(i * 7)
+		}
+		require.Equal(t, -1, bad, "a non-zero byte")
+		for i := range b {
+			if b[i] != byte(i*7) {
+				bad = i
+			}
+		}
+		require.Equal(t, -1, bad, "a byte not kept")
+	}
+}
