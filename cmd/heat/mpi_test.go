@@ -478,3 +478,18 @@ func TestMPISignalledRanksExit143(t *testing.T) {
 	require.Equal(t, 143, rep.ExitCode)
 	require.Len(t, rep.Checkpoints, 1)
 }
+
+// A medium with nothing to solve is refused on every rank alike (exit 2),
+// and rank 0's report parses; before, the steps ran with dt = +Inf, rank 0
+// exited 1 on a report it could not write and another rank 0.
+func TestMPIMediaRefusedOnEveryRank(t *testing.T) {
+	bin, _ := binaries(t)
+	out := t.TempDir()
+	code, _, stderr := mpirun(t, 2, bin, "run", "-q", "--set", "grid.shape=[16,12]", "--out", out,
+		"--set", `material=[{region = "box", lo = [0.0, 0.0], hi = [1.0, 1.0], k = 0.0}]`)
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stderr, "no free conducting cell")
+	data, err := os.ReadFile(filepath.Join(out, "report.json"))
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"exit_code": 2`)
+}
