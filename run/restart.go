@@ -222,7 +222,7 @@ func restore(c comm.Comm, s *solver.Solver, j *job) error {
 			}
 			if c.Rank() == 0 {
 				j.lastGood = ck.Path()
-				j.rep.Restart = &report.Restart{Path: ck.Path(), Step: m.Step, ReadS: time.Since(t0).Seconds()}
+				j.rep.Restart = &report.Restart{Path: ck.Path(), Step: m.Step, ReadS: time.Since(t0).Seconds(), ChangedInputs: j.changed}
 				j.log.log("restarted from %s (step %d, read in %.2f s)", ck.Path(), m.Step, j.rep.Restart.ReadS)
 			}
 			return nil
@@ -265,6 +265,9 @@ func beginCheckpoint(c comm.Comm, s *solver.Solver, j *job, writers []int) (*che
 	}
 	if a := accountExtra(acct); a != nil {
 		extra["energy"] = a
+	}
+	if c.Rank() == 0 {
+		extra["inputs"] = inputsExtra(j.inputs)
 	}
 	// In media, k, rho_c and the held cells' mask go beside the field: a
 	// restart needs no map file (checkpointMedia).

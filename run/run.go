@@ -39,6 +39,10 @@ type Options struct {
 	// Overwrite lets a new run replace another run's results in its
 	// output folder.
 	Overwrite bool
+	// AllowInputChanges lets a restart go on although a file the run reads
+	// as it steps (a source field, a time table) changed since its
+	// checkpoint was written; the report records the change.
+	AllowInputChanges bool
 	// Stdout gets the summary, Stderr progress, warnings and log lines.
 	Stdout, Stderr io.Writer
 	// World is this process's rank of an MPI job; nil runs every rank as a
@@ -328,6 +332,12 @@ func prepare(ctx context.Context, opt Options, stdout, stderr io.Writer, c comm.
 			return nil, err
 		}
 	}
+	// The files it reads again at a restart, as they are now (and as its
+	// checkpoint recorded them).
+	inputs, changed, err := readInputs(cfg, restarts, opt.AllowInputChanges, rank0, warn)
+	if err != nil {
+		return nil, err
+	}
 	// This run's id (a restart keeps the one of the run it continues), in
 	// its manifest, its checkpoints and its report; then its folders: the
 	// output folder's lock and manifest, the checkpoint folder's lock.
@@ -343,7 +353,7 @@ func prepare(ctx context.Context, opt Options, stdout, stderr io.Writer, c comm.
 	}
 
 	j := &job{cfg: cfg, given: &given, spec: spec, fields: fields, reportPath: opt.Report, quiet: opt.Quiet || !rank0,
-		restarts: restarts, fallback: fallback, runID: runID, held: held, files: held.files}
+		restarts: restarts, fallback: fallback, runID: runID, held: held, files: held.files, inputs: inputs, changed: changed}
 	from := 0
 	if restarts != nil {
 		from = restarts[0].Meta().Step
@@ -401,6 +411,8 @@ type job struct {
 	stopped    string                   // checkpoint written on a signal
 	out        *outputs                 // snapshots and diagnostics
 	fields     *fields                  // the formulas of the initial field and source
+	inputs     []stepInput              // the files read again at a restart, with their digests (rank 0)
+	changed    []string                 // how they differ from the restart checkpoint's (--allow-input-changes)
 	load       cpuLoad                  // the CPU account of rank 0's process over wall_s
 	waits      wait.Counts              // what rank 0's process's waits did over wall_s
 }

@@ -58,5 +58,6 @@ by SIGINT/SIGTERM after writing a checkpoint.`,
 	fs.BoolVarP(&opt.Quiet, "quiet", "q", false, "print no progress and no summary, only errors")
 	fs.BoolVar(&opt.DryRun, "dry-run", false, "print the resolved config, the split and the memory the run needs, and run nothing")
 	fs.BoolVar(&opt.Overwrite, "overwrite", false, "replace another run's results in the output folder (report, diagnostics, snapshots, plots, checkpoints kept there)")
+	fs.BoolVar(&opt.AllowInputChanges, "allow-input-changes", false, "with --restart: go on although a source field or time table changed since the checkpoint (the report records it; the run no longer reproduces the straight run)")
 	return cmd
 }

@@ -138,6 +138,10 @@ type Restart struct {
 	Path  string  `json:"path"`
 	Step  int     `json:"step"`
 	ReadS float64 `json:"read_s"`
+	// ChangedInputs are the files read as the run steps that differ from
+	// what the checkpoint recorded (--allow-input-changes): the run does
+	// not reproduce the straight run.
+	ChangedInputs []string `json:"changed_inputs,omitempty"`
 }
 
 // Field summarises the final global field (interior cells). Min and Max

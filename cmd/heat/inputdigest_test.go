@@ -1,0 +1,57 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A restart reads the time tables again: one that changed since the
+// checkpoint is refused naming it (the run would not reproduce the
+// straight one), or with --allow-input-changes goes on and the report says
+// so; unchanged, the restart is the straight run bit for bit.
+func TestRestartRefusesChangedInputs(t *testing.T) {
+	dir := t.TempDir()
+	wall := filepath.Join(dir, "wall.csv")
+	power := filepath.Join(dir, "power.csv")
+	require.NoError(t, os.WriteFile(wall, []byte("t,value\n0,1\n0.01,3\n"), 0o644))
+	require.NoError(t, os.WriteFile(power, []byte("t,value\n0,0\n0.005,2\n"), 0o644))
+	base := []string{"run", "-q", "--set", "grid.shape=[24,20]", "--set", `boundary.x_lo.value={table="` + wall + `"}`,
+		"--set", "source.kind=constant", "--set", "source.value=1", "--set", `source.amplitude={table="` + power + `"}`}
+	code, _, stderr := heat(t, append(base, "--steps", "40", "--out", filepath.Join(dir, "straight"))...)
+	require.Equal(t, 0, code, stderr)
+	want := readReport(t, filepath.Join(dir, "straight", "report.json"))
+
+	half := func(name string) string {
+		out := filepath.Join(dir, name)
+		code, _, stderr := heat(t, append(base, "--steps", "20", "--set", "checkpoint.final=true", "--out", out)...)
+		require.Equal(t, 0, code, stderr)
+		return out
+	}
+	out := half("same")
+	code, _, stderr = heat(t, "run", "-q", "--restart", out, "--steps", "40")
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, want.Field.SHA256, readReport(t, filepath.Join(out, "report.json")).Field.SHA256)
+
+	out = half("changed")
+	require.NoError(t, os.WriteFile(wall, []byte("t,value\n0,1\n0.01,3.5\n"), 0o644))
+	code, _, stderr = heat(t, "run", "-q", "--restart", out, "--steps", "40")
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stderr, "boundary.x_lo.value: "+wall+" changed since the checkpoint")
+	require.Contains(t, stderr, "--allow-input-changes")
+	code, _, stderr = heat(t, "run", "-q", "--restart", out, "--steps", "40", "--allow-input-changes")
+	require.Equal(t, 0, code, stderr)
+	got := readReport(t, filepath.Join(out, "report.json"))
+	require.NotEqual(t, want.Field.SHA256, got.Field.SHA256)
+	require.Len(t, got.Restart.ChangedInputs, 1)
+	require.Contains(t, got.Restart.ChangedInputs[0], wall)
+
+	// A removed table is named too.
+	out = half("removed")
+	require.NoError(t, os.Remove(power))
+	code, _, stderr = heat(t, "run", "-q", "--restart", out, "--steps", "40")
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stderr, power)
+}
