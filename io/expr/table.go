@@ -1,13 +1,21 @@
 package expr
 
 import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
-	"strings"
+	"sync"
+	"weak"
 
 	"heat/internal/safefile"
 	"heat/io/media"
@@ -16,11 +24,25 @@ import (
 // MaxTableBytes bounds what is read of a table file: some two million rows.
 const MaxTableBytes = 64 << 20
 
+// maxTableLine bounds one line of a table file: a row t,value is short.
+const maxTableLine = 64 << 10
+
 // Table is a value given in time by a CSV file of rows t,value: linear in
 // between, the first value before the first t and the last after the last.
+// Its rows are read once a process however often the file is named (see
+// LoadTable) and shared: a Table is never changed once loaded.
 type Table struct {
-	path   string
-	t, val []float64
+	path string // the file as given
+	*tableData
+}
+
+// tableData is what a table file holds, as read once.
+type tableData struct {
+	t, val  []float64
+	digest  string  // the SHA-256 of the file's bytes, hex
+	minV    float64 // the least value,
+	minT    float64 // the t of its first row,
+	minLine int     // and that row's line
 }
 
 // TableError is a mistake in a table file: the config key that named it,
@@ -44,22 +66,47 @@ func (e *TableError) Error() string {
 	return e.Key + ": " + at + ": " + e.Msg
 }
 
+// tableKey is a table file's identity: its cleaned absolute path and what
+// changes when the file does (size, modification time, device and inode:
+// a file replaced by another, or rewritten, is read anew).
+type tableKey struct {
+	path        string
+	size, mtime int64
+	dev, ino    uint64
+}
+
+// tableEntry is a table file being read (done open) or read: its rows,
+// held weakly (a table no run uses any more is collected), or why not.
+type tableEntry struct {
+	done chan struct{}
+	data weak.Pointer[tableData]
+	err  *TableError // Key and Path left empty: each caller's own
+}
+
+// tables are the table files read in this process.
+var tables = struct {
+	sync.Mutex
+	m map[tableKey]*tableEntry
+}{m: map[tableKey]*tableEntry{}}
+
 // LoadTable reads the table file path for config key key. The file is
 // CSV: an optional header line (t,value, or any two names), then rows
 // t,value — t strictly increasing, both finite numbers, at least one row.
 // Blank lines and lines starting with # are skipped. Errors are
 // *TableError naming the line.
+//
+// A file is parsed once a process, as it streams in: every later load of
+// the same file, unchanged (its path, size, modification time and inode;
+// a relative path made absolute), shares the rows read, also while they
+// are being read by another goroutine. A file that changed is read anew.
 func LoadTable(key, path string) (*Table, error) {
 	fail := func(line int, format string, args ...any) error {
 		return &TableError{Key: key, Path: path, Line: line, Msg: fmt.Sprintf(format, args...)}
 	}
-	b, err := safefile.ReadFile(path, MaxTableBytes)
-	var big *safefile.TooLargeError
+	f, st, err := safefile.Open(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, fail(0, "no such file")
-	case errors.As(err, &big):
-		return nil, fail(0, "%d bytes, more than the %d a table may take", big.Size, big.Max)
 	case err != nil:
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
@@ -67,21 +114,100 @@ func LoadTable(key, path string) (*Table, error) {
 		}
 		return nil, fail(0, "%v", err)
 	}
-	tb := &Table{path: path}
+	defer f.Close()
+	if st.Size() > MaxTableBytes {
+		return nil, fail(0, "%d bytes, more than the %d a table may take", st.Size(), MaxTableBytes)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fail(0, "%v", err)
+	}
+	k := tableKey{path: abs, size: st.Size(), mtime: st.ModTime().UnixNano()}
+	k.dev, k.ino = fileID(st)
+	for {
+		tables.Lock()
+		e := tables.m[k]
+		if e == nil {
+			e = &tableEntry{done: make(chan struct{})}
+			for other, old := range tables.m {
+				if old.data.Value() == nil && isClosed(old.done) {
+					delete(tables.m, other) // collected, or failed
+				}
+			}
+			tables.m[k] = e
+			tables.Unlock()
+			d, terr := parseTable(f)
+			if terr != nil {
+				e.err = terr
+			} else {
+				e.data = weak.Make(d)
+			}
+			close(e.done)
+			if terr != nil {
+				return nil, &TableError{Key: key, Path: path, Line: terr.Line, Msg: terr.Msg}
+			}
+			return &Table{path: path, tableData: d}, nil
+		}
+		tables.Unlock()
+		<-e.done
+		if e.err != nil {
+			return nil, &TableError{Key: key, Path: path, Line: e.err.Line, Msg: e.err.Msg}
+		}
+		if d := e.data.Value(); d != nil {
+			return &Table{path: path, tableData: d}, nil
+		}
+		tables.Lock()
+		if tables.m[k] == e {
+			delete(tables.m, k) // collected since: read it again
+		}
+		tables.Unlock()
+	}
+}
+
+// isClosed reports whether c is closed.
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// tableChunk is how many rows parseTable collects in a block before it
+// starts another: the rows end in slices of their exact length, built
+// without append's growing copies of the whole.
+const tableChunk = 1 << 14
+
+// parseTable reads a table file from r, hashing what it reads; errors
+// carry the line and the message.
+func parseTable(r io.Reader) (*tableData, *TableError) {
+	fail := func(line int, format string, args ...any) *TableError {
+		return &TableError{Line: line, Msg: fmt.Sprintf(format, args...)}
+	}
+	h := sha256.New()
+	n := &counter{r: io.LimitReader(r, MaxTableBytes+1)}
+	sc := bufio.NewScanner(io.TeeReader(n, h))
+	sc.Buffer(make([]byte, 0, 4096), maxTableLine)
+	var blocks [][2][]float64 // full blocks of t and values
+	var ts, vs []float64      // the block being filled
+	rows, last := 0, math.Inf(-1)
+	d := &tableData{minV: math.Inf(1)}
 	first := true
-	for i, line := range strings.Split(string(b), "\n") {
-		n := i + 1
-		line = strings.TrimSpace(strings.TrimSuffix(line, "\r"))
-		if line == "" || strings.HasPrefix(line, "#") {
+	line := 0
+	for sc.Scan() {
+		line++
+		text := bytes.TrimSpace(sc.Bytes()) // the scanner's: no copy a line
+		if len(text) == 0 || text[0] == '#' {
 			continue
 		}
-		fields := strings.Split(line, ",")
-		if len(fields) != 2 {
-			return nil, fail(n, "%d fields in %q; a row is t,value", len(fields), short(line))
+		tb, vb, ok := bytes.Cut(text, []byte{','})
+		if !ok || bytes.IndexByte(vb, ',') >= 0 {
+			return nil, fail(line, "%d fields in %q; a row is t,value", 1+bytes.Count(text, []byte{','}), short(string(text)))
 		}
-		ts, vs := strings.TrimSpace(fields[0]), strings.TrimSpace(fields[1])
-		t, errT := strconv.ParseFloat(ts, 64)
-		v, errV := strconv.ParseFloat(vs, 64)
+		tb, vb = bytes.TrimSpace(tb), bytes.TrimSpace(vb)
+		t, errT := strconv.ParseFloat(string(tb), 64)
+		v, errV := strconv.ParseFloat(string(vb), 64)
 		if first && errT != nil && errV != nil {
 			first = false
 			continue // the header
@@ -89,24 +215,61 @@ func LoadTable(key, path string) (*Table, error) {
 		first = false
 		switch {
 		case errT != nil:
-			return nil, fail(n, "t %q is not a number", short(ts))
+			return nil, fail(line, "t %q is not a number", short(string(tb)))
 		case errV != nil:
-			return nil, fail(n, "value %q is not a number", short(vs))
+			return nil, fail(line, "value %q is not a number", short(string(vb)))
 		case math.IsNaN(t) || math.IsInf(t, 0):
-			return nil, fail(n, "t = %s is not finite", media.FormatNumber(t))
+			return nil, fail(line, "t = %s is not finite", media.FormatNumber(t))
 		case math.IsNaN(v) || math.IsInf(v, 0):
-			return nil, fail(n, "the value at t = %s is %s, not finite", media.FormatNumber(t), media.FormatNumber(v))
+			return nil, fail(line, "the value at t = %s is %s, not finite", media.FormatNumber(t), media.FormatNumber(v))
+		case rows > 0 && !(t > last):
+			return nil, fail(line, "t = %s is not after %s; t must increase from row to row", media.FormatNumber(t), media.FormatNumber(last))
 		}
-		if k := len(tb.t); k > 0 && !(t > tb.t[k-1]) {
-			return nil, fail(n, "t = %s is not after %s; t must increase from row to row", media.FormatNumber(t), media.FormatNumber(tb.t[k-1]))
+		if v < d.minV {
+			d.minV, d.minT, d.minLine = v, t, line
 		}
-		tb.t = append(tb.t, t)
-		tb.val = append(tb.val, v)
+		if len(ts) == tableChunk {
+			blocks = append(blocks, [2][]float64{ts, vs})
+			ts, vs = make([]float64, 0, tableChunk), make([]float64, 0, tableChunk)
+		}
+		ts, vs = append(ts, t), append(vs, v)
+		rows++
+		last = t
 	}
-	if len(tb.t) == 0 {
+	switch err := sc.Err(); {
+	case errors.Is(err, bufio.ErrTooLong):
+		return nil, fail(line+1, "longer than %d bytes; a row is t,value", maxTableLine)
+	case err != nil:
+		return nil, fail(0, "%v", err)
+	case n.n > MaxTableBytes:
+		return nil, fail(0, "more than the %d bytes a table may take", MaxTableBytes)
+	case rows == 0:
 		return nil, fail(0, "holds no rows; a table is rows t,value (a header line t,value first is optional)")
 	}
-	return tb, nil
+	if len(blocks) == 0 {
+		d.t, d.val = slices.Clone(ts), slices.Clone(vs) // at most a block
+	} else {
+		d.t, d.val = make([]float64, 0, rows), make([]float64, 0, rows)
+		for i, b := range blocks {
+			d.t, d.val = append(d.t, b[0]...), append(d.val, b[1]...)
+			blocks[i] = [2][]float64{} // the block may go now
+		}
+		d.t, d.val = append(d.t, ts...), append(d.val, vs...)
+	}
+	d.digest = hex.EncodeToString(h.Sum(nil))
+	return d, nil
+}
+
+// counter counts the bytes read through it.
+type counter struct {
+	r io.Reader
+	n int64
+}
+
+func (c *counter) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n += int64(k)
+	return k, err
 }
 
 // short cuts a text for a message.
@@ -144,3 +307,16 @@ func (tb *Table) Path() string { return tb.path }
 
 // Len is the number of rows.
 func (tb *Table) Len() int { return len(tb.t) }
+
+// Bytes is the memory the table's rows hold, shared by every load of the
+// same file (tables with equal Digest hold it once).
+func (tb *Table) Bytes() int64 { return 8 * int64(cap(tb.t)+cap(tb.val)) }
+
+// Digest is the SHA-256 of the table file's content as it was read, in
+// hex: what a restart compares to tell a changed table.
+func (tb *Table) Digest() string { return tb.digest }
+
+// Min is the least value of the table, the t of the first row that holds
+// it and that row's line in the file: what a sign rule (a heat-transfer
+// coefficient >= 0) names.
+func (tb *Table) Min() (v, t float64, line int) { return tb.minV, tb.minT, tb.minLine }
