@@ -147,3 +147,53 @@ func TestGridCellSizeRefused(t *testing.T) {
 	_, err := Load("", []string{"grid.length=[1e-100, 1e100]", "equation.dt=0"})
 	require.NoError(t, err)
 }
+
+// The sign and finiteness rules of a key hold for expressions that are
+// constant and for every row of a table, as for numbers: a Robin h of
+// "-1" or a table with a negative row ran to exit 0 with an unphysical
+// field; a face value of "0/0" or "1/0" ended only at the first check,
+// "the solution is no longer finite".
+func TestValueRulesHoldForExpressionsAndTables(t *testing.T) {
+	negative := writeFile(t, "h.csv", "t,h\n0,25\n# night\n3600,-5\n7200,-5\n")
+	robin := []string{"boundary.x_hi={kind = \"robin\", value = 293.0}", "boundary.value=0.0"}
+	for _, c := range []struct {
+		sets      []string
+		key, want string
+	}{
+		{[]string{`boundary.h="-1"`}, "boundary.h", `"-1" is -1: a heat-transfer coefficient must not be negative`},
+		{[]string{`boundary.h="2 - 3*1"`}, "boundary.h", `"2 - 3*1" is -1`},
+		{[]string{`boundary.x_hi.h={table = "` + negative + `"}`}, "boundary.x_hi.h",
+			negative + " line 4: the value at t = 3600 is -5: a heat-transfer coefficient must not be negative"},
+		{[]string{`boundary.h="0/0"`}, "boundary.h", `"0/0" evaluates to nan everywhere, not a finite number`},
+		{[]string{`boundary.x_hi.value="1/0"`, "boundary.h=1.0"}, "boundary.x_hi.value", `"1/0" evaluates to inf everywhere`},
+	} {
+		_, err := Load("", append(robin[:len(robin):len(robin)], c.sets...))
+		var ce *Error
+		require.ErrorAs(t, err, &ce, "%v", c.sets)
+		require.Equal(t, c.key, ce.Key, "%v", err)
+		require.ErrorContains(t, err, c.want)
+	}
+	for _, c := range []struct {
+		sets      []string
+		key, want string
+	}{
+		{[]string{`boundary.value="0/0"`}, "boundary.value", `"0/0" evaluates to nan everywhere`},
+		{[]string{`boundary.value="-1/0"`}, "boundary.value", `"-1/0" evaluates to -inf everywhere`},
+		{[]string{`source.kind="expr"`, `source.expr="log(0)"`}, "source.expr", `"log(0)" evaluates to -inf everywhere`},
+		{[]string{`initial.kind="expr"`, `initial.expr="sqrt(-1)"`}, "initial.expr", `"sqrt(-1)" evaluates to nan everywhere`},
+		{[]string{`source.kind="constant"`, `source.value=1.0`, `source.amplitude="1/0"`}, "source.amplitude", `"1/0" evaluates to inf everywhere`},
+	} {
+		_, err := Load("", c.sets)
+		var ce *Error
+		require.ErrorAs(t, err, &ce, "%v", c.sets)
+		require.Equal(t, c.key, ce.Key, "%v", err)
+		require.ErrorContains(t, err, c.want)
+	}
+	// A negative face value is fine (a Dirichlet temperature, an outward
+	// flux), and so is an h that varies: it is checked where evaluated.
+	_, err := Load("", append(robin, `boundary.h="t > 0.002 ? 5 : 1"`, `boundary.x_hi.value="-3"`))
+	require.NoError(t, err)
+	zero := writeFile(t, "zero.csv", "0,0\n1,2\n")
+	_, err = Load("", append(robin, `boundary.h={table = "`+zero+`"}`))
+	require.NoError(t, err)
+}

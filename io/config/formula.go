@@ -34,6 +34,9 @@ func (k *checker) formula(prefix string, p *Profile) *Error {
 		if err != nil {
 			return k.bad(prefix+".expr", "%v", err)
 		}
+		if err := k.constant(prefix+".expr", e); err != nil {
+			return err
+		}
 		if prefix == "source" && k.c.Equation.Kind == Poisson && e.Uses("t") {
 			return k.bad(prefix+".expr", "reads t, but a poisson problem has no time (%q)", p.Expr)
 		}

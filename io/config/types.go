@@ -20,8 +20,8 @@ type Config struct {
 // Grid is the global mesh: cell counts and physical extent per axis, C order
 // (slowest axis first): [ny, nx] or [nz, ny, nx].
 type Grid struct {
-	Shape  []int     `toml:"shape" json:"shape"`
-	Length []float64 `toml:"length" json:"length"` // default 1.0 per axis
+	Shape  []int     `toml:"shape" json:"shape"`   // at most MaxCells (2^40) cells
+	Length []float64 `toml:"length" json:"length"` // default 1.0 per axis; cells (length/shape) of about 1e-150 to 1e150
 	Ghost  int       `toml:"ghost" json:"ghost"`   // ghost layers per side, >= 1
 }
 
@@ -118,7 +118,7 @@ type Profile struct {
 // Parallel is how the work is split.
 type Parallel struct {
 	Ranks   int   `toml:"ranks" json:"ranks"`     // ranks (goroutines in-process, or taken from MPI)
-	Threads int   `toml:"threads" json:"threads"` // worker goroutines per rank; 0 = cores / ranks
+	Threads int   `toml:"threads" json:"threads"` // worker goroutines per rank, at most MaxThreads (4096); 0 = cores / ranks
 	Dims    []int `toml:"dims" json:"dims"`       // process grid, C order; empty = automatic
 	// Timeout is how long, in seconds, a rank waits at a halo exchange or a
 	// collective before it ends the job naming the ranks it waited for

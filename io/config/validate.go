@@ -535,26 +535,50 @@ func (k *checker) amplitude(prefix string, p *Profile) *Error {
 	return nil
 }
 
-// faceValue checks a face's value or (coefficient) h: a finite number
-// (h: not negative), an expression that compiles, a table that loads.
+// faceValue checks a face's value or (coefficient) h, the source's
+// amplitude: a finite number (h: not negative), an expression that
+// compiles, a table that loads. The rules of the number hold for an
+// expression that is constant (a "0/0", a "-1") and for every row of a
+// table; an expression that varies is checked where it is evaluated.
 func (k *checker) faceValue(key string, v Value, coefficient bool) *Error {
 	switch {
 	case v.Expr != "":
-		if _, err := expr.Compile(key, v.Expr); err != nil {
+		e, err := expr.Compile(key, v.Expr)
+		if err != nil {
 			var ee *expr.Error
 			if errors.As(err, &ee) {
 				return k.bad(key, "%s", ee.Detail())
 			}
 			return k.bad(key, "%v", err)
 		}
+		if err := k.constant(key, e); err != nil {
+			return err
+		}
+		if x, ok := e.Constant(); ok && coefficient && x < 0 {
+			return k.bad(key, "%q is %s: a heat-transfer coefficient must not be negative", v.Expr, formatFloat(x))
+		}
 	case v.Table != "":
-		if _, err := expr.LoadTable(key, v.Table); err != nil {
+		tb, err := expr.LoadTable(key, v.Table)
+		if err != nil {
 			return k.bad(key, "%s", strings.TrimPrefix(err.Error(), key+": "))
+		}
+		if x, t, line := tb.Min(); coefficient && x < 0 {
+			return k.bad(key, "%s line %d: the value at t = %s is %s: a heat-transfer coefficient must not be negative", v.Table, line, formatFloat(t), formatFloat(x))
 		}
 	case isNaNInf(v.Num):
 		return k.bad(key, "must be a finite number (got %s)", formatFloat(v.Num))
 	case coefficient && v.Num < 0:
 		return k.bad(key, "must not be negative (got %s): a heat-transfer coefficient", formatFloat(v.Num))
+	}
+	return nil
+}
+
+// constant refuses the expression e of key where it is constant and not
+// finite ("0/0", "1/0"): every point would be NaN or ±Inf, and the run
+// found out only when its field was no longer finite.
+func (k *checker) constant(key string, e *expr.Expr) *Error {
+	if x, ok := e.Constant(); ok && isNaNInf(x) {
+		return k.bad(key, "%q evaluates to %s everywhere, not a finite number", e.String(), formatFloat(x))
 	}
 	return nil
 }
