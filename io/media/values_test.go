@@ -30,7 +30,7 @@ func (c *doneAfter) Err() error {
 // in the map's second block is never reached.
 func TestCheckValuesStopsWithinABlock(t *testing.T) {
 	grid := []int{2 * maxBlock / 1024, 1024} // two blocks of a scan
-	vals := fieldValues(grid)
+	vals := make([]float64, grid[0]*grid[1]) // k = 0: a hole, a valid value
 	vals[len(vals)-1] = -1
 	path := writeNPY(t, t.TempDir(), "k.npy", "<f8", grid, vals)
 	s := &Spec{Shape: grid, K: 1, KMap: path}
