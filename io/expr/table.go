@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strconv"
 	"sync"
-	"weak"
 
 	"heat/internal/safefile"
 	"heat/io/media"
@@ -66,28 +65,29 @@ func (e *TableError) Error() string {
 	return e.Key + ": " + at + ": " + e.Msg
 }
 
-// tableKey is a table file's identity: its cleaned absolute path and what
-// changes when the file does (size, modification time, device and inode:
-// a file replaced by another, or rewritten, is read anew).
-type tableKey struct {
-	path        string
+// tableID is what tells a table file apart from the one read before at
+// its path: its size, modification time, device and inode (a file
+// rewritten, or replaced by another, is read anew).
+type tableID struct {
 	size, mtime int64
 	dev, ino    uint64
 }
 
-// tableEntry is a table file being read (done open) or read: its rows,
-// held weakly (a table no run uses any more is collected), or why not.
+// tableEntry is the table file at a path being read (done open) or read:
+// its identity then, and its rows or why not.
 type tableEntry struct {
+	id   tableID
 	done chan struct{}
-	data weak.Pointer[tableData]
+	data *tableData
 	err  *TableError // Key and Path left empty: each caller's own
 }
 
-// tables are the table files read in this process.
+// tables are the table files read in this process, by cleaned absolute
+// path: the last one read at each.
 var tables = struct {
 	sync.Mutex
-	m map[tableKey]*tableEntry
-}{m: map[tableKey]*tableEntry{}}
+	m map[string]*tableEntry
+}{m: map[string]*tableEntry{}}
 
 // LoadTable reads the table file path for config key key. The file is
 // CSV: an optional header line (t,value, or any two names), then rows
@@ -96,9 +96,9 @@ var tables = struct {
 // *TableError naming the line.
 //
 // A file is parsed once a process, as it streams in: every later load of
-// the same file, unchanged (its path, size, modification time and inode;
-// a relative path made absolute), shares the rows read, also while they
-// are being read by another goroutine. A file that changed is read anew.
+// the same file, unchanged (its absolute path, size, modification time
+// and inode), shares the rows read, also while another goroutine reads
+// them. A file that changed is read anew, and replaces the old one.
 func LoadTable(key, path string) (*Table, error) {
 	fail := func(line int, format string, args ...any) error {
 		return &TableError{Key: key, Path: path, Line: line, Msg: fmt.Sprintf(format, args...)}
@@ -122,46 +122,25 @@ func LoadTable(key, path string) (*Table, error) {
 	if err != nil {
 		return nil, fail(0, "%v", err)
 	}
-	k := tableKey{path: abs, size: st.Size(), mtime: st.ModTime().UnixNano()}
-	k.dev, k.ino = fileID(st)
-	for {
-		tables.Lock()
-		e := tables.m[k]
-		if e == nil {
-			e = &tableEntry{done: make(chan struct{})}
-			for other, old := range tables.m {
-				if old.data.Value() == nil && isClosed(old.done) {
-					delete(tables.m, other) // collected, or failed
-				}
-			}
-			tables.m[k] = e
-			tables.Unlock()
-			d, terr := parseTable(f)
-			if terr != nil {
-				e.err = terr
-			} else {
-				e.data = weak.Make(d)
-			}
-			close(e.done)
-			if terr != nil {
-				return nil, &TableError{Key: key, Path: path, Line: terr.Line, Msg: terr.Msg}
-			}
-			return &Table{path: path, tableData: d}, nil
-		}
-		tables.Unlock()
-		<-e.done
-		if e.err != nil {
-			return nil, &TableError{Key: key, Path: path, Line: e.err.Line, Msg: e.err.Msg}
-		}
-		if d := e.data.Value(); d != nil {
-			return &Table{path: path, tableData: d}, nil
-		}
-		tables.Lock()
-		if tables.m[k] == e {
-			delete(tables.m, k) // collected since: read it again
-		}
-		tables.Unlock()
+	id := tableID{size: st.Size(), mtime: st.ModTime().UnixNano()}
+	id.dev, id.ino = fileID(st)
+	tables.Lock()
+	e := tables.m[abs]
+	read := e == nil || e.id != id || isClosed(e.done) && e.err != nil
+	if read {
+		e = &tableEntry{id: id, done: make(chan struct{})}
+		tables.m[abs] = e
 	}
+	tables.Unlock()
+	if read {
+		e.data, e.err = parseTable(f)
+		close(e.done)
+	}
+	<-e.done
+	if e.err != nil {
+		return nil, &TableError{Key: key, Path: path, Line: e.err.Line, Msg: e.err.Msg}
+	}
+	return &Table{path: path, tableData: e.data}, nil
 }
 
 // isClosed reports whether c is closed.
@@ -308,8 +287,9 @@ func (tb *Table) Path() string { return tb.path }
 // Len is the number of rows.
 func (tb *Table) Len() int { return len(tb.t) }
 
-// Bytes is the memory the table's rows hold, shared by every load of the
-// same file (tables with equal Digest hold it once).
+// Bytes is the memory the table's rows hold: shared by every load of the
+// same unchanged file, so a memory estimate counts it once per file (per
+// absolute path of its tables).
 func (tb *Table) Bytes() int64 { return 8 * int64(cap(tb.t)+cap(tb.val)) }
 
 // Digest is the SHA-256 of the table file's content as it was read, in
