@@ -38,7 +38,7 @@ func TestStepsAndTEndStopAtTheFirst(t *testing.T) {
 		require.Equal(t, 0, code, "%v: %s", c.args, stderr)
 		r := readReport(t, filepath.Join(out, "report.json"))
 		require.Equal(t, c.steps, r.Steps, "%v", c.args)
-		require.InDelta(t, c.time, r.SimTime, 1e-12, "%v", c.args)
+		require.InDelta(t, c.time, float64(r.SimTime), 1e-12, "%v", c.args)
 		if c.warn == "" {
 			require.NotContains(t, stderr, "run.t_end", "%v", c.args)
 		} else {

@@ -53,7 +53,7 @@ func TestDefaultRunWritesReport(t *testing.T) {
 	require.Len(t, r.Field.SHA256, 64)
 	require.Len(t, r.PerRank, r.Ranks)
 	require.Nil(t, r.Converged)
-	require.Greater(t, r.SimTime, 0.0)
+	require.Greater(t, float64(r.SimTime), 0.0)
 	require.NotNil(t, r.Checkpoints)
 	cfg := r.Config.(map[string]any)
 	require.Greater(t, cfg["equation"].(map[string]any)["dt"].(float64), 0.0, "the report shows the resolved dt")

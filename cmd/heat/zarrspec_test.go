@@ -726,7 +726,7 @@ func TestZarrSpecReaderOpensCheckpoints(t *testing.T) {
 			require.Equal(t, steps, step)
 			simTime, err := h["time"].(json.Number).Float64()
 			require.NoError(t, err, "attributes.heat.time")
-			require.Equal(t, rep.SimTime, simTime, "attributes.heat.time is the report's sim_time")
+			require.Equal(t, float64(rep.SimTime), simTime, "attributes.heat.time is the report's sim_time")
 			_, ok = h["config"].(map[string]any)
 			require.True(t, ok, "attributes.heat.config is the resolved config, an object: %v", h["config"])
 
