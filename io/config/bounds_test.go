@@ -135,6 +135,7 @@ func TestGridCellSizeRefused(t *testing.T) {
 		{"[1e-300, 1.0]", "grid.length: 1e-300 over 512 cells makes cells of 1.953125e-303 along y, whose square is 0 in double precision"},
 		{"[1e300, 1e300]", "grid.length: 1e+300 over 512 cells makes cells of 1.953125e+297 along y, whose square overflows"},
 		{"[1.0, 1e-160]", "cells of 1.953125e-163 along x, whose square is 0 in double precision"},
+		{"[1.0, 1e-153]", "cells of 1.953125e-156 along x, whose 1/h² overflows"},
 		// Each axis fine, their sum 1/hy² + 1/hx² too large.
 		{"[6e-152, 6e-152]", "grid.length: [6e-152 6e-152] makes cells of [1.171875e-154 1.171875e-154], whose explicit stability limit 1/(2·Σ1/h²) is 0, not a positive number"},
 	} {

@@ -21,7 +21,7 @@ type Config struct {
 // (slowest axis first): [ny, nx] or [nz, ny, nx].
 type Grid struct {
 	Shape  []int     `toml:"shape" json:"shape"`   // at most MaxCells (2^40) cells
-	Length []float64 `toml:"length" json:"length"` // default 1.0 per axis; cells (length/shape) of about 1e-150 to 1e150
+	Length []float64 `toml:"length" json:"length"` // default 1.0 per axis; cells (length/shape) of about 1e-154 to 1e154
 	Ghost  int       `toml:"ghost" json:"ghost"`   // ghost layers per side, >= 1
 }
 

@@ -191,9 +191,16 @@ func (k *checker) cellSize() *Error {
 	h := make([]float64, nd)
 	for a := range nd {
 		h[a] = g.Length[a] / float64(g.Shape[a])
-		if q := 1 / (h[a] * h[a]); !(q > 0) || math.IsInf(q, 0) {
-			return k.bad("grid.length", "%s over %d cells makes cells of %s along %s, whose square %s: the operator's 1/h² and the stability limit of explicit steps would not be finite and positive; use cells within about 1e-150 to 1e150",
-				formatFloat(g.Length[a]), g.Shape[a], formatFloat(h[a]), decomp.AxisName(nd, a), map[bool]string{true: "is 0 in double precision", false: "overflows"}[q > 1])
+		if h2 := h[a] * h[a]; !(1/h2 > 0) || math.IsInf(1/h2, 0) {
+			why := "whose 1/h² overflows"
+			switch {
+			case h2 == 0:
+				why = "whose square is 0 in double precision"
+			case math.IsInf(h2, 0):
+				why = "whose square overflows"
+			}
+			return k.bad("grid.length", "%s over %d cells makes cells of %s along %s, %s: the operator's 1/h² and the stability limit of explicit steps would not be finite and positive; use cells of about 1e-154 to 1e154",
+				formatFloat(g.Length[a]), g.Shape[a], formatFloat(h[a]), decomp.AxisName(nd, a), why)
 		}
 	}
 	if d := operator.StableDT(1, h); !(d > 0) || math.IsInf(d, 0) {
