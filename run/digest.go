@@ -29,43 +29,15 @@ type stepInput struct {
 	SHA256 string `json:"sha256"`
 }
 
-// stepInputs are the files cfg reads as it steps, each path once (under the
-// first key that names it), in a fixed order.
+// stepInputs are the files cfg reads as it steps, what a restart reads
+// again (inputsOf a restart, less its checkpoints), each path once.
 func stepInputs(cfg *config.Config) []stepInput {
 	var out []stepInput
 	seen := map[string]bool{}
-	add := func(key, path string) {
-		if path != "" && !seen[path] {
-			seen[path] = true
-			out = append(out, stepInput{Key: key, Path: path})
-		}
-	}
-	if cfg.Source.Kind == "file" {
-		add("source.path", cfg.Source.Path)
-	}
-	if a := cfg.Source.Amplitude; a != nil && cfg.Source.Kind != "none" {
-		add("source.amplitude", a.Table)
-	}
-	for a := range cfg.NDim() {
-		for side := range 2 {
-			kind, value := cfg.FaceKind(a, side)
-			if kind == config.Periodic {
-				continue
-			}
-			name := cfg.FaceName(a, side)
-			f := cfg.FaceOverride(a, side)
-			key := "boundary.value"
-			if f != nil && f.Value != nil {
-				key = "boundary." + name + ".value"
-			}
-			add(key, value.Table)
-			if h := cfg.FaceH(a, side); kind == config.Robin && h != nil {
-				key = "boundary.h"
-				if f != nil && f.H != nil {
-					key = "boundary." + name + ".h"
-				}
-				add(key, h.Table)
-			}
+	for _, in := range inputsOf(cfg, []*checkpoint.Checkpoint{}) {
+		if !seen[in.path] {
+			seen[in.path] = true
+			out = append(out, stepInput{Key: in.key, Path: in.path})
 		}
 	}
 	return out

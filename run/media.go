@@ -4,6 +4,7 @@ import (
 	"heat/checkpoint"
 	"heat/comm"
 	"heat/io/config"
+	"heat/io/media"
 	"heat/solver"
 )
 
@@ -36,4 +37,24 @@ func autoStep(cfg *config.Config, spec solver.Spec) bool {
 func mediaStep(cfg *config.Config, ck *checkpoint.Checkpoint) bool {
 	inMedia := ck.Has("k") || !cfg.Media().Uniform()
 	return inMedia && cfg.Equation.Kind == config.Heat && !cfg.Implicit() && cfg.Equation.DT == 0
+}
+
+// resolveMaps names, in cfg, the one checkpoint a map given as a
+// checkpoints folder or its latest stands for (its newest), once: every
+// rank then reads the same, though a run adds checkpoints there meanwhile.
+func resolveMaps(cfg *config.Config) error {
+	for _, m := range []struct {
+		key  string
+		path *string
+	}{{"maps.k", &cfg.Maps.K}, {"maps.rho_c", &cfg.Maps.RhoC}} {
+		if *m.path == "" {
+			continue
+		}
+		p, err := media.ResolveCheckpoint(m.key, *m.path)
+		if err != nil {
+			return fieldError(err)
+		}
+		*m.path = p
+	}
+	return nil
 }

@@ -266,6 +266,9 @@ func prepare(ctx context.Context, opt Options, stdout, stderr io.Writer, c comm.
 	for _, n := range flags.Notes {
 		warn("%s", n)
 	}
+	if err := resolveMaps(cfg); err != nil {
+		return nil, err
+	}
 	// Checkpoints keep the config as given (a restart resolves it again,
 	// on its own ranks); the report shows the time step and threads as
 	// resolved.

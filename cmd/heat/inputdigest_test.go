@@ -55,3 +55,23 @@ func TestRestartRefusesChangedInputs(t *testing.T) {
 	require.Equal(t, 2, code, stderr)
 	require.Contains(t, stderr, power)
 }
+
+// A map named by a checkpoints folder (or its latest) is resolved once, to
+// the newest checkpoint there, and the run records that one: every rank
+// reads the same checkpoint though another run adds new ones meanwhile.
+func TestMapFromCheckpointsResolvedOnce(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	code, _, stderr := heat(t, "run", "-q", "--set", "grid.shape=[16,12]", "--steps", "20", "--set", "checkpoint.every=10", "--out", src,
+		"--set", `material=[{region = "box", lo = [0.0, 0.0], hi = [0.5, 1.0], k = 3.0}]`)
+	require.Equal(t, 0, code, stderr)
+	for _, named := range []string{filepath.Join(src, "checkpoints"), filepath.Join(src, "checkpoints", "latest")} {
+		out := filepath.Join(t.TempDir(), "out")
+		code, _, stderr = heat(t, "run", "-q", "--set", "grid.shape=[16,12]", "--steps", "3", "--ranks", "2", "--out", out,
+			"--set", `maps.k="`+named+`"`)
+		require.Equal(t, 0, code, stderr)
+		rep := readReport(t, filepath.Join(out, "report.json"))
+		maps := rep.Config.(map[string]any)["maps"].(map[string]any)
+		require.Equal(t, filepath.Join(src, "checkpoints", "step-00000020"), maps["k"], named)
+	}
+}
