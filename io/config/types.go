@@ -68,7 +68,7 @@ type Run struct {
 type Boundary struct {
 	Kind  string `toml:"kind" json:"kind"`
 	Value Value  `toml:"value" json:"value"`
-	H     *Value `toml:"h,omitempty" json:"h,omitempty"` // robin: the heat-transfer coefficient
+	H     *Value `toml:"h,omitempty" json:"h,omitempty"` // robin: the heat-transfer coefficient, >= 0 (a number, a constant expression, every row of a table)
 	XLo   *Face  `toml:"x_lo" json:"x_lo,omitempty"`
 	XHi   *Face  `toml:"x_hi" json:"x_hi,omitempty"`
 	YLo   *Face  `toml:"y_lo" json:"y_lo,omitempty"`
@@ -82,7 +82,7 @@ type Boundary struct {
 type Face struct {
 	Kind  string `toml:"kind,omitempty" json:"kind,omitempty"`
 	Value *Value `toml:"value" json:"value,omitempty"`
-	H     *Value `toml:"h,omitempty" json:"h,omitempty"` // robin: the heat-transfer coefficient
+	H     *Value `toml:"h,omitempty" json:"h,omitempty"` // robin: the heat-transfer coefficient, >= 0 (a number, a constant expression, every row of a table)
 }
 
 // Profile is a field defined by a formula over physical coordinates: the
@@ -108,7 +108,7 @@ type Profile struct {
 	Radius     float64   `toml:"radius" json:"radius"`
 	Mode       []int     `toml:"mode" json:"mode,omitempty"` // wave numbers per axis, C order
 	Seed       int64     `toml:"seed" json:"seed"`
-	Expr       string    `toml:"expr,omitempty" json:"expr,omitempty"` // kind expr: the formula
+	Expr       string    `toml:"expr,omitempty" json:"expr,omitempty"` // kind expr: the formula (brackets at most expr.MaxDepth = 200 deep, at most expr.MaxLength = 64 KiB; constant: finite)
 	Path       string    `toml:"path,omitempty" json:"path,omitempty"` // kind file: the field's file or checkpoint
 	// Amplitude (the source only, heat only) multiplies the source in
 	// time: a number, an expression of t, or a time table {table = "…"}.
