@@ -13,6 +13,13 @@
 #              must succeed with the straight run's field (sha256), and the
 #              source run's files must be unchanged and its checkpoints
 #              verify (heat inspect --verify).
+#   table      a run whose face value and source amplitude are time tables,
+#              checkpointed halfway; one of its tables (or neither) then
+#              changes at random (a value, a row added, the file removed);
+#              the restart must reproduce the straight run bit for bit when
+#              nothing changed, and be refused (exit 2, naming the file)
+#              otherwise; with --allow-input-changes it must go on and the
+#              report must name the file.
 # Prints one line per failure and "N passed, N failed" per kind.
 #   benchmarks/trust-inputs.sh [trials]      (default 20 of each)
 set -euo pipefail
@@ -107,3 +114,47 @@ for i in $(seq "$trials"); do
 	if ((ok)); then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 done
 echo "kill -9 of a run reading a checkpoint: $pass passed, $fail failed ($restarts restarted from their checkpoint, $reruns rerun)"
+
+pass=0 fail=0 same=0 changed=0
+for i in $(seq "$trials"); do
+	d=$tmp/tab$i
+	mkdir -p "$d"
+	printf 't,value\n0,1\n0.01,3\n' >"$d/wall.csv"
+	printf 't,value\n0,0\n0.005,2\n' >"$d/power.csv"
+	tabs=(--set grid.shape=[24,20] --set "boundary.x_lo.value={table=\"$d/wall.csv\"}" --set source.kind=constant
+		--set source.value=1 --set "source.amplitude={table=\"$d/power.csv\"}")
+	"$heat" run -q "${tabs[@]}" --steps 40 --out "$d/straight"
+	"$heat" run -q "${tabs[@]}" --steps 20 --set checkpoint.final=true --out "$d/half"
+	file=$d/wall.csv
+	((RANDOM % 2)) && file=$d/power.csv
+	case $((RANDOM % 4)) in
+	0) what=none ;;
+	1) what=value && sed -i '$ s/,\([0-9]*\)$/,\1.5/' "$file" ;;
+	2) what=row && printf '1,4\n' >>"$file" ;;
+	3) what=removed && rm "$file" ;;
+	esac
+	ok=1
+	if "$heat" run -q --restart "$d/half" --steps 40 2>"$tmp/err"; then code=0; else code=$?; fi
+	if [ "$what" = none ]; then
+		same=$((same + 1))
+		if [ "$code" != 0 ] || [ "$(sha "$d/half")" != "$(sha "$d/straight")" ]; then
+			echo "table trial $i: unchanged tables: exit $code, or the field differs: $(cat "$tmp/err")"
+			ok=0
+		fi
+	else
+		changed=$((changed + 1))
+		if [ "$code" != 2 ] || ! grep -q -- "$file" "$tmp/err"; then
+			echo "table trial $i: $what of $file: exit $code: $(cat "$tmp/err")"
+			ok=0
+		fi
+		if [ "$what" != removed ]; then
+			if ! "$heat" run -q --restart "$d/half" --steps 40 --allow-input-changes 2>"$tmp/err" ||
+				! grep -q -- "$file" "$d/half/report.json"; then
+				echo "table trial $i: --allow-input-changes after $what of $file: $(cat "$tmp/err")"
+				ok=0
+			fi
+		fi
+	fi
+	if ((ok)); then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+done
+echo "restart after a changed table: $pass passed, $fail failed ($same unchanged, $changed changed)"

@@ -11,6 +11,7 @@ import (
 	"heat/checkpoint"
 	"heat/decomp"
 	"heat/io/config"
+	"heat/io/expr"
 	"heat/operator"
 	"heat/solver"
 )
@@ -22,6 +23,7 @@ type memory struct {
 	Snapshot   int64 // a PNG's plane of pixel sums and its picture
 	Checkpoint int64 // the checkpoint writers' chunk buffers
 	Media      int64 // heterogeneous media: coefficients per cell (operator.BytesPerCell)
+	Inputs     int64 // time tables as loaded, and the box a rank reads of a field from a file
 	Runtime    int64 // the Go runtime and heat's own code
 }
 
@@ -31,13 +33,16 @@ type memory struct {
 const runtimeBytes = 12 << 20
 
 func (m memory) Total() int64 {
-	return m.Fields + m.Gather + m.Snapshot + m.Checkpoint + m.Media + m.Runtime
+	return m.Fields + m.Gather + m.Snapshot + m.Checkpoint + m.Media + m.Inputs + m.Runtime
 }
 
 func (m memory) String() string {
 	media := ""
 	if m.Media > 0 {
 		media = ", media " + bytesText(m.Media)
+	}
+	if m.Inputs > 0 {
+		media += ", inputs " + bytesText(m.Inputs)
 	}
 	return fmt.Sprintf("%s (fields %s, final gather %s, snapshot %s, checkpoint buffers %s%s, runtime %s)",
 		bytesText(m.Total()), bytesText(m.Fields), bytesText(m.Gather), bytesText(m.Snapshot), bytesText(m.Checkpoint), media, bytesText(m.Runtime))
@@ -56,6 +61,7 @@ func estimateMemory(cfg *config.Config, spec solver.Spec, g *decomp.Grid, ranks 
 	if spec.Media != nil {
 		mediaPerCell = operator.BytesPerCell(len(cfg.Grid.Shape), cfg.UsesMultigrid())
 	}
+	m.Inputs = inputBytes(cfg, g, ranks)
 	for _, r := range ranks {
 		m.Fields += solver.Memory(spec, g, r)
 		m.Media += int64(mediaPerCell) * int64(g.Box(r).Size())
@@ -166,4 +172,31 @@ func bytesText(n int64) string {
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	}
 	return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
+}
+
+// inputBytes is what the run's inputs hold in the process of ranks: each
+// time table once (loaded tables are shared), and a field read from a file
+// (initial or source), the box each rank reads before it lays it out.
+func inputBytes(cfg *config.Config, g *decomp.Grid, ranks []int) int64 {
+	var n int64
+	seen := map[string]bool{}
+	for _, in := range inputsOf(cfg, nil) {
+		if seen[in.path] {
+			continue
+		}
+		seen[in.path] = true
+		switch in.key {
+		case "initial.path", "source.path":
+			for _, r := range ranks {
+				n += 8 * int64(g.Box(r).Size())
+			}
+		case "maps.k", "maps.rho_c":
+			// Read a box at a time into the media (Media counts those).
+		default:
+			if tb, err := expr.LoadTable(in.key, in.path); err == nil {
+				n += tb.Bytes()
+			}
+		}
+	}
+	return n
 }
