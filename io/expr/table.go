@@ -103,7 +103,12 @@ func LoadTable(key, path string) (*Table, error) {
 	fail := func(line int, format string, args ...any) error {
 		return &TableError{Key: key, Path: path, Line: line, Msg: fmt.Sprintf(format, args...)}
 	}
-	f, st, err := safefile.Open(path)
+	// A link to a regular file is followed once (git-annex, DVC).
+	target, err := safefile.Follow(path)
+	if err != nil {
+		return nil, fail(0, "%v", err)
+	}
+	f, st, err := safefile.Open(target)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, fail(0, "no such file")

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // writeTable writes text to a file name in a fresh folder and returns its
@@ -75,4 +77,21 @@ func TestTableErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "gone.csv: no such file") {
 		t.Errorf("missing file: %v", err)
 	}
+}
+
+// A table may be a link to a regular file (followed once, as git-annex
+// and DVC keep data); a link to anything else is refused naming it.
+func TestTableThroughALink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "wall-data.csv")
+	require.NoError(t, os.WriteFile(real, []byte("t,value\n0,1\n1,3\n"), 0o644))
+	link := filepath.Join(dir, "wall.csv")
+	require.NoError(t, os.Symlink("wall-data.csv", link))
+	tb, err := LoadTable("boundary.value", link)
+	require.NoError(t, err)
+	require.Equal(t, 2.0, tb.At(0.5))
+	bad := filepath.Join(dir, "folder.csv")
+	require.NoError(t, os.Symlink(".", bad))
+	_, err = LoadTable("boundary.value", bad)
+	require.ErrorContains(t, err, "folder.csv is a symbolic link to .")
 }
