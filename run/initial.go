@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -26,7 +27,8 @@ import (
 // fields are the formulas of one run, which note where they are not finite.
 type fields struct {
 	list     []*formula
-	implicit bool // the scheme takes a step's source at its end
+	implicit bool        // the scheme takes a step's source at its end
+	files    [][2]string // the field files read (key, resolved path), for checkValues
 }
 
 // setFields sets spec's initial field and source where cfg gives them as
@@ -54,6 +56,7 @@ func setFields(spec *solver.Spec, cfg *config.Config, restarting bool) (*fields,
 			return nil, err
 		}
 		spec.InitialField = fileField("initial.path", path, cfg.Grid.Shape, fillMissing(cfg))
+		fs.files = append(fs.files, [2]string{"initial.path", path})
 	}
 	if src := cfg.Source; src.Kind == "expr" {
 		f, err := newFormula("source.expr", src.Expr, cfg)
@@ -82,6 +85,7 @@ func setFields(spec *solver.Spec, cfg *config.Config, restarting bool) (*fields,
 			return nil, err
 		}
 		spec.SourceField = fileField("source.path", path, cfg.Grid.Shape, fillMissing(cfg))
+		fs.files = append(fs.files, [2]string{"source.path", path})
 	}
 	if a := cfg.Source.Amplitude; a != nil && cfg.Source.Kind != "none" {
 		if err := amplify(spec, *a, cfg, fs); err != nil {
@@ -421,4 +425,22 @@ func (s *shared) eval(x, y, z, t float64) float64 {
 	v := ev.Eval(x, y, z, t)
 	s.pool.Put(ev)
 	return v
+}
+
+// checkValues (rank 0) reads every value of the field files before the
+// run removes or writes anything: a value that is not finite, or a chunk
+// that is not stored, is refused then (exit 2), not after --overwrite has
+// cleared the folder. A stop (ctx done) ends the pass within a block.
+func (fs *fields) checkValues(ctx context.Context, cfg *config.Config) error {
+	for _, f := range fs.files {
+		err := media.CheckFieldValues(ctx, f[0], f[1], cfg.Grid.Shape, fillMissing(cfg))
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return fmt.Errorf("%w while the field files' values were checked; nothing was written", context.Cause(ctx))
+		default:
+			return fieldError(err)
+		}
+	}
+	return nil
 }

@@ -335,6 +335,12 @@ func prepare(ctx context.Context, opt Options, stdout, stderr io.Writer, c comm.
 			return nil, err
 		}
 	}
+	// And the field files' values (rank 0's read; the ranks agree).
+	if rank0 {
+		if err := fields.checkValues(ctx, cfg); err != nil {
+			return nil, err
+		}
+	}
 	// The files it reads again at a restart, as they are now (and as its
 	// checkpoint recorded them).
 	inputs, changed, err := readInputs(cfg, restarts, opt.AllowInputChanges, rank0, warn)

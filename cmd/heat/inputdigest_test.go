@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -73,5 +74,29 @@ func TestMapFromCheckpointsResolvedOnce(t *testing.T) {
 		rep := readReport(t, filepath.Join(out, "report.json"))
 		maps := rep.Config.(map[string]any)["maps"].(map[string]any)
 		require.Equal(t, filepath.Join(src, "checkpoints", "step-00000020"), maps["k"], named)
+	}
+}
+
+// A field file's values are read before anything is removed: --overwrite
+// with an initial field (or source) holding a NaN is refused naming the
+// file and the cell, and the previous run's results are all still there.
+func TestBadFieldRefusedBeforeOverwrite(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	code, _, stderr := heat(t, "run", "-q", "--set", "grid.shape=[16,12]", "--steps", "4", "--set", "checkpoint.final=true", "--out", out)
+	require.Equal(t, 0, code, stderr)
+	field := filepath.Join(dir, "field.npy")
+	writeMapNPY(t, field, 16, 12, map[int64]float64{5*12 + 7: math.NaN()})
+	for _, sets := range [][]string{{"initial.kind=file", `initial.path="` + field + `"`}, {"source.kind=file", `source.path="` + field + `"`}} {
+		args := []string{"run", "-q", "--set", "grid.shape=[16,12]", "--steps", "4", "--out", out, "--overwrite", "--ranks", "2"}
+		for _, s := range sets {
+			args = append(args, "--set", s)
+		}
+		code, _, stderr = heat(t, args...)
+		require.Equal(t, 2, code, stderr)
+		require.Contains(t, stderr, field)
+		require.Contains(t, stderr, "[5 7]")
+		require.FileExists(t, filepath.Join(out, "report.json"))
+		require.DirExists(t, filepath.Join(out, "checkpoints", "step-00000004"))
 	}
 }

@@ -1,6 +1,9 @@
 package media
 
-import "math"
+import (
+	"context"
+	"math"
+)
 
 // A field from a file — a run's initial u (initial.kind = "file"), a source
 // (source.kind = "file") — is read by the maps' reader: a .npy file, a Zarr
@@ -39,6 +42,14 @@ func CheckField(key, path string, grid []int, opts ...FieldOption) error {
 	}
 	arr.close()
 	return nil
+}
+
+// CheckFieldValues reads every value of the field file path (as CheckField
+// opens it) and checks each is finite, a block at a time, so that a run
+// refuses a bad field before it removes or writes anything; a stop (ctx
+// done) ends the pass within a block and returns its cause.
+func CheckFieldValues(ctx context.Context, key, path string, grid []int, opts ...FieldOption) error {
+	return checkMap(ctx, fieldRef(key, path, opts), grid)
 }
 
 // ReadField reads the box [lo, hi) (global cell indices, C order) of the
