@@ -23,9 +23,9 @@ import (
 // encoder makes of the whole chunk assembled in memory (the cells past the
 // array filled) — its own encoder, not Write's — byte for byte: with the field changed right after Begin,
 // with two writers in one process at once sharing the spare buffers and
-// encoders, on a second round that reuses them, for the field and the
-// media arrays (float64 and uint8), sharded and not, for chunks of one
-// value repeated too (their frames are kept and reused).
+// encoders, on later rounds that reuse them, for the field and the media
+// arrays (float64 and uint8), sharded and not, for chunks of one value
+// repeated too (their frames are kept and reused).
 func TestWriteMatchesFreshEncoder(t *testing.T) {
 	cases := []struct {
 		shape, chunk, shard []int
@@ -43,8 +43,8 @@ func TestWriteMatchesFreshEncoder(t *testing.T) {
 			g, err := decomp.New(tc.shape, tc.ranks, nil, nil)
 			require.NoError(t, err)
 			roots := []string{t.TempDir(), t.TempDir()}
-			for round := 1; round <= 2; round++ {
-				level := 2*round - 1 // 1, then 3: a kept frame is of its level
+			for round, level := range []int{1, 1, 3} { // frames kept in a round serve the next; they are of their level
+				round++
 				opt := Options{Chunk: tc.chunk, Shard: tc.shard, Workers: tc.workers, Level: level}
 				var wg sync.WaitGroup
 				errs := make([]error, len(roots))
