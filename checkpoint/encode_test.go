@@ -19,13 +19,13 @@ import (
 
 // Begin compresses the field's chunks in place, from the rank's box and the
 // parts other ranks send, into frames that live in reused buffers until the
-// background write. Every chunk file must still be what a fresh zstd
-// encoder makes of the whole chunk assembled in memory (the cells past the
-// array filled) — its own encoder, not Write's — byte for byte: with the field changed right after Begin,
-// with two writers in one process at once sharing the spare buffers and
-// encoders, on later rounds that reuse them, for the field and the media
-// arrays (float64 and uint8), sharded and not, for chunks of one value
-// repeated too (their frames are kept and reused).
+// background write. Every chunk file must still be what a zstd encoder of
+// the test's own makes of the whole chunk assembled in memory (the cells
+// past the array filled), byte for byte: with the field changed right after
+// Begin, with two writers in one process at once sharing the spare buffers
+// and encoders, on later rounds that reuse them, for the field and the
+// media arrays (float64 and uint8), sharded and not, for chunks of one
+// value repeated too (their frames are kept and reused).
 func TestWriteMatchesFreshEncoder(t *testing.T) {
 	cases := []struct {
 		shape, chunk, shard []int
