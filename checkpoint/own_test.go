@@ -119,3 +119,34 @@ func mustList(t *testing.T, root string) []string {
 	require.NoError(t, err)
 	return names
 }
+
+// A .partial that holds nothing — its writer killed before it marked the
+// folder with its run (empty array folders, an empty marker) — is taken
+// over by the next writer of that step, whoever it is (a restart after
+// kill -9 failed on it); one that holds a file of another run's is not.
+func TestPartialThatHoldsNothingIsTakenOver(t *testing.T) {
+	shape := []int{8, 6}
+	for name, leave := range map[string]func(dir string){
+		"empty folder":       func(string) {},
+		"empty array folder": func(dir string) { require.NoError(t, os.MkdirAll(filepath.Join(dir, "u", "c"), 0o755)) },
+		"empty marker": func(dir string) {
+			require.NoError(t, os.MkdirAll(filepath.Join(dir, "u"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, writerFile), nil, 0o644))
+		},
+	} {
+		root := t.TempDir()
+		dir := filepath.Join(root, StepName(3)+partialSuffix)
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		leave(dir)
+		writeField(t, root, shape, 2, 3, Options{RunID: "me"})
+		require.Empty(t, Verify(filepath.Join(root, StepName(3))), name)
+		require.NoDirExists(t, dir, name)
+	}
+	root := t.TempDir()
+	dir := filepath.Join(root, StepName(3)+partialSuffix)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "u", "c"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "u", "c", "0"), []byte("data"), 0o644))
+	_, errs := writeRanks(root, shape, 2, 3, func(int) Options { return Options{RunID: "me"} })
+	require.ErrorContains(t, errs[0], "another run's checkpoint being written")
+	require.FileExists(t, filepath.Join(dir, "u", "c", "0"))
+}

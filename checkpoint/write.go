@@ -444,10 +444,11 @@ func (w *writer) preparePartial() error {
 	if err := w.recoverSetAside(); err != nil {
 		return err
 	}
-	// A .partial of the same step left by a writer of this run that died;
-	// another run's is not this writer's to remove.
+	// A .partial of the same step left by a writer of this run that died,
+	// or one that holds nothing (a writer killed before it marked the
+	// folder: no one's data); another run's is not this writer's to remove.
 	if _, err := w.fs.ReadDir(w.partial); err == nil {
-		if !w.owns(w.partial) {
+		if !w.owns(w.partial) && !holdsNothing(w.fs, w.partial, 3) {
 			return fmt.Errorf("%s is another run's checkpoint being written (or left by one that died): left alone; give this run another checkpoint.dir", w.partial)
 		}
 		if err := w.fs.RemoveAll(w.partial); err != nil {
@@ -455,17 +456,48 @@ func (w *writer) preparePartial() error {
 		}
 	}
 	w.made = true
-	for _, a := range w.arrays {
-		if err := w.fs.MkdirAll(filepath.Join(w.partial, a.name)); err != nil {
-			return err
-		}
+	// The marker first, so that whatever a kill leaves of the folder is
+	// either marked as this run's or holds nothing.
+	if err := w.fs.MkdirAll(w.partial); err != nil {
+		return err
 	}
 	if w.opt.RunID != "" {
 		if err := w.fs.WriteFile(filepath.Join(w.partial, writerFile), strings.NewReader(w.opt.RunID+"\n")); err != nil {
 			return err
 		}
 	}
+	for _, a := range w.arrays {
+		if err := w.fs.MkdirAll(filepath.Join(w.partial, a.name)); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// holdsNothing says whether dir holds only folders (depth levels at most)
+// and at most an empty writer marker: a .partial whose writer died before
+// it wrote its run's id into the marker.
+func holdsNothing(fsys FS, dir string, depth int) bool {
+	ents, err := fsys.ReadDir(dir)
+	if err != nil || depth == 0 {
+		return false
+	}
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		switch {
+		case e.Type().IsDir():
+			if !holdsNothing(fsys, p, depth-1) {
+				return false
+			}
+		case e.Type().IsRegular() && e.Name() == writerFile:
+			if st, err := fsys.Lstat(p); err != nil || st.Size() != 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // held (rank 0) checks that the root is still the one whose lock the run
