@@ -87,9 +87,9 @@ func (s *Solver) growth(a, side, m, t int) int {
 
 // waveTileBytes is the cache a 3D wavefront tile aims to stay in: the
 // rings of all its steps and the three source slabs, for one worker.
-// Measured (benchmarks/results/2026-11-30-session2.md): 2 to 16 MiB run
+// Measured (benchmarks/results/2026-11-30-kernels-mpi-scaling.md): 2 to 16 MiB run
 // alike in 3D, and again 1 to 8 MiB on 512³ with the assembly kernels
-// (session 5).
+// (2026-12-01-kernels-assembly.md).
 var waveTileBytes = 4 << 20
 
 // waveTileBytes2D is the 2D budget: with the assembly kernels (8192², 2
