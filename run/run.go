@@ -299,6 +299,11 @@ func prepare(ctx context.Context, opt Options, stdout, stderr io.Writer, c comm.
 	cfg.Equation.DT = spec.DT
 	cfg.Parallel.Threads = spec.Threads
 	rank0 := c == nil || c.Rank() == 0
+	// What the solver would refuse at its start (ghost layers against
+	// faces and sources, …), refused now: before any work or folder.
+	if err := spec.Check(); err != nil {
+		return nil, Usagef("%s", strings.TrimPrefix(err.Error(), "solver: "))
+	}
 
 	// Fail before the work: the memory the run needs, the folders it
 	// writes.

@@ -157,7 +157,7 @@ type Solver struct {
 // New sets up rank c.Rank()'s solver: decomposition, field with its initial
 // condition, halo plan and worker goroutines. Call Close when done.
 func New(c comm.Comm, spec Spec) (*Solver, error) {
-	if err := spec.check(); err != nil {
+	if err := spec.Check(); err != nil {
 		return nil, err
 	}
 	g, err := decomp.New(spec.Shape, c.Size(), spec.Dims, spec.Periodic())

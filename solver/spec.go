@@ -149,7 +149,11 @@ func (s *Spec) Spacing() []float64 {
 // medium, 1/(2·α·Σ 1/h²) (operator.StableDT).
 func StableDT(alpha float64, h []float64) float64 { return operator.StableDT(alpha, h) }
 
-func (s *Spec) check() error {
+// Check says whether the spec can run as given, the decisions New makes
+// before any work (a caller checks a run with it before it writes
+// anything): axes, ghost layers against faces, sources and media, the
+// time step against the stability limit.
+func (s *Spec) Check() error {
 	nd := len(s.Shape)
 	if nd != 2 && nd != 3 {
 		return fmt.Errorf("solver: need a 2D or 3D grid, got %d axes", nd)
@@ -170,7 +174,7 @@ func (s *Spec) check() error {
 		return fmt.Errorf("solver: no initial condition")
 	}
 	if s.SourceAt != nil && s.Ghost != 1 {
-		return fmt.Errorf("solver: a source that varies in time needs one ghost layer (temporal blocking, ghost %d, takes a fixed source)", s.Ghost)
+		return fmt.Errorf("solver: a source that varies in time needs one ghost layer (grid.ghost = %d is temporal blocking, which takes a fixed source)", s.Ghost)
 	}
 	for a, f := range s.Faces {
 		if (f[0].Kind == Periodic) != (f[1].Kind == Periodic) {
@@ -178,7 +182,7 @@ func (s *Spec) check() error {
 		}
 		for _, side := range f {
 			if side.PerCell() && s.Ghost != 1 {
-				return fmt.Errorf("solver: a %s face with a flux, a coefficient or a varying value needs one ghost layer (temporal blocking, ghost %d, reflects constant values only)", side.Kind, s.Ghost)
+				return fmt.Errorf("solver: a %s face with a flux, a coefficient or a varying value needs one ghost layer (grid.ghost = %d is temporal blocking, which reflects constant values only)", side.Kind, s.Ghost)
 			}
 			if side.Varies && s.FaceAt == nil {
 				return fmt.Errorf("solver: a varying %s face without FaceAt", side.Kind)

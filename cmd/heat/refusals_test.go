@@ -43,3 +43,25 @@ func TestMediaWithNothingToSolveRefused(t *testing.T) {
 		}
 	}
 }
+
+// What the solver would refuse at its start is refused before any work
+// (exit 2, nothing written): temporal blocking (grid.ghost = 2) with a
+// Robin face, a flux, or a source that varies in time. Before, these
+// passed validation, made the output folder and failed with exit 1.
+func TestSolverRefusalsBeforeTheRun(t *testing.T) {
+	for _, sets := range [][]string{
+		{"boundary.x_hi.kind=robin", "boundary.x_hi.h=5"},
+		{"boundary.y_lo.kind=neumann", "boundary.y_lo.value=2"},
+		{"source.kind=expr", `source.expr="t < 0.001 ? 0 : 1"`},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		args := []string{"run", "-q", "--set", "grid.shape=[32,32]", "--set", "grid.ghost=2", "--steps", "4", "--out", out}
+		for _, s := range sets {
+			args = append(args, "--set", s)
+		}
+		code, _, stderr := heat(t, args...)
+		require.Equal(t, 2, code, "%v: %s", sets, stderr)
+		require.Contains(t, stderr, "grid.ghost = 2", sets)
+		require.NoDirExists(t, out, "nothing written: %v", sets)
+	}
+}
