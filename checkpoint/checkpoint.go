@@ -148,6 +148,9 @@ type Info struct {
 type FS interface {
 	// MkdirAll creates path and any missing parents.
 	MkdirAll(path string) error
+	// Mkdir creates the folder path, whose parent must exist; one that
+	// exists already is no error.
+	Mkdir(path string) error
 	// WriteFile creates (or truncates) path, writes what src writes to it
 	// (bytes.NewReader of the contents, or a shard being compressed),
 	// fsyncs and closes it.
@@ -180,6 +183,13 @@ type FS interface {
 type OS struct{}
 
 func (OS) MkdirAll(path string) error { return os.MkdirAll(path, 0o755) }
+
+func (OS) Mkdir(path string) error {
+	if err := os.Mkdir(path, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
+}
 
 // WriteFile never follows a link at path (O_NOFOLLOW): a symlink planted
 // where a checkpoint file goes fails the write instead of being written

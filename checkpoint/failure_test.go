@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -145,4 +146,26 @@ func requireIntact(t *testing.T, root string, step int, shape []int) {
 	path := filepath.Join(root, StepName(step))
 	require.Empty(t, Verify(path))
 	requireAll(t, readRanks(t, path, 3, Options{}, func(idx []int) float64 { return value(shape, idx, step) }))
+}
+
+// A checkpoint folder deleted under the writer between its check that the
+// array's folder is there and the making of a chunk's folder is not made
+// anew: the chunk's folders are made one at a time below the array's, so
+// the write fails naming the folder, and nothing is left where it was.
+func TestDeletedRootNotMadeAnew(t *testing.T) {
+	parent := t.TempDir()
+	root := filepath.Join(parent, "checkpoints")
+	shape := []int{9, 8}
+	var once sync.Once
+	_, errs := writeRanks(root, shape, 1, 1, func(int) Options {
+		return Options{FS: faultFS{fail: func(op, path string) error {
+			if op == "MkdirAll" && strings.HasSuffix(path, filepath.Join(".partial", "u", "c")) {
+				once.Do(func() { require.NoError(t, os.RemoveAll(root)) })
+			}
+			return nil
+		}}}
+	})
+	require.Error(t, errs[0])
+	require.Contains(t, errs[0].Error(), "no longer holds")
+	require.NoDirExists(t, root, "not made anew by a chunk's folders")
 }

@@ -213,6 +213,13 @@ func (f faultFS) MkdirAll(path string) error {
 	return f.OS.MkdirAll(path)
 }
 
+func (f faultFS) Mkdir(path string) error {
+	if err := f.check("MkdirAll", path); err != nil {
+		return err
+	}
+	return f.OS.Mkdir(path)
+}
+
 func (f faultFS) WriteFile(path string, src io.WriterTo) error {
 	if err := f.check("WriteFile", path); err != nil {
 		return err

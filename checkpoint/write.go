@@ -767,12 +767,18 @@ func (w *writer) writeChunk(oc *ownChunk, dirs map[string]bool, mu *sync.Mutex) 
 	made := dirs[parent]
 	mu.Unlock()
 	if !made {
-		// Only below the array's folder, which rank 0 made: a root deleted
-		// under the run is not made anew by a chunk's folders.
-		if _, err := w.fs.ReadDir(filepath.Join(w.partial, a.name)); err != nil {
+		// Only below the array's folder, which rank 0 made, one folder
+		// at a time: a root deleted under the run (even between these
+		// calls) is not made anew by a chunk's folders.
+		array := filepath.Join(w.partial, a.name)
+		_, err := w.fs.ReadDir(array)
+		if err == nil {
+			err = w.mkdirBelow(array, parent)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
 			return note, "", fmt.Errorf("the checkpoint folder %s no longer holds %s (deleted under the run?): %w", w.root, filepath.Base(w.partial), err)
 		}
-		if err := w.fs.MkdirAll(parent); err != nil {
+		if err != nil {
 			return note, "", err
 		}
 		dir = parent
@@ -785,6 +791,18 @@ func (w *writer) writeChunk(oc *ownChunk, dirs map[string]bool, mu *sync.Mutex) 
 		name = "" // u, as reports always named it
 	}
 	return chunkNote{Array: name, Key: key, CRC: enc.CRC, Bytes: enc.Bytes}, dir, nil
+}
+
+// mkdirBelow makes the folders below array down to dir, each with its
+// parent already there.
+func (w *writer) mkdirBelow(array, dir string) error {
+	if dir == array || len(dir) <= len(array) {
+		return nil
+	}
+	if err := w.mkdirBelow(array, filepath.Dir(dir)); err != nil {
+		return err
+	}
+	return w.fs.Mkdir(dir)
 }
 
 // syncDirs fsyncs every directory in dirs and each of their parents up to
