@@ -457,8 +457,16 @@ func (w *writer) preparePartial() error {
 	}
 	w.made = true
 	// The marker first, so that whatever a kill leaves of the folder is
-	// either marked as this run's or holds nothing.
-	if err := w.fs.MkdirAll(w.partial); err != nil {
+	// either marked as this run's or holds nothing. A run's root holds its
+	// lock: deleted under the run, it is not made anew here.
+	mkdir := w.fs.MkdirAll
+	if w.opt.Lock != nil {
+		mkdir = w.fs.Mkdir
+	}
+	if err := mkdir(w.partial); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("the checkpoint folder %s no longer exists (deleted under the run?): %w", w.root, err)
+		}
 		return err
 	}
 	if w.opt.RunID != "" {
