@@ -475,7 +475,10 @@ func (w *writer) preparePartial() error {
 		}
 	}
 	for _, a := range w.arrays {
-		if err := w.fs.MkdirAll(filepath.Join(w.partial, a.name)); err != nil {
+		if err := w.fs.Mkdir(filepath.Join(w.partial, a.name)); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("the checkpoint folder %s no longer holds %s (deleted under the run?): %w", w.root, filepath.Base(w.partial), err)
+			}
 			return err
 		}
 	}
