@@ -34,6 +34,14 @@ type krylov struct {
 	rows             [][]float64           // per worker: a row's magnitudes (ComponentError)
 }
 
+// RestartKrylov makes the next Krylov call set the iteration up anew from
+// the current u: a new right-hand side (the next implicit step).
+func (m *MG) RestartKrylov() {
+	if m.kry != nil {
+		m.kry.started = false
+	}
+}
+
 // Krylov does one mgcg iteration on the fine level (the first also sets
 // the iteration up from the current u) and returns the global max-norm of
 // the true residual b − A·u.

@@ -887,7 +887,7 @@ func solverReport(s *solver.Solver, ranks int, discErr *report.Float) *report.So
 	for _, h := range in.History {
 		r.ResidualHistory = append(r.ResidualHistory, report.Float(h))
 	}
-	if in.Kind == "mgcg" {
+	if in.Kind == "mgcg" && in.Scheme == "" {
 		b, cw := report.Float(in.BackwardError), report.Float(in.ComponentError)
 		r.BackwardError, r.ComponentError = &b, &cw
 		for i, h := range in.BackwardHistory {

@@ -329,8 +329,17 @@ func (s *Solver) implicitStep() error {
 		limit = DefaultMaxCycles
 	}
 	var hist []float64
+	if s.spec.CG {
+		s.mg.RestartKrylov() // the step's own right-hand side
+	}
 	for n := 1; ; n++ {
-		res, err := s.mg.Cycle()
+		var res float64
+		var err error
+		if s.spec.CG {
+			res, err = s.mg.Krylov() // mgcg: CG preconditioned by a cycle
+		} else {
+			res, err = s.mg.Cycle()
+		}
 		if err != nil {
 			return err
 		}
@@ -342,7 +351,7 @@ func (s *Solver) implicitStep() error {
 		if s.residual < s.spec.Tolerance || math.IsNaN(s.residual) {
 			break
 		}
-		if stalled(hist) {
+		if !s.spec.CG && stalled(hist) || s.spec.CG && stalledOver(hist, krylovWindow) {
 			if err := s.atFloor(res, ref); err != nil {
 				return fmt.Errorf("step %d: %w", s.step+1, err)
 			}

@@ -233,8 +233,8 @@ func (k *checker) equation() *Error {
 	if e.Kind == Heat && e.Solver == "jacobi" && e.Scheme != "explicit" {
 		return k.bad("equation.solver", "\"jacobi\" solves poisson problems only; %s heat steps are solved by multigrid", e.Scheme)
 	}
-	if e.Kind == Heat && e.Solver == "mgcg" {
-		return k.bad("equation.solver", "\"mgcg\" solves poisson problems only; heat steps are explicit, or (implicit schemes) solved by multigrid cycles")
+	if e.Kind == Heat && e.Solver == "mgcg" && e.Scheme == "explicit" {
+		return k.bad("equation.solver", "\"mgcg\" solves poisson problems and implicit heat steps (backward-euler, crank-nicolson); explicit steps solve nothing")
 	}
 	if k.c.Implicit() {
 		if e.DT == 0 {
