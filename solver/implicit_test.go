@@ -238,7 +238,7 @@ func TestImplicitMGCGOnARandomMap(t *testing.T) {
 	s.Multigrid, s.CG = true, true
 	s.Initial = Random(shape, 5, 1, 0)
 	var want string
-	for _, rt := range [][2]int{{1, 1}, {1, 2}, {3, 1}, {4, 1}} {
+	for _, rt := range [][2]int{{1, 1}, {3, 2}, {4, 1}} {
 		s.Threads = rt[1]
 		var cycles int
 		var res float64

@@ -171,9 +171,16 @@ func (t *Team) parts(seq uint64, k, w int) {
 // run runs part p of the current dispatch, which cannot end before it.
 func (t *Team) run(p int) {
 	t.f(p)
-	if t.pending.Add(-1) == 0 && t.waiting.Load() {
+	if t.pending.Add(-1) == 0 {
+		// The last part wakes a parked dispatcher. waiting is read under
+		// the lock the dispatcher holds while it sets it and checks
+		// pending: unlocked, a store and a later load of two atomics may
+		// pass each other where an emulator (qemu-user, arm64 on x86) does
+		// not order them, and both sides then missed the other: a hang.
 		t.mu.Lock()
-		t.done.Signal()
+		if t.waiting.Load() {
+			t.done.Signal()
+		}
 		t.mu.Unlock()
 	}
 }
