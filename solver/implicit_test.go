@@ -240,25 +240,8 @@ func TestImplicitMGCGOnARandomMap(t *testing.T) {
 	var want string
 	for _, rt := range [][2]int{{1, 1}, {3, 2}, {4, 1}} {
 		s.Threads = rt[1]
-		var cycles int
-		var res float64
-		var field []float64
-		err := local.Run(rt[0], func(c comm.Comm) error {
-			sv, err := New(c, s)
-			if err != nil {
-				return err
-			}
-			defer sv.Close()
-			if err := sv.Run(context.Background()); err != nil {
-				return err
-			}
-			f, err := sv.Gather()
-			if c.Rank() == 0 {
-				cycles, res, field = sv.Info().Cycles, sv.Residual(), f
-			}
-			return err
-		})
-		require.NoError(t, err, "ranks %d threads %d", rt[0], rt[1])
+		out := run(t, rt[0], s)
+		cycles, res, field := out.info.Cycles, out.residual, out.field
 		require.Less(t, res, 1e-10)
 		require.LessOrEqual(t, cycles, 3*25, "iterations over 3 steps")
 		if want == "" {
