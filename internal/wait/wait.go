@@ -76,7 +76,10 @@ var (
 	spun, yielded, parked, lost, expired, taken atomic.Uint64
 )
 
-func now() int64 { return int64(time.Since(base)) }
+func now() int64 { return clock() }
+
+// clock is the monotonic clock in ns since base; tests replace it.
+var clock = func() int64 { return int64(time.Since(base)) }
 
 // isCrowded is crowded; tests replace it.
 var isCrowded = crowded
