@@ -30,8 +30,7 @@ type krylov struct {
 	w1, w2           []float64 // the preconditioning cycle's iterate and its sweeps' other buffer
 	rz               float64   // r·z
 	started          bool
-	accs             []*[2]exactsum.Binned // per worker: an accumulator for each of up to two sums
-	rows             [][]float64           // per worker: a row's magnitudes (ComponentError)
+	rows             [][]float64 // per worker: a row's magnitudes (ComponentError)
 }
 
 // RestartKrylov makes the next Krylov call set the iteration up anew from
@@ -51,10 +50,9 @@ func (m *MG) Krylov() (float64, error) {
 	if k == nil {
 		n := f.lay.Len()
 		k = &krylov{r: make([]float64, n), z: make([]float64, n), zOld: make([]float64, n), p: make([]float64, n),
-			q: make([]float64, n), w1: make([]float64, n), w2: make([]float64, n), accs: make([]*[2]exactsum.Binned, f.parts), d: make([]float64, n)}
-		k.rows = make([][]float64, len(k.accs))
-		for w := range k.accs {
-			k.accs[w] = new([2]exactsum.Binned)
+			q: make([]float64, n), w1: make([]float64, n), w2: make([]float64, n), d: make([]float64, n)}
+		k.rows = make([][]float64, f.parts)
+		for w := range k.rows {
 			k.rows[w] = make([]float64, f.lay.Stride[len(f.shape)-2])
 		}
 		m.kry = k
@@ -98,7 +96,7 @@ func (m *MG) Krylov() (float64, error) {
 			r[j] -= alpha * q[j]
 		}
 	})
-	flexible := len(m.pre) != len(m.post)
+	flexible := len(m.pre) != len(m.post) || f.med != nil
 	if flexible {
 		k.z, k.zOld = k.zOld, k.z
 	}
@@ -148,15 +146,25 @@ func (l *level) eachRow(fn func(lo, hi int)) {
 }
 
 // dots are exact global sums Σ x·y over the fine level's cells, one per
-// pair (each product rounded once, then summed exactly): the workers over
-// their rows in parallel, each into its own binned accumulator per pair,
-// merged exactly, then one collective over the ranks.
+// pair.
 func (m *MG) dots(pairs ...[2][]float64) ([]float64, error) {
-	f := m.levels[0]
-	k := m.kry
-	f.parallel(func(w int, rows []stencil.Span, _ []int) {
+	return m.dotsOn(m.levels[0], pairs...)
+}
+
+// dotsOn are exact global sums Σ x·y over level l's cells, one per pair
+// (each product rounded once, then summed exactly): the workers over their
+// rows in parallel, each into its own binned accumulator per pair, merged
+// exactly, then one collective over the ranks.
+func (m *MG) dotsOn(l *level, pairs ...[2][]float64) ([]float64, error) {
+	if l.accs == nil {
+		l.accs = make([]*[maxDots]exactsum.Binned, l.parts)
+		for w := range l.accs {
+			l.accs[w] = new([maxDots]exactsum.Binned)
+		}
+	}
+	l.parallel(func(w int, rows []stencil.Span, _ []int) {
 		for p, xy := range pairs {
-			b := &k.accs[w][p]
+			b := &l.accs[w][p]
 			b.Reset()
 			x, y := xy[0], xy[1]
 			for _, r := range rows {
@@ -167,8 +175,8 @@ func (m *MG) dots(pairs ...[2][]float64) ([]float64, error) {
 	total := make([]*exactsum.Acc, len(pairs))
 	for p := range total {
 		total[p] = new(exactsum.Acc)
-		for w := range k.accs {
-			total[p].Merge(k.accs[w][p].Sum())
+		for w := range l.accs {
+			total[p].Merge(l.accs[w][p].Sum())
 		}
 	}
 	return exactsum.SumAll(m.c, total)

@@ -1,6 +1,7 @@
 package multigrid
 
 import (
+	"heat/internal/exactsum"
 	"slices"
 
 	"heat/comm"
@@ -79,10 +80,12 @@ type level struct {
 	rhs          *stencil.VarCoeffs // an implicit step's right-hand side operator, for rhsC
 	rhsC         float64
 
-	cg     *cg         // the bottom solver's vectors, on the coarsest level
-	bufs   [][]float64 // per worker: scratch rows (prolongation)
-	maxes  []float64   // per worker: max |r| of the last residual norm
-	maxes2 []float64   // per worker: a second maximum of one pass (ComponentError's ‖u‖∞)
+	cg     *cg                         // the bottom solver's vectors, on the coarsest level
+	kc     *kvectors                   // the K-cycle's vectors, on a coarse level in media
+	accs   []*[maxDots]exactsum.Binned // per worker: an accumulator per sum of one collective
+	bufs   [][]float64                 // per worker: scratch rows (prolongation)
+	maxes  []float64                   // per worker: max |r| of the last residual norm
+	maxes2 []float64                   // per worker: a second maximum of one pass (ComponentError's ‖u‖∞)
 }
 
 // rowBuf is worker w's scratch of n values (each worker touches only its

@@ -848,9 +848,15 @@ func (m *MG) correct(i int, kind Cycle) error {
 	}
 	clear(c.u)
 	m.stats.Level[i] += time.Since(t0)
-	for _, k := range kind.visits() {
-		if err := m.vcycle(i+1, false, k); err != nil {
+	if c.med != nil && !m.bottom(i+1) {
+		if err := m.kcycle(i + 1); err != nil {
 			return err
+		}
+	} else {
+		for _, k := range kind.visits() {
+			if err := m.vcycle(i+1, false, k); err != nil {
+				return err
+			}
 		}
 	}
 	t1 := time.Now()
@@ -860,9 +866,9 @@ func (m *MG) correct(i int, kind Cycle) error {
 	// Level i adds the correction at once; a copy of a level of the ranks
 	// above leaves it in tmp, to be handed back and added there.
 	if m.isCopy && i == 0 {
-		prolong(l, c, c.u, l.tmp, !m.opt.Constant, false)
+		prolong(l, c, c.u, l.tmp, m.linear(l), false)
 	} else {
-		prolong(l, c, c.u, l.u, !m.opt.Constant, true)
+		prolong(l, c, c.u, l.u, m.linear(l), true)
 	}
 	m.stats.Level[i] += time.Since(t1)
 	return nil
@@ -918,10 +924,15 @@ func (m *MG) fmgBelow(i int) error {
 	if err := c.exchangeCorners(c.u, c.bc); err != nil {
 		return err
 	}
-	prolong(l, c, c.u, l.tmp, !m.opt.Constant, false)
+	prolong(l, c, c.u, l.tmp, m.linear(l), false)
 	m.stats.Level[i] += time.Since(t1)
 	return nil
 }
+
+// linear reports whether corrections to level l are interpolated
+// linearly: in the uniform medium unless the options ask for constants;
+// in media never (piecewise constant, the P of their Galerkin operators).
+func (m *MG) linear(l *level) bool { return !m.opt.Constant && l.med == nil }
 
 // ErrNotConverged is returned by Solve when the cycle cap is reached.
 var ErrNotConverged = errors.New("multigrid: not converged")

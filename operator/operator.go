@@ -81,10 +81,12 @@ type Media struct {
 	B [][]float64
 	// Free[i] is 1 on a cell the solvers update, 0 on a hole or a held cell.
 	Free []float64
-	// Pinned[i] is 1 on a held cell (on a coarse level: a cell with a held
-	// child), whose correction must stay 0 as at a Dirichlet face; holes
-	// are not pinned (no flux crosses them at all).
-	Pinned []float64
+	// Tie[i], on a coarse multigrid level, is the Σ k_f/h² (restricted as
+	// the faces are) of the faces that join cell i's free children to cells
+	// that are not free: a held cell's error is 0, so its faces add to the
+	// diagonal of the free cells beside it and join them to nothing. nil on
+	// the fine level, whose held cells are in the operator as known values.
+	Tie []float64
 }
 
 // Exchange fills the ghosts of a field of the box's layout that
@@ -102,7 +104,7 @@ func NewMedia(lay decomp.Layout, h []float64, k, rhoC, held []float64, hasNeighb
 		return nil, fmt.Errorf("operator: media of %d, %d, %d cells for a box of %d", len(k), len(rhoC), len(held), n)
 	}
 	m := &Media{Lay: lay, H: h, K: make([]float64, lay.Len()), RhoC: make([]float64, lay.Len()),
-		Held: make([]float64, lay.Len()), Free: make([]float64, lay.Len()), Pinned: make([]float64, lay.Len())}
+		Held: make([]float64, lay.Len()), Free: make([]float64, lay.Len())}
 	for i := range m.Held {
 		m.Held[i] = math.NaN()
 	}
@@ -172,9 +174,6 @@ func (m *Media) faces(hasNeighbour [][2]bool, exchange Exchange) error {
 		for i := start; i < start+n; i++ {
 			if m.K[i] != 0 && m.Held[i] != m.Held[i] && m.faceSum(i) > 0 {
 				m.Free[i] = 1
-			}
-			if m.Held[i] == m.Held[i] {
-				m.Pinned[i] = 1
 			}
 		}
 	})
@@ -265,7 +264,8 @@ func (m *Media) Hold(u []float64) {
 
 // Implicit is the coefficients of a·u − ∇·(b∇u) with a = σ·ρc and
 // b = β·k_f/h² (an implicit step: σ = 1, β = θ·dt; Poisson: σ = 0, β = 1):
-// the faces, A (nil when σ = 0), the free mask, and the Jacobi weights
+// the faces, A (nil when σ = 0 and nothing is tied; a coarse level's ties
+// add β·Tie to it), the free mask, and the Jacobi weights
 // W = 1/D on free cells with D = a + Σ_faces b. Gershgorin bounds the
 // eigenvalues of D⁻¹A by (a + 2Σb)/(a + Σb) <= 2 for any coefficients (a
 // Dirichlet face's ghost adds its b to the diagonal and takes it from the
@@ -287,10 +287,13 @@ func (m *Media) Implicit(sigma, beta float64) *stencil.VarCoeffs {
 			vc.BZ = b[0]
 		}
 	}
-	if sigma != 0 {
+	if sigma != 0 || m.Tie != nil {
 		vc.A = make([]float64, m.Lay.Len())
 		for i, x := range m.RhoC {
 			vc.A[i] = float64(sigma * x)
+			if m.Tie != nil {
+				vc.A[i] += float64(beta * m.Tie[i])
+			}
 		}
 	}
 	vc.W = make([]float64, m.Lay.Len())
@@ -332,14 +335,14 @@ func (m *Media) NormInf(vc *stencil.VarCoeffs) float64 {
 
 // NewCoarse is the media of a coarse multigrid level from its coarsened
 // fields, laid out like the level: the face coefficients per axis (ghosts
-// below the box included), ρc, the free mask and the pinned cells (free
-// must be 0 on them). It has no K or Held: a coarse level is an error
-// equation, whose cells that are not free keep 0.
-func NewCoarse(lay decomp.Layout, h []float64, b [][]float64, rhoC, free, pinned []float64) *Media {
-	m := &Media{Lay: lay, H: h, B: b, RhoC: rhoC, Free: free, Pinned: pinned}
+// below the box included), ρc, the free mask and the ties. It has no K or
+// Held: a coarse level is an error equation, whose cells that are not
+// free keep 0.
+func NewCoarse(lay decomp.Layout, h []float64, b [][]float64, rhoC, free, tie []float64) *Media {
+	m := &Media{Lay: lay, H: h, B: b, RhoC: rhoC, Free: free, Tie: tie}
 	m.Lay.ForRows(m.box(), func(start, n int) {
 		for i := start; i < start+n; i++ {
-			if m.Free[i] != 0 && !(m.faceSum(i) > 0) {
+			if m.Free[i] != 0 && !(m.faceSum(i)+m.Tie[i] > 0) {
 				m.Free[i] = 0 // cut off by holes: no equation
 			}
 		}
@@ -390,8 +393,8 @@ func SetLowFaces(lay decomp.Layout, b, low [][]float64, hasNeighbour [][2]bool) 
 }
 
 // BytesPerCell is what the media add to a box's memory per cell, fine
-// level: K, ρc, held values, the free and pinned masks and a face array per
-// axis (Media), and the kernels' coefficients — S for explicit steps; for
+// level: K, ρc, held values, the free mask and a face array per axis
+// (Media), a tie per cell on the coarse levels, and the kernels' coefficients — S for explicit steps; for
 // multigrid A, W and the faces scaled by β on the fine level, and the
 // coarse levels' media and coefficients, at most 1/(2^d − 1) of the fine
 // level's more.
