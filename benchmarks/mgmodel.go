@@ -50,7 +50,7 @@ type MGPrediction struct {
 }
 
 // Predict is the model's cycle on ranks ranks for the levels' shapes
-// (finest first, as multigrid.Hierarchy gives them).
+// (finest first, as plan.Hierarchy gives them).
 func (m MGModel) Predict(shapes [][]int, ranks int) (MGPrediction, error) {
 	dims, err := decomp.AutoDims(shapes[0], ranks, nil)
 	if err != nil {

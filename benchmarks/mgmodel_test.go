@@ -1,6 +1,7 @@
 package benchmarks
 
 import (
+	"heat/plan"
 	"slices"
 	"testing"
 
@@ -20,7 +21,7 @@ import (
 // visit level l 2^l times; the gather edge appears once there are ranks to
 // gather from.
 func TestMGModel(t *testing.T) {
-	shapes := multigrid.Hierarchy([]int{1024, 1024}, []float64{1, 1}, 0)
+	shapes := plan.Hierarchy([]int{1024, 1024}, []float64{1, 1}, 0)
 	m := MGModel{TCell: 1e-9, Passes: 10, Exchanges: 9, Cycle: multigrid.V, GatherBelow: 32, GatherCells: 1 << 14}
 	one, err := m.Predict(shapes, 1)
 	require.NoError(t, err)
@@ -81,7 +82,7 @@ func TestMGModelAgglomeratesAsTheSolver(t *testing.T) {
 		for a := range length {
 			length[a] = 1
 		}
-		shapes := multigrid.Hierarchy(c.shape, length, 0)
+		shapes := plan.Hierarchy(c.shape, length, 0)
 		opt := multigrid.Options{GatherCells: c.gatherCells}
 		m := MGModel{TCell: 1e-9, Passes: 10, Exchanges: 7, GatherBelow: 32, GatherCells: c.gatherCells}
 		if m.GatherCells == 0 {

@@ -3,6 +3,7 @@ package benchmarks
 import (
 	"context"
 	"fmt"
+	"heat/plan"
 	"io"
 	"math"
 	"slices"
@@ -290,7 +291,7 @@ func predictMG(w io.Writer, o MGOptions, pts []MGPoint) error {
 		return nil
 	}
 	shape := slices.Repeat([]int{base.N}, o.Dims)
-	shapes := multigrid.Hierarchy(shape, slices.Repeat([]float64{1}, o.Dims), o.MG.Levels)
+	shapes := plan.Hierarchy(shape, slices.Repeat([]float64{1}, o.Dims), o.MG.Levels)
 	cells := 1
 	for _, n := range shape {
 		cells *= n
@@ -386,7 +387,7 @@ func implicitStudy(w io.Writer, o MGOptions) error {
 	discrete := solver.Sine(mode, spec.Length, math.Exp(-lamH*tEnd), 0)
 	spec.TEnd, spec.CheckEvery = tEnd, 1000
 	spec.DT = 0.9 * solver.StableDT(1, spec.Spacing())
-	spec.Steps = solver.StepsTo(tEnd, spec.DT)
+	spec.Steps = plan.StepsTo(tEnd, spec.DT)
 	ex, err := solveOnce(spec, ranks, discrete)
 	if err != nil {
 		return err
@@ -400,7 +401,7 @@ func implicitStudy(w io.Writer, o MGOptions) error {
 	var r solveRun
 	for dt := 0.01; dt > spec.DT; dt /= 2 {
 		cn.DT = dt
-		cn.Steps = solver.StepsTo(tEnd, dt)
+		cn.Steps = plan.StepsTo(tEnd, dt)
 		if r, err = solveOnce(cn, ranks, discrete); err != nil {
 			return err
 		}

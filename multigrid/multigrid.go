@@ -17,6 +17,7 @@ package multigrid
 import (
 	"errors"
 	"fmt"
+	"heat/plan"
 	"math"
 	"slices"
 	"time"
@@ -50,10 +51,7 @@ const (
 	RedBlack
 )
 
-// Smoothers are the smoothers' names, as configs give them.
-var Smoothers = []string{"chebyshev", "jacobi", "rbgs"}
-
-func (s Smoother) String() string { return Smoothers[s] }
+func (s Smoother) String() string { return plan.Smoothers[s] }
 
 // Cycle is the shape of a multigrid cycle: how often each level's coarse
 // problem is visited before its post-smoothing.
@@ -72,10 +70,7 @@ const (
 	F
 )
 
-// Cycles are the cycles' names, as configs give them.
-var Cycles = []string{"v", "w", "f"}
-
-func (c Cycle) String() string { return Cycles[c] }
+func (c Cycle) String() string { return plan.Cycles[c] }
 
 // visits are the cycles a cycle of kind c runs on the next coarser level.
 func (c Cycle) visits() []Cycle {
@@ -142,44 +137,6 @@ type Problem struct {
 
 // MaxLevels bounds Options.Levels.
 const MaxLevels = 30
-
-// MaxBottomCells bounds the coarsest level, which conjugate gradients
-// solve on one rank every cycle: 65536 cells (256²) take ~50 ms; a grid that
-// cannot be coarsened further (odd counts) would be solved by CG alone.
-const MaxBottomCells = 1 << 16
-
-// Hierarchy is the shapes of the levels of a grid, finest first: each level
-// halves the axes whose cells are the finest (within a factor 1.25) and can
-// be halved (an even count of at least 8), until none can; at most levels
-// entries (0: no limit).
-func Hierarchy(shape []int, length []float64, levels int) [][]int {
-	out := [][]int{slices.Clone(shape)}
-	for levels == 0 || len(out) < levels {
-		next, ok := coarser(out[len(out)-1], length)
-		if !ok {
-			break
-		}
-		out = append(out, next)
-	}
-	return out
-}
-
-// coarser is the next level's shape, and false when no axis can be halved.
-func coarser(shape []int, length []float64) ([]int, bool) {
-	hmin := math.Inf(1)
-	for a, n := range shape {
-		hmin = min(hmin, length[a]/float64(n))
-	}
-	next := slices.Clone(shape)
-	ok := false
-	for a, n := range shape {
-		if n%2 == 0 && n >= 8 && length[a]/float64(n) <= 1.25*hmin {
-			next[a] = n / 2
-			ok = true
-		}
-	}
-	return next, ok
-}
 
 // DefaultSweeps are the smoothing sweeps before and after the coarse
 // correction when Options leave them 0. Chebyshev and Jacobi: (3,1) in 2D,
@@ -251,7 +208,7 @@ func New(c comm.Comm, topo *decomp.Grid, p Problem, opt Options, tm *team.Team) 
 	if opt.Levels < 0 || opt.Levels > MaxLevels {
 		return nil, fmt.Errorf("multigrid: %d levels outside 0..%d", opt.Levels, MaxLevels)
 	}
-	shapes := Hierarchy(p.Shape, p.Length, opt.Levels)
+	shapes := plan.Hierarchy(p.Shape, p.Length, opt.Levels)
 	if opt.Levels > len(shapes) {
 		return nil, fmt.Errorf("multigrid: %s has at most %d levels (each halves the finest even axes of at least 8 cells), not %d",
 			decomp.FormatDims(p.Shape), len(shapes), opt.Levels)
@@ -260,9 +217,9 @@ func New(c comm.Comm, topo *decomp.Grid, p Problem, opt Options, tm *team.Team) 
 	for _, n := range shapes[len(shapes)-1] {
 		bottom *= n
 	}
-	if bottom > MaxBottomCells {
+	if bottom > plan.MaxBottomCells {
 		return nil, fmt.Errorf("multigrid: %s coarsens only to %s, %d cells for the one-rank bottom solve (at most %d): use counts divisible by a power of two",
-			decomp.FormatDims(p.Shape), decomp.FormatDims(shapes[len(shapes)-1]), bottom, MaxBottomCells)
+			decomp.FormatDims(p.Shape), decomp.FormatDims(shapes[len(shapes)-1]), bottom, plan.MaxBottomCells)
 	}
 	pre, post := DefaultSweeps(nd, opt.Smoother)
 	// Full multigrid's V-cycles: in 3D (3,2) instead of (4,4), 27 WU

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"heat/plan"
 	"math"
 	"slices"
 	"testing"
@@ -401,8 +402,8 @@ func TestIncompatibleSourceRefused(t *testing.T) {
 
 // A level count the shape cannot have is refused, naming the limit.
 func TestTooManyLevelsRefused(t *testing.T) {
-	require.Len(t, Hierarchy([]int{64, 64}, []float64{1, 1}, 0), 5) // 64, 32, 16, 8, 4
-	require.Len(t, Hierarchy([]int{75, 100}, []float64{1, 1}, 0), 2)
+	require.Len(t, plan.Hierarchy([]int{64, 64}, []float64{1, 1}, 0), 5) // 64, 32, 16, 8, 4
+	require.Len(t, plan.Hierarchy([]int{75, 100}, []float64{1, 1}, 0), 2)
 	err := local.Run(1, func(c comm.Comm) error {
 		topo, _ := decomp.New([]int{64, 64}, 1, nil, nil)
 		tm := team.New(1, false)

@@ -36,15 +36,6 @@ func StableDT(alpha float64, h []float64) float64 {
 // when the time step is automatic.
 const SafetyFactor = 0.9
 
-// UsesMultigrid reports whether a problem is solved by multigrid cycles:
-// every implicit heat step, and Poisson unless it asks for Jacobi sweeps.
-func UsesMultigrid(poisson, implicit, jacobi bool) bool {
-	if poisson {
-		return !jacobi
-	}
-	return implicit
-}
-
 // Harmonic is the coefficient of the face between cells of conductivity ki
 // and kj: their harmonic mean, ki itself where they are equal (so a uniform
 // region's faces are its k exactly) and 0 where either is 0 (a hole).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"heat/plan"
 	"math"
 	"os"
 	"path/filepath"
@@ -384,7 +385,7 @@ func (f *formula) failure(t float64, k, step int, dt float64, implicit bool) err
 		case dt == 0:
 			step = 1
 		case implicit:
-			step = max(1, solver.StepsTo(t, dt)) // the step ending at t
+			step = max(1, plan.StepsTo(t, dt)) // the step ending at t
 		default:
 			step = int(math.Floor(t/dt+1e-9)) + 1 // explicit: the step starting at t
 		}

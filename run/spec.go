@@ -1,6 +1,7 @@
 package run
 
 import (
+	"heat/plan"
 	"math"
 	"runtime"
 	"slices"
@@ -32,7 +33,7 @@ func specOf(cfg *config.Config, w *World) solver.Spec {
 	if cfg.Equation.Kind == "poisson" {
 		s.Equation = solver.Poisson
 	}
-	s.Scheme = solver.Scheme(slices.Index(solver.Schemes, cfg.Equation.Scheme))
+	s.Scheme = solver.Scheme(slices.Index(plan.Schemes, cfg.Equation.Scheme))
 	if cfg.EndsAtTEnd() {
 		s.TEnd = cfg.Run.TEnd // else run.steps came first: plain steps, short of t_end
 	}
@@ -40,7 +41,7 @@ func specOf(cfg *config.Config, w *World) solver.Spec {
 	s.CG = cfg.Equation.Solver == "mgcg"
 	mg := cfg.Multigrid
 	s.MG = multigrid.Options{
-		Smoother: multigrid.Smoother(slices.Index(multigrid.Smoothers, mg.Smoother)),
+		Smoother: multigrid.Smoother(slices.Index(plan.Smoothers, mg.Smoother)),
 		Pre:      mg.Pre, Post: mg.Post, Levels: mg.Levels,
 		Constant:    mg.Interpolation == "constant",
 		GatherBelow: mg.AgglomerateBelow, GatherCells: mg.GatherCells,

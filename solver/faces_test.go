@@ -3,6 +3,7 @@ package solver
 import (
 	"context"
 	"fmt"
+	"heat/plan"
 	"math"
 	"sync/atomic"
 	"testing"
@@ -328,7 +329,7 @@ func TestManufacturedFacesInTime(t *testing.T) {
 			}
 			const tEnd = 0.25
 			spec.DT = 0.5 / float64(n)
-			spec.Steps = StepsTo(tEnd, spec.DT)
+			spec.Steps = plan.StepsTo(tEnd, spec.DT)
 			got := run(t, 2, spec).field
 			e := 0.0
 			cellCentres(shape, spec.Length, func(i int, x []float64) {

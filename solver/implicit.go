@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"heat/plan"
 	"math"
 	"slices"
 	"time"
@@ -49,12 +50,8 @@ func (s *Solver) newMultigrid() error {
 			return fmt.Errorf("solver: poisson in heterogeneous media needs a Dirichlet or Robin face or a held cell (u is otherwise fixed only up to a constant)")
 		}
 	}
-	if s.media != nil {
-		// In media plain cycles stall (their coarse faces are averaged,
-		// which corrects well inside CG and over-corrects alone: a random
-		// 10² map's cycles stopped at a relative residual of 11): every
-		// multigrid solve there is mgcg.
-		s.spec.CG = true
+	if s.spec.Plan().Method == plan.MGCG {
+		s.spec.CG = true // in media every multigrid solve is mgcg (the plan)
 	}
 	opt := s.spec.MG
 	if s.spec.CG {

@@ -3,6 +3,7 @@ package solver
 import (
 	"context"
 	"fmt"
+	"heat/plan"
 	"math"
 	"testing"
 
@@ -19,7 +20,7 @@ func sineDecay(shape []int, scheme Scheme, dt, tEnd float64) (Spec, func(x []flo
 	s := heatSpec(shape)
 	nd := len(shape)
 	s.Scheme, s.DT, s.TEnd = scheme, dt, tEnd
-	s.Steps = StepsTo(tEnd, dt)
+	s.Steps = plan.StepsTo(tEnd, dt)
 	s.Tolerance = 1e-9
 	s.Initial = Sine([]int{1, 1, 1}[:nd], s.Length, 1, 0)
 	rate := s.Alpha * math.Pi * math.Pi * float64(nd)
@@ -73,7 +74,7 @@ func TestTEndShortensLastStep(t *testing.T) {
 		if scheme != Explicit {
 			s.DT = 0.0007
 		}
-		s.Steps = StepsTo(s.TEnd, s.DT)
+		s.Steps = plan.StepsTo(s.TEnd, s.DT)
 		require.NotEqual(t, float64(s.Steps)*s.DT, s.TEnd)
 		var simTime float64
 		err := local.Run(1, func(c comm.Comm) error {
@@ -116,7 +117,7 @@ func TestMultigridRunsBitForBit(t *testing.T) {
 				s.Scheme, s.DT, s.Steps = BackwardEuler, 0.01, 4
 			default:
 				s.Scheme, s.DT, s.TEnd = CrankNicolson, 0.01, 0.035
-				s.Steps = StepsTo(s.TEnd, s.DT)
+				s.Steps = plan.StepsTo(s.TEnd, s.DT)
 			}
 			var want outcome
 			for i, sp := range []struct{ ranks, threads int }{{1, 1}, {2, 2}, {3, 1}, {4, 3}, {6, 1}} {
@@ -141,7 +142,7 @@ func TestMultigridRunsBitForBit(t *testing.T) {
 func TestTEndWithTemporalBlocking(t *testing.T) {
 	s, _ := sineDecay([]int{24, 30}, Explicit, 0, 0.004)
 	s.DT = 0.9 * StableDT(s.Alpha, s.Spacing())
-	s.Steps = StepsTo(s.TEnd, s.DT)
+	s.Steps = plan.StepsTo(s.TEnd, s.DT)
 	s.Initial = Random(s.Shape, 2, 1, 0)
 	want := run(t, 1, s)
 	for _, ranks := range []int{1, 3} {

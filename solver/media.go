@@ -2,6 +2,7 @@ package solver
 
 import (
 	"fmt"
+	"heat/plan"
 	"math"
 	"slices"
 
@@ -107,15 +108,13 @@ func (s *Solver) newMedia() error {
 		if spec.DT == 0 {
 			spec.DT = operator.SafetyFactor * limit
 			if spec.TEnd > 0 && spec.Steps == 0 {
-				spec.Steps = StepsTo(spec.TEnd, spec.DT)
+				spec.Steps = plan.StepsTo(spec.TEnd, spec.DT)
 			}
 		} else if spec.DT > limit {
 			return &StabilityError{DT: spec.DT, Limit: limit}
 		}
 		s.dt = spec.DT
 		s.vc = s.media.Explicit(spec.DT)
-	case spec.FMG:
-		return fmt.Errorf("solver: full multigrid (multigrid.cycle = fmg) is not built for heterogeneous media; use v, w or f")
 	}
 	return nil
 }

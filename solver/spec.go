@@ -2,6 +2,7 @@ package solver
 
 import (
 	"fmt"
+	"heat/plan"
 	"math"
 	"strconv"
 
@@ -173,21 +174,18 @@ func (s *Spec) Check() error {
 	if s.Initial == nil && s.InitialField == nil {
 		return fmt.Errorf("solver: no initial condition")
 	}
-	if s.SourceAt != nil && s.Ghost != 1 {
-		return fmt.Errorf("solver: a source that varies in time needs one ghost layer (grid.ghost = %d is temporal blocking, which takes a fixed source)", s.Ghost)
-	}
 	for a, f := range s.Faces {
 		if (f[0].Kind == Periodic) != (f[1].Kind == Periodic) {
 			return fmt.Errorf("solver: axis %d is periodic on one face only", a)
 		}
 		for _, side := range f {
-			if side.PerCell() && s.Ghost != 1 {
-				return fmt.Errorf("solver: a %s face with a flux, a coefficient or a varying value needs one ghost layer (grid.ghost = %d is temporal blocking, which reflects constant values only)", side.Kind, s.Ghost)
-			}
 			if side.Varies && s.FaceAt == nil {
 				return fmt.Errorf("solver: a varying %s face without FaceAt", side.Kind)
 			}
 		}
+	}
+	if _, r := plan.Decide(s.Case()); r != nil {
+		return fmt.Errorf("solver: %w", r)
 	}
 	if s.Equation == Heat {
 		if s.Alpha <= 0 {
@@ -203,12 +201,6 @@ func (s *Spec) Check() error {
 		if !autoDT && s.TEnd > 0 && s.Steps > 0 && !(s.LastDT() > 0 && s.LastDT() <= s.DT*(1+1e-9)) {
 			return fmt.Errorf("solver: %d steps of %g do not end at t = %g", s.Steps, s.DT, s.TEnd)
 		}
-	}
-	if s.Media != nil && s.Ghost != 1 {
-		return fmt.Errorf("solver: heterogeneous media need one ghost layer, not %d (temporal blocking is for the uniform medium)", s.Ghost)
-	}
-	if s.usesMG() && s.Ghost != 1 {
-		return fmt.Errorf("solver: multigrid needs one ghost layer, not %d (deeper ghosts are temporal blocking of explicit steps)", s.Ghost)
 	}
 	return nil
 }
@@ -227,10 +219,7 @@ const (
 	CrankNicolson
 )
 
-// Schemes are the schemes' names, as configs give them.
-var Schemes = []string{"explicit", "backward-euler", "crank-nicolson"}
-
-func (s Scheme) String() string { return Schemes[s] }
+func (s Scheme) String() string { return plan.Schemes[s] }
 
 // theta is the implicit weight θ of the scheme.
 func (s Scheme) theta() float64 {
@@ -240,15 +229,35 @@ func (s Scheme) theta() float64 {
 	return 1
 }
 
-// usesMG reports whether the run is solved by multigrid.
-func (s *Spec) usesMG() bool {
-	return operator.UsesMultigrid(s.Equation == Poisson, s.Scheme != Explicit, !s.Multigrid)
+// Case is the spec as the plan sees it.
+func (s *Spec) Case() plan.Case {
+	c := plan.Case{Poisson: s.Equation == Poisson, Scheme: s.Scheme.String(), Solver: "multigrid",
+		Media: s.Media != nil, Ghost: s.Ghost, SourceInTime: s.SourceAt != nil,
+		Smoother: s.MG.Smoother.String(), FMG: s.FMG}
+	switch {
+	case s.Equation == Poisson && !s.Multigrid:
+		c.Solver = "jacobi"
+	case s.CG:
+		c.Solver = "mgcg"
+	}
+	for _, f := range s.Faces {
+		c.PerCellFaces = c.PerCellFaces || f[0].PerCell() || f[1].PerCell()
+	}
+	return c
 }
 
-// StepsTo is the number of steps of dt that reach t, the last one
-// shortened (a step within 1e-9·dt of t counts as reaching it).
-func StepsTo(t, dt float64) int {
-	return int(math.Ceil(t/dt - 1e-9))
+// Plan is what the spec runs, as the plan decides it (a spec the plan
+// refuses fails Check).
+func (s *Spec) Plan() plan.Plan {
+	p, _ := plan.Decide(s.Case())
+	return p
+}
+
+// usesMG reports whether the run is solved by multigrid (plain cycles or
+// mgcg).
+func (s *Spec) usesMG() bool {
+	m := s.Plan().Method
+	return m == plan.Multigrid || m == plan.MGCG
 }
 
 // LastDT is the length of step Steps: shortened to end at TEnd, or DT.

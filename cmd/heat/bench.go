@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"heat/plan"
 	"io"
 	"os"
 	"path/filepath"
@@ -129,10 +130,10 @@ levels' share of the time, one FMG cycle's cost and error, and the time of weigh
 		if len(*sizes) == 0 {
 			*sizes = map[int][]int{2: {256, 1024, 2048}, 3: {64, 128, 256}}[*dims]
 		}
-		sm := slices.Index(multigrid.Smoothers, *smoother)
-		cy := slices.Index(multigrid.Cycles, *cycle)
+		sm := slices.Index(plan.Smoothers, *smoother)
+		cy := slices.Index(plan.Cycles, *cycle)
 		if sm < 0 || cy < 0 {
-			return usagef("bench multigrid: --smoother must be %s and --cycle %s", strings.Join(multigrid.Smoothers, ", "), strings.Join(multigrid.Cycles, ", "))
+			return usagef("bench multigrid: --smoother must be %s and --cycle %s", strings.Join(plan.Smoothers, ", "), strings.Join(plan.Cycles, ", "))
 		}
 		for _, x := range append(slices.Clone(*sizes), append(*ranks, *threads)...) {
 			if x < 1 {

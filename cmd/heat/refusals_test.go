@@ -61,7 +61,35 @@ func TestSolverRefusalsBeforeTheRun(t *testing.T) {
 		}
 		code, _, stderr := heat(t, args...)
 		require.Equal(t, 2, code, "%v: %s", sets, stderr)
-		require.Contains(t, stderr, "grid.ghost = 2", sets)
+		require.Contains(t, stderr, "grid.ghost: must be 1, not 2", sets)
 		require.NoDirExists(t, out, "nothing written: %v", sets)
+	}
+}
+
+// Every refusal of the plan (plan.Decide) is exit 2 before any work,
+// naming the key: config validation and the solver ask the same function.
+func TestPlanRefusalsBeforeTheRun(t *testing.T) {
+	material := `material=[{region = "box", lo = [0.25, 0.25], hi = [0.5, 0.5], k = 10}]`
+	for _, c := range []struct {
+		sets []string
+		key  string
+	}{
+		{[]string{"grid.ghost=2", material}, "grid.ghost"},
+		{[]string{"equation.kind=poisson", "multigrid.cycle=fmg", material}, "multigrid.cycle"},
+		{[]string{"equation.kind=poisson", "multigrid.smoother=rbgs", material}, "multigrid.smoother"},
+		{[]string{"equation.scheme=backward-euler", "equation.dt=0.001", "multigrid.smoother=rbgs", material}, "multigrid.smoother"},
+		{[]string{"equation.scheme=backward-euler", "equation.dt=0.001", "equation.solver=jacobi"}, "equation.solver"},
+		{[]string{"equation.solver=mgcg"}, "equation.solver"},
+		{[]string{"equation.kind=poisson", "grid.ghost=2"}, "grid.ghost"},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		args := []string{"run", "-q", "--set", "grid.shape=[32,32]", "--steps", "4", "--out", out}
+		for _, s := range c.sets {
+			args = append(args, "--set", s)
+		}
+		code, _, stderr := heat(t, args...)
+		require.Equal(t, 2, code, "%v: %s", c.sets, stderr)
+		require.Contains(t, stderr, c.key, c.sets)
+		require.NoDirExists(t, out, "nothing written: %v", c.sets)
 	}
 }

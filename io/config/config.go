@@ -18,11 +18,11 @@ package config
 
 import (
 	"heat/operator"
+	"heat/plan"
 	"math"
 	"strings"
 
 	"heat/decomp"
-	"heat/solver"
 )
 
 // Boundary condition kinds.
@@ -205,7 +205,7 @@ func (c *Config) TimeStep() float64 {
 // steps than t_end takes), the run ends after run.steps steps, short of
 // t_end, and this is false.
 func (c *Config) EndsAtTEnd() bool {
-	return c.Equation.Kind == Heat && c.Run.TEnd > 0 && solver.StepsTo(c.Run.TEnd, c.TimeStep()) == c.Run.Steps
+	return c.Equation.Kind == Heat && c.Run.TEnd > 0 && plan.StepsTo(c.Run.TEnd, c.TimeStep()) == c.Run.Steps
 }
 
 // Implicit reports whether heat steps are implicit (solved by multigrid).
@@ -213,9 +213,18 @@ func (c *Config) Implicit() bool {
 	return c.Equation.Kind == Heat && c.Equation.Scheme != "explicit"
 }
 
+// Case is the config as the plan sees it. What the config alone cannot
+// tell (a face or source that the run will evaluate cell by cell or in
+// time) the solver's own Case adds, and the run refuses it before any work.
+func (c *Config) Case() plan.Case {
+	return plan.Case{Poisson: c.Equation.Kind == Poisson, Scheme: c.Equation.Scheme, Solver: c.Equation.Solver,
+		Media: !c.Media().Uniform(), Ghost: c.Grid.Ghost, Smoother: c.Multigrid.Smoother, FMG: c.Multigrid.Cycle == "fmg"}
+}
+
 // UsesMultigrid reports whether the run is solved by multigrid: Poisson
-// with solver "multigrid" or "mgcg", and implicit heat steps (the operator
+// with solver "multigrid" or "mgcg", and implicit heat steps (the plan
 // decides).
 func (c *Config) UsesMultigrid() bool {
-	return operator.UsesMultigrid(c.Equation.Kind == Poisson, c.Implicit(), c.Equation.Solver == "jacobi")
+	p, _ := plan.Decide(c.Case())
+	return p.Method == plan.Multigrid || p.Method == plan.MGCG
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"heat/plan"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -16,9 +17,7 @@ import (
 	"heat/internal/team"
 	"heat/io/expr"
 	"heat/io/heatmap"
-	"heat/multigrid"
 	"heat/operator"
-	"heat/solver"
 )
 
 // Limits of the accepted values.
@@ -48,9 +47,9 @@ var _ [team.MaxWorkers - MaxThreads]struct{}
 var (
 	equationKinds = []string{Heat, Poisson}
 	solverKinds   = []string{"multigrid", "mgcg", "jacobi"}
-	schemeKinds   = solver.Schemes
-	smootherKinds = multigrid.Smoothers
-	cycleKinds    = append(slices.Clone(multigrid.Cycles), "fmg")
+	schemeKinds   = plan.Schemes
+	smootherKinds = plan.Smoothers
+	cycleKinds    = append(slices.Clone(plan.Cycles), "fmg")
 	interpKinds   = []string{"linear", "constant"}
 	boundaryKinds = []string{Dirichlet, Neumann, Robin, Periodic}
 	initialKinds  = []string{"constant", "hotspot", "gaussian", "sine", "random", "expr", "file"}
@@ -224,17 +223,14 @@ func (k *checker) equation() *Error {
 	if !slices.Contains(schemeKinds, e.Scheme) {
 		return k.bad("equation.scheme", "must be %s (got %q)", oneOf(schemeKinds), e.Scheme)
 	}
+	if _, r := plan.Decide(k.c.Case()); r != nil {
+		return k.bad(r.Key, "%s", r.Reason)
+	}
 	if e.DT < 0 {
 		return k.bad("equation.dt", "must be >= 0; 0 picks 0.9× the stability limit (got %s)", formatFloat(e.DT))
 	}
 	if e.Kind == Poisson && e.Scheme != "explicit" && k.src.of("equation.scheme") != BuiltinSource {
 		return k.bad("equation.scheme", "is a heat time scheme; a poisson problem has none (got %q)", e.Scheme)
-	}
-	if e.Kind == Heat && e.Solver == "jacobi" && e.Scheme != "explicit" {
-		return k.bad("equation.solver", "\"jacobi\" solves poisson problems only; %s heat steps are solved by multigrid", e.Scheme)
-	}
-	if e.Kind == Heat && e.Solver == "mgcg" && e.Scheme == "explicit" {
-		return k.bad("equation.solver", "\"mgcg\" solves poisson problems and implicit heat steps (backward-euler, crank-nicolson); explicit steps solve nothing")
 	}
 	if k.c.Implicit() {
 		if e.DT == 0 {
@@ -313,7 +309,7 @@ func (k *checker) stop() *Error {
 		return k.bad("run.t_end", "%s takes %s steps of %s, more than the %s a run may take: use an earlier run.t_end or a larger equation.dt",
 			formatFloat(r.TEnd), strconv.FormatFloat(q, 'g', 3, 64), step, formatFloat(MaxSteps))
 	}
-	n := solver.StepsTo(r.TEnd, dt)
+	n := plan.StepsTo(r.TEnd, dt)
 	if n == 0 {
 		return k.bad("run.t_end", "%s is %s of a step of %s: the run would take no steps; use a later run.t_end",
 			formatFloat(r.TEnd), strconv.FormatFloat(q, 'g', 3, 64), step)
@@ -353,14 +349,6 @@ func (k *checker) multigrid() *Error {
 	if m.MaxCycles < 1 {
 		return k.bad("multigrid.max_cycles", "must be >= 1 (got %d)", m.MaxCycles)
 	}
-	if k.c.UsesMultigrid() && !k.c.Media().Uniform() {
-		switch {
-		case m.Smoother == "rbgs":
-			return k.bad("multigrid.smoother", "\"rbgs\" is not built for heterogeneous media ([maps], [[material]]); use chebyshev or jacobi")
-		case m.Cycle == "fmg" && k.c.Equation.Kind == Poisson:
-			return k.bad("multigrid.cycle", "\"fmg\" is not built for heterogeneous media ([maps], [[material]]); use f, v or w")
-		}
-	}
 	if m.AgglomerateBelow < 0 {
 		return k.bad("multigrid.agglomerate_below", "must be >= 0 cells a side; 0 takes 32 (got %d)", m.AgglomerateBelow)
 	}
@@ -370,20 +358,14 @@ func (k *checker) multigrid() *Error {
 	if m.Levels < 0 {
 		return k.bad("multigrid.levels", "must be >= 0; 0 takes as many as the grid allows (got %d)", m.Levels)
 	}
-	if k.c.Grid.Ghost != 1 && !k.c.Media().Uniform() {
-		return k.bad("grid.ghost", "must be 1 in heterogeneous media ([maps], [[material]]; deeper ghosts are temporal blocking of uniform explicit steps; got %d)", k.c.Grid.Ghost)
-	}
 	if k.c.UsesMultigrid() {
-		if k.c.Grid.Ghost != 1 {
-			return k.bad("grid.ghost", "must be 1 with multigrid (deeper ghosts are temporal blocking of explicit steps; got %d)", k.c.Grid.Ghost)
-		}
-		levels := multigrid.Hierarchy(k.c.Grid.Shape, k.c.Grid.Length, m.Levels)
+		levels := plan.Hierarchy(k.c.Grid.Shape, k.c.Grid.Length, m.Levels)
 		bottom := levels[len(levels)-1]
-		if cells, _ := product(bottom); cells > multigrid.MaxBottomCells {
+		if cells, _ := product(bottom); cells > plan.MaxBottomCells {
 			return k.bad("grid.shape", "%s coarsens only to %s (an axis is odd, or multigrid.levels stops it), and conjugate gradients on one rank would solve those %d cells every cycle; give every axis a count divisible by a power of two, or use equation.solver = \"jacobi\"",
 				decomp.FormatDims(k.c.Grid.Shape), decomp.FormatDims(bottom), cells)
 		}
-		if most := len(multigrid.Hierarchy(k.c.Grid.Shape, k.c.Grid.Length, 0)); m.Levels > most {
+		if most := len(plan.Hierarchy(k.c.Grid.Shape, k.c.Grid.Length, 0)); m.Levels > most {
 			return k.bad("multigrid.levels", "%s has at most %d levels: each halves the finest axes whose cell count is even and at least 8 (got %d)",
 				decomp.FormatDims(k.c.Grid.Shape), most, m.Levels)
 		}
