@@ -497,6 +497,13 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 		}
 	}
 	if runErr != nil && !errors.Is(runErr, solver.ErrStopped) {
+		if c.Rank() == 0 {
+			// A failed run's report says how far the solver got and how
+			// its residuals went.
+			rep := j.rep
+			rep.Steps, rep.SimTime, rep.Residual = s.Step(), report.Float(s.SimTime()), report.Float(s.Residual())
+			rep.Solver = solverReport(s, c.Size(), nil)
+		}
 		return runErr
 	}
 	if err := c.Barrier(); err != nil {
@@ -886,6 +893,9 @@ func solverReport(s *solver.Solver, ranks int, discErr *report.Float) *report.So
 		Cycles: in.Cycles, Stalled: s.Stalled(), DiscretisationError: discErr}
 	for _, h := range in.History {
 		r.ResidualHistory = append(r.ResidualHistory, report.Float(h))
+	}
+	for _, h := range in.StepHistory {
+		r.StepHistory = append(r.StepHistory, report.Float(h))
 	}
 	if in.Kind == "mgcg" && in.Scheme == "" {
 		b, cw := report.Float(in.BackwardError), report.Float(in.ComponentError)

@@ -334,7 +334,8 @@ func (s *Solver) implicitStep() error {
 	if limit == 0 {
 		limit = DefaultMaxCycles
 	}
-	var hist []float64
+	hist := s.stepHistory[:0]
+	defer func() { s.stepHistory = hist }() // a failed step's too, for its report
 	if s.spec.CG {
 		s.mg.RestartKrylov() // the step's own right-hand side
 	}
@@ -408,8 +409,9 @@ type SolverInfo struct {
 	Cycle    string // multigrid: "v", "w", "fmg" (then V-cycles)
 	Cycles   int    // multigrid cycles done
 	// History is the relative residual after each cycle (Poisson) or
-	// after each implicit step's last cycle (heat).
-	History []float64
+	// after each implicit step's last cycle (heat); StepHistory after each
+	// cycle of the last implicit step (the failing one, where one failed).
+	History, StepHistory []float64
 	// BackwardError is mgcg's normwise backward error ‖f − Au‖∞/(‖A‖∞‖u‖∞ +
 	// ‖f‖∞) after the last iteration, BackwardHistory after each.
 	BackwardError   float64
@@ -444,6 +446,7 @@ func (s *Solver) Info() SolverInfo {
 		}
 		in.Cycles = s.cycles
 		in.History = s.history
+		in.StepHistory = s.stepHistory
 		in.MG = s.mg.Stats()
 	}
 	return in

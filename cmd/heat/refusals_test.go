@@ -93,3 +93,33 @@ func TestPlanRefusalsBeforeTheRun(t *testing.T) {
 		require.NoDirExists(t, out, "nothing written: %v", c.sets)
 	}
 }
+
+// A run whose solve fails (exit 1) leaves a report that says how far the
+// solver got: its block, with the failing implicit step's residual after
+// each cycle (before, "solver" was null and steps 0).
+func TestFailedSolveReportsItsSolver(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := heat(t, "run", "-q", "--set", "grid.shape=[32,32]", "--set", "equation.scheme=backward-euler",
+		"--set", "equation.dt=0.01", "--set", "multigrid.max_cycles=2", "--ranks", "2", "--steps", "3", "--out", out)
+	require.Equal(t, 1, code, stderr)
+	require.Contains(t, stderr, "did not reach the relative residual")
+	data, err := os.ReadFile(filepath.Join(out, "report.json"))
+	require.NoError(t, err)
+	var rep struct {
+		Status   string
+		Residual float64
+		Solver   *struct {
+			Kind        string
+			Cycles      int
+			StepHistory []float64 `json:"step_history"`
+		}
+	}
+	require.NoError(t, json.Unmarshal(data, &rep))
+	require.Equal(t, "failed", rep.Status)
+	require.NotNil(t, rep.Solver, "the failed run's solver block")
+	require.Equal(t, "multigrid", rep.Solver.Kind)
+	require.Equal(t, 2, rep.Solver.Cycles)
+	require.Len(t, rep.Solver.StepHistory, 2, "the failing step's residual after each cycle")
+	require.Equal(t, rep.Residual, rep.Solver.StepHistory[1])
+	require.Greater(t, rep.Residual, 1e-10)
+}

@@ -172,6 +172,9 @@ type Solver struct {
 	// ResidualHistory is the relative residual ‖f−Au‖∞/‖f‖∞ after each
 	// cycle (Poisson) or after each implicit step's last cycle (heat).
 	ResidualHistory []Float `json:"residual_history,omitempty"`
+	// StepHistory is the relative residual after each cycle of the last
+	// implicit step (heat): where a step failed, the failing step's.
+	StepHistory []Float `json:"step_history,omitempty"`
 	// Stalled says the cycles stopped reducing the residual above
 	// run.tolerance: the rounding floor of the grid was reached.
 	Stalled bool `json:"stalled,omitempty"`
