@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"heat/comm"
-	"heat/comm/local"
 	"heat/decomp"
 	"heat/halo"
 	"heat/internal/exactsum"
@@ -398,12 +397,11 @@ func (m *MG) handOn(l int, shapes [][]int, boxes []decomp.Box, topo *decomp.Grid
 	if leaders[g] != me {
 		return nil
 	}
-	var sub comm.Comm = local.NewWorld(1).Comm(0)
-	if len(leaders) > 1 {
-		var err error
-		if sub, err = comm.Subset(m.c, leaders); err != nil {
-			return err
-		}
+	// The leaders' own world (one rank: messages to itself, a periodic
+	// wrap, through m.c as any subset's).
+	sub, err := comm.Subset(m.c, leaders)
+	if err != nil {
+		return err
 	}
 	prob := m.prob
 	prob.Shape = shapes[l-1]
