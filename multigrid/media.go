@@ -140,42 +140,46 @@ func (m *MG) coarsenMedia(f, c *level) error {
 	}
 	rc := make([]float64, f.lay.Len())
 	f.eachRow(func(lo, hi int) {
-		lc := make([]int, nd)
-		f.lay.Coords(lo, lc)
+		var lc [3]int
+		f.lay.Coords(lo, lc[:nd])
 		for i := lo; i < hi; i++ {
-			if free[i] == 0 {
-				continue
+			if free[i] != 0 {
+				rc[i] = fine.RhoC[i]
+				if fine.Tie != nil {
+					tie[i] = fine.Tie[i]
+				}
 			}
-			rc[i] = fine.RhoC[i]
-			t := 0.0
-			if fine.Tie != nil {
-				t = fine.Tie[i]
-			}
-			for a := range nd {
-				st := f.lay.Stride[a]
-				up, down := fine.B[a][i], fine.B[a][i-st]
-				r := float64(f.ratio[a])
+		}
+		// Axis by axis (the ties' sums in the same order as a cell at a
+		// time: axis by axis, the upper face then the lower).
+		for a := range nd {
+			st, b, up, lw := f.lay.Stride[a], fine.B[a], upper[a], low[a]
+			inv := 1 / float64(f.ratio[a])
+			// The fine faces on the coarse cell's upper face along a: those
+			// above the upper child where a is halved, every child's where
+			// it is not (the last axis's coordinate runs along the row).
+			g := f.lay.Box.Lo[a] + lc[a]
+			for i := lo; i < hi; i++ {
+				upperChild := f.ratio[a] == 1 || g%2 == 1
+				if a == nd-1 {
+					g++
+				}
+				if free[i] == 0 {
+					lw[i] = 0 // a held cell's boundary face is no coarse face
+					continue
+				}
+				u := b[i]
 				if free[i+st] == 0 {
-					t += up / r
-					up = 0
+					tie[i] += u * inv
+					u = 0
 				}
 				if free[i-st] == 0 {
-					t += down / r
+					tie[i] += b[i-st] * inv
 				}
-				// The fine faces on the coarse cell's upper face along a:
-				// those above the upper child where a is halved, every
-				// child's where it is not (the last axis's coordinate
-				// runs along the row).
-				g := f.lay.Box.Lo[a] + lc[a]
-				if a == nd-1 {
-					g += i - lo
+				if upperChild {
+					up[i] = u
 				}
-				if f.ratio[a] == 1 || g%2 == 1 {
-					upper[a][i] = up
-				}
-				low[a][i] *= free[i]
 			}
-			tie[i] = t
 		}
 	})
 	var err error
