@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"heat/plan"
 	"io"
 	"strings"
 
@@ -53,11 +54,14 @@ func summary(w io.Writer, cfg *config.Config, spec solver.Spec, g *decomp.Grid, 
 		how = fmt.Sprintf("%d %s steps, dt = %g× the media's stability limit (min over cells of ρc/Σ k_f/h², found from the cells at the start)",
 			cfg.Run.Steps, cfg.Equation.Scheme, operator.SafetyFactor)
 	case cfg.Equation.Kind == config.Poisson:
-		how = fmt.Sprintf("%s, at most %d iterations, run.tolerance %g", cfg.Equation.Solver, cfg.Run.Steps, cfg.Run.Tolerance)
+		how = fmt.Sprintf("%s, at most %d iterations, run.tolerance %g", method(cfg), cfg.Run.Steps, cfg.Run.Tolerance)
 	case cfg.EndsAtTEnd():
 		how += fmt.Sprintf(", to run.t_end = %g (the last step %.6g)", cfg.Run.TEnd, spec.LastDT())
 	case cfg.Run.TEnd > 0:
 		how += fmt.Sprintf(", to t = %g: run.steps comes before run.t_end = %g", float64(cfg.Run.Steps)*spec.DT, cfg.Run.TEnd)
+	}
+	if cfg.Implicit() {
+		how += ", each step solved by " + method(cfg)
 	}
 	fmt.Fprintf(w, "problem      %s %s: %s\n", cfg.Equation.Kind, decomp.FormatDims(cfg.Grid.Shape), how)
 	fmt.Fprintf(w, "split        %d rank(s) as %s, %d thread(s) each\n", g.Size(), decomp.FormatDims(g.Dims), spec.Threads)
@@ -100,4 +104,15 @@ func summary(w io.Writer, cfg *config.Config, spec solver.Spec, g *decomp.Grid, 
 	if cfg.Checkpoint.Every > 0 || cfg.Checkpoint.Final {
 		fmt.Fprintf(w, "checkpoints  %s, every %d steps, final %v, keep %d\n", cfg.Checkpoint.Dir, cfg.Checkpoint.Every, cfg.Checkpoint.Final, cfg.Checkpoint.Keep)
 	}
+}
+
+// method is what solves the run, as the plan decides it, and why where it
+// is not what equation.solver names.
+func method(cfg *config.Config) string {
+	p, _ := plan.Decide(cfg.Case())
+	m := p.Method.String()
+	if p.Method == plan.MGCG && cfg.Equation.Solver != "mgcg" {
+		m += fmt.Sprintf(" (equation.solver = %q: in heterogeneous media every multigrid solve is mgcg)", cfg.Equation.Solver)
+	}
+	return m
 }

@@ -98,6 +98,31 @@ func TestDryRun(t *testing.T) {
 	require.NoDirExists(t, out, "a dry run writes nothing")
 }
 
+// --dry-run names the method the plan picks: in media, mgcg for Poisson
+// and for each implicit step, saying why where equation.solver names
+// another.
+func TestDryRunNamesThePlannedMethod(t *testing.T) {
+	material := `material=[{region = "box", lo = [0.25, 0.25], hi = [0.5, 0.5], k = 100.0}]`
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"equation.kind=poisson"}, "poisson 32x32: multigrid, at most"},
+		{[]string{"equation.kind=poisson", material}, `mgcg (equation.solver = "multigrid": in heterogeneous media every multigrid solve is mgcg)`},
+		{[]string{"equation.kind=poisson", "equation.solver=mgcg"}, "poisson 32x32: mgcg, at most"},
+		{[]string{"equation.scheme=backward-euler", "equation.dt=0.01", material}, "each step solved by mgcg ("},
+		{[]string{"equation.scheme=backward-euler", "equation.dt=0.01"}, "each step solved by multigrid"},
+	} {
+		args := []string{"run", "--dry-run", "--set", "grid.shape=[32,32]"}
+		for _, s := range c.sets {
+			args = append(args, "--set", s)
+		}
+		code, stdout, stderr := heat(t, args...)
+		require.Equal(t, 0, code, stderr)
+		require.Contains(t, stdout, c.want, c.sets)
+	}
+}
+
 // The memory estimate is within 20% of the peak of the memory a 2D and a
 // 3D run take from the OS: resident memory (VmHWM) in a plain build, the Go
 // runtime's own count (MemStats.Sys) under the race detector, whose
