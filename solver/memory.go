@@ -2,6 +2,7 @@ package solver
 
 import (
 	"heat/decomp"
+	"heat/plan"
 )
 
 // Memory is the bytes rank r of a run of spec on grid g allocates for its
@@ -20,6 +21,19 @@ func Memory(spec Spec, g *decomp.Grid, r int) int64 {
 		fields = 3 / (1 - shrink)
 		if spec.Equation == Heat && spec.Source != nil {
 			fields++
+		}
+		if spec.Plan().Method == plan.MGCG {
+			// CG's vectors on the fine level (multigrid/krylov.go: r, z,
+			// z_old, p, q, the cycle's iterate and buffer, z − z_old).
+			fields += 8
+		}
+		if spec.Media != nil {
+			// Per level a scratch field (the residual's norm); per coarse
+			// level at most the K-cycle's four vectors; and, while the
+			// levels are built, the fine level's coarsening fields (the
+			// free mask, ties, ρc, the upper and the low faces per axis),
+			// which the heap keeps after.
+			fields += 1/(1-shrink) + 4*shrink/(1-shrink) + float64(3+2*nd)
 		}
 	} else {
 		fields = 2
