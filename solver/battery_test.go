@@ -296,3 +296,36 @@ func TestMediaBattery(t *testing.T) {
 		}
 	}
 }
+
+// A step whose right side is zero (u = 0, zero faces, no source, nothing
+// held) is solved: a zero field, never a division by a zero norm — in the
+// uniform medium and in media, by plain cycles and by mgcg, and a Poisson
+// problem with nothing in it too.
+func TestZeroRightSideSolved(t *testing.T) {
+	shape := []int{32, 24}
+	for _, media := range []bool{false, true} {
+		for _, c := range []struct {
+			eq     Equation
+			scheme Scheme
+			cg     bool
+		}{{Heat, BackwardEuler, false}, {Heat, CrankNicolson, true}, {Poisson, Explicit, false}, {Poisson, Explicit, true}} {
+			spec := heatSpec(shape)
+			spec.Equation, spec.Scheme, spec.CG, spec.Multigrid = c.eq, c.scheme, c.cg, true
+			spec.Initial = Constant(0)
+			spec.Faces = faces(2, Face{Kind: Dirichlet})
+			spec.DT, spec.Steps, spec.Tolerance = 0.01, 3, 1e-10
+			if c.eq == Poisson {
+				spec.Source = Constant(0)
+				spec.Tolerance = 1e-12
+			}
+			if media {
+				spec.Media = inclusion(shape, 100, false).fn()
+			}
+			out := run(t, 2, spec)
+			for i, v := range out.field {
+				require.Zero(t, v, "media %v %+v: cell %d", media, c, i)
+			}
+			require.Zero(t, out.residual, "media %v %+v", media, c)
+		}
+	}
+}
