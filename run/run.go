@@ -897,6 +897,10 @@ func solverReport(s *solver.Solver, ranks int, discErr *report.Float) *report.So
 	for _, h := range in.StepHistory {
 		r.StepHistory = append(r.StepHistory, report.Float(h))
 	}
+	if in.FloorSolves > 0 {
+		b := report.Float(in.FloorBackward)
+		r.FloorSolves, r.FloorBackwardError = in.FloorSolves, &b
+	}
 	if in.Kind == "mgcg" && in.Scheme == "" {
 		b, cw := report.Float(in.BackwardError), report.Float(in.ComponentError)
 		r.BackwardError, r.ComponentError = &b, &cw

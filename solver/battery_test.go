@@ -329,3 +329,22 @@ func TestZeroRightSideSolved(t *testing.T) {
 		}
 	}
 }
+
+// A solve that stops at the rounding floor above its tolerance is a
+// success that says so: implicit steps asked for a relative residual of
+// 1e-14 on a 10³ block each stop at the floor, and the solver counts them
+// with the largest normwise backward error they stopped at.
+func TestFloorStopsReported(t *testing.T) {
+	shape := []int{64, 64}
+	spec := heatSpec(shape)
+	spec.Multigrid, spec.Media = true, heldDisc(shape, false).fn()
+	spec.Initial = Constant(0)
+	spec.Scheme, spec.DT, spec.Steps, spec.Tolerance = CrankNicolson, 0.01, 3, 1e-14
+	out := run(t, 2, spec)
+	in := out.info
+	t.Logf("%d of %d steps at the floor, normwise backward error up to %.2e", in.FloorSolves, out.steps, in.FloorBackward)
+	require.Equal(t, 3, out.steps)
+	require.Positive(t, in.FloorSolves)
+	require.Positive(t, in.FloorBackward)
+	require.Less(t, in.FloorBackward, 1e-10)
+}

@@ -220,6 +220,8 @@ func (s *Solver) krylov() error {
 			return fmt.Errorf("mgcg stopped reducing the componentwise backward error at %.3g (normwise %.3g): not the rounding floor, the solve failed", cw, s.backward)
 		}
 		s.stalled = true
+		s.floorSteps++
+		s.floorBackward = max(s.floorBackward, s.backward)
 	}
 	return nil
 }
@@ -249,9 +251,12 @@ func (s *Solver) atFloor(res, ref float64) error {
 	if err != nil {
 		return err
 	}
-	if b := relative(res, s.normA*normU+ref); !(b < floorBackward) {
+	b := relative(res, s.normA*normU+ref)
+	if !(b < floorBackward) {
 		return fmt.Errorf("multigrid cycles stopped reducing the residual at %.3g (relative %.3g, normwise backward error %.3g): not the rounding floor, the solve failed", res, relative(res, ref), b)
 	}
+	s.floorSteps++
+	s.floorBackward = max(s.floorBackward, b)
 	return nil
 }
 
@@ -412,6 +417,11 @@ type SolverInfo struct {
 	// after each implicit step's last cycle (heat); StepHistory after each
 	// cycle of the last implicit step (the failing one, where one failed).
 	History, StepHistory []float64
+	// FloorSolves is how many solves (implicit steps, or the Poisson solve)
+	// stopped at the rounding floor above the tolerance — a success —, and
+	// FloorBackward the largest normwise backward error they stopped at.
+	FloorSolves   int
+	FloorBackward float64
 	// BackwardError is mgcg's normwise backward error ‖f − Au‖∞/(‖A‖∞‖u‖∞ +
 	// ‖f‖∞) after the last iteration, BackwardHistory after each.
 	BackwardError   float64
@@ -447,6 +457,7 @@ func (s *Solver) Info() SolverInfo {
 		in.Cycles = s.cycles
 		in.History = s.history
 		in.StepHistory = s.stepHistory
+		in.FloorSolves, in.FloorBackward = s.floorSteps, s.floorBackward
 		in.MG = s.mg.Stats()
 	}
 	return in

@@ -137,13 +137,15 @@ type Solver struct {
 	vk    stencil.VarKernels
 	dt    float64 // the time step (spec.DT, or the one picked from the media's limit)
 
-	mg          *multigrid.MG // multigrid (Poisson) or the implicit steps' solver
-	ref         float64       // Poisson by multigrid: ‖b‖∞ with the boundary values lifted
-	history     []float64     // relative residual after each multigrid cycle (Poisson) or each step's last (heat)
-	stepHistory []float64     // heat: the relative residual after each cycle of the last implicit step
-	cycles      int           // multigrid cycles done
-	stepDT      float64       // the step the multigrid operator is set up for
-	stalled     bool          // Poisson by multigrid: the residual stopped falling above the tolerance
+	mg            *multigrid.MG // multigrid (Poisson) or the implicit steps' solver
+	ref           float64       // Poisson by multigrid: ‖b‖∞ with the boundary values lifted
+	history       []float64     // relative residual after each multigrid cycle (Poisson) or each step's last (heat)
+	stepHistory   []float64     // heat: the relative residual after each cycle of the last implicit step
+	floorSteps    int           // solves that stopped at the rounding floor (atFloor)
+	floorBackward float64       // the largest normwise backward error one stopped at
+	cycles        int           // multigrid cycles done
+	stepDT        float64       // the step the multigrid operator is set up for
+	stalled       bool          // Poisson by multigrid: the residual stopped falling above the tolerance
 	// mgcg: ‖A‖∞, the last normwise backward error, and its history.
 	normA, backward, component        float64
 	backwardHistory, componentHistory []float64

@@ -175,6 +175,12 @@ type Solver struct {
 	// StepHistory is the relative residual after each cycle of the last
 	// implicit step (heat): where a step failed, the failing step's.
 	StepHistory []Float `json:"step_history,omitempty"`
+	// FloorSolves counts the solves (implicit steps, or the Poisson solve)
+	// that stopped at the rounding floor above run.tolerance — solved as
+	// far as double precision allows —, FloorBackwardError the largest
+	// normwise backward error ‖f − Au‖∞/(‖A‖∞‖u‖∞ + ‖f‖∞) one stopped at.
+	FloorSolves        int    `json:"floor_solves,omitempty"`
+	FloorBackwardError *Float `json:"floor_backward_error,omitempty"`
 	// Stalled says the cycles stopped reducing the residual above
 	// run.tolerance: the rounding floor of the grid was reached.
 	Stalled bool `json:"stalled,omitempty"`
