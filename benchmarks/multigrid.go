@@ -3,6 +3,7 @@ package benchmarks
 import (
 	"context"
 	"fmt"
+	"heat/operator"
 	"heat/plan"
 	"io"
 	"math"
@@ -90,7 +91,7 @@ func timeExplicit(spec solver.Spec, ranks, steps int) (float64, error) {
 	h.Equation, h.Multigrid, h.Source = solver.Heat, false, nil
 	h.Initial = solver.Random(h.Shape, 1, 1, 0)
 	h.Alpha = 1
-	h.DT = 0.5 * solver.StableDT(1, h.Spacing())
+	h.DT = 0.5 * operator.NewUniform(1, h.Spacing()).StableDT()
 	h.Steps, h.CheckEvery = 1<<40, 1<<40
 	best := math.Inf(1)
 	err := local.Run(ranks, func(c comm.Comm) error {
@@ -386,7 +387,7 @@ func implicitStudy(w io.Writer, o MGOptions) error {
 	exact := solver.Sine(mode, spec.Length, math.Exp(-lam*tEnd), 0)
 	discrete := solver.Sine(mode, spec.Length, math.Exp(-lamH*tEnd), 0)
 	spec.TEnd, spec.CheckEvery = tEnd, 1000
-	spec.DT = 0.9 * solver.StableDT(1, spec.Spacing())
+	spec.DT = 0.9 * operator.NewUniform(1, spec.Spacing()).StableDT()
 	spec.Steps = plan.StepsTo(tEnd, spec.DT)
 	ex, err := solveOnce(spec, ranks, discrete)
 	if err != nil {

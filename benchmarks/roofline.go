@@ -3,6 +3,7 @@ package benchmarks
 import (
 	"context"
 	"fmt"
+	"heat/operator"
 	"io"
 	"math"
 	"slices"
@@ -107,6 +108,9 @@ func (p Point) Fraction() float64 { return p.MUpdates / p.Ceiling }
 // workers, ghost width (temporal-blocking depth) ghost, for about target
 // seconds after a warm-up, and returns the best of three timings.
 func MeasureKernel(dims, n, threads, ghost int, media bool, target time.Duration) (Point, error) {
+	if dims != 2 && dims != 3 {
+		return Point{}, fmt.Errorf("a grid of %d axes: heat solves 2D and 3D", dims)
+	}
 	shape := slices.Repeat([]int{n}, dims)
 	length := slices.Repeat([]float64{1}, dims)
 	faces := make([][2]solver.Face, dims)
@@ -116,7 +120,7 @@ func MeasureKernel(dims, n, threads, ghost int, media bool, target time.Duration
 	}
 	spec := solver.Spec{Shape: shape, Length: length, Ghost: ghost, Equation: solver.Heat, Alpha: 1,
 		Faces: faces, Initial: solver.Random(shape, 1, 1, 0), Threads: threads}
-	spec.DT = 0.9 * solver.StableDT(1, spec.Spacing())
+	spec.DT = 0.9 * operator.NewUniform(1, spec.Spacing()).StableDT()
 	if media {
 		spec.Media, spec.DT = twoMaterials(shape), 0 // 0.9× the media's limit
 	}

@@ -21,17 +21,6 @@ import (
 	"heat/stencil"
 )
 
-// StableDT is the largest stable explicit time step of the uniform
-// operator, 1/(2·α·Σ_a 1/h_a²): min over cells of ρc/Σ_faces(k_f/h²) with
-// k = α and ρc = 1.
-func StableDT(alpha float64, h []float64) float64 {
-	sum := 0.0
-	for _, x := range h {
-		sum += 1 / (x * x)
-	}
-	return 1 / (2 * alpha * sum)
-}
-
 // SafetyFactor is the share of the stability limit an explicit step takes
 // when the time step is automatic.
 const SafetyFactor = 0.9

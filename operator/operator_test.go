@@ -31,7 +31,7 @@ func TestHarmonic(t *testing.T) {
 
 // The uniform limit is 1/(2·α·Σ1/h²).
 func TestStableDT(t *testing.T) {
-	require.Equal(t, 1/(2*2*(1/0.25+1/0.0625)), StableDT(2, []float64{0.5, 0.25}))
+	require.Equal(t, 1/(2*2*(1/0.25+1/0.0625)), NewUniform(2, []float64{0.5, 0.25}).StableDT())
 }
 
 // The media's operator a·u − ∇·(b∇u), as the variable-coefficient kernels

@@ -22,6 +22,13 @@ func NewUniform(alpha float64, h []float64) Uniform {
 	return u
 }
 
+// StableDT is the largest stable explicit time step of the uniform
+// operator, 1/(2·α·Σ_a 1/h_a²): min over cells of ρc/Σ_faces(k_f/h²) with
+// k = α and ρc = 1 (Media.StableDT is the same limit in media).
+func (u Uniform) StableDT() float64 {
+	return 1 / (2 * u.Alpha * (u.Inv2[0] + u.Inv2[1] + u.Inv2[2]))
+}
+
 // Explicit sets k's weights to an FTCS step of dt, u' = c0·u + Σ c_a·(the
 // neighbours along a) + f', with c_a = α·dt/h_a² and c0 = 1 − 2·Σc_a, and
 // returns the source's scale in f' (dt).

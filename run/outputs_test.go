@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"heat/operator"
 	"math"
 	"os"
 	"path/filepath"
@@ -34,7 +35,7 @@ func TestCoarsePlaneMatchesGatheredField(t *testing.T) {
 			ranks := rt[0]
 			sp := solver.Spec{Shape: shape, Length: []float64{1, 1, 1}, Ghost: 1, Equation: solver.Heat, Alpha: 1,
 				Faces: make([][2]solver.Face, 3), Initial: solver.Random(shape, 9, 1, 0), Threads: rt[1], Steps: 0, CheckEvery: 1}
-			sp.DT = 0.5 * solver.StableDT(1, sp.Spacing())
+			sp.DT = 0.5 * operator.NewUniform(1, sp.Spacing()).StableDT()
 			err := local.Run(ranks, func(c comm.Comm) error {
 				s, err := solver.New(c, sp)
 				if err != nil {

@@ -3,6 +3,7 @@ package solver
 import (
 	"context"
 	"fmt"
+	"heat/operator"
 	"heat/plan"
 	"math"
 	"sync/atomic"
@@ -125,7 +126,7 @@ func TestSlabFacesExactDiscrete(t *testing.T) {
 				rhs := f // Poisson: ∇·(k∇u) = f
 				switch {
 				case c.eq == Heat && c.scheme == Explicit:
-					spec.DT = 0.9 * StableDT(k, spec.Spacing())
+					spec.DT = 0.9 * operator.NewUniform(k, spec.Spacing()).StableDT()
 					spec.Steps, spec.Tolerance = 16000, 1e-17
 					rhs = -f // steady: ∇·(k∇u) + f = 0
 				case c.eq == Heat:

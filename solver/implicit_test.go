@@ -3,6 +3,7 @@ package solver
 import (
 	"context"
 	"fmt"
+	"heat/operator"
 	"heat/plan"
 	"math"
 	"testing"
@@ -53,7 +54,7 @@ func TestImplicitSchemesOrderInTime(t *testing.T) {
 		var errs []float64
 		for _, dt := range []float64{0.02, 0.01, 0.005} {
 			s, exact := sineDecay(shape, c.scheme, dt, 0.1)
-			require.Greater(t, dt, 100*StableDT(s.Alpha, s.Spacing()))
+			require.Greater(t, dt, 100*operator.NewUniform(s.Alpha, s.Spacing()).StableDT())
 			out := run(t, 2, s)
 			errs = append(errs, maxErr(s, out.field, exact))
 		}
@@ -70,7 +71,7 @@ func TestImplicitSchemesOrderInTime(t *testing.T) {
 func TestTEndShortensLastStep(t *testing.T) {
 	for _, scheme := range []Scheme{Explicit, CrankNicolson} {
 		s, exact := sineDecay([]int{32, 32}, scheme, 0, 0.01)
-		s.DT = 0.9 * StableDT(s.Alpha, s.Spacing())
+		s.DT = 0.9 * operator.NewUniform(s.Alpha, s.Spacing()).StableDT()
 		if scheme != Explicit {
 			s.DT = 0.0007
 		}
@@ -141,7 +142,7 @@ func TestMultigridRunsBitForBit(t *testing.T) {
 // one step at a time: the shortened last step runs on its own in both.
 func TestTEndWithTemporalBlocking(t *testing.T) {
 	s, _ := sineDecay([]int{24, 30}, Explicit, 0, 0.004)
-	s.DT = 0.9 * StableDT(s.Alpha, s.Spacing())
+	s.DT = 0.9 * operator.NewUniform(s.Alpha, s.Spacing()).StableDT()
 	s.Steps = plan.StepsTo(s.TEnd, s.DT)
 	s.Initial = Random(s.Shape, 2, 1, 0)
 	want := run(t, 1, s)

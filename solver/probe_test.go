@@ -1,6 +1,7 @@
 package solver
 
 import (
+	"heat/operator"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -83,7 +84,7 @@ func TestProbesLinearFieldExact(t *testing.T) {
 		nd := len(shape)
 		spec := heatSpec(shape)
 		spec.Length = []float64{1.3, 0.7, 2.1}[:nd]
-		spec.DT = 0.9 * StableDT(spec.Alpha, spec.Spacing())
+		spec.DT = 0.9 * operator.NewUniform(spec.Alpha, spec.Spacing()).StableDT()
 		coef := []float64{0.25, -1.5, 3, 0.75}[:nd+1]
 		linear := func(x []float64) float64 {
 			u := coef[0]

@@ -3,6 +3,7 @@ package solver
 import (
 	"context"
 	"fmt"
+	"heat/operator"
 	"math"
 	"slices"
 	"sync"
@@ -80,7 +81,7 @@ func heatSpec(shape []int) Spec {
 	nd := len(shape)
 	s := Spec{Shape: shape, Length: ones(nd), Ghost: 1, Equation: Heat, Alpha: 1,
 		CheckEvery: 10, Faces: faces(nd, Face{Kind: Dirichlet}), Threads: 1}
-	s.DT = 0.9 * StableDT(s.Alpha, s.Spacing())
+	s.DT = 0.9 * operator.NewUniform(s.Alpha, s.Spacing()).StableDT()
 	return s
 }
 
@@ -121,7 +122,7 @@ func TestHeatSineModeDecaysAtExactRate(t *testing.T) {
 		for _, n := range sizes {
 			shape := slices.Repeat([]int{n}, nd)
 			s := heatSpec(shape)
-			s.DT = 0.25 * StableDT(s.Alpha, s.Spacing())
+			s.DT = 0.25 * operator.NewUniform(s.Alpha, s.Spacing()).StableDT()
 			const T = 0.01
 			s.Steps = int(math.Round(T / s.DT))
 			s.DT = T / float64(s.Steps)
@@ -408,7 +409,7 @@ func TestRunStopsOnCancel(t *testing.T) {
 func TestUnstableTimeStepRefused(t *testing.T) {
 	s := heatSpec([]int{16, 16})
 	s.Initial = Constant(0)
-	s.DT = 1.01 * StableDT(1, s.Spacing())
+	s.DT = 1.01 * operator.NewUniform(1, s.Spacing()).StableDT()
 	err := local.Run(1, func(c comm.Comm) error {
 		_, err := New(c, s)
 		return err

@@ -146,10 +146,6 @@ func (s *Spec) Spacing() []float64 {
 	return h
 }
 
-// StableDT is the largest stable explicit time step of the uniform
-// medium, 1/(2·α·Σ 1/h²) (operator.StableDT).
-func StableDT(alpha float64, h []float64) float64 { return operator.StableDT(alpha, h) }
-
 // Check says whether the spec can run as given, the decisions New makes
 // before any work (a caller checks a run with it before it writes
 // anything): axes, ghost layers against faces, sources and media, the
@@ -191,7 +187,7 @@ func (s *Spec) Check() error {
 		if s.Alpha <= 0 {
 			return fmt.Errorf("solver: diffusivity %g must be positive", s.Alpha)
 		}
-		if lim := StableDT(s.Alpha, s.Spacing()); s.Media == nil && s.Scheme == Explicit && !(s.DT > 0 && s.DT <= lim) {
+		if lim := operator.NewUniform(s.Alpha, s.Spacing()).StableDT(); s.Media == nil && s.Scheme == Explicit && !(s.DT > 0 && s.DT <= lim) {
 			return fmt.Errorf("solver: time step %g outside (0, %g], the stability limit", s.DT, lim)
 		}
 		autoDT := s.Media != nil && s.Scheme == Explicit && s.DT == 0

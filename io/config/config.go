@@ -166,11 +166,11 @@ func (c *Config) Periodic() []bool {
 	return p
 }
 
-// StableDT is the largest stable time step of the explicit (FTCS) heat
+// StabilityLimit is the largest stable time step of the explicit (FTCS) heat
 // scheme on c's grid, 1/(2·α·Σ_a 1/h_a²) with h_a = length[a]/shape[a]. An
 // unset length counts as 1.0. It is +Inf when the grid or α is degenerate;
 // validation rejects such configs first.
-func StableDT(c *Config) float64 {
+func (c *Config) StabilityLimit() float64 {
 	h := make([]float64, len(c.Grid.Shape))
 	for a, n := range c.Grid.Shape {
 		l := 1.0
@@ -179,7 +179,7 @@ func StableDT(c *Config) float64 {
 		}
 		h[a] = l / float64(n)
 	}
-	d := operator.StableDT(c.Equation.Alpha, h)
+	d := operator.NewUniform(c.Equation.Alpha, h).StableDT()
 	if !(d > 0) || math.IsNaN(d) {
 		return math.Inf(1)
 	}
@@ -196,7 +196,7 @@ func (c *Config) TimeStep() float64 {
 	if c.Equation.DT > 0 || c.Implicit() {
 		return c.Equation.DT
 	}
-	return operator.SafetyFactor * StableDT(c)
+	return operator.SafetyFactor * c.StabilityLimit()
 }
 
 // EndsAtTEnd reports whether the heat run ends at run.t_end, its last

@@ -432,12 +432,12 @@ func TestParseDims(t *testing.T) {
 	}
 }
 
-func TestStableDT(t *testing.T) {
+func TestStabilityLimit(t *testing.T) {
 	c := Default()
 	c.Grid.Shape = []int{128, 128}
 	require.NoError(t, c.Validate())
 	limit := 1 / (2 * 1.0 * (128*128 + 128*128))
-	require.InDelta(t, limit, StableDT(c), 1e-20)
+	require.InDelta(t, limit, c.StabilityLimit(), 1e-20)
 	require.InDelta(t, 0.9*limit, c.TimeStep(), 1e-20)
 
 	// Anisotropic 3D cells: Σ over axes of 1/h².
@@ -446,11 +446,11 @@ func TestStableDT(t *testing.T) {
 	c.Grid.Length = []float64{1, 2, 8}
 	c.Equation.Alpha = 0.5
 	hz, hy, hx := 0.1, 0.1, 0.2
-	require.InDelta(t, 1/(2*0.5*(1/(hz*hz)+1/(hy*hy)+1/(hx*hx))), StableDT(c), 1e-15)
+	require.InDelta(t, 1/(2*0.5*(1/(hz*hz)+1/(hy*hy)+1/(hx*hx))), c.StabilityLimit(), 1e-15)
 
 	c.Equation.DT = 1e-4
 	require.Equal(t, 1e-4, c.TimeStep())
-	c.Equation.DT = StableDT(c) // exactly the limit is allowed
+	c.Equation.DT = c.StabilityLimit() // exactly the limit is allowed
 	require.NoError(t, c.Validate())
 
 	c.Equation.Kind = Poisson
@@ -468,7 +468,7 @@ func TestDTMessageLimitIsStable(t *testing.T) {
 		c.Equation.DT = 1
 		err := c.Validate()
 		require.Error(t, err)
-		msg := formatLimit(StableDT(c))
+		msg := formatLimit(c.StabilityLimit())
 		require.Contains(t, err.Error(), "stability limit "+msg+" ")
 		c2 := Default()
 		c2.Grid.Shape = []int{n, n}

@@ -202,7 +202,7 @@ func (k *checker) cellSize() *Error {
 				formatFloat(g.Length[a]), g.Shape[a], formatFloat(h[a]), decomp.AxisName(nd, a), why)
 		}
 	}
-	if d := operator.StableDT(1, h); !(d > 0) || math.IsInf(d, 0) {
+	if d := operator.NewUniform(1, h).StableDT(); !(d > 0) || math.IsInf(d, 0) {
 		return k.bad("grid.length", "%s makes cells of %s, whose explicit stability limit 1/(2·Σ1/h²) is %s, not a positive number; use larger cells",
 			floats(g.Length), floats(h), formatFloat(d))
 	}
@@ -235,14 +235,14 @@ func (k *checker) equation() *Error {
 	if k.c.Implicit() {
 		if e.DT == 0 {
 			return k.bad("equation.dt", "%s steps need a time step: an implicit scheme is stable for any dt, so none is picked (the explicit limit here is %s)",
-				e.Scheme, formatLimit(StableDT(k.c)))
+				e.Scheme, formatLimit(k.c.StabilityLimit()))
 		}
 		return nil
 	}
 	if e.Kind == Heat && k.c.Media().Uniform() {
 		// In media the limit is the media's, min over cells of ρc/Σk_f/h²:
 		// the solver's operator finds it from the cells (run: exit 2 past it).
-		if limit := StableDT(k.c); e.DT > limit {
+		if limit := k.c.StabilityLimit(); e.DT > limit {
 			return k.bad("equation.dt", "%s exceeds the stability limit %s = 1/(2·α·Σ1/h²) for this grid; use a smaller dt, or 0 for 0.9× the limit",
 				formatFloat(e.DT), formatLimit(limit))
 		}
