@@ -1,7 +1,6 @@
 package benchmarks
 
 import (
-	"heat/plan"
 	"slices"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 	"heat/decomp"
 	"heat/internal/team"
 	"heat/multigrid"
+	"heat/plan"
 	"heat/stencil"
 )
 

@@ -3,8 +3,6 @@ package benchmarks
 import (
 	"context"
 	"fmt"
-	"heat/operator"
-	"heat/plan"
 	"io"
 	"math"
 	"slices"
@@ -13,6 +11,8 @@ import (
 	"heat/comm"
 	"heat/comm/local"
 	"heat/multigrid"
+	"heat/operator"
+	"heat/plan"
 	"heat/solver"
 )
 

@@ -1,12 +1,12 @@
 package multigrid
 
 import (
-	"heat/internal/exactsum"
 	"slices"
 
 	"heat/comm"
 	"heat/decomp"
 	"heat/halo"
+	"heat/internal/exactsum"
 	"heat/internal/hugemem"
 	"heat/internal/team"
 	"heat/operator"

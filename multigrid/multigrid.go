@@ -17,7 +17,6 @@ package multigrid
 import (
 	"errors"
 	"fmt"
-	"heat/plan"
 	"math"
 	"slices"
 	"time"
@@ -28,6 +27,7 @@ import (
 	"heat/internal/exactsum"
 	"heat/internal/team"
 	"heat/operator"
+	"heat/plan"
 	"heat/stencil"
 )
 

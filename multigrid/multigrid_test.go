@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-	"heat/plan"
 	"math"
 	"slices"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"heat/comm/local"
 	"heat/decomp"
 	"heat/internal/team"
+	"heat/plan"
 	"heat/stencil"
 )
 

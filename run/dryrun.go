@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"heat/plan"
 	"io"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 	"heat/decomp"
 	"heat/io/config"
 	"heat/operator"
+	"heat/plan"
 	"heat/solver"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"heat/plan"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"heat/io/config"
 	"heat/io/expr"
 	"heat/io/media"
+	"heat/plan"
 	"heat/solver"
 )
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"heat/operator"
 	"math"
 	"os"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"heat/decomp"
 	"heat/io/config"
 	"heat/io/heatmap"
+	"heat/operator"
 	"heat/solver"
 )
 

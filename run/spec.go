@@ -1,7 +1,6 @@
 package run
 
 import (
-	"heat/plan"
 	"math"
 	"runtime"
 	"slices"
@@ -9,6 +8,7 @@ import (
 	"heat/internal/cpulist"
 	"heat/io/config"
 	"heat/multigrid"
+	"heat/plan"
 	"heat/solver"
 )
 

@@ -3,8 +3,6 @@ package solver
 import (
 	"context"
 	"fmt"
-	"heat/operator"
-	"heat/plan"
 	"math"
 	"sync/atomic"
 	"testing"
@@ -14,6 +12,8 @@ import (
 	"heat/comm"
 	"heat/comm/local"
 	"heat/multigrid"
+	"heat/operator"
+	"heat/plan"
 	"heat/stencil"
 )
 

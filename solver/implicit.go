@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"heat/plan"
 	"math"
 	"slices"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"heat/comm"
 	"heat/decomp"
 	"heat/multigrid"
+	"heat/plan"
 	"heat/stencil"
 )
 

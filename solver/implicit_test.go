@@ -3,8 +3,6 @@ package solver
 import (
 	"context"
 	"fmt"
-	"heat/operator"
-	"heat/plan"
 	"math"
 	"testing"
 
@@ -13,6 +11,8 @@ import (
 	"heat/comm"
 	"heat/comm/local"
 	"heat/multigrid"
+	"heat/operator"
+	"heat/plan"
 )
 
 // sineDecay is a heat run of a sine mode on zero Dirichlet faces to t_end,

@@ -2,13 +2,13 @@ package solver
 
 import (
 	"fmt"
-	"heat/plan"
 	"math"
 	"slices"
 
 	"heat/comm"
 	"heat/decomp"
 	"heat/operator"
+	"heat/plan"
 	"heat/stencil"
 )
 

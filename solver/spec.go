@@ -2,13 +2,13 @@ package solver
 
 import (
 	"fmt"
-	"heat/plan"
 	"math"
 	"strconv"
 
 	"heat/comm"
 	"heat/multigrid"
 	"heat/operator"
+	"heat/plan"
 	"heat/stencil"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"heat/plan"
 	"io"
 	"os"
 	"path/filepath"
@@ -24,6 +23,7 @@ import (
 	"heat/decomp"
 	"heat/io/config"
 	"heat/multigrid"
+	"heat/plan"
 	"heat/run"
 )
 

@@ -17,12 +17,12 @@
 package config
 
 import (
-	"heat/operator"
-	"heat/plan"
 	"math"
 	"strings"
 
 	"heat/decomp"
+	"heat/operator"
+	"heat/plan"
 )
 
 // Boundary condition kinds.

@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"heat/plan"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -18,6 +17,7 @@ import (
 	"heat/io/expr"
 	"heat/io/heatmap"
 	"heat/operator"
+	"heat/plan"
 )
 
 // Limits of the accepted values.
