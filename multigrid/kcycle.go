@@ -5,11 +5,10 @@ package multigrid
 // (judgeMixed: the medium varies inside its cells, and every level below
 // such a level) is solved by two steps of flexible conjugate gradients,
 // each preconditioned by a cycle on that level, instead of by the cycle
-// alone. The averaged coarse faces
-// (media.go) are right for smooth errors and too weak or too strong where
-// the medium jumps inside a coarse cell; the two Krylov steps choose the
-// step lengths the medium needs, level by level, for about a W-cycle's
-// work. Measured, 256², CG preconditioned by V(4,4), to a componentwise
+// alone. The averaged coarse faces (media.go) are right for smooth errors
+// and too weak or too strong where the medium jumps inside a coarse cell;
+// the two Krylov steps choose the step lengths the medium needs, level by
+// level, for about a W-cycle's work. Measured, 256², CG preconditioned by V(4,4), to a componentwise
 // backward error of 1e-12: lognormal k (σ = 3) 9 iterations, 33 without;
 // a one-cell channel of 10⁴ 65, 163 without. Every step length is a
 // ratio of exact sums (the same bits on every split). Skipping the second

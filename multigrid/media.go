@@ -187,10 +187,14 @@ func (m *MG) coarsenMedia(f, c *level) error {
 	if cm.RhoC, err = restricted(rc); err != nil {
 		return err
 	}
-	if cm.Free, err = restricted(fine.Free); err != nil {
+	// The share of free children: the judgement's weights, and free where
+	// it is not 0.
+	share, err := restricted(fine.Free)
+	if err != nil {
 		return err
 	}
-	for i, x := range cm.Free {
+	cm.Free = make([]float64, len(share))
+	for i, x := range share {
 		if x > 0 {
 			cm.Free[i] = 1
 		}
@@ -215,7 +219,7 @@ func (m *MG) coarsenMedia(f, c *level) error {
 		return err
 	}
 	c.setMedia(operator.NewCoarse(c.lay, c.h, b, cm.RhoC, cm.Free, cm.Tie))
-	return m.judgeMixed(f, c, restricted)
+	return m.judgeMixed(f, c, share, restricted)
 }
 
 // mixedSpread is the standard deviation of ln(Σ faces) over a coarse
@@ -235,10 +239,10 @@ const (
 // judgeMixed sets c.mixed: whether more than mixedShare of c's free cells
 // have children whose diagonals (Σ faces) spread more than mixedSpread in
 // ln — a level whose coarse faces cannot stand for the medium —, or f is
-// mixed. The counts
-// are global sums of whole numbers: every rank decides alike, whatever the
-// split.
-func (m *MG) judgeMixed(f, c *level, restricted func([]float64) ([]float64, error)) error {
+// mixed. share is the restricted free mask (the mean's weights). The
+// counts are global sums of whole numbers: every rank decides alike,
+// whatever the split.
+func (m *MG) judgeMixed(f, c *level, share []float64, restricted func([]float64) ([]float64, error)) error {
 	fine := f.med
 	nd := len(f.shape)
 	x, x2 := make([]float64, f.lay.Len()), make([]float64, f.lay.Len())
@@ -260,10 +264,6 @@ func (m *MG) judgeMixed(f, c *level, restricted func([]float64) ([]float64, erro
 		return err
 	}
 	sq, err := restricted(x2)
-	if err != nil {
-		return err
-	}
-	share, err := restricted(fine.Free)
 	if err != nil {
 		return err
 	}

@@ -245,6 +245,11 @@ func New(c comm.Comm, topo *decomp.Grid, p Problem, opt Options, tm *team.Team) 
 	if opt.GatherCells == 0 {
 		opt.GatherCells = 1 << 14
 	}
+	if p.Media != nil {
+		// Corrections in media are piecewise constant: the coarse faces
+		// (media.go) are half the Galerkin product for that prolongation.
+		opt.Constant = true
+	}
 	m := &MG{c: c, prob: p, opt: opt}
 	m.pre, m.post = weights(opt, nd, opt.Pre), weights(opt, nd, opt.Post)
 	m.fmgPre, m.fmgPost = weights(opt, nd, fmgPre), weights(opt, nd, fmgPost)
@@ -821,9 +826,9 @@ func (m *MG) correct(i int, kind Cycle) error {
 	// Level i adds the correction at once; a copy of a level of the ranks
 	// above leaves it in tmp, to be handed back and added there.
 	if m.isCopy && i == 0 {
-		prolong(l, c, c.u, l.tmp, m.linear(l), false)
+		prolong(l, c, c.u, l.tmp, !m.opt.Constant, false)
 	} else {
-		prolong(l, c, c.u, l.u, m.linear(l), true)
+		prolong(l, c, c.u, l.u, !m.opt.Constant, true)
 	}
 	m.stats.Level[i] += time.Since(t1)
 	return nil
@@ -879,15 +884,10 @@ func (m *MG) fmgBelow(i int) error {
 	if err := c.exchangeCorners(c.u, c.bc); err != nil {
 		return err
 	}
-	prolong(l, c, c.u, l.tmp, m.linear(l), false)
+	prolong(l, c, c.u, l.tmp, !m.opt.Constant, false)
 	m.stats.Level[i] += time.Since(t1)
 	return nil
 }
-
-// linear reports whether corrections to level l are interpolated
-// linearly: in the uniform medium unless the options ask for constants;
-// in media never (piecewise constant, the P of their Galerkin operators).
-func (m *MG) linear(l *level) bool { return !m.opt.Constant && l.med == nil }
 
 // ErrNotConverged is returned by Solve when the cycle cap is reached.
 var ErrNotConverged = errors.New("multigrid: not converged")

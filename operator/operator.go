@@ -374,7 +374,7 @@ func SetLowFaces(lay decomp.Layout, b, low [][]float64, hasNeighbour [][2]bool) 
 
 // BytesPerCell is what the media add to a box's memory per cell, fine
 // level: K, ρc, held values, the free mask and a face array per axis
-// (Media), a tie per cell on the coarse levels, and the kernels' coefficients — S for explicit steps; for
+// (Media), and the kernels' coefficients — S for explicit steps; for
 // multigrid A, W and the faces scaled by β on the fine level, and the
 // coarse levels' media and coefficients, at most 1/(2^d − 1) of the fine
 // level's more.
