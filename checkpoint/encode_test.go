@@ -170,11 +170,7 @@ func checkFresh(t *testing.T, dir string, level int, name string, elem int, shap
 func freshEncoder(t *testing.T, level int) func(raw []byte) []byte {
 	enc := map[bool]*zstd.Encoder{}
 	for _, single := range []bool{false, true} {
-		opts := []zstd.EOption{zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)), zstd.WithEncoderCRC(true), zstd.WithEncoderConcurrency(1)}
-		if single {
-			opts = append(opts, zstd.WithSingleSegment(true))
-		}
-		e, err := zstd.NewWriter(nil, opts...)
+		e, err := zstd.NewWriter(nil, append(encoderOptions(level, single), zstd.WithEncoderConcurrency(1))...)
 		require.NoError(t, err)
 		t.Cleanup(func() { e.Close() })
 		enc[single] = e
