@@ -11,8 +11,8 @@ import (
 	"heat/decomp"
 	"heat/internal/team"
 	"heat/multigrid"
+	"heat/operator"
 	"heat/plan"
-	"heat/stencil"
 )
 
 // The multigrid model: one rank pays only compute (every level's cells ×
@@ -102,7 +102,7 @@ func TestMGModelAgglomeratesAsTheSolver(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			faces := make([][2]stencil.Face, len(c.shape))
+			faces := make([][2]operator.Face, len(c.shape))
 			mg, err := multigrid.New(cm, topo, multigrid.Problem{Shape: c.shape, Length: length, Faces: faces, Op: multigrid.Operator{Beta: 1}}, opt, team.New(1, false))
 			if err != nil {
 				return err

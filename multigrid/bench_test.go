@@ -8,7 +8,7 @@ import (
 	"heat/comm/local"
 	"heat/decomp"
 	"heat/internal/team"
-	"heat/stencil"
+	"heat/operator"
 )
 
 // BenchmarkCycle times one V-cycle on one rank from a converging iterate:
@@ -23,7 +23,7 @@ func BenchmarkCycle(b *testing.B) {
 					tm := team.New(threads, true)
 					defer tm.Close()
 					m, err := New(local.NewWorld(1).Comm(0), topo, Problem{Shape: shape, Length: slices.Repeat([]float64{1}, c.dims),
-						Faces: faces(c.dims, stencil.Dirichlet, 0), Op: Operator{Beta: 1}}, Options{Cycle: cy}, tm)
+						Faces: faces(c.dims, operator.Dirichlet, 0), Op: Operator{Beta: 1}}, Options{Cycle: cy}, tm)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -60,7 +60,7 @@ func BenchmarkSweep(b *testing.B) {
 					tm := team.New(threads, true)
 					defer tm.Close()
 					m, err := New(local.NewWorld(1).Comm(0), topo, Problem{Shape: shape, Length: slices.Repeat([]float64{1}, c.dims),
-						Faces: faces(c.dims, stencil.Dirichlet, 0), Op: Operator{Beta: 1}}, Options{}, tm)
+						Faces: faces(c.dims, operator.Dirichlet, 0), Op: Operator{Beta: 1}}, Options{}, tm)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"heat/comm"
-
+	"heat/decomp"
 	"heat/internal/exactsum"
 	"heat/stencil"
 )
@@ -138,7 +138,7 @@ func (m *MG) Krylov() (float64, error) {
 // eachRow calls fn with the flat bounds [lo, hi) of every row of the
 // level, the workers each over their rows.
 func (l *level) eachRow(fn func(lo, hi int)) {
-	l.parallel(func(_ int, rows []stencil.Span, _ []int) {
+	l.parallel(func(_ int, rows []decomp.Span, _ []int) {
 		for _, r := range rows {
 			fn(r.Start, r.Start+r.N)
 		}
@@ -162,7 +162,7 @@ func (m *MG) dotsOn(l *level, pairs ...[2][]float64) ([]float64, error) {
 			l.accs[w] = new([maxDots]exactsum.Binned)
 		}
 	}
-	l.parallel(func(w int, rows []stencil.Span, _ []int) {
+	l.parallel(func(w int, rows []decomp.Span, _ []int) {
 		for p, xy := range pairs {
 			b := &l.accs[w][p]
 			b.Reset()
@@ -239,7 +239,7 @@ func (m *MG) ComponentError() (omega, normU float64, err error) {
 		sz = f.lay.Stride[0]
 	}
 	u, rhs := f.u, f.b
-	f.parallel(func(w int, rows []stencil.Span, _ []int) {
+	f.parallel(func(w int, rows []decomp.Span, _ []int) {
 		worst, big := 0.0, 0.0
 		for _, r := range rows {
 			if f.vc != nil {

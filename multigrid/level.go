@@ -41,12 +41,12 @@ type level struct {
 	bc, bc0 *boundary
 
 	unif operator.Uniform // the uniform operator's weights (β carries α)
-	rows []stencil.Span
+	rows []decomp.Span
 	// parity[i] is (sum of the global indices of row i's first cell) mod 2,
 	// which, with the cell's offset along the row, gives its red-black colour.
 	parity []int
-	share  []int           // worker w takes rows[share[w]:share[w+1]]
-	runs   [][]stencil.Run // worker w's rows as runs, for the many-row kernel
+	share  []int          // worker w takes rows[share[w]:share[w+1]]
+	runs   [][]decomp.Run // worker w's rows as runs, for the many-row kernel
 	tm     *team.Team
 	parts  int // the parts a sweep of the level is cut into (team.PartsFor)
 
@@ -101,7 +101,7 @@ func (l *level) rowBuf(w, n int) []float64 {
 // newLevel lays out box of a global grid of the given shape on c's ranks
 // (topo is their process grid) with one ghost layer, and its exchange plans.
 // tag is the base tag of the level's plans.
-func newLevel(c comm.Comm, topo *decomp.Grid, shape []int, length []float64, box decomp.Box, faces [][2]stencil.Face, tm *team.Team, tag int) (*level, error) {
+func newLevel(c comm.Comm, topo *decomp.Grid, shape []int, length []float64, box decomp.Box, faces [][2]operator.Face, tm *team.Team, tag int) (*level, error) {
 	nd := len(shape)
 	l := &level{c: c, topo: topo, shape: slices.Clone(shape), tm: tm}
 	l.h = make([]float64, nd)
@@ -128,21 +128,21 @@ func newLevel(c comm.Comm, topo *decomp.Grid, shape []int, length []float64, box
 	}
 	l.hasNeighbour = hasNeighbour
 	l.varSweepW, l.varResidualW = l.varSweep, l.varResidual
-	zero := make([][2]stencil.Face, nd)
+	zero := make([][2]operator.Face, nd)
 	for a := range nd {
 		for side := range 2 {
 			zero[a][side] = faces[a][side].Homogeneous()
 		}
 	}
-	l.bc = &boundary{faces: stencil.GhostFaces(l.lay, faces, hasNeighbour)}
-	l.bc0 = &boundary{faces: stencil.GhostFaces(l.lay, zero, hasNeighbour)}
+	l.bc = &boundary{faces: operator.GhostFaces(l.lay, faces, hasNeighbour)}
+	l.bc0 = &boundary{faces: operator.GhostFaces(l.lay, zero, hasNeighbour)}
 
 	n := l.lay.Len()
 	l.u, l.tmp = hugemem.Floats(n), hugemem.Floats(n)
 	l.b = hugemem.Floats(n)
 	g := make([]int, nd)
 	l.lay.ForRows(decomp.Box{Lo: make([]int, nd), Hi: l.lay.N}, func(start, n int) {
-		l.rows = append(l.rows, stencil.Span{Start: start, N: n})
+		l.rows = append(l.rows, decomp.Span{Start: start, N: n})
 		l.lay.Global(start, g)
 		p := 0
 		for _, x := range g {
@@ -151,10 +151,10 @@ func newLevel(c comm.Comm, topo *decomp.Grid, shape []int, length []float64, box
 		l.parity = append(l.parity, p&1)
 	})
 	l.parts = tm.PartsFor(l.lay.Box.Size())
-	l.share = stencil.Shares(l.rows, l.parts)
-	l.runs = make([][]stencil.Run, l.parts)
+	l.share = decomp.Shares(l.rows, l.parts)
+	l.runs = make([][]decomp.Run, l.parts)
 	for w := range l.runs {
-		l.runs[w] = stencil.Runs(l.rows[l.share[w]:l.share[w+1]], l.lay.Stride[nd-2])
+		l.runs[w] = decomp.Runs(l.rows[l.share[w]:l.share[w+1]], l.lay.Stride[nd-2])
 	}
 	l.bc.forRuns(l.lay, faces, hasNeighbour, l.runs)
 	l.bc0.forRuns(l.lay, zero, hasNeighbour, l.runs)
@@ -199,7 +199,7 @@ func (l *level) cells() int {
 func (l *level) String() string { return decomp.FormatDims(l.shape) }
 
 // parallel runs f(w, rows) for every worker's share of the level's rows.
-func (l *level) parallel(f func(w int, rows []stencil.Span, parity []int)) {
+func (l *level) parallel(f func(w int, rows []decomp.Span, parity []int)) {
 	l.tm.Run(l.parts, func(w int) {
 		lo, hi := l.share[w], l.share[w+1]
 		f(w, l.rows[lo:hi], l.parity[lo:hi])
@@ -212,23 +212,23 @@ func (l *level) parallel(f func(w int, rows []stencil.Span, parity []int)) {
 // sweep, the face ghosts that run reads, which the worker sets just before
 // it (no serial pass over the faces before every sweep).
 type boundary struct {
-	faces []stencil.GhostFace
-	runs  [][][]stencil.GhostRun
+	faces []operator.GhostFace
+	runs  [][][]operator.GhostRun
 	edges [][][2]stencil.Edge // the x faces' ghosts of each run, set by the kernel
 }
 
-// forRuns lists the ghosts each of runs reads (stencil.RunGhosts): the x
+// forRuns lists the ghosts each of runs reads (operator.RunGhosts): the x
 // faces' as the edges the sweep's kernel sets (west, east), the others to
 // set before it.
-func (bc *boundary) forRuns(lay decomp.Layout, faces [][2]stencil.Face, hasNeighbour [][2]bool, runs [][]stencil.Run) {
-	bc.runs = make([][][]stencil.GhostRun, len(runs))
+func (bc *boundary) forRuns(lay decomp.Layout, faces [][2]operator.Face, hasNeighbour [][2]bool, runs [][]decomp.Run) {
+	bc.runs = make([][][]operator.GhostRun, len(runs))
 	bc.edges = make([][][2]stencil.Edge, len(runs))
 	for w, rs := range runs {
-		bc.runs[w] = make([][]stencil.GhostRun, len(rs))
+		bc.runs[w] = make([][]operator.GhostRun, len(rs))
 		bc.edges[w] = make([][2]stencil.Edge, len(rs))
 		for i, rn := range rs {
 			e := &bc.edges[w][i]
-			bc.runs[w][i], e[0], e[1] = stencil.Edges(stencil.RunGhosts(lay, faces, hasNeighbour, rn))
+			bc.runs[w][i], e[0], e[1] = operator.Edges(operator.RunGhosts(lay, faces, hasNeighbour, rn))
 		}
 	}
 }
@@ -239,7 +239,7 @@ func (l *level) exchange(x []float64, bc *boundary) error {
 	if err := l.halo(x); err != nil {
 		return err
 	}
-	stencil.ApplyFaces(bc.faces, x)
+	operator.ApplyFaces(bc.faces, x)
 	return nil
 }
 
@@ -256,14 +256,14 @@ func (l *level) halo(x []float64) error {
 // the phased exchange passes neighbours' boundary ghosts on, and again
 // after it, for the corners between a physical face and a neighbour.
 func (l *level) exchangeCorners(x []float64, bc *boundary) error {
-	stencil.ApplyFaces(bc.faces, x)
+	operator.ApplyFaces(bc.faces, x)
 	if err := l.corners.Start(x); err != nil {
 		return err
 	}
 	if err := l.corners.Finish(x); err != nil {
 		return err
 	}
-	stencil.ApplyFaces(bc.faces, x)
+	operator.ApplyFaces(bc.faces, x)
 	return nil
 }
 
@@ -297,7 +297,7 @@ func (l *level) jacobiSweep(w int) {
 	var args stencil.Row
 	sy := l.lay.Stride[len(l.shape)-2]
 	for i, r := range l.runs[w] {
-		stencil.ApplyGhostRuns(l.sweepBC.runs[w][i], l.u)
+		operator.ApplyGhostRuns(l.sweepBC.runs[w][i], l.u)
 		args.W, args.E = l.sweepBC.edges[w][i][0], l.sweepBC.edges[w][i][1]
 		l.jac.At(&args, l.tmp, l.u, l.b, r.Start, r.N)
 		l.kern(&l.jac, &args, r.Count, sy)
@@ -314,7 +314,7 @@ func (l *level) gaussSeidel(sweeps int, bc *boundary) error {
 			if err := l.exchange(l.u, bc); err != nil {
 				return err
 			}
-			l.parallel(func(_ int, rows []stencil.Span, parity []int) {
+			l.parallel(func(_ int, rows []decomp.Span, parity []int) {
 				var args stencil.Row
 				for i, r := range rows {
 					l.gs.At(&args, l.u, l.u, l.b, r.Start, r.N)
@@ -370,7 +370,7 @@ func (l *level) residualNorm(u []float64) float64 {
 		return l.varResidualNorm(u)
 	}
 	n := l.lay.N[len(l.lay.N)-1]
-	l.parallel(func(w int, rows []stencil.Span, _ []int) {
+	l.parallel(func(w int, rows []decomp.Span, _ []int) {
 		var args stencil.Row
 		buf := l.rowBuf(w, n)
 		m := 0.0
@@ -406,7 +406,7 @@ func laplacianRow(k *stencil.Coeffs, r *stencil.Row) {
 
 // addTmp sets u += tmp over the box (the correction rank 0 sent).
 func (l *level) addTmp() {
-	l.parallel(func(_ int, rows []stencil.Span, _ []int) {
+	l.parallel(func(_ int, rows []decomp.Span, _ []int) {
 		for _, r := range rows {
 			u, t := l.u[r.Start:r.Start+r.N], l.tmp[r.Start:r.Start+r.N]
 			for j := range u {

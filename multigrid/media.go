@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"heat/comm"
+	"heat/decomp"
 	"heat/operator"
 	"heat/stencil"
 )
@@ -362,7 +363,7 @@ func (l *level) varResidualNorm(u []float64) float64 {
 // workers each over their rows.
 func (l *level) varApply(p, q []float64) {
 	sy := l.lay.Stride[len(l.shape)-2]
-	l.parallel(func(_ int, rows []stencil.Span, _ []int) {
+	l.parallel(func(_ int, rows []decomp.Span, _ []int) {
 		for _, r := range rows {
 			l.vk.Apply(l.vc, q, p, nil, 0, r.Start, r.N, 1, sy)
 		}
@@ -431,4 +432,4 @@ func (m *MG) SetFaces(t float64) *operator.FaceError {
 
 // FineFaces are the fine level's physical face ghosts with the problem's
 // values (as SetFaces last set them), to apply to its field.
-func (m *MG) FineFaces() []stencil.GhostFace { return m.levels[0].bc.faces }
+func (m *MG) FineFaces() []operator.GhostFace { return m.levels[0].bc.faces }

@@ -119,7 +119,7 @@ type Options struct {
 type Problem struct {
 	Shape  []int // global cells per axis, C order
 	Length []float64
-	Faces  [][2]stencil.Face
+	Faces  [][2]operator.Face
 	Op     Operator
 	// Media, when set, are the fine level's heterogeneous media (k, ρc,
 	// holes, held cells; Op's σ then scales ρc and β the faces); nil: the
@@ -129,7 +129,7 @@ type Problem struct {
 	Held  bool
 	// K is the conductivity a boundary ghost sees in the uniform medium
 	// (the heat equation's α, Poisson's 1); FaceAt the values of the faces
-	// that vary (stencil.Face.Varies), at SetFaces's time.
+	// that vary (operator.Face.Varies), at SetFaces's time.
 	K      float64
 	FaceAt operator.FaceAt
 }
@@ -259,7 +259,7 @@ func New(c comm.Comm, topo *decomp.Grid, p Problem, opt Options, tm *team.Team) 
 	m.singular = p.Op.Sigma == 0 && !p.Held
 	for _, f := range p.Faces {
 		for _, side := range f {
-			if side.Kind == stencil.Dirichlet || (side.Kind == stencil.Robin && (side.H > 0 || side.Varies)) {
+			if side.Kind == operator.Dirichlet || (side.Kind == operator.Robin && (side.H > 0 || side.Varies)) {
 				m.singular = false
 			}
 		}
@@ -653,7 +653,7 @@ func (m *MG) Compatible() error {
 	// u + B puts c_f·B into its cell's row (c_f the face's coefficient).
 	c := make([]int, len(f.shape))
 	for _, g := range f.bc.faces {
-		if g.Kind != stencil.Affine {
+		if g.Kind != operator.Affine {
 			continue
 		}
 		j := 0
@@ -908,7 +908,7 @@ func (m *MG) StepRHS(c float64, src []float64, scale float64) error {
 	}
 	lap := f.res
 	lap.CX, lap.CY, lap.CZ = f.unif.Inv2[2], f.unif.Inv2[1], f.unif.Inv2[0]
-	f.parallel(func(_ int, rows []stencil.Span, _ []int) {
+	f.parallel(func(_ int, rows []decomp.Span, _ []int) {
 		var args stencil.Row
 		for _, r := range rows {
 			u, b := f.u[r.Start:r.Start+r.N], f.b[r.Start:r.Start+r.N]

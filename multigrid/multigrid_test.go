@@ -14,6 +14,7 @@ import (
 	"heat/comm/local"
 	"heat/decomp"
 	"heat/internal/team"
+	"heat/operator"
 	"heat/plan"
 	"heat/stencil"
 )
@@ -22,7 +23,7 @@ import (
 type setup struct {
 	shape   []int
 	length  []float64 // nil: 1 per axis
-	faces   [][2]stencil.Face
+	faces   [][2]operator.Face
 	op      Operator
 	rhs     func(x []float64) float64 // b at a cell centre
 	ranks   int
@@ -62,10 +63,10 @@ func (o outcome) factor() float64 {
 	return math.Pow(h[len(h)-1]/h[0], 1/float64(len(h)-1))
 }
 
-func faces(nd int, kind stencil.BC, value float64) [][2]stencil.Face {
-	f := make([][2]stencil.Face, nd)
+func faces(nd int, kind operator.BC, value float64) [][2]operator.Face {
+	f := make([][2]operator.Face, nd)
 	for a := range f {
-		f[a] = [2]stencil.Face{{Kind: kind, Value: value}, {Kind: kind, Value: value}}
+		f[a] = [2]operator.Face{{Kind: kind, Value: value}, {Kind: kind, Value: value}}
 	}
 	return f
 }
@@ -87,7 +88,7 @@ func solve(t testing.TB, s setup) outcome {
 	}
 	periodic := make([]bool, nd)
 	for a, f := range s.faces {
-		periodic[a] = f[0].Kind == stencil.Periodic
+		periodic[a] = f[0].Kind == operator.Periodic
 	}
 	cells := 1
 	for _, n := range s.shape {
@@ -166,7 +167,7 @@ func solve(t testing.TB, s setup) outcome {
 
 // sineProblem is −∇²u = b with u = Π sin(k_a π x_a) (mode k per axis) on
 // zero Dirichlet faces, or on periodic faces for even k: b = π²Σk²·u.
-func sineProblem(shape []int, k int, kind stencil.BC) (setup, func(x []float64) float64) {
+func sineProblem(shape []int, k int, kind operator.BC) (setup, func(x []float64) float64) {
 	nd := len(shape)
 	exact := func(x []float64) float64 {
 		p := 1.0
@@ -194,7 +195,7 @@ func cosProblem(shape []int) (setup, func(x []float64) float64) {
 	}
 	lam := float64(nd) * math.Pi * math.Pi
 	return setup{
-		shape: shape, faces: faces(nd, stencil.Neumann, 0), op: Operator{Sigma: 0, Beta: 1},
+		shape: shape, faces: faces(nd, operator.Neumann, 0), op: Operator{Sigma: 0, Beta: 1},
 		rhs: func(x []float64) float64 { return lam * exact(x) },
 	}, exact
 }
@@ -225,8 +226,8 @@ func TestManufacturedSolutionsSecondOrder(t *testing.T) {
 		// The exact solution's mean: the solver fixes a singular problem's
 		// mean at zero.
 	}{
-		{"dirichlet", func(s []int) (setup, func([]float64) float64) { return sineProblem(s, 1, stencil.Dirichlet) }},
-		{"periodic", func(s []int) (setup, func([]float64) float64) { return sineProblem(s, 2, stencil.Periodic) }},
+		{"dirichlet", func(s []int) (setup, func([]float64) float64) { return sineProblem(s, 1, operator.Dirichlet) }},
+		{"periodic", func(s []int) (setup, func([]float64) float64) { return sineProblem(s, 2, operator.Periodic) }},
 		{"neumann", cosProblem},
 	}
 	for _, c := range cases {
@@ -261,7 +262,7 @@ func TestManufacturedSolutionsSecondOrder(t *testing.T) {
 func TestConvergenceFactorPerVCycle(t *testing.T) {
 	shapes := [][]int{{64, 64}, {96, 80}, {64, 128}, {75, 100}, {32, 32, 32}, {24, 40, 32}, {20, 15, 16}}
 	for _, shape := range shapes {
-		for _, kind := range []stencil.BC{stencil.Dirichlet, stencil.Periodic} {
+		for _, kind := range []operator.BC{operator.Dirichlet, operator.Periodic} {
 			for _, sm := range []Smoother{Chebyshev, RedBlack} {
 				s, _ := sineProblem(shape, 2, kind)
 				s.opt.Smoother = sm
@@ -318,10 +319,10 @@ func TestBitForBitAcrossSplits(t *testing.T) {
 			splits = splits3
 		}
 		for _, v := range variants {
-			s, _ := sineProblem(shape, 1, stencil.Dirichlet)
+			s, _ := sineProblem(shape, 1, operator.Dirichlet)
 			// Mixed faces: a Dirichlet value, Neumann, periodic.
-			s.faces[0] = [2]stencil.Face{{Kind: stencil.Dirichlet, Value: 0.5}, {Kind: stencil.Neumann}}
-			s.faces[nd-1] = [2]stencil.Face{{Kind: stencil.Periodic}, {Kind: stencil.Periodic}}
+			s.faces[0] = [2]operator.Face{{Kind: operator.Dirichlet, Value: 0.5}, {Kind: operator.Neumann}}
+			s.faces[nd-1] = [2]operator.Face{{Kind: operator.Periodic}, {Kind: operator.Periodic}}
 			s.rhs = func(x []float64) float64 { return math.Exp(x[0]) * math.Cos(2*math.Pi*x[nd-1]) }
 			s.tol = 1e-6
 			v.edit(&s)
@@ -346,7 +347,7 @@ func TestBitForBitAcrossSplits(t *testing.T) {
 // the converged solution's), in 2D and 3D.
 func TestFMGReachesDiscretisationError(t *testing.T) {
 	for _, shape := range [][]int{{128, 128}, {32, 32, 32}} {
-		s, exact := sineProblem(shape, 1, stencil.Dirichlet)
+		s, exact := sineProblem(shape, 1, operator.Dirichlet)
 		s.tol = 1e-12
 		conv := solve(t, s)
 		s.fmg, s.cycles = true, 1
@@ -361,7 +362,7 @@ func TestFMGReachesDiscretisationError(t *testing.T) {
 // integrate to zero has no solution, and is refused; with a Dirichlet face
 // the same source is fine.
 func TestIncompatibleSourceRefused(t *testing.T) {
-	for _, kind := range []stencil.BC{stencil.Periodic, stencil.Neumann} {
+	for _, kind := range []operator.BC{operator.Periodic, operator.Neumann} {
 		s, _ := sineProblem([]int{32, 32}, 1, kind) // sin(πx)sin(πy) > 0 everywhere
 		s.ranks = 2
 		err := local.Run(1, func(c comm.Comm) error { return nil })
@@ -370,7 +371,7 @@ func TestIncompatibleSourceRefused(t *testing.T) {
 		func() {
 			defer func() { require.Nil(t, recover()) }()
 			nd := 2
-			periodic := []bool{kind == stencil.Periodic, kind == stencil.Periodic}
+			periodic := []bool{kind == operator.Periodic, kind == operator.Periodic}
 			err = local.Run(s.ranks, func(c comm.Comm) error {
 				topo, err := decomp.New(s.shape, c.Size(), nil, periodic)
 				if err != nil {
@@ -394,7 +395,7 @@ func TestIncompatibleSourceRefused(t *testing.T) {
 		require.ErrorAs(t, err, &ie, "%v", kind)
 		require.InDelta(t, 3, ie.Mean, 1e-12)
 	}
-	s, _ := sineProblem([]int{32, 32}, 1, stencil.Dirichlet)
+	s, _ := sineProblem([]int{32, 32}, 1, operator.Dirichlet)
 	s.tol = 1e-10
 	out := solve(t, s)
 	require.Less(t, out.history[len(out.history)-1], 1e-10)
@@ -408,7 +409,7 @@ func TestTooManyLevelsRefused(t *testing.T) {
 		topo, _ := decomp.New([]int{64, 64}, 1, nil, nil)
 		tm := team.New(1, false)
 		defer tm.Close()
-		_, err := New(c, topo, Problem{Shape: []int{64, 64}, Length: []float64{1, 1}, Faces: faces(2, stencil.Dirichlet, 0), Op: Operator{Beta: 1}}, Options{Levels: 6}, tm)
+		_, err := New(c, topo, Problem{Shape: []int{64, 64}, Length: []float64{1, 1}, Faces: faces(2, operator.Dirichlet, 0), Op: Operator{Beta: 1}}, Options{Levels: 6}, tm)
 		return err
 	})
 	require.ErrorContains(t, err, "at most 5 levels")
@@ -422,8 +423,8 @@ func TestSameBitsWithEveryKernelSet(t *testing.T) {
 		t.Skipf("only the %s set in this build", sets[0].Name)
 	}
 	for _, shape := range [][]int{{40, 52}, {16, 12, 20}} {
-		s, _ := sineProblem(shape, 1, stencil.Dirichlet)
-		s.faces[0][1] = stencil.Face{Kind: stencil.Neumann}
+		s, _ := sineProblem(shape, 1, operator.Dirichlet)
+		s.faces[0][1] = operator.Face{Kind: operator.Neumann}
 		s.tol, s.ranks, s.threads = 1e-9, 2, 2
 		var want outcome
 		for i, ks := range sets {

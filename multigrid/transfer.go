@@ -38,7 +38,7 @@ func restrict(f, c *level, src []float64) {
 		rz, sz = f.ratio[0], f.lay.Stride[0]
 	}
 	w := 1 / float64(rx*ry*rz)
-	c.parallel(func(_ int, rows []stencil.Span, _ []int) {
+	c.parallel(func(_ int, rows []decomp.Span, _ []int) {
 		lc := make([]int, nd)
 		fc := make([]int, nd)
 		for _, r := range rows {
@@ -143,7 +143,7 @@ func prolong(f, c *level, src, dst []float64, linear, add bool) {
 	}
 	flo, clo := f.lay.Box.Lo, c.lay.Box.Lo
 	n := f.lay.N[nd-1]
-	f.parallel(func(w int, rows []stencil.Span, _ []int) {
+	f.parallel(func(w int, rows []decomp.Span, _ []int) {
 		lc := make([]int, nd)
 		buf := f.rowBuf(w, (2+len(rowCache{}.key))*n)
 		a, cc := buf[:n], buf[n:2*n]

@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"heat/decomp"
-	"heat/stencil"
 )
 
 // The boundary faces of the operator: every condition is a ghost cell
@@ -24,16 +23,16 @@ import (
 // (Dirichlet: u on the face; Neumann: the flux k∂u/∂n, n outward, v > 0
 // heats; Robin: the ambient) and Robin's hc, beside a cell of conductivity
 // k at spacing h. A hole (k = 0) takes no flux: a = 1, b = 0.
-func Ghost(kind stencil.BC, k, h, hc, v float64) (a, b float64) {
+func Ghost(kind BC, k, h, hc, v float64) (a, b float64) {
 	switch kind {
-	case stencil.Dirichlet:
+	case Dirichlet:
 		return -1, 2 * v
-	case stencil.Neumann:
+	case Neumann:
 		if k == 0 {
 			return 1, 0
 		}
 		return 1, v * h / k
-	case stencil.Robin:
+	case Robin:
 		if k == 0 {
 			return 1, 0
 		}
@@ -45,11 +44,11 @@ func Ghost(kind stencil.BC, k, h, hc, v float64) (a, b float64) {
 
 // FaceAt gives the value and Robin's hc of face (axis, side) at the face
 // centre x (physical coordinates, C order) and time t, for faces whose
-// value varies (stencil.Face.Varies).
+// value varies (Face.Varies).
 type FaceAt func(axis, side int, x []float64, t float64) (value, hc float64)
 
 // Boundary computes the per-cell ghost coefficients of a box's faces (the
-// Affine ones, stencil.Face.PerCell) at a time: the cells' conductivity
+// Affine ones, Face.PerCell) at a time: the cells' conductivity
 // from K (per cell, with ghosts) or the uniform K0, the face centre from
 // the layout, the value from the face or At.
 type Boundary struct {
@@ -96,12 +95,12 @@ func (e *FaceError) Rule() string {
 
 // coef is the ghost of the face f (axis, side) across from cell mirror at
 // time t.
-func (b *Boundary) coef(f stencil.Face, axis, side, mirror int, t float64) (float64, float64) {
+func (b *Boundary) coef(f Face, axis, side, mirror int, t float64) (float64, float64) {
 	v, hc := f.Value, f.H
 	if f.Varies && b.At != nil {
 		v, hc = b.At(axis, side, b.centre(axis, side, mirror), t)
 		for i, x := range [2]float64{v, hc} {
-			if x-x != 0 && (i == 0 || f.Kind == stencil.Robin) || i == 1 && f.Kind == stencil.Robin && x < 0 {
+			if x-x != 0 && (i == 0 || f.Kind == Robin) || i == 1 && f.Kind == Robin && x < 0 {
 				if b.Bad == nil {
 					b.Bad = &FaceError{Axis: axis, Side: side, H: i == 1, X: slices.Clone(b.centre(axis, side, mirror)), T: t, Value: x}
 				}
@@ -136,11 +135,11 @@ func (b *Boundary) centre(axis, side, mirror int) []float64 {
 }
 
 // Set sets the coefficients of the faces' and the runs' ghosts at time t.
-func (b *Boundary) Set(faces []stencil.GhostFace, runs [][][]stencil.GhostRun, t float64) {
-	stencil.SetAffine(faces, func(f *stencil.GhostFace, mirror int) (float64, float64) {
+func (b *Boundary) Set(faces []GhostFace, runs [][][]GhostRun, t float64) {
+	SetAffine(faces, func(f *GhostFace, mirror int) (float64, float64) {
 		return b.coef(f.Face, f.Axis, f.Side, mirror, t)
 	})
-	stencil.SetAffineRuns(runs, func(g *stencil.GhostRun, mirror int) (float64, float64) {
+	SetAffineRuns(runs, func(g *GhostRun, mirror int) (float64, float64) {
 		return b.coef(g.Face, g.Axis, g.Side, mirror, t)
 	})
 }

@@ -128,11 +128,11 @@ func (m *Media) faces(hasNeighbour [][2]bool, exchange Exchange) error {
 	if err := exchange(m.K); err != nil {
 		return err
 	}
-	mirror := make([][2]stencil.Face, nd)
+	mirror := make([][2]Face, nd)
 	for a := range mirror {
-		mirror[a] = [2]stencil.Face{{Kind: stencil.Neumann}, {Kind: stencil.Neumann}}
+		mirror[a] = [2]Face{{Kind: Neumann}, {Kind: Neumann}}
 	}
-	stencil.ApplyFaces(stencil.GhostFaces(lay, mirror, hasNeighbour), m.K)
+	ApplyFaces(GhostFaces(lay, mirror, hasNeighbour), m.K)
 	m.B = make([][]float64, nd)
 	for a := range nd {
 		b := make([]float64, lay.Len())

@@ -5,7 +5,7 @@ import (
 
 	"heat/decomp"
 	"heat/internal/exactsum"
-	"heat/stencil"
+	"heat/operator"
 )
 
 // The heat equation's energy account: the content Σ ρc·u·V against the
@@ -413,9 +413,9 @@ func (s *Solver) Rates() (faces []float64, held, source float64, err error) {
 		if err := s.setFaces(s.simTime); err != nil {
 			return nil, 0, 0, err
 		}
-		stencil.ApplyFaces(s.faces, s.u)
+		operator.ApplyFaces(s.faces, s.u)
 	} else {
-		stencil.ApplyFaces(s.mg.FineFaces(), s.u)
+		operator.ApplyFaces(s.mg.FineFaces(), s.u)
 	}
 	if s.media != nil { // every rank of a media run: a rank's neighbour may hold cells
 		if err := s.plan.Start(s.u); err != nil {

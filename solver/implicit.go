@@ -11,8 +11,8 @@ import (
 	"heat/comm"
 	"heat/decomp"
 	"heat/multigrid"
+	"heat/operator"
 	"heat/plan"
-	"heat/stencil"
 )
 
 // The multigrid paths: Poisson by multigrid cycles (one cycle a step), and
@@ -323,7 +323,7 @@ func (s *Solver) implicitStep() error {
 				return err
 			}
 		}
-		stencil.ApplyFaces(s.mg.FineFaces(), s.u)
+		operator.ApplyFaces(s.mg.FineFaces(), s.u)
 		s.account(s.u, 1-theta, dt)
 	}
 	if s.spec.FacesInTime {
@@ -383,7 +383,7 @@ func (s *Solver) implicitStep() error {
 				return err
 			}
 		}
-		stencil.ApplyFaces(s.mg.FineFaces(), s.u)
+		operator.ApplyFaces(s.mg.FineFaces(), s.u)
 		s.account(s.u, theta, dt)
 	}
 	return nil

@@ -137,7 +137,7 @@ func (s *Solver) anyHeld() (bool, error) {
 // kernels from u into v: the explicit step (streamed on large 2D fields,
 // but on check steps), or a weighted Jacobi sweep of −∇·(k∇u) = −f; with
 // check it returns the run's max |Δu|.
-func (s *Solver) mediaRun(rn stencil.Run, check bool) float64 {
+func (s *Solver) mediaRun(rn decomp.Run, check bool) float64 {
 	sy := s.lay.Stride[len(s.lay.N)-2]
 	if s.spec.Equation == Heat {
 		if check {

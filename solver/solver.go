@@ -54,7 +54,7 @@ type Stats struct {
 }
 
 // row is a run of cells along the last axis: flat index of the first, count.
-type row = stencil.Span
+type row = decomp.Span
 
 // region is a set of rows split into one contiguous share per worker.
 type region struct {
@@ -63,11 +63,11 @@ type region struct {
 	// runs[w] are worker w's rows grouped into runs of equal rows one
 	// y-stride apart, each updated by one call of the many-row kernel;
 	// ghosts[w][i] are the physical faces' ghosts run i reads, which the
-	// worker sets just before it (stencil.RunGhosts), but the x faces':
+	// worker sets just before it (operator.RunGhosts), but the x faces':
 	// the kernels set those themselves, each row's, from edges[w][i]
-	// (west, east; stencil.Edges).
-	runs   [][]stencil.Run
-	ghosts [][][]stencil.GhostRun
+	// (west, east; operator.Edges).
+	runs   [][]decomp.Run
+	ghosts [][][]operator.GhostRun
 	edges  [][][2]stencil.Edge
 }
 
@@ -105,7 +105,7 @@ type Solver struct {
 	// included: temporal blocks set them before a block. The one-step path
 	// sets only the face ghosts each run reads, in the run's worker
 	// (region.ghosts).
-	faces []stencil.GhostFace
+	faces []operator.GhostFace
 	bound *operator.Boundary // the faces' per-cell ghost coefficients (nil: none needs them)
 	acct  *energy            // the heat equation's energy account (nil: none kept)
 	// srcScale is the source's scale in f (the explicit update's, or the
@@ -276,7 +276,7 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 	s.team = team.New(spec.Threads, spec.Threads*comm.RanksHere(c) <= cores)
 	s.parts = s.team.PartsFor(s.lay.Box.Size())
 	s.resid = make([]float64, s.parts)
-	s.faces = stencil.GhostFaces(s.lay, spec.Faces, s.hasNeighbour)
+	s.faces = operator.GhostFaces(s.lay, spec.Faces, s.hasNeighbour)
 	s.splitRegions()
 	if err := s.newBoundary(); err != nil {
 		s.Close()
@@ -431,18 +431,18 @@ func (s *Solver) makeRegion(boxes []decomp.Box) region {
 			r.rows = append(r.rows, row{Start: start, N: n})
 		})
 	}
-	r.share = stencil.Shares(r.rows, s.parts)
+	r.share = decomp.Shares(r.rows, s.parts)
 	sy := s.lay.Stride[len(s.lay.N)-2]
-	r.runs = make([][]stencil.Run, s.parts)
-	r.ghosts = make([][][]stencil.GhostRun, s.parts)
+	r.runs = make([][]decomp.Run, s.parts)
+	r.ghosts = make([][][]operator.GhostRun, s.parts)
 	r.edges = make([][][2]stencil.Edge, s.parts)
 	for w := range r.runs {
-		r.runs[w] = stencil.Runs(r.rows[r.share[w]:r.share[w+1]], sy)
-		r.ghosts[w] = make([][]stencil.GhostRun, len(r.runs[w]))
+		r.runs[w] = decomp.Runs(r.rows[r.share[w]:r.share[w+1]], sy)
+		r.ghosts[w] = make([][]operator.GhostRun, len(r.runs[w]))
 		r.edges[w] = make([][2]stencil.Edge, len(r.runs[w]))
 		for i, rn := range r.runs[w] {
 			e := &r.edges[w][i]
-			r.ghosts[w][i], e[0], e[1] = stencil.Edges(stencil.RunGhosts(s.lay, s.spec.Faces, s.hasNeighbour, rn))
+			r.ghosts[w][i], e[0], e[1] = operator.Edges(operator.RunGhosts(s.lay, s.spec.Faces, s.hasNeighbour, rn))
 		}
 	}
 	return r
@@ -494,7 +494,7 @@ func (s *Solver) doWork(w int) {
 	for ri, rn := range r.runs[w] {
 		// The physical ghosts the run's rows read first, then the rows
 		// (the kernels set the x faces' ghosts of each row).
-		stencil.ApplyGhostRuns(r.ghosts[w][ri], s.u)
+		operator.ApplyGhostRuns(r.ghosts[w][ri], s.u)
 		args.W, args.E = r.edges[w][ri][0], r.edges[w][ri][1]
 		switch {
 		case s.sweep != nil:
@@ -553,7 +553,7 @@ func (s *Solver) advance(check bool) error {
 		}
 	}
 	if s.vc != nil {
-		stencil.ApplyFaces(s.faces, s.u)
+		operator.ApplyFaces(s.faces, s.u)
 	}
 	if err := s.plan.Start(s.u); err != nil {
 		return err
@@ -575,7 +575,7 @@ func (s *Solver) advance(check bool) error {
 		if s.step == s.spec.Steps-1 {
 			dt = s.spec.LastDT()
 		}
-		stencil.ApplyFaces(s.faces, s.u) // the ghosts the step read (the kernels set some in registers only)
+		operator.ApplyFaces(s.faces, s.u) // the ghosts the step read (the kernels set some in registers only)
 		s.account(s.u, 1, dt)
 	}
 	s.u, s.v = s.v, s.u

@@ -9,7 +9,6 @@ import (
 	"heat/multigrid"
 	"heat/operator"
 	"heat/plan"
-	"heat/stencil"
 )
 
 // Equation is what a Solver advances.
@@ -29,19 +28,19 @@ func (e Equation) String() string {
 	return "heat"
 }
 
-// BC is the kind of a boundary condition on one face (stencil.BC).
-type BC = stencil.BC
+// BC is the kind of a boundary condition on one face (operator.BC).
+type BC = operator.BC
 
 // The boundary kinds.
 const (
-	Dirichlet = stencil.Dirichlet
-	Neumann   = stencil.Neumann
-	Periodic  = stencil.Periodic
-	Robin     = stencil.Robin
+	Dirichlet = operator.Dirichlet
+	Neumann   = operator.Neumann
+	Periodic  = operator.Periodic
+	Robin     = operator.Robin
 )
 
 // Face is the boundary condition on one face of the global grid.
-type Face = stencil.Face
+type Face = operator.Face
 
 // Profile gives a field's value at the cell centre x (physical coordinates,
 // C order) of global cell idx. It must depend only on x and idx, so that

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"heat/decomp"
+	"heat/operator"
 	"heat/stencil"
 )
 
@@ -60,7 +61,7 @@ func (s *Solver) block(m int, check bool) error {
 	}
 	s.trace("finish")
 	t0 := time.Now()
-	stencil.ApplyFaces(s.faces, s.u)
+	operator.ApplyFaces(s.faces, s.u)
 	if s.waves == nil {
 		s.waves = make([]wavefront, s.spec.Threads)
 	}

@@ -58,18 +58,19 @@ type Row struct {
 	W, E                Edge
 }
 
-// Edge is how a row kernel sets the ghost at one end of a row: as a
-// physical face's first ghost layer (Face.Ghost) from the row's end cell.
+// Edge is how a row kernel sets the ghost at one end of a row from the
+// row's end cell: reflected through a value (Twice − cell: a Dirichlet
+// face) or mirrored (the cell itself: a face of zero flux).
 type Edge struct {
-	On    bool
-	Kind  BC      // Dirichlet or Neumann
-	Twice float64 // 2·value, for Dirichlet
+	On      bool
+	Reflect bool
+	Twice   float64 // 2·value, where Reflect
 }
 
 // ghost is the ghost's value from the cell beside it (Face.Ghost's
 // arithmetic).
 func (e Edge) ghost(cell float64) float64 {
-	if e.Kind == Dirichlet {
+	if e.Reflect {
 		return e.Twice - cell
 	}
 	return cell
@@ -81,7 +82,7 @@ func (e Edge) flag() int {
 	switch {
 	case !e.On:
 		return 0
-	case e.Kind == Dirichlet:
+	case e.Reflect:
 		return 3
 	}
 	return 1
@@ -408,6 +409,10 @@ func mixAddGeneric(d, a, b []float64, wa, wb float64) {
 		d[j] += float64(wa*a[j]) + float64(wb*b[j])
 	}
 }
+
+// Reflect sets d[j] = twice − m[j]: the ghosts of a Dirichlet face from
+// the cells across it.
+func Reflect(d, m []float64, twice float64) { Active.reflect(d, m, twice) }
 
 // MaxAbs is max |x[j]|; a NaN anywhere makes it NaN.
 func MaxAbs(x []float64) float64 { return absFloat(Active.maxAbs(x)) }

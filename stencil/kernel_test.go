@@ -511,16 +511,13 @@ func rowsGrid(rng *rand.Rand, nd, n, rows int) (k Coeffs, src, f []float64, size
 }
 
 // With W and E on, every set's update, check and streaming update set each
-// row's x ghosts as the face would (Face.Ghost of the end cell), change
+// row's x ghosts as a face would (reflected or mirrored from the end cell), change
 // nothing else of the source, and give the bits of the generic kernel on a
 // source whose ghosts were set beforehand — at row lengths around the vector
 // widths, 1 and 3 rows, 2D and 3D, with and without a source term.
 func TestRowEdgesSetTheFaceGhosts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	edges := []Face{{Kind: Periodic}, {Kind: Neumann}, {Kind: Dirichlet, Value: 0.7}} // Periodic: off
-	edge := func(f Face) Edge {
-		return Edge{On: f.Kind != Periodic, Kind: f.Kind, Twice: 2 * f.Value}
-	}
+	edges := []Edge{{}, {On: true}, {On: true, Reflect: true, Twice: 1.4}} // off, mirrored, reflected through 0.7
 	for _, nd := range []int{2, 3} {
 		for _, n := range []int{1, 3, 4, 7, 8, 9, 16, 17, 25} {
 			for _, rows := range []int{1, 3} {
@@ -537,11 +534,11 @@ func TestRowEdgesSetTheFaceGhosts(t *testing.T) {
 							ref := slices.Clone(src)
 							for i := range rows {
 								a := start + i*sy
-								if west.Kind != Periodic {
-									ref[a-1] = west.Ghost(ref[a])
+								if west.On {
+									ref[a-1] = west.ghost(ref[a])
 								}
-								if east.Kind != Periodic {
-									ref[a+n] = east.Ghost(ref[a+n-1])
+								if east.On {
+									ref[a+n] = east.ghost(ref[a+n-1])
 								}
 							}
 							want := make([]float64, size+8)
@@ -555,7 +552,7 @@ func TestRowEdgesSetTheFaceGhosts(t *testing.T) {
 									}
 									got, in := make([]float64, size+8), slices.Clone(src)
 									k.At(&r, got, in, fs, start, n)
-									r.W, r.E = edge(west), edge(east)
+									r.W, r.E = west, east
 									where := fmt.Sprintf("%s: %dD n=%d rows=%d source=%v west=%v east=%v %s", ks.Name, nd, n, rows, source, west, east, kind)
 									switch kind {
 									case "check":

@@ -1,6 +1,9 @@
-package stencil
+package operator
 
-import "heat/decomp"
+import (
+	"heat/decomp"
+	"heat/stencil"
+)
 
 // BC is the kind of a boundary condition on one face.
 type BC int
@@ -16,7 +19,7 @@ const (
 	Periodic
 	// Robin is a convective face, −k∂u/∂n = H·(u_face − Value) (Value
 	// the ambient): the ghost 2·u_face − u with u_face from the half
-	// cell's balance (operator.Ghost has the formula).
+	// cell's balance (Ghost has the formula).
 	Robin
 	// Affine is a ghost A·mirror + B with coefficients per ghost cell
 	// (SetAffine): how Robin faces, Neumann faces with a flux and faces
@@ -69,33 +72,13 @@ func (f Face) Ghost(mirror float64) float64 {
 	return mirror
 }
 
-// Span is a run of cells along the last axis: flat index of the first, count.
-type Span struct{ Start, N int }
-
-// Run is Count rows of N cells, the first at flat index Start, each the
-// next row (SY cells on) of the last: one call of a RowsKernel.
-type Run struct{ Start, N, Count int }
-
-// Runs groups rows into runs of equal rows one y-stride sy apart, in order.
-func Runs(rows []Span, sy int) []Run {
-	var out []Run
-	for _, r := range rows {
-		if k := len(out) - 1; k >= 0 && out[k].N == r.N && out[k].Start+out[k].Count*sy == r.Start {
-			out[k].Count++
-			continue
-		}
-		out = append(out, Run{Start: r.Start, N: r.N, Count: 1})
-	}
-	return out
-}
-
 // GhostFace is one ghost layer of a physical face of a rank's box: each
 // ghost cell takes its value from the cell mirrored across the face.
 type GhostFace struct {
 	Kind  BC
 	Twice float64 // 2·value, for Dirichlet
 	Delta int     // flat offset from a ghost cell to its mirror cell
-	Rows  []Span
+	Rows  []decomp.Span
 	Cells bool // every row is one cell (a face across the last axis)
 	// Affine: the face, its axis and side, and the ghost A·mirror + B of
 	// each ghost cell, the rows' cells in order (SetAffine).
@@ -133,7 +116,7 @@ func GhostFaces(lay decomp.Layout, faces [][2]Face, hasNeighbour [][2]bool) []Gh
 				}
 				b.Lo[a], b.Hi[a] = ghost, ghost+1
 				gf := GhostFace{Kind: f.kind(), Twice: 2 * f.Value, Delta: (mirror - ghost) * lay.Stride[a], Cells: a == nd-1, Face: f, Axis: a, Side: side}
-				lay.ForRows(b, func(start, n int) { gf.Rows = append(gf.Rows, Span{Start: start, N: n}) })
+				lay.ForRows(b, func(start, n int) { gf.Rows = append(gf.Rows, decomp.Span{Start: start, N: n}) })
 				out = append(out, gf)
 			}
 		}
@@ -143,7 +126,6 @@ func GhostFaces(lay decomp.Layout, faces [][2]Face, hasNeighbour [][2]bool) []Gh
 
 // ApplyFaces sets the ghosts of the given faces of u, in order.
 func ApplyFaces(faces []GhostFace, u []float64) {
-	reflect := Active.reflect
 	for i := range faces {
 		f := &faces[i]
 		if f.Kind == Affine {
@@ -168,7 +150,7 @@ func ApplyFaces(faces []GhostFace, u []float64) {
 			g := u[r.Start : r.Start+r.N]
 			m := u[r.Start+f.Delta : r.Start+f.Delta+r.N]
 			if f.Kind == Dirichlet {
-				reflect(g, m, f.Twice)
+				stencil.Reflect(g, m, f.Twice)
 			} else {
 				copy(g, m)
 			}
@@ -234,7 +216,7 @@ type GhostRun struct {
 // (no serial pass over the faces, no barrier, the cells still in cache).
 // Faces with a neighbour, and periodic ones, get their ghosts from the
 // halo instead.
-func RunGhosts(lay decomp.Layout, faces [][2]Face, hasNeighbour [][2]bool, rn Run) []GhostRun {
+func RunGhosts(lay decomp.Layout, faces [][2]Face, hasNeighbour [][2]bool, rn decomp.Run) []GhostRun {
 	nd := len(lay.N)
 	x, y := nd-1, nd-2
 	// The run's first cell's coordinates.
@@ -286,7 +268,7 @@ func RunGhosts(lay decomp.Layout, faces [][2]Face, hasNeighbour [][2]bool, rn Ru
 // Edges takes the x faces' ghosts (a cell at an end of every row) out of
 // the ghosts of a run, as the edges its update kernel sets itself (Row.W,
 // Row.E), and returns the other ghosts.
-func Edges(gs []GhostRun) (rest []GhostRun, w, e Edge) {
+func Edges(gs []GhostRun) (rest []GhostRun, w, e stencil.Edge) {
 	for _, g := range gs {
 		if g.Kind == Affine {
 			rest = append(rest, g) // set before the kernel, which reads it
@@ -294,9 +276,9 @@ func Edges(gs []GhostRun) (rest []GhostRun, w, e Edge) {
 		}
 		switch g.Delta {
 		case 1:
-			w = Edge{On: true, Kind: g.Kind, Twice: g.Twice}
+			w = stencil.Edge{On: true, Reflect: g.Kind == Dirichlet, Twice: g.Twice}
 		case -1:
-			e = Edge{On: true, Kind: g.Kind, Twice: g.Twice}
+			e = stencil.Edge{On: true, Reflect: g.Kind == Dirichlet, Twice: g.Twice}
 		default:
 			rest = append(rest, g)
 		}
@@ -331,7 +313,7 @@ func ApplyGhostRuns(gs []GhostRun, u []float64) {
 			o := g.Start + c*g.Stride
 			d, m := u[o:o+g.N], u[o+g.Delta:o+g.Delta+g.N]
 			if g.Kind == Dirichlet {
-				Active.reflect(d, m, g.Twice)
+				stencil.Reflect(d, m, g.Twice)
 			} else {
 				copy(d, m)
 			}
@@ -361,26 +343,4 @@ func SetAffineRuns(runs [][][]GhostRun, coef func(g *GhostRun, mirror int) (a, b
 			}
 		}
 	}
-}
-
-// Shares splits rows among t workers by cell count: worker w takes
-// rows[share[w]:share[w+1]].
-func Shares(rows []Span, t int) []int {
-	total := 0
-	for _, r := range rows {
-		total += r.N
-	}
-	share := make([]int, t+1)
-	acc, w := 0, 1
-	for i, r := range rows {
-		acc += r.N
-		for w < t && acc*t >= w*total {
-			share[w] = i + 1
-			w++
-		}
-	}
-	for ; w <= t; w++ {
-		share[w] = len(rows)
-	}
-	return share
 }

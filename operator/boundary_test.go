@@ -1,4 +1,4 @@
-package stencil
+package operator
 
 import (
 	"math/rand/v2"
@@ -102,21 +102,21 @@ func TestRunGhostsCoverEachFaceGhostOnce(t *testing.T) {
 		visit(0)
 		// The rows cut at random along x (interior and rim spans) and
 		// grouped into runs, some cut again.
-		var spans []Span
+		var spans []decomp.Span
 		lay.ForRows(whole, func(start, cnt int) {
 			if cnt > 1 && rng.IntN(2) == 0 {
 				k := 1 + rng.IntN(cnt-1)
-				spans = append(spans, Span{start, k}, Span{start + k, cnt - k})
+				spans = append(spans, decomp.Span{Start: start, N: k}, decomp.Span{Start: start + k, N: cnt - k})
 				return
 			}
-			spans = append(spans, Span{start, cnt})
+			spans = append(spans, decomp.Span{Start: start, N: cnt})
 		})
 		sy := lay.Stride[nd-2]
-		var runs []Run
-		for _, r := range Runs(spans, sy) {
+		var runs []decomp.Run
+		for _, r := range decomp.Runs(spans, sy) {
 			for r.Count > 1 && rng.IntN(2) == 0 {
 				k := 1 + rng.IntN(r.Count-1)
-				runs = append(runs, Run{r.Start, r.N, k})
+				runs = append(runs, decomp.Run{Start: r.Start, N: r.N, Count: k})
 				r.Start, r.Count = r.Start+k*sy, r.Count-k
 			}
 			runs = append(runs, r)
