@@ -41,15 +41,12 @@ func (m *MG) RestartKrylov() {
 	}
 }
 
-// Krylov does one mgcg iteration on the fine level (the first also sets
-// the iteration up from the current u) and returns the global max-norm of
-// the true residual b − A·u.
-func (m *MG) Krylov() (float64, error) {
-	f := m.levels[0]
-	k := m.kry
-	if k == nil {
+// krylovState is the iteration's state, made at its first use.
+func (m *MG) krylovState() *krylov {
+	if m.kry == nil {
+		f := m.levels[0]
 		n := f.lay.Len()
-		k = &krylov{r: make([]float64, n), z: make([]float64, n), zOld: make([]float64, n), p: make([]float64, n),
+		k := &krylov{r: make([]float64, n), z: make([]float64, n), zOld: make([]float64, n), p: make([]float64, n),
 			q: make([]float64, n), w1: make([]float64, n), w2: make([]float64, n), d: make([]float64, n)}
 		k.rows = make([][]float64, f.parts)
 		for w := range k.rows {
@@ -57,6 +54,15 @@ func (m *MG) Krylov() (float64, error) {
 		}
 		m.kry = k
 	}
+	return m.kry
+}
+
+// Krylov does one mgcg iteration on the fine level (the first also sets
+// the iteration up from the current u) and returns the global max-norm of
+// the true residual b − A·u.
+func (m *MG) Krylov() (float64, error) {
+	f := m.levels[0]
+	k := m.krylovState()
 	if !k.started {
 		if err := f.exchange(f.u, f.bc); err != nil {
 			return 0, err
@@ -239,11 +245,12 @@ func (m *MG) ComponentError() (omega, normU float64, err error) {
 		sz = f.lay.Stride[0]
 	}
 	u, rhs := f.u, f.b
+	kry := m.krylovState()
 	f.parallel(func(w int, rows []decomp.Span, _ []int) {
 		worst, big := 0.0, 0.0
 		for _, r := range rows {
 			if f.vc != nil {
-				rw, rb := componentRow(f.vc, u, f.scratch, rhs, m.kry.rows[w], r.Start, r.Start+r.N, nd == 3)
+				rw, rb := componentRow(f.vc, u, f.scratch, rhs, kry.rows[w], r.Start, r.Start+r.N, nd == 3)
 				worst, big = maxNaN(worst, rw), maxNaN(big, rb)
 				continue
 			}

@@ -578,19 +578,53 @@ func (m *MG) Cycle() (float64, error) {
 // FMG does one full-multigrid cycle from b (u's first guess is ignored):
 // the problem restricted to every level, solved on the coarsest, and each
 // solution interpolated to the next finer level and improved by one
-// V-cycle there. It returns the residual as Cycle does.
+// V-cycle there. It returns the residual as Cycle does. In media the
+// coarse levels are error equations over the free cells (held cells are
+// known values, not coarse unknowns), so the coarse problems are those of
+// the residual of u⁰ (u zero but its held cells): full multigrid solves
+// A·e = b − A·u⁰ below the fine level, and the fine level starts from
+// u⁰ + e.
 func (m *MG) FMG() (float64, error) {
 	// Full multigrid improves each level's interpolated solution by one
 	// V-cycle, whatever the cycles after it (a W-cycle there measured 30%
 	// dearer for the same error).
 	m.swapSweeps()
-	err := m.fmg(0)
+	var err error
+	if m.levels[0].med != nil {
+		err = m.fmgMedia()
+	} else {
+		err = m.fmg(0, true)
+	}
 	m.swapSweeps()
 	if err != nil {
 		return 0, err
 	}
 	m.stats.Cycles++
 	return m.finishCycle()
+}
+
+// fmgMedia is FMG's cycle in media: u⁰, its residual, full multigrid of
+// the residual's error equation below, and a V-cycle from u⁰ + e.
+func (m *MG) fmgMedia() error {
+	f := m.levels[0]
+	if f.fixedVal == nil {
+		f.holdFixed(true) // the first sight of the values kept
+	}
+	clear(f.u)
+	f.holdFixed(true)
+	if m.bottom(0) || m.solvedBelow {
+		return m.vcycle(0, true, V)
+	}
+	if err := f.exchange(f.u, f.bc); err != nil {
+		return err
+	}
+	f.residual()
+	if err := m.fmgBelow(0, false, f.tmp); err != nil {
+		return err
+	}
+	f.addTmp()
+	f.holdFixed(true)
+	return m.vcycle(0, true, V)
 }
 
 // swapSweeps exchanges the cycles' sweeps with full multigrid's, on this
@@ -834,38 +868,38 @@ func (m *MG) correct(i int, kind Cycle) error {
 	return nil
 }
 
-// fmg solves level i's own problem (its b, boundary values) by full
-// multigrid: restrict b, solve the coarser problem the same way,
-// interpolate its solution, and do one V-cycle.
-func (m *MG) fmg(i int) error {
+// fmg solves level i's own problem (its b; boundary values where top, else
+// homogeneous ones) by full multigrid: restrict b, solve the coarser problem
+// the same way, interpolate its solution, and do one V-cycle.
+func (m *MG) fmg(i int, top bool) error {
 	l := m.levels[i]
 	if m.bottom(i) || m.solvedBelow {
 		clear(l.u)
-		return m.vcycle(i, true, V) // the bottom solve
+		return m.vcycle(i, top, V) // the bottom solve
 	}
-	if err := m.fmgBelow(i); err != nil {
+	if err := m.fmgBelow(i, top, l.b); err != nil {
 		return err
 	}
 	l.u, l.tmp = l.tmp, l.u
-	return m.vcycle(i, true, V) // full multigrid improves each level by one V-cycle
+	return m.vcycle(i, top, V) // full multigrid improves each level by one V-cycle
 }
 
-// fmgBelow sets level i's tmp to the next coarser level's problem, solved
-// by full multigrid and interpolated: its b restricted from level i's, or,
-// below the last level of these ranks, level i's b handed to the ranks
-// below and the interpolated solution handed back.
-func (m *MG) fmgBelow(i int) error {
+// fmgBelow sets level i's tmp to the solution of the next coarser level's
+// problem, solved by full multigrid and interpolated: its b restricted from
+// src (a field of level i), or, below the last level of these ranks, src
+// handed to the ranks below and the interpolated solution handed back.
+func (m *MG) fmgBelow(i int, top bool, src []float64) error {
 	l := m.levels[i]
 	if i == len(m.levels)-1 {
 		var b, tmp []float64
 		if m.agg != nil {
 			b, tmp = m.agg.levels[0].b, m.agg.levels[0].tmp
 		}
-		if err := m.gat.gather(l.b, b); err != nil {
+		if err := m.gat.gather(src, b); err != nil {
 			return err
 		}
 		if m.agg != nil {
-			if err := m.agg.fmgBelow(0); err != nil {
+			if err := m.agg.fmgBelow(0, top, b); err != nil {
 				return err
 			}
 		}
@@ -873,18 +907,18 @@ func (m *MG) fmgBelow(i int) error {
 	}
 	c := m.levels[i+1]
 	t0 := time.Now()
-	if err := l.restrictTo(c, l.b); err != nil {
+	if err := l.restrictTo(c, src); err != nil {
 		return err
 	}
 	m.stats.Level[i] += time.Since(t0)
-	if err := m.fmg(i + 1); err != nil {
+	if err := m.fmg(i+1, top); err != nil {
 		return err
 	}
 	t1 := time.Now()
-	if err := c.exchangeCorners(c.u, c.bc); err != nil {
+	if err := c.exchangeCorners(c.u, bcOf(c, top)); err != nil {
 		return err
 	}
-	prolong(l, c, c.u, l.tmp, !m.opt.Constant, false)
+	prolong(l, c, c.u, l.tmp, true, false)
 	m.stats.Level[i] += time.Since(t1)
 	return nil
 }

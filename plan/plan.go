@@ -103,13 +103,8 @@ func Decide(c Case) (Plan, *Refusal) {
 		p.Method = Multigrid
 	}
 	mg := p.Method == Multigrid || p.Method == MGCG
-	if mg && c.Media {
-		switch {
-		case c.Smoother == "rbgs":
-			return p, &Refusal{"multigrid.smoother", "\"rbgs\" is not built for heterogeneous media ([maps], [[material]]); use chebyshev or jacobi"}
-		case c.FMG && c.Poisson:
-			return p, &Refusal{"multigrid.cycle", "\"fmg\" is not built for heterogeneous media ([maps], [[material]]); use f, v or w"}
-		}
+	if mg && c.Media && c.Smoother == "rbgs" {
+		return p, &Refusal{"multigrid.smoother", "\"rbgs\" is not built for heterogeneous media ([maps], [[material]]); use chebyshev or jacobi"}
 	}
 	// Deeper ghosts are temporal blocking of uniform explicit steps: every
 	// other method, and anything written cell by cell into the ghosts,

@@ -46,7 +46,6 @@ func TestDecideRefusals(t *testing.T) {
 		{Case{Scheme: "explicit", Solver: "mgcg", Ghost: 1}, "equation.solver"},
 		{Case{Poisson: true, Solver: "multigrid", Ghost: 1, Media: true, Smoother: "rbgs"}, "multigrid.smoother"},
 		{Case{Scheme: "backward-euler", Ghost: 1, Media: true, Smoother: "rbgs"}, "multigrid.smoother"},
-		{Case{Poisson: true, Solver: "multigrid", Ghost: 1, Media: true, FMG: true}, "multigrid.cycle"},
 		{Case{Scheme: "explicit", Ghost: 2, Media: true}, "grid.ghost"},
 		{Case{Scheme: "backward-euler", Ghost: 2}, "grid.ghost"},
 		{Case{Poisson: true, Solver: "mgcg", Ghost: 2}, "grid.ghost"},
@@ -57,9 +56,13 @@ func TestDecideRefusals(t *testing.T) {
 		require.NotNil(t, r, "%+v", c.c)
 		require.Equal(t, c.key, r.Key, "%+v: %s", c.c, r.Reason)
 	}
-	// Uniform red-black smoothing and full multigrid are built.
+	// Uniform red-black smoothing and full multigrid are built, and full
+	// multigrid in media (its cycle then mgcg's first guess).
 	_, r := Decide(Case{Poisson: true, Solver: "multigrid", Ghost: 1, Smoother: "rbgs", FMG: true})
 	require.Nil(t, r)
+	p, r := Decide(Case{Poisson: true, Solver: "multigrid", Ghost: 1, Media: true, FMG: true})
+	require.Nil(t, r)
+	require.Equal(t, MGCG, p.Method)
 }
 
 // StepsTo counts the last, shortened step, and a step within rounding of

@@ -114,5 +114,8 @@ func method(cfg *config.Config) string {
 	if p.Method == plan.MGCG && cfg.Equation.Solver != "mgcg" {
 		m += fmt.Sprintf(" (equation.solver = %q: in heterogeneous media every multigrid solve is mgcg)", cfg.Equation.Solver)
 	}
+	if p.Method == plan.MGCG && cfg.Equation.Kind == config.Poisson && cfg.Multigrid.Cycle == "fmg" {
+		m = "one full-multigrid cycle, then " + m
+	}
 	return m
 }

@@ -195,10 +195,19 @@ func (s *Solver) cycle() error {
 	return nil
 }
 
-// krylov does one mgcg iteration and records its relative residual and
+// krylov does one mgcg iteration (the first a full-multigrid cycle when FMG
+// is set) and records its relative residual and
 // normwise backward error, which decides convergence.
 func (s *Solver) krylov() error {
-	res, err := s.mg.Krylov()
+	var res float64
+	var err error
+	if s.spec.FMG && s.step == 0 {
+		// The full-multigrid cycle is the iteration's first guess: the
+		// iterations go on from its u.
+		res, err = s.mg.FMG()
+	} else {
+		res, err = s.mg.Krylov()
+	}
 	if err != nil {
 		return err
 	}

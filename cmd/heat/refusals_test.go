@@ -75,7 +75,6 @@ func TestPlanRefusalsBeforeTheRun(t *testing.T) {
 		key  string
 	}{
 		{[]string{"grid.ghost=2", material}, "grid.ghost"},
-		{[]string{"equation.kind=poisson", "multigrid.cycle=fmg", material}, "multigrid.cycle"},
 		{[]string{"equation.kind=poisson", "multigrid.smoother=rbgs", material}, "multigrid.smoother"},
 		{[]string{"equation.scheme=backward-euler", "equation.dt=0.001", "multigrid.smoother=rbgs", material}, "multigrid.smoother"},
 		{[]string{"equation.scheme=backward-euler", "equation.dt=0.001", "equation.solver=jacobi"}, "equation.solver"},
