@@ -18,6 +18,7 @@ import (
 	"heat/comm"
 	"heat/comm/local"
 	"heat/decomp"
+	"heat/field"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -447,10 +448,10 @@ func TestBoxCopyPathsAgree(t *testing.T) {
 	if !littleHost {
 		t.Skip("a big-endian host has only the value-by-value path")
 	}
-	field := decomp.Box{Lo: []int{2, 3}, Hi: []int{9, 12}}
+	whole := decomp.Box{Lo: []int{2, 3}, Hi: []int{9, 12}}
 	chunk := decomp.Box{Lo: []int{4, 4}, Hi: []int{12, 16}}
-	part := field.Intersect(chunk)
-	src := make([]float64, field.Size())
+	part := whole.Intersect(chunk)
+	src := make([]float64, whole.Size())
 	for i := range src {
 		src[i] = math.Float64frombits(0x3ff0_1234_5678_9abc + uint64(i)*0x0101_0101)
 	}
@@ -458,11 +459,11 @@ func TestBoxCopyPathsAgree(t *testing.T) {
 	for _, fast := range []bool{true, false} {
 		littleHost = fast
 		raw := make([]byte, 8*chunk.Size())
-		putBox(raw, denseView(chunk), src, denseView(field), part)
-		back := make([]float64, field.Size())
-		getBox(back, denseView(field), raw, denseView(chunk), part)
+		putBox(raw, decomp.NewLayout(chunk, 0), src, decomp.NewLayout(whole, 0), part)
+		back := make([]float64, whole.Size())
+		getBox(back, decomp.NewLayout(whole, 0), raw, decomp.NewLayout(chunk, 0), part)
 		eachRow(part, func(lo []int, n int) {
-			at := denseView(field).at(lo)
+			at := field.Index(decomp.NewLayout(whole, 0), lo)
 			require.Equal(t, src[at:at+n], back[at:at+n], "fast=%v row %v", fast, lo)
 		})
 		paths[fast] = raw

@@ -12,6 +12,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"heat/decomp"
+	"heat/field"
 )
 
 // The chunk codecs are the Zarr chain [bytes (little endian), zstd]: a
@@ -32,11 +33,11 @@ func crc32c(data []byte) uint32 { return crc32.Checksum(data, castagnoli) }
 // do (little endian), so that a row's bytes can be copied as they are.
 var littleHost = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
-// putBox stores the cells of box b from src (seen through sv) into the
-// little-endian chunk bytes dst (seen through dv).
-func putBox(dst []byte, dv view, src []float64, sv view, b decomp.Box) {
+// putBox stores the cells of box b from src (laid out as sv) into the
+// little-endian chunk bytes dst (laid out as dv).
+func putBox(dst []byte, dv decomp.Layout, src []float64, sv decomp.Layout, b decomp.Box) {
 	eachRow(b, func(lo []int, n int) {
-		d, s := 8*dv.at(lo), sv.at(lo)
+		d, s := 8*field.Index(dv, lo), field.Index(sv, lo)
 		row, vals := dst[d:d+8*n], src[s:s+n]
 		if littleHost {
 			copy(row, floatBytes(vals))
@@ -49,10 +50,10 @@ func putBox(dst []byte, dv view, src []float64, sv view, b decomp.Box) {
 }
 
 // getBox loads the cells of box b from the little-endian chunk bytes src
-// (seen through sv) into dst (seen through dv).
-func getBox(dst []float64, dv view, src []byte, sv view, b decomp.Box) {
+// (laid out as sv) into dst (laid out as dv).
+func getBox(dst []float64, dv decomp.Layout, src []byte, sv decomp.Layout, b decomp.Box) {
 	eachRow(b, func(lo []int, n int) {
-		d, s := dv.at(lo), 8*sv.at(lo)
+		d, s := field.Index(dv, lo), 8*field.Index(sv, lo)
 		row, out := src[s:s+8*n], dst[d:d+n]
 		if littleHost {
 			copy(floatBytes(out), row)
@@ -66,13 +67,13 @@ func getBox(dst []float64, dv view, src []byte, sv view, b decomp.Box) {
 
 // putBoxAs is putBox for chunk values of elem bytes: 8 (float64), or 1
 // (uint8, the values whole numbers 0 to 255, as Write checked).
-func putBoxAs(elem int, dst []byte, dv view, src []float64, sv view, b decomp.Box) {
+func putBoxAs(elem int, dst []byte, dv decomp.Layout, src []float64, sv decomp.Layout, b decomp.Box) {
 	if elem == 8 {
 		putBox(dst, dv, src, sv, b)
 		return
 	}
 	eachRow(b, func(lo []int, n int) {
-		d, s := dv.at(lo), sv.at(lo)
+		d, s := field.Index(dv, lo), field.Index(sv, lo)
 		row := dst[d : d+n]
 		for k, x := range src[s : s+n] {
 			row[k] = uint8(x)
@@ -82,13 +83,13 @@ func putBoxAs(elem int, dst []byte, dv view, src []float64, sv view, b decomp.Bo
 
 // getBoxAs is getBox for chunk values of elem bytes: 8 (float64) or 1
 // (uint8).
-func getBoxAs(elem int, dst []float64, dv view, src []byte, sv view, b decomp.Box) {
+func getBoxAs(elem int, dst []float64, dv decomp.Layout, src []byte, sv decomp.Layout, b decomp.Box) {
 	if elem == 8 {
 		getBox(dst, dv, src, sv, b)
 		return
 	}
 	eachRow(b, func(lo []int, n int) {
-		d, s := dv.at(lo), sv.at(lo)
+		d, s := field.Index(dv, lo), field.Index(sv, lo)
 		out := dst[d : d+n]
 		for k, x := range src[s : s+n] {
 			out[k] = float64(x)

@@ -15,6 +15,7 @@ import (
 	"heat/comm"
 	"heat/comm/local"
 	"heat/decomp"
+	"heat/field"
 )
 
 // Begin compresses the field's chunks in place, from the rank's box and the
@@ -130,10 +131,10 @@ func checkFresh(t *testing.T, dir string, level int, name string, elem int, shap
 		full := cg.full(ci)
 		raw := make([]byte, elem*full.Size())
 		fillRaw(raw, elem)
-		fv := denseView(full)
+		fv := decomp.NewLayout(full, 0)
 		eachIndex(full.Lo, full.Hi, func(idx []int) {
 			if array.Contains(idx) {
-				copy(raw[elem*fv.at(idx):], cell(idx))
+				copy(raw[elem*field.Index(fv, idx):], cell(idx))
 			}
 		})
 		var want []byte
@@ -149,7 +150,7 @@ func checkFresh(t *testing.T, dir string, level int, name string, elem int, shap
 					b.Hi[a] += full.Lo[a]
 				}
 				part := make([]byte, elem*b.Size())
-				copyBytesAs(elem, part, denseView(b), raw, fv, b)
+				copyBytesAs(elem, part, decomp.NewLayout(b, 0), raw, fv, b)
 				f := fresh(part)
 				index = binary.LittleEndian.AppendUint64(index, uint64(len(want)))
 				index = binary.LittleEndian.AppendUint64(index, uint64(len(f)))

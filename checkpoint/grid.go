@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"heat/decomp"
+	"heat/field"
 )
 
 // defaultChunkValues is the size of a default chunk: 2^18 float64 values,
@@ -243,42 +244,6 @@ func eachIndex(lo, hi []int, f func(idx []int)) {
 	}
 }
 
-// view maps global cell coordinates to positions in a flat C-order slice:
-// a rank's field with its ghosts, a chunk, or a packed piece of a box.
-type view struct {
-	origin []int // global coordinates of the slice's first element
-	stride []int
-}
-
-// fieldView is the view of a field laid out as lay.
-func fieldView(lay decomp.Layout) view {
-	v := view{origin: make([]int, len(lay.N)), stride: lay.Stride}
-	for a := range v.origin {
-		v.origin[a] = lay.Box.Lo[a] - lay.Ghost
-	}
-	return v
-}
-
-// denseView is the view of a slice holding exactly box b, C order.
-func denseView(b decomp.Box) view {
-	v := view{origin: b.Lo, stride: make([]int, len(b.Lo))}
-	s := 1
-	for a := len(b.Lo) - 1; a >= 0; a-- {
-		v.stride[a] = s
-		s *= b.Hi[a] - b.Lo[a]
-	}
-	return v
-}
-
-// at is the position of global cell c.
-func (v view) at(c []int) int {
-	i := 0
-	for a, x := range c {
-		i += (x - v.origin[a]) * v.stride[a]
-	}
-	return i
-}
-
 // eachRow calls f with the first cell of every row of b (rows run along
 // the last axis, n cells long), in C order. f must not keep lo.
 func eachRow(b decomp.Box, f func(lo []int, n int)) {
@@ -292,11 +257,11 @@ func eachRow(b decomp.Box, f func(lo []int, n int)) {
 	eachIndex(b.Lo, hi, func(lo []int) { f(lo, n) })
 }
 
-// copyBox copies the cells of box b from src (seen through sv) to dst
-// (seen through dv).
-func copyBox(dst []float64, dv view, src []float64, sv view, b decomp.Box) {
+// copyBox copies the cells of box b from src (laid out as sv) to dst
+// (laid out as dv).
+func copyBox(dst []float64, dv decomp.Layout, src []float64, sv decomp.Layout, b decomp.Box) {
 	eachRow(b, func(lo []int, n int) {
-		d, s := dv.at(lo), sv.at(lo)
+		d, s := field.Index(dv, lo), field.Index(sv, lo)
 		copy(dst[d:d+n], src[s:s+n])
 	})
 }

@@ -19,6 +19,7 @@ import (
 	"heat/comm"
 	"heat/comm/local"
 	"heat/decomp"
+	"heat/field"
 )
 
 // guard fills the ghost layers of every test field; a read that touches a
@@ -52,8 +53,7 @@ func rankField(g *decomp.Grid, rank, ghost int, f func(idx []int) float64) (deco
 	for i := range u {
 		u[i] = guard
 	}
-	fv := fieldView(lay)
-	eachIndex(box.Lo, box.Hi, func(idx []int) { u[fv.at(idx)] = f(idx) })
+	eachIndex(box.Lo, box.Hi, func(idx []int) { u[field.Index(lay, idx)] = f(idx) })
 	return lay, u
 }
 
@@ -144,13 +144,12 @@ func readRanks(t testing.TB, path string, ranks int, opt Options, want func(idx 
 		if errs[c.Rank()] != nil {
 			return nil
 		}
-		fv := fieldView(lay)
 		all := decomp.Box{Lo: make([]int, len(shape)), Hi: make([]int, len(shape))}
 		for a := range shape {
 			all.Lo[a], all.Hi[a] = box.Lo[a]-2, box.Hi[a]+2
 		}
 		eachIndex(all.Lo, all.Hi, func(idx []int) {
-			got := u[fv.at(idx)]
+			got := u[field.Index(lay, idx)]
 			exp := guard
 			if box.Contains(idx) {
 				exp = want(idx)
@@ -249,10 +248,10 @@ func encodeShardFile(raw []byte, shard, inner []int, level, workers int) ([]byte
 // order, as Write does; release gives its frames' memory back.
 func encodeRawShard(raw []byte, shard, inner []int, level, workers int) (e *encoded, release func(), err error) {
 	full := decomp.Box{Lo: make([]int, len(shard)), Hi: shard}
-	sv := denseView(full)
+	sv := decomp.NewLayout(full, 0)
 	e = &encoded{}
 	ar := &arena{}
-	job := chunkJob{fill: func(dst []byte, b decomp.Box) { copyBytesAs(8, dst, denseView(b), raw, sv, b) }, full: full, inner: inner, elem: 8, out: e}
+	job := chunkJob{fill: func(dst []byte, b decomp.Box) { copyBytesAs(8, dst, decomp.NewLayout(b, 0), raw, sv, b) }, full: full, inner: inner, elem: 8, out: e}
 	err = encodeChunks([]chunkJob{job}, level, workers, ar)
 	return e, ar.release, err
 }

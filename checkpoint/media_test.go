@@ -14,6 +14,7 @@ import (
 	"heat/comm"
 	"heat/comm/local"
 	"heat/decomp"
+	"heat/field"
 )
 
 // The media of the tests: k with holes (0) and full mantissas, rho_c, and
@@ -117,7 +118,6 @@ func readArrayRanks(t testing.TB, dir, name string, ranks int, want func(idx []i
 		if errs[c.Rank()] = ReadArray(c, ck, name, g, lay, dst, Options{Workers: 2}); errs[c.Rank()] != nil {
 			return nil
 		}
-		fv := fieldView(lay)
 		all := decomp.Box{Lo: make([]int, len(shape)), Hi: make([]int, len(shape))}
 		for a := range shape {
 			all.Lo[a], all.Hi[a] = box.Lo[a]-1, box.Hi[a]+1
@@ -127,7 +127,7 @@ func readArrayRanks(t testing.TB, dir, name string, ranks int, want func(idx []i
 			if box.Contains(idx) {
 				exp = want(idx)
 			}
-			if got := dst[fv.at(idx)]; math.Float64bits(got) != math.Float64bits(exp) {
+			if got := dst[field.Index(lay, idx)]; math.Float64bits(got) != math.Float64bits(exp) {
 				mismatch.CompareAndSwap(nil, fmt.Sprintf("%s rank %d cell %v: got %v, want %v", name, c.Rank(), idx, got, exp))
 			}
 		})

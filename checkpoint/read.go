@@ -129,7 +129,6 @@ func readChunks(ck *Checkpoint, a *arrayOf, my decomp.Box, lay decomp.Layout, u 
 	var todo [][]int
 	lo, hi := cg.crossing(my)
 	eachIndex(lo, hi, func(idx []int) { todo = append(todo, slices.Clone(idx)) })
-	fv := fieldView(lay)
 	errs := make([]error, len(todo))
 	var (
 		wg     sync.WaitGroup
@@ -158,7 +157,7 @@ func readChunks(ck *Checkpoint, a *arrayOf, my decomp.Box, lay decomp.Layout, u 
 				}
 				// Chunks hold disjoint cells, so workers never write the
 				// same element of u.
-				getBoxAs(a.elem(), u, fv, raw, denseView(cg.full(idx)), cg.box(idx).Intersect(my))
+				getBoxAs(a.elem(), u, lay, raw, decomp.NewLayout(cg.full(idx), 0), cg.box(idx).Intersect(my))
 			}
 		})
 	}

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"heat/decomp"
+	"heat/field"
 )
 
 // Sharding (Zarr v3's sharding_indexed codec): with Options.Shard a chunk
@@ -406,7 +407,7 @@ func decodeShardFrom(elem int, fetch func(off, length uint64) ([]byte, error), i
 		dst = make([]byte, size)
 	}
 	dst = dst[:size]
-	sv := denseView(whole)
+	sv := decomp.NewLayout(whole, 0)
 	err := eachInner(ig, workers, elem, func(i int, idx []int, buf []byte) error {
 		b := ig.full(idx)
 		if b.Intersect(need).Empty() {
@@ -428,7 +429,7 @@ func decodeShardFrom(elem int, fetch func(off, length uint64) ([]byte, error), i
 		if err != nil {
 			return fmt.Errorf("inner chunk %v: %w", idx, err)
 		}
-		copyBytesAs(elem, dst, sv, raw, denseView(b), b)
+		copyBytesAs(elem, dst, sv, raw, decomp.NewLayout(b, 0), b)
 		return nil
 	})
 	if err != nil {
@@ -439,16 +440,16 @@ func decodeShardFrom(elem int, fetch func(off, length uint64) ([]byte, error), i
 
 // copyBytesAs copies box b of the raw bytes src (laid out as sv, values
 // of elem bytes) into dst (laid out as dv), a row at a time.
-func copyBytesAs(elem int, dst []byte, dv view, src []byte, sv view, b decomp.Box) {
+func copyBytesAs(elem int, dst []byte, dv decomp.Layout, src []byte, sv decomp.Layout, b decomp.Box) {
 	eachRow(b, func(lo []int, n int) {
-		copy(dst[elem*dv.at(lo):elem*(dv.at(lo)+n)], src[elem*sv.at(lo):elem*(sv.at(lo)+n)])
+		copy(dst[elem*field.Index(dv, lo):elem*(field.Index(dv, lo)+n)], src[elem*field.Index(sv, lo):elem*(field.Index(sv, lo)+n)])
 	})
 }
 
 // fillBox sets box b of dst (raw bytes of values of elem bytes, laid out
 // as dv) to the fill value: NaN for float64, 0 for uint8.
-func fillBox(dst []byte, dv view, b decomp.Box, elem int) {
-	eachRow(b, func(lo []int, n int) { fillRaw(dst[elem*dv.at(lo):elem*(dv.at(lo)+n)], elem) })
+func fillBox(dst []byte, dv decomp.Layout, b decomp.Box, elem int) {
+	eachRow(b, func(lo []int, n int) { fillRaw(dst[elem*field.Index(dv, lo):elem*(field.Index(dv, lo)+n)], elem) })
 }
 
 // WriterShards is the shard and inner chunk shape of checkpoint.shard =

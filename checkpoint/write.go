@@ -18,6 +18,7 @@ import (
 
 	"heat/comm"
 	"heat/decomp"
+	"heat/field"
 	"heat/internal/hugemem"
 )
 
@@ -113,11 +114,10 @@ func begin(c comm.Comm, g *decomp.Grid, lay decomp.Layout, u []float64, root str
 	// their compressed bytes, not a copy of the box (see encodeChunks).
 	ar := &arena{}
 	var jobs []chunkJob
-	fv := fieldView(w.lay)
 	for _, oc := range own {
 		if !w.arrays[oc.arr].static {
 			oc.enc = &encoded{}
-			jobs = append(jobs, w.job(oc, fv, oc.enc))
+			jobs = append(jobs, w.job(oc, w.lay, oc.enc))
 		}
 	}
 	encErr := encodeChunks(jobs, w.level, max(1, w.opt.Workers), ar)
@@ -365,7 +365,6 @@ func (w *writer) prepare() error {
 func (w *writer) prepareArrays() error {
 	w.arrays = []wArray{{name: arrayName, dtype: Float64, data: w.u}}
 	box := w.g.Box(w.c.Rank())
-	fv := fieldView(w.lay)
 	for _, a := range w.meta.Arrays {
 		dtype := a.Type
 		if dtype == "" {
@@ -387,7 +386,7 @@ func (w *writer) prepareArrays() error {
 				if bad != nil {
 					return
 				}
-				i := fv.at(lo)
+				i := field.Index(w.lay, lo)
 				for k, v := range a.Data[i : i+n] {
 					if !(v >= 0 && v <= 255 && v == math.Trunc(v)) {
 						at := slices.Clone(lo)
@@ -601,7 +600,6 @@ func (w *writer) exchange(arr int) (own []*ownChunk, cerr error) {
 	c, g, cg := w.c, w.g, w.grid
 	rank := c.Rank()
 	my := g.Box(rank)
-	fv := fieldView(w.lay)
 	data := w.arrays[arr].data
 
 	var sends []comm.Request
@@ -617,7 +615,7 @@ func (w *writer) exchange(arr int) (own []*ownChunk, cerr error) {
 		}
 		part := cb.Intersect(my)
 		buf := make([]float64, part.Size())
-		copyBox(buf, denseView(part), data, fv, part)
+		copyBox(buf, decomp.NewLayout(part, 0), data, w.lay, part)
 		req, err := c.Isend(buf, dest, tag)
 		if err != nil {
 			cerr = err
@@ -677,21 +675,21 @@ func (w *writer) exchange(arr int) (own []*ownChunk, cerr error) {
 }
 
 // job is chunk oc of its array to compress: the cells of this rank's box
-// from the array itself (seen through fv), the others' from their pieces,
+// from the array itself (laid out as fv), the others' from their pieces,
 // the fill value past the array's edge. Its frames go to out.
-func (w *writer) job(oc *ownChunk, fv view, out *encoded) chunkJob {
+func (w *writer) job(oc *ownChunk, fv decomp.Layout, out *encoded) chunkJob {
 	a := w.arrays[oc.arr]
 	elem := a.elem()
 	inside := w.grid.box(oc.idx)
 	mine := inside.Intersect(w.g.Box(w.c.Rank()))
 	fill := func(dst []byte, b decomp.Box) {
-		dv := denseView(b)
+		dv := decomp.NewLayout(b, 0)
 		if inside.Intersect(b).Size() < b.Size() {
 			fillRaw(dst, elem)
 		}
 		putBoxAs(elem, dst, dv, a.data, fv, mine.Intersect(b))
 		for _, p := range oc.pieces {
-			putBoxAs(elem, dst, dv, p.buf, denseView(p.box), p.box.Intersect(b))
+			putBoxAs(elem, dst, dv, p.buf, decomp.NewLayout(p.box, 0), p.box.Intersect(b))
 		}
 	}
 	return chunkJob{fill: fill, full: w.grid.full(oc.idx), inner: w.inner, elem: elem, out: out}
@@ -767,7 +765,7 @@ func (w *writer) writeChunk(oc *ownChunk, dirs map[string]bool, mu *sync.Mutex) 
 		if w.inner != nil {
 			workers = max(1, w.opt.Workers)
 		}
-		if err := encodeChunks([]chunkJob{w.job(oc, fieldView(w.lay), enc)}, w.level, workers, ar); err != nil {
+		if err := encodeChunks([]chunkJob{w.job(oc, w.lay, enc)}, w.level, workers, ar); err != nil {
 			return note, "", err
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"heat/comm"
 	"heat/comm/mpi"
 	"heat/decomp"
+	"heat/field"
 	"heat/halo"
 )
 
@@ -57,15 +58,17 @@ func run(c comm.Comm, args []string) error {
 	if err != nil {
 		return err
 	}
-	box := g.Box(c.Rank())
-	lay := decomp.NewLayout(box, 1)
-	u := make([]float64, lay.Len())
-	for y := range lay.N[0] {
-		for x := range lay.N[1] {
-			u[lay.Index(y, x)] = float64((box.Lo[0]+y)*n + box.Lo[1] + x)
+	f := field.New(decomp.NewLayout(g.Box(c.Rank()), 1))
+	geo := field.Geometry{Shape: g.Shape}
+	cell := make([]int, 2)
+	f.Rows(func(start, count int) {
+		for i := start; i < start+count; i++ {
+			f.Cell(i, cell)
+			f.Data[i] = float64(geo.Index(cell))
 		}
-	}
-	p, err := halo.NewPlan(c, g, lay, halo.Options{})
+	})
+	u := f.Data
+	p, err := halo.NewPlan(c, g, f.Layout, halo.Options{})
 	if err != nil {
 		return err
 	}
@@ -78,7 +81,7 @@ func run(c comm.Comm, args []string) error {
 	if err := exchange(); err != nil {
 		return err
 	}
-	bad := []float64{float64(badGhosts(u, lay, box, n))}
+	bad := []float64{float64(badGhosts(f, geo))}
 	if err := c.Allreduce(comm.Sum, bad, bad); err != nil {
 		return err
 	}
@@ -109,18 +112,18 @@ func run(c comm.Comm, args []string) error {
 	return nil
 }
 
-// badGhosts counts the face ghosts inside the grid that do not hold the
-// global index of their cell.
-func badGhosts(u []float64, lay decomp.Layout, box decomp.Box, n int) int {
-	bad := 0
+// badGhosts counts the face ghosts of f inside the grid geo that do not
+// hold the global index of their cell.
+func badGhosts(f field.Field, geo field.Geometry) int {
+	bad, lay := 0, f.Layout
 	for y := -1; y <= lay.N[0]; y++ {
 		for x := -1; x <= lay.N[1]; x++ {
 			outY, outX := y < 0 || y >= lay.N[0], x < 0 || x >= lay.N[1]
-			gy, gx := box.Lo[0]+y, box.Lo[1]+x
-			if outY == outX || gy < 0 || gy >= n || gx < 0 || gx >= n {
+			gy, gx := lay.Box.Lo[0]+y, lay.Box.Lo[1]+x
+			if outY == outX || gy < 0 || gy >= geo.Shape[0] || gx < 0 || gx >= geo.Shape[1] {
 				continue // a cell of the box, a corner, or past the grid's edge
 			}
-			if u[lay.Index(y, x)] != float64(gy*n+gx) {
+			if f.Data[f.Index(gy, gx)] != float64(geo.Index([]int{gy, gx})) {
 				bad++
 			}
 		}
