@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"heat/comm"
+	"heat/field"
 	"heat/io/config"
 	"heat/io/expr"
 	"heat/io/media"
@@ -69,7 +70,7 @@ func setFields(spec *solver.Spec, cfg *config.Config, restarting bool) (*fields,
 		if tm, sp, ok := f.e.Separate(); ok && cfg.Equation.Kind == config.Heat {
 			// c(t)·h(x): h filled once (or where a switch in it is
 			// thrown), c(t) the step's weight of it.
-			space := &formula{e: sp, key: f.key, shape: f.shape, length: f.length, timed: true}
+			space := &formula{e: sp, key: f.key, geo: f.geo, timed: true}
 			fs.list = append(fs.list, space) // names the whole formula, as f does
 			spec.SourceAt = func(t float64) solver.Profile { return space.profile(t, nd) }
 			spec.SourceKey = sp.TimeKey
@@ -109,7 +110,7 @@ func amplify(spec *solver.Spec, a config.Value, cfg *config.Config, fs *fields) 
 	case v.tab != nil:
 		amp = v.tab.At
 	case v.ex != nil:
-		f := &formula{e: v.ex, key: "source.amplitude", shape: cfg.Grid.Shape, length: cfg.Grid.Length}
+		f := &formula{e: v.ex, key: "source.amplitude", geo: cfg.Grid.Geometry()}
 		fs.list = append(fs.list, f)
 		amp = timeWeight(v.ex, f)
 	default:
@@ -192,13 +193,14 @@ func fieldError(err error) error {
 func fileField(key, path string, grid []int, opts ...media.FieldOption) func(c comm.Comm, lo, hi []int) ([]float64, error) {
 	return func(c comm.Comm, lo, hi []int) ([]float64, error) {
 		vals, err := media.ReadField(key, path, grid, lo, hi, opts...)
+		geo := field.Geometry{Shape: grid}
 		// Agree on the first mistake: a bad cell by its linear index,
 		// any other by -(size - rank), which comes before every cell.
 		mine := math.Inf(1)
 		var me *media.MapError
 		switch {
 		case errors.As(err, &me) && me.Cell != nil:
-			mine = float64(media.CellIndex(me.Cell, grid))
+			mine = float64(geo.Index(me.Cell))
 		case err != nil:
 			mine = -float64(c.Size() - c.Rank())
 		}
@@ -211,7 +213,8 @@ func fileField(key, path string, grid []int, opts ...media.FieldOption) func(c c
 			return vals, nil
 		case k >= 0:
 			// Every rank reads that one cell: the same message everywhere.
-			cell := media.CellAt(int(k), grid)
+			cell := make([]int, len(grid))
+			geo.Cell(int(k), cell)
 			hi := make([]int, len(cell))
 			for a := range cell {
 				hi[a] = cell[a] + 1
@@ -247,11 +250,10 @@ func shareError(c comm.Comm, root int, err error) error {
 // which notes the earliest time, then the first cell in C order, where its
 // value is not finite.
 type formula struct {
-	e      *expr.Expr
-	key    string
-	shape  []int
-	length []float64
-	timed  bool // a part of a formula that reads t (Separate's space factor)
+	e     *expr.Expr
+	key   string
+	geo   field.Geometry
+	timed bool // a part of a formula that reads t (Separate's space factor)
 
 	mu  sync.Mutex
 	bad bool    // a value was not finite
@@ -266,7 +268,7 @@ func newFormula(key, src string, cfg *config.Config) (*formula, error) {
 	if err != nil {
 		return nil, UsageError{err}
 	}
-	return &formula{e: e, key: key, shape: cfg.Grid.Shape, length: cfg.Grid.Length}, nil
+	return &formula{e: e, key: key, geo: cfg.Grid.Geometry()}, nil
 }
 
 // profile is the formula at time t (t folded in: expr.AtTime) over the
@@ -282,7 +284,7 @@ func (f *formula) profile(t float64, nd int) solver.Profile {
 			v = ev.eval(x[2], x[1], x[0], t)
 		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			f.note(t, media.CellIndex(idx, f.shape))
+			f.note(t, f.geo.Index(idx))
 		}
 		return v
 	}
@@ -354,12 +356,10 @@ func (fs *fields) check(c comm.Comm, step int, dt float64, implicit bool) error 
 
 // failure says where formula f is not finite: at cell k and time t.
 func (f *formula) failure(t float64, k, step int, dt float64, implicit bool) error {
-	idx := media.CellAt(k, f.shape)
-	nd := len(idx)
-	x := make([]float64, nd) // C order
-	for a := range nd {
-		x[a] = (float64(idx[a]) + 0.5) * (f.length[a] / float64(f.shape[a]))
-	}
+	nd := len(f.geo.Shape)
+	idx, x := make([]int, nd), make([]float64, nd) // C order
+	f.geo.Cell(k, idx)
+	f.geo.CentreOf(idx, x)
 	names, coords := "(x, y)", []float64{x[1], x[0]}
 	if nd == 3 {
 		names, coords = "(x, y, z)", []float64{x[2], x[1], x[0]}

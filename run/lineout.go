@@ -15,6 +15,7 @@ import (
 	"heat/comm"
 	"heat/comm/local"
 	"heat/decomp"
+	"heat/field"
 	"heat/io/config"
 	"heat/io/heatmap"
 	"heat/io/runplot"
@@ -108,27 +109,25 @@ func readLine(ck *checkpoint.Checkpoint, spec, slice string) (*lineOut, error) {
 		return nil, fmt.Errorf("render: %s: %w", ck.Path(), err)
 	}
 	nd := len(shape)
-	length := cfg.Grid.Length
-	if len(length) != nd {
-		length = slices.Repeat([]float64{1}, nd) // the default of a checkpoint that does not record it
+	geo := field.Geometry{Shape: shape, Length: cfg.Grid.Length}
+	if len(geo.Length) != nd {
+		geo.Length = nil // 1 per axis: the default of a checkpoint that does not record it
 	}
-	var field fieldView
+	var whole fieldView
 	err = local.Run(1, func(c comm.Comm) (err error) {
-		field, err = readWhole(c, ck)
+		whole, err = readWhole(c, ck)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("render: %w", err)
 	}
-	u, lay := field.u, field.lay
 	m := ck.Meta()
 	l := &lineOut{Along: along, Name: decomp.AxisName(nd, along), Shape: shape, Step: m.Step, Time: m.Time, Equation: cfg.Equation.Kind}
 	exact := exactOf(cfg, m.Time)
 	var where, label []string
 	for a := range nd {
 		if a != along {
-			h := length[a] / float64(shape[a])
-			where = append(where, fmt.Sprintf("%s = %.4g (cell %d)", decomp.AxisName(nd, a), (float64(fixed[a])+0.5)*h, fixed[a]))
+			where = append(where, fmt.Sprintf("%s = %.4g (cell %d)", decomp.AxisName(nd, a), geo.Centre(a, fixed[a]), fixed[a]))
 			label = append(label, fmt.Sprintf("%s%d", decomp.AxisName(nd, a), fixed[a]))
 		}
 	}
@@ -142,12 +141,10 @@ func readLine(ck *checkpoint.Checkpoint, spec, slice string) (*lineOut, error) {
 	}
 	for i := range n {
 		idx[along] = i
-		flat := 0
 		for a := range nd {
-			flat += idx[a] * lay.Stride[a]
-			x[a] = (float64(idx[a]) + 0.5) * length[a] / float64(shape[a])
+			x[a] = geo.CentreScaled(a, idx[a])
 		}
-		l.X[i], l.U[i] = x[along], u[flat]
+		l.X[i], l.U[i] = x[along], whole.Data[whole.Index(idx...)]
 		if exact != nil {
 			l.Exact[i] = exact(x, idx)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"heat/comm"
 	"heat/decomp"
+	"heat/field"
 	"heat/internal/hugemem"
 	"heat/internal/safefile"
 	"heat/io/config"
@@ -175,10 +176,7 @@ func (o *outputs) diagnostics(c comm.Comm, s *solver.Solver) error {
 	if c.Rank() != 0 {
 		return nil
 	}
-	vol := 1.0
-	for a, n := range o.cfg.Grid.Shape {
-		vol *= o.cfg.Grid.Length[a] / float64(n)
-	}
+	vol := o.cfg.Grid.Geometry().CellVolume()
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 17, 64) }
 	row := []string{strconv.Itoa(s.Step()), f(s.SimTime()), f(st.Min), f(st.Max), f(st.Sum / float64(st.N)), f(st.Sum * vol), f(s.Residual())}
 	for _, x := range flows {
@@ -253,15 +251,14 @@ func (o *outputs) png(c comm.Comm, s *solver.Solver, name string) error {
 // of the picture as NaN cells are (drawn masked where a pixel holds
 // nothing else).
 type fieldView struct {
+	field.Field
 	grid    *decomp.Grid
-	lay     decomp.Layout
-	u       []float64
 	threads int
-	holes   []float64 // k, laid out as u; nil: no holes
+	holes   []float64 // k, laid out as the field; nil: no holes
 }
 
 func viewOf(s *solver.Solver) fieldView {
-	v := fieldView{grid: s.Grid(), lay: s.Layout(), u: s.Field(), threads: s.Threads()}
+	v := fieldView{Field: field.Of(s.Field(), s.Layout()), grid: s.Grid(), threads: s.Threads()}
 	if m := s.Media(); m != nil {
 		v.holes = m.K // the solver's layout
 	}
@@ -450,7 +447,7 @@ func pixelSpanHi(b decomp.Box, a, f int) int { return (b.Hi[a] + f - 1) / f }
 // list (skipEntry) of pixels where cells were NaN or ±Inf. A box the plane
 // misses sends the header alone.
 func planePart(s fieldView, py, px, cut, at, f int, bufs *planeBufs) (part, skips []float64) {
-	lay := s.lay
+	lay := s.Layout
 	box := lay.Box
 	y0, y1, x0, x1 := pixelSpan(box, py, f), pixelSpanHi(box, py, f), pixelSpan(box, px, f), pixelSpanHi(box, px, f)
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -461,16 +458,12 @@ func planePart(s fieldView, py, px, cut, at, f int, bufs *planeBufs) (part, skip
 	n := (y1 - y0) * w
 	part = resize(&bufs.part, partHeader+n)
 	sums := part[partHeader:]
-	g := lay.Ghost
-	base := 0
-	for a := range lay.N {
-		if a == cut {
-			base += (at - box.Lo[a] + g) * lay.Stride[a]
-		} else {
-			base += g * lay.Stride[a]
-		}
+	corner := slices.Clone(box.Lo) // the box's first cell in the plane
+	if cut >= 0 {
+		corner[cut] = at
 	}
-	u := s.u
+	base := s.Index(corner...)
+	u := s.Data
 	sy, sx := lay.Stride[py], lay.Stride[px]
 	// The rank's threads take whole pixel rows each, so no two write the
 	// same sums.
@@ -557,18 +550,10 @@ func mediaCells(m *operator.Media) []vtk.Array {
 }
 
 func (o *outputs) vti(c comm.Comm, s *solver.Solver, name string) error {
-	g := vtk.Grid{Shape: o.cfg.Grid.Shape, Spacing: make([]float64, len(o.cfg.Grid.Shape))}
-	for a, n := range o.cfg.Grid.Shape {
-		g.Spacing[a] = o.cfg.Grid.Length[a] / float64(n)
-	}
+	g := vtk.Grid{Shape: o.cfg.Grid.Shape, Spacing: o.cfg.Grid.Geometry().Spacing()}
 	opt := vtk.Options{Float32: o.cfg.Output.VTKFloat32, Compress: o.cfg.Output.VTKCompress}
-	lay := s.Layout()
-	box := lay.Box
-	local := make([]float64, 0, box.Size())
-	u := s.Field()
-	lay.ForRows(decomp.Box{Lo: make([]int, len(lay.N)), Hi: lay.N}, func(start, n int) {
-		local = append(local, u[start:start+n]...)
-	})
+	u := field.Of(s.Field(), s.Layout())
+	box, local := u.Layout.Box, u.Owned()
 	opt.Extra = mediaCells(s.Media())
 	file := name + ".vti"
 	var err error

@@ -18,6 +18,7 @@ import (
 	"heat/comm"
 	"heat/comm/local"
 	"heat/decomp"
+	"heat/field"
 	"heat/io/config"
 	"heat/io/heatmap"
 	"heat/operator"
@@ -45,12 +46,12 @@ func TestCoarsePlaneMatchesGatheredField(t *testing.T) {
 				// Cells that are not finite are left out of their pixel: a
 				// few scattered, and a whole 4×4 block of NaN (pixel (0, 0)
 				// of z=mid at factor 4).
-				lay := s.Layout()
-				u := s.Field()
+				uf := field.Of(s.Field(), s.Layout())
+				lay, u := uf.Layout, uf.Data
 				for z := lay.Box.Lo[0]; z < lay.Box.Hi[0]; z++ {
 					for y := lay.Box.Lo[1]; y < lay.Box.Hi[1]; y++ {
 						for x := lay.Box.Lo[2]; x < lay.Box.Hi[2]; x++ {
-							i := lay.Index(z-lay.Box.Lo[0], y-lay.Box.Lo[1], x-lay.Box.Lo[2])
+							i := uf.Index(z, y, x)
 							switch {
 							case (z*31+y*7+x)%53 == 0:
 								u[i] = math.NaN()
@@ -144,10 +145,10 @@ func TestCoarsePlaneMasksHoles(t *testing.T) {
 				return err
 			}
 			// The holes' values (never updated) are far out of the range.
-			lay, u := s.Layout(), s.Field()
-			eachCell(lay.Box.Lo, lay.Box.Hi, func(idx []int) {
+			uf := field.Of(s.Field(), s.Layout())
+			eachCell(uf.Layout.Box.Lo, uf.Layout.Box.Hi, func(idx []int) {
 				if m.k[m.at(idx)] == 0 {
-					u[lay.Index(idx[0]-lay.Box.Lo[0], idx[1]-lay.Box.Lo[1])] = 1e9
+					uf.Data[uf.Index(idx...)] = 1e9
 				}
 			})
 			plane, cy, cx, _, lo, hi, err := coarsePlane(c, viewOf(s), "", 6, new(planeBufs))

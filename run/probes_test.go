@@ -41,7 +41,7 @@ func cellOf(t *testing.T, out string, y, x int) float64 {
 	require.NoError(t, local.Run(1, func(c comm.Comm) error {
 		f, err := readWhole(c, ck)
 		if err == nil {
-			v = f.u[f.lay.Index(y, x)]
+			v = f.Data[f.Index(y, x)]
 		}
 		return err
 	}))

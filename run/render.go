@@ -11,6 +11,7 @@ import (
 	"heat/comm"
 	"heat/comm/local"
 	"heat/decomp"
+	"heat/field"
 	"heat/io/config"
 	"heat/io/heatmap"
 	"heat/io/report"
@@ -125,31 +126,31 @@ func renderPicture(ck *checkpoint.Checkpoint, name string, o RenderOptions) (*pi
 	pic := &picture{}
 	var lo, hi float64
 	err = local.Run(1, func(c comm.Comm) error {
-		field, err := readWholeArray(c, ck, name)
+		fv, err := readWholeArray(c, ck, name)
 		if err != nil {
 			return err
 		}
 		if ck.Has("k") {
 			// The holes are masked in every field's picture.
 			if name == "k" {
-				field.holes = slices.Clone(field.u)
+				fv.holes = slices.Clone(fv.Data)
 			} else {
 				k, err := readWholeArray(c, ck, "k")
 				if err != nil {
 					return err
 				}
-				field.holes = k.u
+				fv.holes = k.Data
 			}
 		}
-		if (name == "k" || name == "rho_c") && spansDecades(field.u, field.holes) {
+		if (name == "k" || name == "rho_c") && spansDecades(fv.Data, fv.holes) {
 			pic.logged = true
-			for i, v := range field.u {
-				if field.holes == nil || field.holes[i] != 0 {
-					field.u[i] = math.Log10(v)
+			for i, v := range fv.Data {
+				if fv.holes == nil || fv.holes[i] != 0 {
+					fv.Data[i] = math.Log10(v)
 				}
 			}
 		}
-		pic.plane, pic.ny, pic.nx, _, lo, hi, err = coarsePlane(c, field, o.Slice, o.Size, new(planeBufs))
+		pic.plane, pic.ny, pic.nx, _, lo, hi, err = coarsePlane(c, fv, o.Slice, o.Size, new(planeBufs))
 		return err
 	})
 	if err != nil {
@@ -266,12 +267,11 @@ func readWholeArray(c comm.Comm, ck *checkpoint.Checkpoint, name string) (fieldV
 	if err != nil {
 		return fieldView{}, err
 	}
-	lay := decomp.NewLayout(g.Box(0), 0)
-	u := make([]float64, lay.Len())
-	if err := checkpoint.ReadArray(c, ck, name, g, lay, u, checkpoint.Options{Workers: 2}); err != nil {
+	f := field.New(decomp.NewLayout(g.Box(0), 0))
+	if err := checkpoint.ReadArray(c, ck, name, g, f.Layout, f.Data, checkpoint.Options{Workers: 2}); err != nil {
 		return fieldView{}, err
 	}
-	return fieldView{grid: g, lay: lay, u: u, threads: 2}, nil
+	return fieldView{Field: f, grid: g, threads: 2}, nil
 }
 
 func checkRange(what string, r []float64) error {

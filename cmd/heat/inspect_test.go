@@ -13,6 +13,7 @@ import (
 	"heat/comm"
 	"heat/comm/local"
 	"heat/decomp"
+	"heat/field"
 )
 
 // mediaCheckpoint writes, on 2 ranks, a checkpoint of a 24×20 field with
@@ -32,7 +33,7 @@ func mediaCheckpoint(t *testing.T) string {
 		b := lay.Box
 		for y := b.Lo[0]; y < b.Hi[0]; y++ {
 			for x := b.Lo[1]; x < b.Hi[1]; x++ {
-				i, cell := lay.Index(y-b.Lo[0], x-b.Lo[1]), y*20+x
+				i, cell := field.Index(lay, []int{y, x}), y*20+x
 				u[i] = math.Sin(float64(cell))
 				switch {
 				case y < 4 && x < 4, cell%9 == 4:

@@ -171,15 +171,7 @@ func (c *Config) Periodic() []bool {
 // unset length counts as 1.0. It is +Inf when the grid or α is degenerate;
 // validation rejects such configs first.
 func (c *Config) StabilityLimit() float64 {
-	h := make([]float64, len(c.Grid.Shape))
-	for a, n := range c.Grid.Shape {
-		l := 1.0
-		if a < len(c.Grid.Length) {
-			l = c.Grid.Length[a]
-		}
-		h[a] = l / float64(n)
-	}
-	d := operator.NewUniform(c.Equation.Alpha, h).StableDT()
+	d := operator.NewUniform(c.Equation.Alpha, c.Grid.Geometry().Spacing()).StableDT()
 	if !(d > 0) || math.IsNaN(d) {
 		return math.Inf(1)
 	}

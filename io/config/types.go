@@ -1,5 +1,7 @@
 package config
 
+import "heat/field"
+
 // Config is one run's resolved input. Field names follow the TOML keys; the
 // same names appear in the run report (JSON) and in checkpoints.
 type Config struct {
@@ -24,6 +26,10 @@ type Grid struct {
 	Length []float64 `toml:"length" json:"length"` // default 1.0 per axis; cells (length/shape) of about 1e-154 to 1e154
 	Ghost  int       `toml:"ghost" json:"ghost"`   // ghost layers per side, >= 1
 }
+
+// Geometry is the grid's shape and lengths, whose cell sizes and centres
+// the run, its outputs and its checks take from one place.
+func (g Grid) Geometry() field.Geometry { return field.Geometry{Shape: g.Shape, Length: g.Length} }
 
 // Equation selects what is solved.
 type Equation struct {

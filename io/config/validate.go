@@ -186,10 +186,8 @@ func (k *checker) grid() *Error {
 // run stepped with dt = +Inf.
 func (k *checker) cellSize() *Error {
 	g := &k.c.Grid
-	nd := len(g.Shape)
-	h := make([]float64, nd)
+	nd, h := len(g.Shape), g.Geometry().Spacing()
 	for a := range nd {
-		h[a] = g.Length[a] / float64(g.Shape[a])
 		if h2 := h[a] * h[a]; !(1/h2 > 0) || math.IsInf(1/h2, 0) {
 			why := "whose 1/h² overflows"
 			switch {
@@ -627,13 +625,13 @@ func (k *checker) profile(prefix string, p *Profile, kinds []string) *Error {
 // its background everywhere.
 func (k *checker) placement(prefix string, p *Profile) {
 	g := k.c.Grid
+	geo := g.Geometry()
 	outside := false
 	near := 0.0 // squared distance from the centre to the nearest cell centre
 	for a, x := range p.Center {
 		outside = outside || x < 0 || x > g.Length[a]
-		h := g.Length[a] / float64(g.Shape[a])
-		i := min(max(math.Floor(x/h), 0), float64(g.Shape[a]-1))
-		d := (i+0.5)*h - x
+		i := min(max(math.Floor(x/geo.H(a)), 0), float64(g.Shape[a]-1))
+		d := geo.Centre(a, int(i)) - x
 		near += d * d
 	}
 	field := map[string]string{"initial": "the initial field", "source": "the source"}[prefix]

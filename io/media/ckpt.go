@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"heat/checkpoint"
+	"heat/field"
 	"heat/internal/safefile"
 )
 
@@ -48,7 +49,7 @@ func (c *ckptArray) read(lo, hi []int, dst []float64) error {
 func (c *ckptArray) scan(fn func(vals []float64, at func(int) []int, missing string) error) error {
 	dims := c.ck.Shape()
 	block := c.ck.Chunk()
-	if inner := c.ck.InnerChunk(); inner != nil && cells(block) > maxScanCells {
+	if inner := c.ck.InnerChunk(); inner != nil && field.Cells(block) > maxScanCells {
 		block = inner
 	}
 	zero := make([]int, len(dims))
@@ -60,7 +61,7 @@ func (c *ckptArray) scan(fn func(vals []float64, at func(int) []int, missing str
 			return nil
 		}
 		sh := boxShape(lo, hi)
-		n := cells(sh)
+		n := field.Cells(sh)
 		if cap(part) < n {
 			part = make([]float64, n)
 		}

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"heat/field"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -100,10 +102,10 @@ func TestCoversNoneMatchesFill(t *testing.T) {
 			}
 			any := false
 			x := make([]float64, nd)
-			for k := range cells(shape) {
+			for k := range field.Cells(shape) {
 				idx := unravel(k, shape)
 				for a := range nd {
-					x[a] = s.centre(a, idx[a])
+					x[a] = s.geometry().Centre(a, idx[a])
 				}
 				any = any || r.Contains(x)
 			}

@@ -3,6 +3,8 @@ package media
 import (
 	"context"
 	"math"
+
+	"heat/field"
 )
 
 // A field from a file — a run's initial u (initial.kind = "file"), a source
@@ -59,17 +61,9 @@ func CheckFieldValues(ctx context.Context, key, path string, grid []int, opts ..
 // value; so is a chunk that is not stored (unless FillMissing), naming it
 // and, as Cell, its first cell in the box.
 func ReadField(key, path string, grid, lo, hi []int, opts ...FieldOption) ([]float64, error) {
-	dst := make([]float64, cells(boxShape(lo, hi)))
+	dst := make([]float64, field.Cells(boxShape(lo, hi)))
 	if err := readMap(fieldRef(key, path, opts), grid, lo, hi, dst); err != nil {
 		return nil, err
 	}
 	return dst, nil
 }
-
-// CellIndex is the C-order (last axis fastest) index of the global cell
-// idx in a grid of shape, the order a field's values and its first bad
-// cell follow; CellAt is its inverse.
-func CellIndex(idx, shape []int) int { return linear(idx, shape) }
-
-// CellAt is the global cell of C-order index k in a grid of shape.
-func CellAt(k int, shape []int) []int { return unravel(k, shape) }

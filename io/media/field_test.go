@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"heat/field"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -38,8 +40,8 @@ func TestFieldRefused(t *testing.T) {
 	shape := []int{6, 5}
 	dir := t.TempDir()
 	vals := fieldValues(shape)
-	vals[linear([]int{4, 3}, shape)] = math.NaN()
-	vals[linear([]int{5, 0}, shape)] = math.Inf(-1)
+	vals[field.Linear([]int{4, 3}, shape)] = math.NaN()
+	vals[field.Linear([]int{5, 0}, shape)] = math.Inf(-1)
 	bad := writeNPY(t, dir, "bad.npy", "<f8", shape, vals)
 	_, err := ReadField("initial.path", bad, shape, []int{0, 0}, shape)
 	require.EqualError(t, err, fmt.Sprintf("media: initial.path: %s: cell [4 3] is nan (a field's values must be finite)", bad))

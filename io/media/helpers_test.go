@@ -13,21 +13,23 @@ import (
 	"strings"
 	"testing"
 
+	"heat/field"
+
 	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
 )
 
-// field is the test map's value at global cell idx of shape: distinct for
+// mapValue is the test map's value at global cell idx of shape: distinct for
 // every cell, positive, and exact in float32 (a multiple of 1/8 below 2^20).
-func field(shape, idx []int) float64 {
-	return 1 + float64(linear(idx, shape))/8
+func mapValue(shape, idx []int) float64 {
+	return 1 + float64(field.Linear(idx, shape))/8
 }
 
-// fieldValues is field over the whole grid, C order.
+// fieldValues is mapValue over the whole grid, C order.
 func fieldValues(shape []int) []float64 {
-	out := make([]float64, cells(shape))
+	out := make([]float64, field.Cells(shape))
 	for k := range out {
-		out[k] = field(shape, unravel(k, shape))
+		out[k] = mapValue(shape, unravel(k, shape))
 	}
 	return out
 }
@@ -204,7 +206,7 @@ func writeZarr(t testing.TB, dir, name string, shape []int, vals []float64, s za
 	for a := range nd {
 		grid[a] = (shape[a] + outer[a] - 1) / outer[a]
 	}
-	for k := range cells(grid) {
+	for k := range field.Cells(grid) {
 		ci := unravel(k, grid)
 		parts := make([]string, nd)
 		for a, i := range ci {
@@ -235,7 +237,7 @@ func writeZarr(t testing.TB, dir, name string, shape []int, vals []float64, s za
 // cells past the array holding a stand-in fill value.
 func chunkValues(shape []int, vals []float64, lo, hi []int, fill any) []float64 {
 	sh := boxShape(lo, hi)
-	out := make([]float64, cells(sh))
+	out := make([]float64, field.Cells(sh))
 	for k := range out {
 		idx := offset(lo, unravel(k, sh))
 		inside := true
@@ -243,7 +245,7 @@ func chunkValues(shape []int, vals []float64, lo, hi []int, fill any) []float64 
 			inside = inside && idx[a] < shape[a]
 		}
 		if inside {
-			out[k] = vals[linear(idx, shape)]
+			out[k] = vals[field.Linear(idx, shape)]
 		} else {
 			out[k] = -12345 // past the array: never read
 		}
@@ -261,7 +263,7 @@ func shardBytes(shape []int, vals []float64, lo []int, s zarrSpec, code func([]f
 	for a := range nd {
 		per[a] = s.shard[a] / s.chunk[a]
 	}
-	n := cells(per)
+	n := field.Cells(per)
 	indexLen := 16*n + 4
 	var body []byte
 	index := make([]byte, 16*n)
@@ -323,7 +325,7 @@ func codeBytes(t testing.TB, codec string, b []byte) []byte {
 // sliceOf is the box [lo, hi) of the whole-grid values all, C order.
 func sliceOf(all []float64, shape, lo, hi []int) []float64 {
 	box := boxShape(lo, hi)
-	out := make([]float64, cells(box))
+	out := make([]float64, field.Cells(box))
 	copyBox(out, lo, box, all, make([]int, len(shape)), shape, lo, hi)
 	return out
 }
@@ -341,7 +343,7 @@ func boxes(shape []int) [][2][]int {
 	for a := range per {
 		per[a] = 3
 	}
-	for k := range cells(per) {
+	for k := range field.Cells(per) {
 		ci := unravel(k, per)
 		lo, hi := make([]int, nd), make([]int, nd)
 		for a := range nd {

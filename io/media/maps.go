@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"heat/field"
 	"heat/internal/safefile"
 )
 
@@ -208,22 +209,10 @@ func boxShape(lo, hi []int) []int {
 	return sh
 }
 
-// cells is the cell count of shape.
-func cells(shape []int) int {
-	n := 1
-	for _, s := range shape {
-		n *= s
-	}
-	return n
-}
-
-// unravel is the index, C order, of the k-th cell of shape.
+// unravel is the index, C order, of the k-th cell of shape, a new slice.
 func unravel(k int, shape []int) []int {
 	idx := make([]int, len(shape))
-	for a := len(shape) - 1; a >= 0; a-- {
-		idx[a] = k % shape[a]
-		k /= shape[a]
-	}
+	field.Unravel(k, shape, idx)
 	return idx
 }
 
@@ -265,15 +254,6 @@ func eachRow(lo, hi []int, fn func(start []int, n int) error) error {
 	}
 }
 
-// linear is the C-order linear index of idx in shape.
-func linear(idx, shape []int) int {
-	k := 0
-	for a, i := range idx {
-		k = k*shape[a] + i
-	}
-	return k
-}
-
 // intersect is the box [lo, hi) ∩ [blo, bhi); ok is false when it is empty.
 func intersect(lo, hi, blo, bhi []int) (ilo, ihi []int, ok bool) {
 	ilo, ihi = make([]int, len(lo)), make([]int, len(lo))
@@ -295,7 +275,7 @@ func copyBox(dst []float64, dlo, dshape []int, src []float64, slo, sshape []int,
 		for a := range nd {
 			d[a], s[a] = start[a]-dlo[a], start[a]-slo[a]
 		}
-		i, j := linear(d, dshape), linear(s, sshape)
+		i, j := field.Linear(d, dshape), field.Linear(s, sshape)
 		copy(dst[i:i+n], src[j:j+n])
 		return nil
 	})

@@ -31,6 +31,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"heat/field"
 )
 
 // Region kinds.
@@ -80,7 +82,7 @@ type Material struct {
 // Spec is the media of one run.
 type Spec struct {
 	Shape  []int     // global cells, C order (2 or 3 axes)
-	Length []float64 // physical extent per axis; nil: 1.0 per axis. The centre of global cell i along a is (i+0.5)·Length[a]/Shape[a]
+	Length []float64 // physical extent per axis; nil: 1.0 per axis. The centre of global cell i along a is (i+0.5)·(Length[a]/Shape[a]), field.Geometry's Centre
 	K      float64   // uniform conductivity under everything (equation.alpha)
 	// KMap and RhoCMap are paths of per-cell maps of k and ρc ("" = none):
 	// a .npy file or a Zarr v3 array folder (such as a heat checkpoint's
@@ -359,11 +361,9 @@ func (r *Region) check(nd int, bad func(field, format string, args ...any) error
 // axisNames are the names of the axes of a grid of 2 and 3 axes, C order.
 var axisNames = map[int][]string{2: {"y", "x"}, 3: {"z", "y", "x"}}
 
-// centre is the coordinate of the centre of cell i along axis a, as Fill
-// computes it.
-func (s *Spec) centre(a, i int) float64 {
-	return (float64(i) + 0.5) * (s.length(a) / float64(s.Shape[a]))
-}
+// geometry is the grid of the spec: its cell sizes and centres, those
+// Fill places the materials' regions over.
+func (s *Spec) geometry() field.Geometry { return field.Geometry{Shape: s.Shape, Length: s.Length} }
 
 // coversNone says why region r (checked) holds no cell centre of the grid,
 // or "" when it holds one. It finds the one cell that r holds if it holds
@@ -371,25 +371,25 @@ func (s *Spec) centre(a, i int) float64 {
 // the axis or centre (ball, cylinder), the one furthest along the normal
 // (half-space) — and asks Contains of it: exact, in O(axes).
 func (s *Spec) coversNone(r *Region) string {
-	nd := len(s.Shape)
+	nd, geo := len(s.Shape), s.geometry()
 	x := make([]float64, nd)
 	for a, n := range s.Shape {
 		switch r.Kind {
 		case Box:
 			i := s.firstFrom(a, r.Lo[a])
-			if i == n || !(s.centre(a, i) < r.Hi[a]) {
+			if i == n || !(geo.Centre(a, i) < r.Hi[a]) {
 				return fmt.Sprintf("along %s no cell centre lies in [%s, %s): %s", axisNames[nd][a],
 					FormatNumber(r.Lo[a]), FormatNumber(r.Hi[a]), s.centresAround(a, i))
 			}
-			x[a] = s.centre(a, i)
+			x[a] = geo.Centre(a, i)
 		case Ball, Cylinder:
-			x[a] = s.centre(a, s.nearest(a, r.Center[a]))
+			x[a] = geo.Centre(a, s.nearest(a, r.Center[a]))
 		case HalfSpace:
 			i := 0
 			if r.Normal[a] > 0 {
 				i = n - 1
 			}
-			x[a] = s.centre(a, i)
+			x[a] = geo.Centre(a, i)
 		}
 	}
 	if r.Contains(x) {
@@ -397,24 +397,23 @@ func (s *Spec) coversNone(r *Region) string {
 	}
 	switch r.Kind {
 	case HalfSpace:
-		return fmt.Sprintf("every cell centre lies behind the plane through %s with normal %s (cell size %s)", nums(r.Point), nums(r.Normal), nums(s.spacing()))
+		return fmt.Sprintf("every cell centre lies behind the plane through %s with normal %s (cell size %s)", nums(r.Point), nums(r.Normal), nums(geo.Spacing()))
 	case Cylinder:
 		x[r.Axis] = r.Center[r.Axis]
 	}
 	return fmt.Sprintf("the cell centre nearest %s is %s, at distance %s > radius %s (cell size %s)", nums(r.Center), nums(x),
-		FormatNumber(math.Sqrt(dist2(x, r.Center, -1))), FormatNumber(r.Radius), nums(s.spacing()))
+		FormatNumber(math.Sqrt(dist2(x, r.Center, -1))), FormatNumber(r.Radius), nums(geo.Spacing()))
 }
 
 // firstFrom is the first cell along axis a whose centre is >= v; the
 // axis's cell count when none is.
 func (s *Spec) firstFrom(a int, v float64) int {
-	n := s.Shape[a]
-	h := s.length(a) / float64(n)
-	i := int(max(0, min(float64(n), math.Floor(v/h-0.5))))
-	for i > 0 && s.centre(a, i-1) >= v {
+	n, geo := s.Shape[a], s.geometry()
+	i := int(max(0, min(float64(n), math.Floor(v/geo.H(a)-0.5))))
+	for i > 0 && geo.Centre(a, i-1) >= v {
 		i--
 	}
-	for i < n && s.centre(a, i) < v {
+	for i < n && geo.Centre(a, i) < v {
 		i++
 	}
 	return i
@@ -422,12 +421,11 @@ func (s *Spec) firstFrom(a int, v float64) int {
 
 // nearest is the cell along axis a whose centre is nearest v.
 func (s *Spec) nearest(a int, v float64) int {
-	n := s.Shape[a]
-	h := s.length(a) / float64(n)
-	j := int(max(0, min(float64(n-1), math.Floor(v/h-0.5))))
+	n, geo := s.Shape[a], s.geometry()
+	j := int(max(0, min(float64(n-1), math.Floor(v/geo.H(a)-0.5))))
 	best := j
 	for i := max(0, j-1); i <= min(n-1, j+2); i++ {
-		if d, e := s.centre(a, i)-v, s.centre(a, best)-v; d*d < e*e {
+		if d, e := geo.Centre(a, i)-v, geo.Centre(a, best)-v; d*d < e*e {
 			best = i
 		}
 	}
@@ -437,23 +435,15 @@ func (s *Spec) nearest(a int, v float64) int {
 // centresAround names the cell centres along axis a on either side of
 // cell i (the first at or past a box's lo) and the cell size.
 func (s *Spec) centresAround(a, i int) string {
-	h := FormatNumber(s.length(a) / float64(s.Shape[a]))
+	geo := s.geometry()
+	h := FormatNumber(geo.H(a))
 	switch {
 	case i == 0:
-		return fmt.Sprintf("the first centre is %s (cells %s wide)", FormatNumber(s.centre(a, 0)), h)
+		return fmt.Sprintf("the first centre is %s (cells %s wide)", FormatNumber(geo.Centre(a, 0)), h)
 	case i == s.Shape[a]:
-		return fmt.Sprintf("the last centre is %s (cells %s wide)", FormatNumber(s.centre(a, i-1)), h)
+		return fmt.Sprintf("the last centre is %s (cells %s wide)", FormatNumber(geo.Centre(a, i-1)), h)
 	}
-	return fmt.Sprintf("the centres on either side are %s and %s (cells %s wide)", FormatNumber(s.centre(a, i-1)), FormatNumber(s.centre(a, i)), h)
-}
-
-// spacing is the cell size per axis.
-func (s *Spec) spacing() []float64 {
-	h := make([]float64, len(s.Shape))
-	for a, n := range s.Shape {
-		h[a] = s.length(a) / float64(n)
-	}
-	return h
+	return fmt.Sprintf("the centres on either side are %s and %s (cells %s wide)", FormatNumber(geo.Centre(a, i-1)), FormatNumber(geo.Centre(a, i)), h)
 }
 
 // Fill evaluates the spec over the box [lo, hi) of global cell indices,
@@ -496,12 +486,11 @@ func (s *Spec) Fill(lo, hi []int) (*Cells, error) {
 		return c, nil
 	}
 	// The centres of the box's cells per axis.
-	centres := make([][]float64, nd)
+	centres, geo := make([][]float64, nd), s.geometry()
 	for a := range nd {
-		h := s.length(a) / float64(s.Shape[a])
 		centres[a] = make([]float64, hi[a]-lo[a])
 		for i := range centres[a] {
-			centres[a][i] = (float64(lo[a]+i) + 0.5) * h
+			centres[a][i] = geo.Centre(a, lo[a]+i)
 		}
 	}
 	x := make([]float64, nd)
@@ -534,14 +523,6 @@ func (s *Spec) Fill(lo, hi []int) (*Cells, error) {
 		}
 	}
 	return c, nil
-}
-
-// length is the physical extent of axis a.
-func (s *Spec) length(a int) float64 {
-	if len(s.Length) == 0 {
-		return 1
-	}
-	return s.Length[a]
 }
 
 // Contains reports whether the point x (physical coordinates, C order, one

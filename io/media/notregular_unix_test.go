@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"heat/field"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -98,7 +100,7 @@ func TestInputLinks(t *testing.T) {
 	}
 
 	// Outside the array: the same chunks with other values.
-	other := make([]float64, cells(shape))
+	other := make([]float64, field.Cells(shape))
 	for i := range other {
 		other[i] = 1e6
 	}

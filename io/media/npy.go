@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"heat/field"
 	"heat/internal/safefile"
 )
 
@@ -169,7 +170,7 @@ func (a *npyArray) read(lo, hi []int, dst []float64) error {
 		return err
 	}
 	return errors.Join(eachRow(lo, hi, func(start []int, n int) error {
-		lin := linear(start, a.dims)
+		lin := field.Linear(start, a.dims)
 		for n > 0 {
 			piece := min(n, maxBlock)
 			if runN > 0 && runLin+runN == lin && runN+piece <= maxBlock {
@@ -203,7 +204,7 @@ func (a *npyArray) readValues(k int, dst []float64) error {
 
 // scan reads the whole file in blocks of maxBlock values.
 func (a *npyArray) scan(fn func(vals []float64, at func(int) []int, missing string) error) error {
-	total := cells(a.dims)
+	total := field.Cells(a.dims)
 	vals := make([]float64, min(total, maxBlock))
 	for start := 0; start < total; start += maxBlock {
 		v := vals[:min(maxBlock, total-start)]

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"heat/field"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -127,7 +129,7 @@ func TestNPYBadValues(t *testing.T) {
 	grid := []int{16, 12}
 	with := func(name string, idx []int, v float64) string {
 		vals := fieldValues(grid)
-		vals[linear(idx, grid)] = v
+		vals[field.Linear(idx, grid)] = v
 		return writeNPY(t, dir, name, "<f8", grid, vals)
 	}
 	neg := with("ground-k.npy", []int{3, 7}, -1)
@@ -136,7 +138,7 @@ func TestNPYBadValues(t *testing.T) {
 	zero := with("zero-rc.npy", []int{8, 8}, 0)
 	f4 := filepath.Join(dir, "neg-f4.npy")
 	vals := fieldValues(grid)
-	vals[linear([]int{2, 2}, grid)] = -0.5
+	vals[field.Linear([]int{2, 2}, grid)] = -0.5
 	require.NoError(t, os.WriteFile(f4, npyBytes(t, 1, ">f4", false, grid, vals), 0o644))
 
 	for _, c := range []struct {

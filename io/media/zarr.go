@@ -19,6 +19,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"heat/field"
 	"heat/internal/safefile"
 )
 
@@ -467,7 +468,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // chunk, C order. No stage may produce more than the chunk's bytes and
 // the checksums still to strip.
 func (z *zarrArray) decode(data []byte, what string) error {
-	n := cells(z.decodedShape())
+	n := field.Cells(z.decodedShape())
 	raw := n * z.item
 	limit := raw + 4*len(z.codecs.post)
 	cur := -1 // the buffer data lies in; -1: the stored bytes
@@ -543,7 +544,7 @@ func (z *zarrArray) readChunk(key string) error {
 	if err := z.inside(file); err != nil {
 		return err
 	}
-	raw := cells(z.chunk) * z.item
+	raw := field.Cells(z.chunk) * z.item
 	b, err := safefile.ReadFile(file, int64(z.codecs.maxStored(raw)))
 	var big *safefile.TooLargeError
 	switch {
@@ -618,7 +619,7 @@ func (z *zarrArray) readInner(s *shardFile, k int, buf *[]byte) error {
 		return errMissing
 	}
 	inner := z.shard.inner
-	most := uint64(z.codecs.maxStored(cells(inner) * z.item))
+	most := uint64(z.codecs.maxStored(field.Cells(inner) * z.item))
 	what := fmt.Sprintf("%s, inner chunk %v", s.path, unravel(k, z.shard.per))
 	if n > most || off > uint64(s.size) || n > uint64(s.size)-off {
 		return fmt.Errorf("%s: its index gives %d bytes at offset %d, outside the file of %d bytes or more than such a chunk takes (%d)", what, n, off, s.size, most)
@@ -721,7 +722,7 @@ func (z *zarrArray) blocks(lo, hi []int, fn func(blo, bhi []int, vals []float64,
 				bhi[a] += slo[a]
 			}
 			name := fmt.Sprintf("%s, inner chunk %v", joinKey(z.dir, key), ii)
-			switch err := z.readInner(s, linear(ii, z.shard.per), &buf); {
+			switch err := z.readInner(s, field.Linear(ii, z.shard.per), &buf); {
 			case errors.Is(err, errMissing):
 				if err := z.missing(lo, hi, blo, bhi, name); err != nil {
 					return err
@@ -745,7 +746,7 @@ func (z *zarrArray) read(lo, hi []int, dst []float64) error {
 		}
 		if vals == nil {
 			_ = eachRow(ilo, ihi, func(start []int, n int) error {
-				i := linear(offsetNeg(start, lo), box)
+				i := field.Linear(offsetNeg(start, lo), box)
 				fill(dst[i:i+n], z.fill)
 				return nil
 			})
@@ -779,10 +780,10 @@ func (z *zarrArray) scan(fn func(vals []float64, at func(int) []int, missing str
 			// One value stands for the whole chunk: the fill value.
 			return fn([]float64{z.fill}, func(int) []int { return ilo }, name)
 		}
-		if n := cells(sh); cap(part) < n {
+		if n := field.Cells(sh); cap(part) < n {
 			part = make([]float64, n)
 		}
-		part = part[:cells(sh)]
+		part = part[:field.Cells(sh)]
 		copyBox(part, ilo, sh, vals, blo, boxShape(blo, bhi), ilo, ihi)
 		return fn(part, func(k int) []int { return offset(ilo, unravel(k, sh)) }, "")
 	})

@@ -15,6 +15,7 @@ import (
 	"heat/comm"
 	"heat/comm/local"
 	"heat/decomp"
+	"heat/field"
 )
 
 // Zarr v3 arrays read back exactly whatever their data type, byte order,
@@ -101,7 +102,7 @@ func TestZarrMissingChunks(t *testing.T) {
 			require.NoError(t, err)
 			exp := append([]float64(nil), want...)
 			_ = eachRow(c.lo, c.hi, func(start []int, n int) error {
-				i := linear(start, shape)
+				i := field.Linear(start, shape)
 				fill(exp[i:i+n], 2.5)
 				return nil
 			})
@@ -308,7 +309,7 @@ func writeCheckpoint(t *testing.T, shape []int, ranks int, sharded bool) string 
 			for a := range idx {
 				idx[a] = box.Lo[a] + local[a]
 			}
-			u[lay.Index(local...)] = field(shape, idx)
+			u[lay.Index(local...)] = mapValue(shape, idx)
 		}
 		info, err := checkpoint.Write(c, g, lay, u, root, meta, opt)
 		paths[c.Rank()] = info.Path
