@@ -3,8 +3,6 @@ package multigrid
 import (
 	"fmt"
 	"math"
-
-	"heat/stencil"
 )
 
 // The bottom solver: conjugate gradients on the coarsest level, which one
@@ -69,30 +67,8 @@ func (l *level) bottomSolve(bc *boundary, singular bool) error {
 	return nil
 }
 
-// apply sets q = A·p = diag·p − Σ c_a·(neighbours) over the box (p's
-// ghosts must be current).
-func (l *level) apply(p, q []float64) {
-	if l.vc != nil {
-		l.varApply(p, q)
-		return
-	}
-	var args stencil.Row
-	k := &l.res
-	for _, rw := range l.rows {
-		k.At(&args, q, p, nil, rw.Start, rw.N)
-		c, d, s, n := args.C, args.D, args.S, args.N
-		if args.L == nil {
-			for j := range d {
-				d[j] = float64(k.C0*c[j+1]) - (float64(k.CX*(c[j]+c[j+2])) + float64(k.CY*(s[j]+n[j])))
-			}
-			continue
-		}
-		lo, up := args.L, args.U
-		for j := range d {
-			d[j] = float64(k.C0*c[j+1]) - (float64(k.CX*(c[j]+c[j+2])) + float64(k.CY*(s[j]+n[j])) + float64(k.CZ*(lo[j]+up[j])))
-		}
-	}
-}
+// apply sets q = A·p over the box (p's ghosts must be current).
+func (l *level) apply(p, q []float64) { l.op.Apply(q, p) }
 
 // dot is Σ a·b over the box, in C order.
 func (l *level) dot(a, b []float64) float64 {

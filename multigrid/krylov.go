@@ -7,7 +7,6 @@ import (
 	"heat/comm"
 	"heat/decomp"
 	"heat/internal/exactsum"
-	"heat/stencil"
 )
 
 // Conjugate gradients preconditioned by one multigrid cycle (mgcg): robust
@@ -30,7 +29,6 @@ type krylov struct {
 	w1, w2           []float64 // the preconditioning cycle's iterate and its sweeps' other buffer
 	rz               float64   // r·z
 	started          bool
-	rows             [][]float64 // per worker: a row's magnitudes (ComponentError)
 }
 
 // RestartKrylov makes the next Krylov call set the iteration up anew from
@@ -48,10 +46,6 @@ func (m *MG) krylovState() *krylov {
 		n := f.lay.Len()
 		k := &krylov{r: make([]float64, n), z: make([]float64, n), zOld: make([]float64, n), p: make([]float64, n),
 			q: make([]float64, n), w1: make([]float64, n), w2: make([]float64, n), d: make([]float64, n)}
-		k.rows = make([][]float64, f.parts)
-		for w := range k.rows {
-			k.rows[w] = make([]float64, f.lay.Stride[len(f.shape)-2])
-		}
 		m.kry = k
 	}
 	return m.kry
@@ -206,11 +200,7 @@ func (m *MG) precondition(r, z []float64) error {
 // NormA is ‖A‖∞ of the fine level's operator, the same on every rank.
 func (m *MG) NormA() (float64, error) {
 	f := m.levels[0]
-	local := 2*f.diag - m.prob.Op.Sigma // uniform: diag + Σ|off-diagonals|
-	if f.vc != nil {
-		local = f.med.NormInf(f.vc)
-	}
-	return m.globalMax(local)
+	return m.globalMax(f.op.NormInf())
 }
 
 // NormU is ‖u‖∞ of the fine level's iterate, the same on every rank.
@@ -239,112 +229,10 @@ func (m *MG) NormU() (float64, error) {
 // It returns ‖u‖∞ too, from the same pass and collective.
 func (m *MG) ComponentError() (omega, normU float64, err error) {
 	f := m.levels[0]
-	nd := len(f.shape)
-	sy, sz := f.lay.Stride[nd-2], 0
-	if nd == 3 {
-		sz = f.lay.Stride[0]
-	}
-	u, rhs := f.u, f.b
-	kry := m.krylovState()
-	f.parallel(func(w int, rows []decomp.Span, _ []int) {
-		worst, big := 0.0, 0.0
-		for _, r := range rows {
-			if f.vc != nil {
-				rw, rb := componentRow(f.vc, u, f.scratch, rhs, kry.rows[w], r.Start, r.Start+r.N, nd == 3)
-				worst, big = maxNaN(worst, rw), maxNaN(big, rb)
-				continue
-			}
-			k := &f.res
-			for i := r.Start; i < r.Start+r.N; i++ {
-				c := u[i]
-				big = maxNaN(big, math.Abs(c))
-				nb := k.CX*(u[i-1]+u[i+1]) + k.CY*(u[i-sy]+u[i+sy])
-				mg := k.CX*(math.Abs(u[i-1])+math.Abs(u[i+1])) + k.CY*(math.Abs(u[i-sy])+math.Abs(u[i+sy]))
-				if nd == 3 {
-					nb += k.CZ * (u[i-sz] + u[i+sz])
-					mg += k.CZ * (math.Abs(u[i-sz]) + math.Abs(u[i+sz]))
-				}
-				worst = maxNaN(worst, relativeTo(rhs[i]-(k.C0*c-nb), k.C0*math.Abs(c)+mg+math.Abs(rhs[i])))
-			}
-		}
-		f.maxes[w], f.maxes2[w] = worst, big
-	})
-	local := []float64{0, 0}
-	for w := range f.maxes {
-		for j, x := range []float64{f.maxes[w], f.maxes2[w]} {
-			if x > local[j] || x != x {
-				local[j] = x
-			}
-		}
-	}
+	worst, big := f.op.ComponentError(f.u, f.b)
 	out := make([]float64, 2)
-	if err := m.c.Allreduce(comm.Max, local, out); err != nil {
+	if err := m.c.Allreduce(comm.Max, []float64{worst, big}, out); err != nil {
 		return 0, 0, err
 	}
 	return out[0], out[1], nil
-}
-
-// componentRow is ComponentError's pass over the media cells [lo, hi) of
-// one row: the worst |r_i|/((|A||u|)_i + |f_i|) of its free cells, with r
-// the residual left in res, and the largest |u_i| of all its cells. The
-// magnitudes are summed into t (the row's length, in cache) one axis at a
-// time, in the order of the formula: few arrays a loop, no spills.
-func componentRow(vc *stencil.VarCoeffs, u, res, rhs, t []float64, lo, hi int, is3D bool) (worst, big float64) {
-	n := hi - lo
-	t = t[:n]
-	uc := u[lo:hi]
-	if vc.A != nil {
-		for j, a := range vc.A[lo:hi][:n] {
-			t[j] = math.Abs(a * uc[j])
-		}
-	} else {
-		clear(t)
-	}
-	axis := func(s int, b []float64) {
-		un, us := u[lo+s : hi+s][:n], u[lo-s : hi-s][:n]
-		bn, bs := b[lo:hi][:n], b[lo-s : hi-s][:n]
-		for j, c := range uc {
-			ac := math.Abs(c)
-			t[j] = t[j] + bn[j]*(math.Abs(un[j])+ac) + bs[j]*(ac+math.Abs(us[j]))
-		}
-	}
-	axis(1, vc.BX)
-	axis(vc.SY, vc.BY)
-	if is3D {
-		axis(vc.SZ, vc.BZ)
-	}
-	mk, rs, fs := vc.M[lo:hi][:n], res[lo:hi][:n], rhs[lo:hi][:n]
-	for j, c := range uc {
-		big = maxNaN(big, math.Abs(c))
-		if mk[j] == 0 {
-			continue
-		}
-		// Divide only where the quotient may beat worst: |r| below
-		// worst·den less a margin past the products' rounding (1e-15 over
-		// 2^-53) cannot round above worst. An overflowing worst·den is
-		// above |r| too; a NaN fails the test and is divided.
-		den := t[j] + math.Abs(fs[j])
-		if math.Abs(rs[j]) < worst*den*(1-1e-15) {
-			continue
-		}
-		worst = maxNaN(worst, relativeTo(rs[j], den))
-	}
-	return worst, big
-}
-
-// relativeTo is |r|/den, or |r| where den is 0.
-func relativeTo(r, den float64) float64 {
-	e := math.Abs(r)
-	if den > 0 {
-		e /= den
-	}
-	return e
-}
-
-// maxNaN is the larger of x and y, NaN if either is.
-func maxNaN(x, y float64) float64 {
-	if y > x || y != y {
-		return y
-	}
-	return x
 }

@@ -4,9 +4,7 @@ import (
 	"math"
 
 	"heat/comm"
-	"heat/decomp"
 	"heat/operator"
-	"heat/stencil"
 )
 
 // Heterogeneous media on every level. Level 0 takes the run's media; each
@@ -97,17 +95,16 @@ func (l *level) faceGhosts(b, low [][]float64) error {
 	return nil
 }
 
-// setMedia makes med the level's media.
+// setMedia makes med the level's media, and its operator theirs.
 func (l *level) setMedia(med *operator.Media) {
 	l.med = med
-	l.vk = stencil.Active.Var(len(l.shape))
+	l.op = operator.NewMediaOp(med, l.wk)
 	l.fixed = l.fixed[:0]
 	l.forCells(func(i int) {
 		if med.Free[i] == 0 {
 			l.fixed = append(l.fixed, i)
 		}
 	})
-	l.scratch = make([]float64, l.lay.Len())
 }
 
 // coarsenMedia sets c's media from f's.
@@ -291,11 +288,6 @@ func (m *MG) judgeMixed(f, c *level, share []float64, restricted func([]float64)
 	return nil
 }
 
-// setOperatorMedia sets the level's kernels' coefficients for σ and β.
-func (l *level) setOperatorMedia(op Operator) {
-	l.vc = l.med.Implicit(op.Sigma, op.Beta)
-}
-
 // holdFixed restores the cells that are not free after a coarse
 // correction: on the problem's own level (top) to the values they had
 // when first seen, on an error equation's to 0.
@@ -316,87 +308,6 @@ func (l *level) holdFixed(top bool) {
 	for j, i := range l.fixed {
 		l.u[i] = l.fixedVal[j]
 	}
-}
-
-// varSweep is worker w's share of a variable-coefficient Jacobi sweep of
-// weight l.omega from u into tmp.
-func (l *level) varSweep(w int) {
-	sy := l.lay.Stride[len(l.shape)-2]
-	for _, r := range l.runs[w] {
-		l.vk.Smooth(l.vc, l.tmp, l.u, l.b, l.omega, r.Start, r.N, r.Count, sy)
-	}
-}
-
-// varResidual is worker w's share of tmp = M·(b − A·u).
-func (l *level) varResidual(w int) {
-	sy := l.lay.Stride[len(l.shape)-2]
-	for _, r := range l.runs[w] {
-		l.vk.Residual(l.vc, l.tmp, l.u, l.b, 0, r.Start, r.N, r.Count, sy)
-	}
-}
-
-// varResidualNorm is residualNorm with media, through the level's scratch
-// field.
-func (l *level) varResidualNorm(u []float64) float64 {
-	sy := l.lay.Stride[len(l.shape)-2]
-	l.tm.Run(l.parts, func(w int) {
-		m := 0.0
-		for _, r := range l.runs[w] {
-			l.vk.Residual(l.vc, l.scratch, u, l.b, 0, r.Start, r.N, r.Count, sy)
-			for i := range r.Count {
-				a := r.Start + i*sy
-				m = max(m, stencil.MaxAbs(l.scratch[a:a+r.N]))
-			}
-		}
-		l.maxes[w] = m
-	})
-	m := 0.0
-	for _, x := range l.maxes {
-		if x > m || x != x {
-			m = x
-		}
-	}
-	return m
-}
-
-// varApply sets q = M·(A·p) over the box (p's ghosts current), the
-// workers each over their rows.
-func (l *level) varApply(p, q []float64) {
-	sy := l.lay.Stride[len(l.shape)-2]
-	l.parallel(func(_ int, rows []decomp.Span, _ []int) {
-		for _, r := range rows {
-			l.vk.Apply(l.vc, q, p, nil, 0, r.Start, r.N, 1, sy)
-		}
-	})
-}
-
-// stepRHSMedia is StepRHS in heterogeneous media: b = M·(ρc·u + c·∇·(k∇u))
-// + scale·src, with c = (1−θ)·dt.
-func (m *MG) stepRHSMedia(c float64, src []float64, scale float64) error {
-	f := m.levels[0]
-	if f.rhs == nil || f.rhsC != c {
-		f.rhs, f.rhsC = f.med.Implicit(1, -c), c // A = ρc, faces −c·k_f/h²
-	}
-	if err := f.exchange(f.u, f.bc); err != nil {
-		return err
-	}
-	sy := f.lay.Stride[len(f.shape)-2]
-	f.tm.Run(f.parts, func(w int) {
-		for _, r := range f.runs[w] {
-			f.vk.Apply(f.rhs, f.b, f.u, nil, 0, r.Start, r.N, r.Count, sy)
-			if src == nil {
-				continue
-			}
-			for i := range r.Count {
-				a := r.Start + i*sy
-				b, s := f.b[a:a+r.N], src[a:a+r.N]
-				for j := range b {
-					b[j] += scale * s[j]
-				}
-			}
-		}
-	})
-	return nil
 }
 
 // SetFaces sets the ghost coefficients of the faces that need them per cell

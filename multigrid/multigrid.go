@@ -28,7 +28,6 @@ import (
 	"heat/internal/team"
 	"heat/operator"
 	"heat/plan"
-	"heat/stencil"
 )
 
 // Operator is σ·u − β·∇²u, re-discretised on every level.
@@ -297,7 +296,7 @@ func (m *MG) build(topo *decomp.Grid, shapes [][]int, boxes []decomp.Box, tm *te
 			coarse := make([]decomp.Box, len(boxes))
 			smallest := math.MaxInt
 			for r, b := range boxes {
-				coarse[r] = coarsen(b, ratio)
+				coarse[r] = operator.Coarsen(b, ratio)
 				smallest = min(smallest, slices.Min(coarse[r].Shape()))
 			}
 			cells := 1
@@ -320,6 +319,10 @@ func (m *MG) build(topo *decomp.Grid, shapes [][]int, boxes []decomp.Box, tm *te
 			return err
 		}
 		m.levels = append(m.levels, lv)
+		if l > 0 {
+			f := m.levels[l-1]
+			f.down = operator.NewTransfer(f.wk, lv.wk, f.ratio)
+		}
 		m.stats.Ranks[l] = c.Size()
 	}
 	if c.Size() > 1 && len(shapes) == 1 {
@@ -424,10 +427,7 @@ func (m *MG) handOn(l int, shapes [][]int, boxes []decomp.Box, topo *decomp.Grid
 func (m *MG) SetOperator(op Operator) {
 	m.prob.Op = op
 	for _, l := range m.levels {
-		l.setOperator(op)
-		if l.med != nil {
-			l.setOperatorMedia(op)
-		}
+		l.op.Scale(op.Sigma, op.Beta)
 	}
 	if m.agg != nil {
 		m.agg.SetOperator(op)
@@ -860,9 +860,9 @@ func (m *MG) correct(i int, kind Cycle) error {
 	// Level i adds the correction at once; a copy of a level of the ranks
 	// above leaves it in tmp, to be handed back and added there.
 	if m.isCopy && i == 0 {
-		prolong(l, c, c.u, l.tmp, !m.opt.Constant, false)
+		l.down.Prolong(l.tmp, c.u, !m.opt.Constant, false)
 	} else {
-		prolong(l, c, c.u, l.u, !m.opt.Constant, true)
+		l.down.Prolong(l.u, c.u, !m.opt.Constant, true)
 	}
 	m.stats.Level[i] += time.Since(t1)
 	return nil
@@ -918,7 +918,7 @@ func (m *MG) fmgBelow(i int, top bool, src []float64) error {
 	if err := c.exchangeCorners(c.u, bcOf(c, top)); err != nil {
 		return err
 	}
-	prolong(l, c, c.u, l.tmp, true, false)
+	l.down.Prolong(l.tmp, c.u, true, false)
 	m.stats.Level[i] += time.Since(t1)
 	return nil
 }
@@ -927,41 +927,14 @@ func (m *MG) fmgBelow(i int, top bool, src []float64) error {
 var ErrNotConverged = errors.New("multigrid: not converged")
 
 // StepRHS sets the fine level's right-hand side to the known part of an
-// implicit time step, b = u + c·∇²u + scale·src (src may be nil), from the
-// current u with the problem's boundary values. Crank–Nicolson has c =
-// (1−θ)·dt·α; backward Euler c = 0, and then ∇²u is not evaluated.
+// implicit time step, b = ρc·u + c·∇·(k∇u) + scale·src (src may be nil;
+// operator.Op.StepRHS), from the current u with the problem's boundary
+// values. Crank–Nicolson has c = (1−θ)·dt·α; backward Euler c = 0.
 func (m *MG) StepRHS(c float64, src []float64, scale float64) error {
 	f := m.levels[0]
-	if f.med != nil {
-		return m.stepRHSMedia(c, src, scale)
+	if err := f.exchange(f.u, f.bc); err != nil {
+		return err
 	}
-	if c != 0 {
-		if err := f.exchange(f.u, f.bc); err != nil {
-			return err
-		}
-	}
-	lap := f.res
-	lap.CX, lap.CY, lap.CZ = f.unif.Inv2[2], f.unif.Inv2[1], f.unif.Inv2[0]
-	f.parallel(func(_ int, rows []decomp.Span, _ []int) {
-		var args stencil.Row
-		for _, r := range rows {
-			u, b := f.u[r.Start:r.Start+r.N], f.b[r.Start:r.Start+r.N]
-			if c == 0 {
-				copy(b, u)
-			} else {
-				lap.At(&args, f.b, f.u, nil, r.Start, r.N)
-				laplacianRow(&lap, &args)
-				for j := range b {
-					b[j] = u[j] + c*b[j]
-				}
-			}
-			if src != nil {
-				s := src[r.Start : r.Start+r.N]
-				for j := range b {
-					b[j] += scale * s[j]
-				}
-			}
-		}
-	})
+	f.op.StepRHS(f.b, f.u, src, c, scale)
 	return nil
 }

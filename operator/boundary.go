@@ -322,10 +322,11 @@ func ApplyGhostRuns(gs []GhostRun, u []float64) {
 }
 
 // SetAffineRuns is SetAffine for the ghosts of runs: every Affine one of
-// runs[w][i] (as RunGhosts and Edges give them).
-func SetAffineRuns(runs [][][]GhostRun, coef func(g *GhostRun, mirror int) (a, b float64)) {
+// runs[w][i] (as RunsFaces gives them).
+func SetAffineRuns(runs [][]RunFaces, coef func(g *GhostRun, mirror int) (a, b float64)) {
 	for _, rs := range runs {
-		for _, gs := range rs {
+		for _, rf := range rs {
+			gs := rf.Ghosts
 			for i := range gs {
 				g := &gs[i]
 				if g.Kind != Affine {

@@ -125,7 +125,7 @@ func TestRunGhostsCoverEachFaceGhostOnce(t *testing.T) {
 		set := map[int]int{}
 		for _, r := range runs {
 			gs := RunGhosts(lay, faces, nb, r)
-			SetAffineRuns([][][]GhostRun{{gs}}, func(g *GhostRun, mirror int) (float64, float64) {
+			SetAffineRuns([][]RunFaces{{{Ghosts: gs}}}, func(g *GhostRun, mirror int) (float64, float64) {
 				return testCoef(g.Face, g.Axis, g.Side, mirror)
 			})
 			for _, g := range gs {

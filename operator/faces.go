@@ -135,7 +135,7 @@ func (b *Boundary) centre(axis, side, mirror int) []float64 {
 }
 
 // Set sets the coefficients of the faces' and the runs' ghosts at time t.
-func (b *Boundary) Set(faces []GhostFace, runs [][][]GhostRun, t float64) {
+func (b *Boundary) Set(faces []GhostFace, runs [][]RunFaces, t float64) {
 	SetAffine(faces, func(f *GhostFace, mirror int) (float64, float64) {
 		return b.coef(f.Face, f.Axis, f.Side, mirror, t)
 	})

@@ -6,11 +6,14 @@
 //
 // It decides what the solvers must agree on: the face coefficients
 // (k_f = 2·k_i·k_j/(k_i + k_j), 0 where either is 0, k_i itself at a
-// physical face), the explicit stability limit, the diagonal and the
-// smoothers' eigenvalue bound, the coarse levels' coefficients, and whether
-// a problem is solved by multigrid. The solver and multigrid apply it with
-// stencil's kernels (the uniform kernels for the uniform case, the
-// variable-coefficient ones otherwise).
+// physical face), the boundary kinds and their ghost formulas, the
+// explicit stability limit, the diagonal and the smoothers' eigenvalue
+// bound, and the coarse levels' coefficients. Op applies it (Apply,
+// Residual, Jacobi and Gauss–Seidel sweeps, an implicit step's right side,
+// ‖L‖∞, the componentwise backward error) on stencil's kernels — the
+// uniform kernels for the uniform case (NewUniformOp), the variable-
+// coefficient ones otherwise (NewMediaOp) —, and Transfer moves fields
+// between grid levels: multigrid sees only these.
 package operator
 
 import (

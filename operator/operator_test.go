@@ -66,41 +66,10 @@ func TestMediaImplicitAgainstAssembled(t *testing.T) {
 			u[i] = r.Float64()*2 - 1 // ghosts too: the faces' given values
 		}
 		// The contract, cell by cell over global coordinates.
+		as := assemble(lay, h, k, rhoC, held, sigma, beta)
 		want := make([]float64, lay.Len())
-		idx := make([]int, nd)
-		for c := range n {
-			rest := c
-			for a := nd - 1; a >= 0; a-- {
-				idx[a] = rest % shape[a]
-				rest /= shape[a]
-			}
-			i := lay.Index(idx...)
-			if k[c] == 0 || held[c] == held[c] {
-				continue // not a row of the operator
-			}
-			neighbours := 0
-			row := sigma * rhoC[c] * u[i]
-			for a := range nd {
-				for _, d := range []int{-1, 1} {
-					j := i + d*lay.Stride[a]
-					kj := k[c] // a physical face: the cell's own k
-					if nb := idx[a] + d; nb >= 0 && nb < shape[a] {
-						kj = k[c+d*cStride(shape, a)]
-					}
-					kf := 0.0
-					if kj != 0 {
-						kf = 2 * k[c] * kj / (k[c] + kj)
-					}
-					if kf != 0 {
-						neighbours++
-					}
-					row -= beta * kf / (h[a] * h[a]) * (u[j] - u[i])
-				}
-			}
-			if neighbours == 0 {
-				continue // enclosed by holes: not free
-			}
-			want[i] = row
+		for i := range as.rows {
+			want[i] = as.apply(u, i)
 		}
 		for _, ks := range stencil.Available() {
 			got := make([]float64, lay.Len())

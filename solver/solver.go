@@ -63,12 +63,10 @@ type region struct {
 	// runs[w] are worker w's rows grouped into runs of equal rows one
 	// y-stride apart, each updated by one call of the many-row kernel;
 	// ghosts[w][i] are the physical faces' ghosts run i reads, which the
-	// worker sets just before it (operator.RunGhosts), but the x faces':
-	// the kernels set those themselves, each row's, from edges[w][i]
-	// (west, east; operator.Edges).
+	// worker sets just before it, but the x faces': the kernels set those
+	// themselves, each row's (operator.RunFaces).
 	runs   [][]decomp.Run
-	ghosts [][][]operator.GhostRun
-	edges  [][][2]stencil.Edge
+	ghosts [][]operator.RunFaces
 }
 
 // StreamAbove is the size of the fields (both, on all the ranks of this
@@ -434,17 +432,10 @@ func (s *Solver) makeRegion(boxes []decomp.Box) region {
 	r.share = decomp.Shares(r.rows, s.parts)
 	sy := s.lay.Stride[len(s.lay.N)-2]
 	r.runs = make([][]decomp.Run, s.parts)
-	r.ghosts = make([][][]operator.GhostRun, s.parts)
-	r.edges = make([][][2]stencil.Edge, s.parts)
 	for w := range r.runs {
 		r.runs[w] = decomp.Runs(r.rows[r.share[w]:r.share[w+1]], sy)
-		r.ghosts[w] = make([][]operator.GhostRun, len(r.runs[w]))
-		r.edges[w] = make([][2]stencil.Edge, len(r.runs[w]))
-		for i, rn := range r.runs[w] {
-			e := &r.edges[w][i]
-			r.ghosts[w][i], e[0], e[1] = operator.Edges(operator.RunGhosts(s.lay, s.spec.Faces, s.hasNeighbour, rn))
-		}
 	}
+	r.ghosts = operator.RunsFaces(s.lay, s.spec.Faces, s.hasNeighbour, r.runs)
 	return r
 }
 
@@ -494,8 +485,9 @@ func (s *Solver) doWork(w int) {
 	for ri, rn := range r.runs[w] {
 		// The physical ghosts the run's rows read first, then the rows
 		// (the kernels set the x faces' ghosts of each row).
-		operator.ApplyGhostRuns(r.ghosts[w][ri], s.u)
-		args.W, args.E = r.edges[w][ri][0], r.edges[w][ri][1]
+		g := &r.ghosts[w][ri]
+		operator.ApplyGhostRuns(g.Ghosts, s.u)
+		args.W, args.E = g.W, g.E
 		switch {
 		case s.sweep != nil:
 			for i := range rn.Count {
