@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# HPGMG-FV's benchmark problem beside heat's, in one run: HPGMG-FV built
+# from its source (a checkout of github.com/hpgmg/hpgmg, given as HPGMG)
+# with the 7-point variable-coefficient operator, F-cycles and red–black
+# Gauss–Seidel, run as `hpgmg-fv 7 4` on 2 ranks (256³), then heat's
+# BenchmarkSmoothBall (the same β as a k map, zero faces, 2 ranks of one
+# thread), ROUNDS times each, alternating.
+#   benchmarks/hpgmg.sh HPGMG [ROUNDS]
+set -euo pipefail
+src=${1:?usage: benchmarks/hpgmg.sh HPGMG-CHECKOUT [ROUNDS]}
+rounds=${2:-3}
+d=$(mktemp -d /tmp/hpgmg.XXXX)
+trap 'rm -rf "$d"' EXIT
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores;" \
+	"$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|avx512vl|fma)$' | xargs)"
+fv=$src/finite-volume/source
+mpicc -O3 -march=native -fopenmp -w "$fv"/level.c "$fv"/operators.7pt.c "$fv"/mg.c "$fv"/solvers.c \
+	"$fv"/hpgmg-fv.c "$fv"/timers.c -DUSE_MPI -DUSE_FCYCLES -DUSE_GSRB -DUSE_BICGSTAB -lm -o "$d/hpgmg-fv"
+go test -c -o "$d/solver.test" ./solver/
+root=()
+[ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
+for r in $(seq "$rounds"); do
+	echo "round $r: hpgmg-fv 7 4 on 2 ranks (the FMGSolve times of its timed solves: min, median, max)"
+	OMP_NUM_THREADS=1 mpirun "${root[@]}" --oversubscribe -np 2 "$d/hpgmg-fv" 7 4 2>&1 |
+		sed -n '/Running .* solves/,$p' | grep -o 'done ([0-9.]* seconds)' | grep -o '[0-9.]*' |
+		sort -n | awk '{a[NR]=$1} END {printf "  hpgmg-fv FMG solve: %.3f %.3f %.3f s (%d solves)\n", a[1], a[int((NR+1)/2)], a[NR], NR}'
+	echo "round $r: heat"
+	"$d/solver.test" -test.run X -test.bench 'BenchmarkSmoothBall/n=256' -test.benchtime 3x | grep Benchmark
+done
