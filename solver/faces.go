@@ -213,7 +213,7 @@ func (s *Solver) refreshSource(t, theta float64) error {
 			s.srcW = 1
 		}
 		if s.mg == nil {
-			s.k.CF = s.cf * w
+			s.ustep.SetSourceWeight(s.cf * w)
 		}
 	}
 	if s.acct != nil && s.mg == nil {

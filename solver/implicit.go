@@ -401,18 +401,17 @@ func (s *Solver) implicitStep() error {
 // shorten sets the explicit kernel's weights for one step of dt instead of
 // DT (the source, prescaled by DT, weighted by dt/DT).
 func (s *Solver) shorten(dt float64) {
-	if s.vc != nil {
-		s.media.SetStep(s.vc, dt)
+	if s.mstep != nil {
+		s.mstep.SetDT(dt)
 		return
 	}
-	r := dt / s.spec.DT
-	s.k, s.cf = s.base, 1
+	s.cf = 1
 	if dt == s.spec.DT {
+		s.ustep.Shorten(1)
 		return
 	}
-	s.k.CX, s.k.CY, s.k.CZ = s.base.CX*r, s.base.CY*r, s.base.CZ*r
-	s.k.C0 = 1 - 2*(s.k.CX+s.k.CY+s.k.CZ)
-	s.k.CF, s.cf = r, r
+	s.cf = dt / s.spec.DT
+	s.ustep.Shorten(s.cf)
 }
 
 // SolverInfo describes how the run was solved, for the report.

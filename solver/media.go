@@ -9,7 +9,6 @@ import (
 	"heat/decomp"
 	"heat/operator"
 	"heat/plan"
-	"heat/stencil"
 )
 
 // StabilityError is an explicit time step past the stability limit.
@@ -83,19 +82,16 @@ func (s *Solver) newMedia() error {
 		return err
 	}
 	nd := len(spec.Shape)
-	s.vk = stencil.Active.Var(nd)
 	// The explicit step streams its stores past the caches in 2D when what
 	// a step streams (the two fields, a face array per axis and dt/ρc, of
 	// every rank of the process) passes a quarter of StreamAbove, 128 MiB:
 	// measured (AVX-512, 2 threads) 2048², 168 MB, 9–20% faster streamed,
 	// 1024², 42 MB, 10–20% slower; AVX2 about even at 2048². Otherwise the
-	// solver's Stream is nil, and the step plainly stores.
-	if nd != 2 || 8*(nd+3)*s.lay.Len()*comm.RanksHere(s.c) <= StreamAbove/4 {
-		s.vk.Stream = nil
-	}
+	// step plainly stores.
+	stream := nd == 2 && 8*(nd+3)*s.lay.Len()*comm.RanksHere(s.c) > StreamAbove/4
 	switch {
 	case spec.Equation == Poisson && !spec.usesMG():
-		s.vc = s.media.Jacobi()
+		s.mstep = s.media.JacobiStep()
 	case spec.Equation == Heat && spec.Scheme == Explicit:
 		out := make([]float64, 1)
 		if err := s.c.Allreduce(comm.Min, []float64{s.media.StableDT()}, out); err != nil {
@@ -114,7 +110,7 @@ func (s *Solver) newMedia() error {
 			return &StabilityError{DT: spec.DT, Limit: limit}
 		}
 		s.dt = spec.DT
-		s.vc = s.media.Explicit(spec.DT)
+		s.mstep = s.media.ExplicitStep(spec.DT, stream)
 	}
 	return nil
 }
@@ -131,42 +127,6 @@ func (s *Solver) anyHeld() (bool, error) {
 	out := make([]float64, 1)
 	err := s.c.Allreduce(comm.Max, []float64{local}, out)
 	return out[0] != 0, err
-}
-
-// mediaRun updates run rn (a worker's share) with the variable-coefficient
-// kernels from u into v: the explicit step (streamed on large 2D fields,
-// but on check steps), or a weighted Jacobi sweep of −∇·(k∇u) = −f; with
-// check it returns the run's max |Δu|.
-func (s *Solver) mediaRun(rn decomp.Run, check bool) float64 {
-	sy := s.lay.Stride[len(s.lay.N)-2]
-	if s.spec.Equation == Heat {
-		if check {
-			return s.vk.Check(s.vc, s.v, s.u, s.f, 0, rn.Start, rn.N, rn.Count, sy)
-		}
-		if s.vk.Stream != nil {
-			// Fenced here, before the team's barrier lets other cores
-			// read the rows (doWork's media branch has no fence of its
-			// own): once a run, and a worker's runs are few (its share
-			// of the interior, of each rim slab).
-			s.vk.Stream(s.vc, s.v, s.u, s.f, 0, rn.Start, rn.N, rn.Count, sy)
-			stencil.Fence()
-			return 0
-		}
-		s.vk.Update(s.vc, s.v, s.u, s.f, 0, rn.Start, rn.N, rn.Count, sy)
-		return 0
-	}
-	s.vk.Smooth(s.vc, s.v, s.u, s.f, JacobiWeight, rn.Start, rn.N, rn.Count, sy)
-	if !check {
-		return 0
-	}
-	m := 0.0
-	for i := range rn.Count {
-		a := rn.Start + i*sy
-		if d := stencil.MaxAbsDiff(s.v[a:a+rn.N], s.u[a:a+rn.N]); d > m || d != d {
-			m = d
-		}
-	}
-	return m
 }
 
 // DT is the time step the run takes (heat): the given one, or the one

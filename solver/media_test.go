@@ -609,7 +609,7 @@ func TestMediaStreamingBitForBit(t *testing.T) {
 		s, err := New(local.NewWorld(1).Comm(0), spec)
 		require.NoError(t, err)
 		defer s.Close()
-		return s.vk.Stream != nil
+		return s.mstep.Streams()
 	}
 	require.False(t, streams(StreamAbove), "a %v grid streams by default", shape)
 	require.True(t, streams(0), "StreamAbove 0: the step does not stream")

@@ -22,7 +22,6 @@ import (
 	"heat/internal/team"
 	"heat/multigrid"
 	"heat/operator"
-	"heat/stencil"
 )
 
 // JacobiWeight is ω of the weighted Jacobi iteration for Poisson.
@@ -82,23 +81,20 @@ var StreamAbove = 512 << 20
 
 // Solver is one rank's part of a run.
 type Solver struct {
-	spec   Spec
-	c      comm.Comm
-	grid   *decomp.Grid
-	lay    decomp.Layout
-	plan   *halo.Plan
-	team   *team.Team
-	parts  int // the parts a sweep is cut into (team.PartsFor the box)
-	k      stencil.Coeffs
-	base   stencil.Coeffs      // k of a full step (k changes for a shortened last step)
-	kern   stencil.Kernel      // the update of temporal tiles
-	sweep  stencil.Kernel      // the streaming update of one-step sweeps on large grids, else nil
-	runk   stencil.RowsKernel  // the update of one-step sweeps otherwise, a run of rows a call
-	runChk stencil.CheckKernel // runk with the max|Δu| check, on check steps
-	u, v   []float64           // current and next field, ghosts included
-	f      []float64           // source term (times dt for heat), nil if none
-	inner  region              // cells whose stencil reads no ghost
-	rim    region              // the other cells
+	spec  Spec
+	c     comm.Comm
+	grid  *decomp.Grid
+	lay   decomp.Layout
+	plan  *halo.Plan
+	team  *team.Team
+	parts int // the parts a sweep is cut into (team.PartsFor the box)
+	// ustep is the uniform medium's explicit step or Jacobi sweep (one-step
+	// runs and temporal tiles).
+	ustep *operator.UniformStep
+	u, v  []float64 // current and next field, ghosts included
+	f     []float64 // source term (times dt for heat), nil if none
+	inner region    // cells whose stencil reads no ghost
+	rim   region    // the other cells
 	// faces are the physical faces' ghost layers, all of them, corners
 	// included: temporal blocks set them before a block. The one-step path
 	// sets only the face ghosts each run reads, in the run's worker
@@ -128,11 +124,10 @@ type Solver struct {
 	work                 func(int) // s.doWork, bound once
 	resid                []float64 // per-worker max |Δu| of the last checked step
 
-	// Heterogeneous media (nil: the uniform medium): the coefficients, the
-	// kernels' operands and the kernels.
+	// Heterogeneous media (nil: the uniform medium): the coefficients, and
+	// the explicit step or Jacobi sweep over them (nil: solved by multigrid).
 	media *operator.Media
-	vc    *stencil.VarCoeffs
-	vk    stencil.VarKernels
+	mstep *operator.MediaStep
 	dt    float64 // the time step (spec.DT, or the one picked from the media's limit)
 
 	mg            *multigrid.MG // multigrid (Poisson) or the implicit steps' solver
@@ -195,20 +190,18 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 		return nil, err
 	}
 	nd := len(spec.Shape)
-	s.k.SY = s.lay.Stride[nd-2]
-	if nd == 3 {
-		s.k.SZ = s.lay.Stride[0]
-	}
 	// Both equations are one update u' = c0·u + Σ c_a·(neighbours along a)
 	// + f', with f' the source scaled to the update (kernel.go); the
-	// operator sets the weights (FTCS, or weighted Jacobi).
+	// operator sets the weights (FTCS, or weighted Jacobi). One-step
+	// sweeps of 2D fields past StreamAbove store past the caches.
 	unif := operator.NewUniform(spec.Alpha, spec.Spacing())
+	stream := nd == 2 && 2*8*s.lay.Len()*comm.RanksHere(c) > StreamAbove
 	var sourceScale float64
 	switch spec.Equation {
 	case Heat:
-		sourceScale = unif.Explicit(&s.k, spec.DT)
+		s.ustep, sourceScale = unif.ExplicitStep(s.lay, spec.DT, stream)
 	case Poisson:
-		sourceScale = unif.Jacobi(&s.k)
+		s.ustep, sourceScale = unif.JacobiStep(s.lay, stream)
 	default:
 		return nil, fmt.Errorf("solver: unknown equation %d", spec.Equation)
 	}
@@ -220,7 +213,6 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 			_, s.hasNeighbour[a][side] = g.Neighbor(c.Rank(), off)
 		}
 	}
-	s.k.CF = 1 // the source is scaled to the update already
 	s.cf, s.srcW = 1, 1
 	s.dt = spec.DT
 	if spec.Media != nil && !spec.usesMG() {
@@ -231,13 +223,6 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 			sourceScale = -1
 		}
 	}
-	s.kern = stencil.Active.Pick(nd)
-	s.runk = stencil.Active.Rows(nd)
-	s.runChk = stencil.Active.Check(nd)
-	if nd == 2 && 2*8*s.lay.Len()*comm.RanksHere(c) > StreamAbove {
-		s.sweep = stencil.Active.Stream(nd)
-	}
-	s.base = s.k
 
 	if spec.Media != nil {
 		if err := s.newMedia(); err != nil {
@@ -263,7 +248,7 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 		s.f = hugemem.Floats(s.lay.Len())
 		s.fill(s.f, spec.Source, sourceScale, spec.Ghost > 1)
 		s.srcScale = sourceScale
-	} else if s.vc != nil && spec.Equation == Poisson {
+	} else if s.mstep != nil && spec.Equation == Poisson {
 		s.f = hugemem.Floats(s.lay.Len()) // Laplace: the sweeps read a zero right-hand side
 	}
 	// Spin-waiting pays only when every worker of every rank in this
@@ -467,11 +452,11 @@ func (s *Solver) doWork(w int) {
 	}
 	r := j.region
 	m := 0.0
-	if s.vc != nil {
+	if s.mstep != nil {
 		// Heterogeneous media: every physical ghost is set at the step's
 		// start (advance), the runs need nothing else.
 		for _, rn := range r.runs[w] {
-			if d := s.mediaRun(rn, j.check); d > m || d != d {
+			if d := s.mstep.Run(s.v, s.u, s.f, rn, j.check); d > m || d != d {
 				m = d
 			}
 		}
@@ -480,45 +465,10 @@ func (s *Solver) doWork(w int) {
 		}
 		return
 	}
-	var args stencil.Row
-	sy := s.lay.Stride[len(s.lay.N)-2]
-	for ri, rn := range r.runs[w] {
-		// The physical ghosts the run's rows read first, then the rows
-		// (the kernels set the x faces' ghosts of each row).
-		g := &r.ghosts[w][ri]
-		operator.ApplyGhostRuns(g.Ghosts, s.u)
-		args.W, args.E = g.W, g.E
-		switch {
-		case s.sweep != nil:
-			for i := range rn.Count {
-				s.k.At(&args, s.v, s.u, s.f, rn.Start+i*sy, rn.N)
-				s.sweep(&s.k, &args)
-			}
-		case j.check:
-			// The update and its max|Δu| in one pass.
-			s.k.At(&args, s.v, s.u, s.f, rn.Start, rn.N)
-			if d := s.runChk(&s.k, &args, rn.Count, sy); d > m || d != d {
-				m = d
-			}
-			continue
-		default:
-			s.k.At(&args, s.v, s.u, s.f, rn.Start, rn.N)
-			s.runk(&s.k, &args, rn.Count, sy)
-		}
-		if j.check {
-			for i := range rn.Count {
-				a := rn.Start + i*sy
-				d := stencil.MaxAbsDiff(s.v[a:a+rn.N], s.u[a:a+rn.N])
-				if d > m || d != d {
-					m = d
-				}
-			}
-		}
-	}
+	m = s.ustep.Run(s.v, s.u, s.f, r.runs[w], r.ghosts[w], j.check)
 	if j.check && (m > s.resid[w] || m != m) {
 		s.resid[w] = m
 	}
-	stencil.Fence() // the streaming kernel's stores, before the team's barrier
 }
 
 func (s *Solver) trace(ev string) {
@@ -544,7 +494,7 @@ func (s *Solver) advance(check bool) error {
 			return err
 		}
 	}
-	if s.vc != nil {
+	if s.mstep != nil {
 		operator.ApplyFaces(s.faces, s.u)
 	}
 	if err := s.plan.Start(s.u); err != nil {
@@ -732,4 +682,4 @@ func (s *Solver) Threads() int { return s.spec.Threads }
 
 // KernelName is the name of the kernel set this build and CPU use:
 // "generic", "avx2" or "avx512".
-func KernelName() string { return stencil.Active.Name }
+func KernelName() string { return operator.KernelName() }

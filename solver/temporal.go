@@ -5,7 +5,6 @@ import (
 
 	"heat/decomp"
 	"heat/operator"
-	"heat/stencil"
 )
 
 // Temporal blocking. With Ghost = k > 1 a rank exchanges all k ghost layers
@@ -40,11 +39,8 @@ import (
 // step t of the block, for t = 1 … k−1.
 type wavefront struct {
 	ring [][4][]float64
-	// args are the kernel's operands, kept here: a Row on slabStep's stack
-	// escapes through the kernel's function value, an allocation a slab
-	// step (7% of a 2D block's time on narrow tiles).
-	args stencil.Row
-	_    [64]byte // each worker's on cache lines of its own
+	// rows are the kernel's operands, kept here (operator.SlabRows).
+	rows operator.SlabRows
 }
 
 // block advances m steps with one exchange.
@@ -203,7 +199,7 @@ func (s *Solver) wavefront(wf *wavefront, a, b, y0, y1, m int, check bool) float
 			// tile's piece too short for the hardware prefetchers (8192²,
 			// 8-step blocks, 2 threads: +10–15%).
 			o := (q + g) * slab
-			stencil.Prefetch(s.u[o+g+pr0-1 : o+g+pr1+1])
+			operator.Prefetch(s.u[o+g+pr0-1 : o+g+pr1+1])
 		}
 		for t := 1; t <= m; t++ {
 			z := p - (t - 1)
@@ -221,7 +217,7 @@ func (s *Solver) wavefront(wf *wavefront, a, b, y0, y1, m int, check bool) float
 				dst = get(t, z)
 			}
 			r0, r1 := rows(t)
-			d := s.slabStep(&wf.args, dst, src, f, m, t, r0, r1, check)
+			d := s.slabStep(&wf.rows, dst, src, f, m, t, r0, r1, check)
 			if t == m && check {
 				if d > resid || d != d {
 					resid = d
@@ -244,7 +240,7 @@ func (s *Solver) wavefront(wf *wavefront, a, b, y0, y1, m int, check bool) float
 // slabStep updates one slab of step t: in 2D columns [r0, r1) of its row,
 // in 3D its rows [r0, r1) over the columns step t covers. On the block's
 // last step, with check, it returns max |Δu| over the cells it wrote.
-func (s *Solver) slabStep(args *stencil.Row, dst []float64, src [3][]float64, f []float64, m, t, r0, r1 int, check bool) float64 {
+func (s *Solver) slabStep(sr *operator.SlabRows, dst []float64, src [3][]float64, f []float64, m, t, r0, r1 int, check bool) float64 {
 	g := s.lay.Ghost
 	n := s.lay.N
 	nd := len(n)
@@ -252,51 +248,18 @@ func (s *Solver) slabStep(args *stencil.Row, dst []float64, src [3][]float64, f 
 	if nd == 3 {
 		xlo, xhi = -s.growth(2, 0, m, t), n[2]+s.growth(2, 1, m, t)
 	}
-	resid := 0.0
 	// row updates rows rows of the slab from the one at off (3D: one y-row
 	// after another, one call of the many-row kernel).
-	row := func(off, rows int) {
-		i := off + g + xlo
-		cnt := xhi - xlo
-		args.D = dst[i : i+cnt]
-		if nd == 2 {
-			args.C = src[1][i-1 : i+cnt+1]
-			args.S = src[0][i : i+cnt]
-			args.N = src[2][i : i+cnt]
-		} else {
-			sy := s.lay.Stride[1]
-			args.C = src[1][i-1 : i+cnt+1]
-			args.S = src[1][i-sy : i-sy+cnt]
-			args.N = src[1][i+sy : i+sy+cnt]
-			args.L = src[0][i : i+cnt]
-			args.U = src[2][i : i+cnt]
-		}
-		if f != nil {
-			args.F = f[i : i+cnt]
-		}
-		if rows == 1 {
-			s.kern(&s.k, args)
-		} else {
-			s.runk(&s.k, args, rows, s.lay.Stride[1])
-		}
-		if t == m && check {
-			for r := range rows {
-				o := i + r*(s.lay.Stride[nd-2])
-				d := stencil.MaxAbsDiff(dst[o:o+cnt], src[1][o:o+cnt])
-				if d > resid || d != d {
-					resid = d
-				}
-			}
-		}
+	row := func(off, rows int) float64 {
+		return s.ustep.Slab(sr, dst, src, f, off+g+xlo, xhi-xlo, rows, s.lay.Stride[1], t == m && check)
 	}
 	if nd == 2 {
-		row(0, 1)
-		return resid
+		return row(0, 1)
 	}
 	if r1 > r0 {
-		row((r0+g)*s.lay.Stride[1], r1-r0)
+		return row((r0+g)*s.lay.Stride[1], r1-r0)
 	}
-	return resid
+	return 0
 }
 
 // slabBoundaries sets the first ghost layer of the physical faces inside a

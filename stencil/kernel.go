@@ -1,7 +1,9 @@
 // Package stencil holds the per-row kernels of heat's 5-point (2D) and
-// 7-point (3D) stencils, apart from the loops that drive them: the explicit
-// time stepper (solver) and the multigrid smoothers and residuals
-// (multigrid) share one set, generic and SIMD.
+// 7-point (3D) stencils, apart from the loops that drive them: the
+// operator package alone calls them (the time loop's explicit step and
+// Jacobi sweep, multigrid's smoothers, residuals and transfers), one set,
+// generic and SIMD; cmd/heat chooses the set (HEAT_KERNEL) and run reduces
+// fields with its moments.
 //
 // The update kernels change one row of cells along the contiguous last
 // axis. The reference loop, in 2D, is
