@@ -13,11 +13,12 @@ import (
 func configCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
-		Short: "list and print the embedded example problems",
+		Short: "the example problems, and what every config key means",
 		Long: `The example problems are embedded in the binary: "heat config list" names them,
 "heat config show NAME" prints one (a commented TOML file to start from), and
-"heat run -c NAME" runs one when no file NAME exists.`,
-		Example: "  heat config list\n  heat config show poisson-3d > my-problem.toml\n  heat run -c poisson-3d",
+"heat run -c NAME" runs one when no file NAME exists. "heat config keys [PREFIX]"
+describes every key (type, default, units, whether a restart may change it).`,
+		Example: "  heat config list\n  heat config show poisson-3d > my-problem.toml\n  heat run -c poisson-3d\n  heat config keys boundary",
 	}
 	list := &cobra.Command{
 		Use:   "list",
@@ -47,7 +48,7 @@ func configCommand() *cobra.Command {
 			return err
 		}),
 	}
-	cmd.AddCommand(list, show)
+	cmd.AddCommand(list, show, keysCommand())
 	return group(cmd, "subcommand")
 }
 

@@ -105,9 +105,13 @@ func newRoot() *cobra.Command {
 		Use:   "heat",
 		Short: "heat equation and Poisson/Laplace on 2D and 3D grids split across ranks",
 		Long: `heat solves the heat equation (explicit, backward Euler, Crank–Nicolson) and
-Poisson/Laplace problems (geometric multigrid, Jacobi) on 2D and 3D grids split
-across ranks: goroutine ranks in one process, or MPI ranks under mpirun/srun
-(a build with -tags mpi). Results are bit-for-bit the same on every split.`,
+Poisson/Laplace problems (geometric multigrid, CG preconditioned by multigrid,
+Jacobi) on 2D and 3D grids split across ranks, in uniform or heterogeneous media
+(conductivity and heat-capacity maps, materials, insulating holes, held cells;
+Dirichlet, Neumann, Robin and periodic faces, values in space and time):
+goroutine ranks in one process, or MPI ranks under mpirun/srun (a build with
+-tags mpi). Results are bit-for-bit the same on every split. "heat config keys"
+describes every config key.`,
 		Example: `  heat run                              # the built-in default problem, outputs under heat-out/
   heat run -c poisson-2d --ranks 4      # an example problem (heat config list) on 4 ranks
   heat run --restart heat-out           # continue a stopped run where it stopped
@@ -126,6 +130,7 @@ across ranks: goroutine ranks in one process, or MPI ranks under mpirun/srun
 	root.SuggestionsMinimumDistance = 2
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(runCommand(), inspectCommand(), renderCommand(), plotCommand(), benchCommand(), configCommand(), versionCommand())
+	root.SetHelpCommand(helpCommand())
 	return root
 }
 

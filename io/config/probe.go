@@ -12,8 +12,14 @@ import (
 // Probe is one [[output.probe]] table: a point whose value the run records
 // in probes.csv, the column named Name, every output.probe_every steps.
 type Probe struct {
-	Name string    `toml:"name" json:"name"`
-	At   []float64 `toml:"at" json:"at"` // physical coordinates, C order: [y, x] or [z, y, x], inside [0, length] on every axis
+	// `[[output.probe]]` tables (or `output.probe = [{name = "s1", at = [0.5, 0.25]}]`):
+	// points whose values go to `<out>/probes.csv`, a column each. name heads the column:
+	// unique, one line, no comma or double quote, no space at either end, not `step` or `time`
+	Name string `toml:"name" json:"name"`
+	// the point in physical coordinates, C order (`[y, x]`, `[z, y, x]`), inside the domain
+	// [0, length] on every axis (outside is refused, exit 2). The value interpolates between
+	// cell centres (see "Probes")
+	At []float64 `toml:"at" json:"at" unit:"length"`
 }
 
 // probeKey is the key of field of the i-th probe, output.probe[i].field.

@@ -22,9 +22,18 @@ type Config struct {
 // Grid is the global mesh: cell counts and physical extent per axis, C order
 // (slowest axis first): [ny, nx] or [nz, ny, nx].
 type Grid struct {
-	Shape  []int     `toml:"shape" json:"shape"`   // at most MaxCells (2^40) cells
-	Length []float64 `toml:"length" json:"length"` // default 1.0 per axis; cells (length/shape) of about 1e-154 to 1e154
-	Ghost  int       `toml:"ghost" json:"ghost"`   // ghost layers per side, >= 1
+	// cells per axis; 2 or 3 axes; at most 2^40 (1,099,511,627,776) cells in all: more, or a
+	// count that overflows, is refused naming it
+	Shape []int `toml:"shape" json:"shape"`
+	// physical extent per axis; cell size `h = length/shape`; cells are centred at `(i+½)·h`.
+	// A cell whose square is 0 or overflows in double precision (below about 1e-154 or above
+	// 1e154), or cells whose explicit stability limit 1/(2·Σ1/h²) is not a positive number,
+	// are refused naming the cell size
+	Length []float64 `toml:"length" json:"length" unit:"length"`
+	// ghost layers per side (1–8) = the temporal-blocking depth k: with k > 1 a rank exchanges
+	// ghosts once per k steps and advances its box k steps per exchange (same bits as k = 1);
+	// every box must be at least k cells wide
+	Ghost int `toml:"ghost" json:"ghost"`
 }
 
 // Geometry is the grid's shape and lengths, whose cell sizes and centres
@@ -33,36 +42,79 @@ func (g Grid) Geometry() field.Geometry { return field.Geometry{Shape: g.Shape, 
 
 // Equation selects what is solved.
 type Equation struct {
-	Kind   string  `toml:"kind" json:"kind"`     // "heat" (∂u/∂t = α∇²u + f) or "poisson" (∇²u = f)
-	Solver string  `toml:"solver" json:"solver"` // poisson: "multigrid", "mgcg" (CG preconditioned by one cycle) or "jacobi" (weighted Jacobi sweeps)
-	Scheme string  `toml:"scheme" json:"scheme"` // heat: "explicit", "backward-euler" or "crank-nicolson"
-	Alpha  float64 `toml:"alpha" json:"alpha"`   // diffusivity (heat)
-	DT     float64 `toml:"dt" json:"dt"`         // time step (heat); explicit: 0 picks 0.9 × the stability limit
+	// `"heat"`: ∂u/∂t = α∇²u + f (in media ρc·∂u/∂t = ∇·(k∇u) + f); `"poisson"`: ∇²u = f (in
+	// media ∇·(k∇u) = f)
+	Kind string `toml:"kind" json:"kind"`
+	// poisson: `"multigrid"` (cycles of multigrid.cycle), `"mgcg"` (conjugate gradients preconditioned by one
+	// multigrid cycle; for media with large jumps, see Heterogeneous media) or `"jacobi"`
+	// (weighted Jacobi sweeps, ω = 0.8: plain Jacobi stalls on the most oscillatory mode next
+	// to a cell-centred Dirichlet face); implicit heat: `"multigrid"` cycles, or `"mgcg"` for
+	// each step, stopping on the relative residual as the cycles do; in media every multigrid
+	// solve is mgcg (see Heterogeneous media)
+	Solver string `toml:"solver" json:"solver"`
+	// heat: `"explicit"` (FTCS), `"backward-euler"` or `"crank-nicolson"` (each step a
+	// multigrid solve; any dt is stable)
+	Scheme string `toml:"scheme" json:"scheme"`
+	// diffusivity α (heat); without maps and materials also the conductivity k of the faces
+	Alpha float64 `toml:"alpha" json:"alpha" unit:"length²/time"`
+	// time step (heat). Explicit: 0 picks 0.9 × the stability limit 1/(2α·Σ1/h²); a larger
+	// value is refused, naming the limit. Implicit: required, any positive value
+	DT float64 `toml:"dt" json:"dt" unit:"time"`
 }
 
 // Multigrid tunes the multigrid solver (Poisson, implicit heat steps).
 type Multigrid struct {
-	Smoother      string `toml:"smoother" json:"smoother"`           // "chebyshev", "jacobi" or "rbgs"
-	Cycle         string `toml:"cycle" json:"cycle"`                 // "f", "w", "v", or "fmg" (one full multigrid cycle, then V-cycles)
-	Pre           int    `toml:"pre" json:"pre"`                     // smoothing sweeps before the coarse correction; 0: the smoother's default
-	Post          int    `toml:"post" json:"post"`                   // … and after it
-	Levels        int    `toml:"levels" json:"levels"`               // levels, the fine grid included; 0: as many as the grid allows
-	Interpolation string `toml:"interpolation" json:"interpolation"` // prolongation: "linear" or "constant"
-	MaxCycles     int    `toml:"max_cycles" json:"max_cycles"`       // implicit heat: cycles per step before the run fails
-	// AgglomerateBelow: once a rank's box of the next level would have
-	// fewer cells along an axis, the ranks hand their boxes on; GatherCells:
-	// a level of at most this many cells goes to rank 0 whole, a larger one
-	// to one rank of each group of neighbours. 0: 32 and 16384.
+	// `"chebyshev"` (Jacobi sweeps with Chebyshev weights), `"jacobi"` (weighted Jacobi, ω =
+	// 4/5 in 2D, 6/7 in 3D), `"rbgs"` (red-black Gauss–Seidel)
+	Smoother string `toml:"smoother" json:"smoother"`
+	// `"f"`, `"w"`, `"v"`, or `"fmg"` (one full-multigrid cycle, then V-cycles; in media, then
+	// mgcg from it)
+	Cycle string `toml:"cycle" json:"cycle"`
+	// smoothing sweeps before each coarse correction; 0: 3 (2D) or 4 (3D) for chebyshev and
+	// jacobi, 2 for rbgs
+	Pre int `toml:"pre" json:"pre"`
+	// smoothing sweeps after each coarse correction; 0: 1 (2D) or 4 (3D) for chebyshev and
+	// jacobi, 2 for rbgs
+	Post int `toml:"post" json:"post"`
+	// levels, the fine grid included; 0: as many as the grid allows; more is refused naming
+	// the limit
+	Levels int `toml:"levels" json:"levels"`
+	// prolongation: `"linear"` or `"constant"`
+	Interpolation string `toml:"interpolation" json:"interpolation"`
+	// implicit heat: cycles one step may take before the run fails
+	MaxCycles int `toml:"max_cycles" json:"max_cycles"`
+	// coarse levels on many ranks: once a rank's box of the next level would have fewer than
+	// this many cells along an axis (0: 32), the ranks hand their boxes on, stage by stage, to
+	// rank 0 or to one rank of each group of neighbours (multigrid.gather_cells)
 	AgglomerateBelow int `toml:"agglomerate_below" json:"agglomerate_below"`
-	GatherCells      int `toml:"gather_cells" json:"gather_cells"`
+	// a coarse level of at most this many cells (0: 16384) is handed to rank 0 whole, a larger
+	// one to one rank of each group of neighbours (multigrid.agglomerate_below)
+	GatherCells int `toml:"gather_cells" json:"gather_cells"`
 }
 
 // Run is how long to run and how often to check.
 type Run struct {
-	Steps      int     `toml:"steps" json:"steps"`             // heat: time steps; poisson: iteration (multigrid: cycle) cap
-	TEnd       float64 `toml:"t_end" json:"t_end"`             // heat: the time to stop at (sets steps; the last step shortened); 0: none. With steps given too, the first of the two stops the run (EndsAtTEnd)
-	Tolerance  float64 `toml:"tolerance" json:"tolerance"`     // multigrid: relative residual ‖f−Au‖∞/‖f‖∞ to stop at; mgcg: componentwise backward error max_i |f−Au|_i/((|A||u|)_i+|f_i|); jacobi: max|Δu|; 0: 1e-10, 1e-12 and 1e-6
-	CheckEvery int     `toml:"check_every" json:"check_every"` // steps between residual checks / progress
+	// heat: time steps; poisson: the iteration cap (multigrid: cycles). The total: a restart
+	// continues to it
+	Steps int `toml:"steps" json:"steps"`
+	// heat: stop at this time (0: off); the steps follow from dt, ⌈t_end/dt⌉, and the last one
+	// is shortened to land on it. Given together with `run.steps` (from any layers: the file,
+	// `--set`, `--steps`, a restart's checkpoint; not the built-in problem's 2000), the run
+	// stops at whichever comes first: at t_end when ⌈t_end/dt⌉ ≤ steps, else after `steps`
+	// steps, short of t_end, with a warning saying so. The config keeps t_end as given, so a
+	// restart with a larger `--steps` still stops at it. A t_end of more than 10¹² steps, or
+	// of none, is refused naming dt
+	TEnd float64 `toml:"t_end" json:"t_end" unit:"time"`
+	// multigrid (poisson and each implicit step): converged once the relative residual ‖f −
+	// Au‖∞/‖f‖∞ < tolerance (default 1e-10; the boundary values count as part of f); jacobi:
+	// once max|Δu| of one sweep < tolerance at a check (default 1e-6). Below 1e-14 is refused.
+	// mgcg (asked for, or Poisson in heterogeneous media, where every multigrid solve is
+	// mgcg): once the componentwise backward error max_i |f − Au|_i/((|A||u|)_i + |f_i|) <
+	// tolerance (default 1e-12, at least 1e-16)
+	Tolerance float64 `toml:"tolerance" json:"tolerance"`
+	// steps between checks: one global max-reduction of max|Δu| (Jacobi convergence, NaN
+	// detection), stop requests and progress (multigrid checks every cycle)
+	CheckEvery int `toml:"check_every" json:"check_every"`
 }
 
 // Boundary is the default condition for every face plus optional per-face
@@ -72,23 +124,40 @@ type Run struct {
 // axis). A value (and h) is a number, an expression of x, y, z, t or a
 // time table (Value).
 type Boundary struct {
-	Kind  string `toml:"kind" json:"kind"`
-	Value Value  `toml:"value" json:"value"`
-	H     *Value `toml:"h,omitempty" json:"h,omitempty"` // robin: the heat-transfer coefficient, >= 0 (a number, a constant expression, every row of a table)
-	XLo   *Face  `toml:"x_lo" json:"x_lo,omitempty"`
-	XHi   *Face  `toml:"x_hi" json:"x_hi,omitempty"`
-	YLo   *Face  `toml:"y_lo" json:"y_lo,omitempty"`
-	YHi   *Face  `toml:"y_hi" json:"y_hi,omitempty"`
-	ZLo   *Face  `toml:"z_lo" json:"z_lo,omitempty"`
-	ZHi   *Face  `toml:"z_hi" json:"z_hi,omitempty"`
+	// condition on every face: `dirichlet` (u = value on the face), `neumann` (value = the
+	// flux k∂u/∂n, n outward, > 0 heats; 0 insulates), `robin` (a convective face: −k∂u/∂n =
+	// h·(u_face − value), value the ambient), `periodic` (both faces of an axis); formulas
+	// under "Boundaries"
+	Kind string `toml:"kind" json:"kind"`
+	// the value of the faces without one of their own that are dirichlet or of
+	// `boundary.kind`: a number, an expression of x, y, z, t (`"300 + 20*sin(2*pi*t/86400)"`)
+	// or a time table (`{table = "wall.csv"}`); one that no face takes is refused
+	Value Value `toml:"value" json:"value" unit:"u (neumann: k·u/length)"`
+	// the heat-transfer coefficient of the robin faces without one of their own (number,
+	// expression or table, ≥ 0: a constant expression below 0, such as `"-1"`, and a table
+	// with a row below 0 are refused when the config loads, naming the file and the line);
+	// required for a robin face, refused where no face is robin
+	H   *Value `toml:"h,omitempty" json:"h,omitempty" unit:"k/length"`
+	XLo *Face  `toml:"x_lo" json:"x_lo,omitempty"`
+	XHi *Face  `toml:"x_hi" json:"x_hi,omitempty"`
+	YLo *Face  `toml:"y_lo" json:"y_lo,omitempty"`
+	YHi *Face  `toml:"y_hi" json:"y_hi,omitempty"`
+	ZLo *Face  `toml:"z_lo" json:"z_lo,omitempty"`
+	ZHi *Face  `toml:"z_hi" json:"z_hi,omitempty"`
 }
 
 // Face overrides the boundary condition of one face; unset fields inherit
 // the [boundary] defaults.
 type Face struct {
-	Kind  string `toml:"kind,omitempty" json:"kind,omitempty"`
-	Value *Value `toml:"value" json:"value,omitempty"`
-	H     *Value `toml:"h,omitempty" json:"h,omitempty"` // robin: the heat-transfer coefficient, >= 0 (a number, a constant expression, every row of a table)
+	// this face's own condition, as boundary.kind (unset: the boundary's); faces x_lo, x_hi,
+	// y_lo, y_hi (and z_lo, z_hi in 3D); periodic on both faces of an axis or neither
+	Kind string `toml:"kind,omitempty" json:"kind,omitempty"`
+	// this face's own value, as boundary.value (unset: the boundary's). A periodic face wraps,
+	// so a value of its own is refused rather than ignored
+	Value *Value `toml:"value" json:"value,omitempty" unit:"u (neumann: k·u/length)"`
+	// this face's own heat-transfer coefficient, as boundary.h (robin; refused on a face that
+	// is not robin)
+	H *Value `toml:"h,omitempty" json:"h,omitempty" unit:"k/length"`
 }
 
 // Profile is a field defined by a formula over physical coordinates: the
@@ -102,67 +171,150 @@ type Face struct {
 //	random    background + value·U[0,1), seeded by seed and the global cell index
 //	expr      the formula expr of x, y, z and t (package heat/io/expr); an
 //	          initial field is taken at t = 0
-//	file      (initial only) the field in path: a .npy, a Zarr v3 array or a
-//	          heat checkpoint (its u; a checkpoints folder, its latest or a
-//	          run's output folder name the newest); relative to the current
+//	file      the field in path: a .npy, a Zarr v3 array or a heat
+//	          checkpoint (its u; a checkpoints folder, its latest or a run's
+//	          output folder name the newest); relative to the current
 //	          directory, as map paths are
 type Profile struct {
-	Kind       string    `toml:"kind" json:"kind"`
-	Value      float64   `toml:"value" json:"value"`
-	Background float64   `toml:"background" json:"background"`
-	Center     []float64 `toml:"center" json:"center,omitempty"` // physical coordinates, C order; default: domain centre
-	Radius     float64   `toml:"radius" json:"radius"`
-	Mode       []int     `toml:"mode" json:"mode,omitempty"` // wave numbers per axis, C order
-	Seed       int64     `toml:"seed" json:"seed"`
-	Expr       string    `toml:"expr,omitempty" json:"expr,omitempty"` // kind expr: the formula (brackets at most expr.MaxDepth = 200 deep, at most expr.MaxLength = 64 KiB; constant: finite)
-	Path       string    `toml:"path,omitempty" json:"path,omitempty"` // kind file: the field's file or checkpoint
-	// Amplitude (the source only, heat only) multiplies the source in
-	// time: a number, an expression of t, or a time table {table = "…"}.
+	// initial: the field at step 0 (poisson: the first guess): `constant`, `hotspot`,
+	// `gaussian`, `sine`, `random`, `expr` (a formula, `expr`), `file` (a field read from
+	// `path`). source: the source f, the same kinds plus `none` (`file`: a measured or
+	// computed field of f from `source.path`, read as `initial.path` is, each rank its box;
+	// read again on a restart). An `expr` source may read t (heat only): `"t < 0.1 ? 0 : 1e3"`
+	// is a heater that switches on at t = 0.1; one that reads no t is evaluated once. A value
+	// that is not finite exits 1 naming the key, the point, the time and the step
+	Kind string `toml:"kind" json:"kind"`
+	// constant value; hotspot value; gaussian/sine/random amplitude; a source's keys default
+	// to 0, so a hotspot or gaussian source needs its radius
+	Value float64 `toml:"value" json:"value" unit:"u (source: u/time, in media ρc·u/time)"`
+	// added to gaussian/sine/random; the value outside a hotspot
+	Background float64 `toml:"background" json:"background" unit:"as value"`
+	// hotspot/gaussian centre, physical coordinates; a centre outside the domain is a warning,
+	// and so is a hotspot that covers no cell centre (the field is all background); default:
+	// the domain centre
+	Center []float64 `toml:"center" json:"center,omitempty" unit:"length"`
+	// hotspot radius; gaussian σ
+	Radius float64 `toml:"radius" json:"radius" unit:"length"`
+	// sine wave numbers: `value·Π sin(mode·π·x/length)`; default: 1 per axis
+	Mode []int `toml:"mode" json:"mode,omitempty"`
+	// random seed; the value depends only on the seed and the global cell index
+	Seed int64 `toml:"seed" json:"seed"`
+	// `kind = "expr"`: a formula of x, y, z (the cell centre; see "Expressions, tables and
+	// fields from files"), checked when the config loads (a mistake exits 2 naming its
+	// column); it may read t, which is 0 here. A value that is not finite exits 1 naming the
+	// key, the point and step 0. A source's expr may read t (heat only)
+	Expr string `toml:"expr,omitempty" json:"expr,omitempty"`
+	// `kind = "file"`: the field at step 0 from a `.npy` (float64/float32, C order, shaped
+	// exactly as `grid.shape`), a Zarr v3 array folder, or another run's checkpoint (its `u`):
+	// a `step-NNNNNNNN` folder, a checkpoints folder or its `latest` (the newest complete
+	// one), or a run's output folder. Relative to the directory heat runs in, as map paths
+	// are. Each rank reads only its box; a wrong shape or a value that is not finite exits 2
+	// naming the file, the cell (C order) and the value. A restart takes u from its checkpoint
+	// and does not read the file
+	Path string `toml:"path,omitempty" json:"path,omitempty"`
+	// heat only: the source multiplied in time by a number, an expression of t alone (`"1 +
+	// 0.5*sin(2*pi*t/86400)"`) or a time table `{table = "power.csv"}` (`t,value`, linear
+	// between rows, held outside); its time factor is one evaluation a step (the steps weigh
+	// the source field by it), whatever the source's kind. On `initial`, which has no time, it
+	// is refused, as is one that reads x, y or z (a factor of space belongs in `source.expr`)
 	Amplitude *Value `toml:"amplitude,omitempty" json:"amplitude,omitempty"`
 }
 
 // Parallel is how the work is split.
 type Parallel struct {
-	Ranks   int   `toml:"ranks" json:"ranks"`     // ranks (goroutines in-process, or taken from MPI)
-	Threads int   `toml:"threads" json:"threads"` // worker goroutines per rank, at most MaxThreads (4096); 0 = cores / ranks
-	Dims    []int `toml:"dims" json:"dims"`       // process grid, C order; empty = automatic
-	// Timeout is how long, in seconds, a rank waits at a halo exchange or a
-	// collective before it ends the job naming the ranks it waited for
-	// (under MPI); 0 = automatic: 100 × the slowest step seen, at least 60 s.
-	Timeout float64 `toml:"timeout" json:"timeout"`
+	// ranks (goroutines in this process)
+	Ranks int `toml:"ranks" json:"ranks"`
+	// worker goroutines per rank, at most 4096 (more is refused, exit 2; a rank's team can
+	// index 16383); 0 = the process's cores divided among the ranks
+	Threads int `toml:"threads" json:"threads"`
+	// process grid; empty = chosen to minimise the halo surface for the grid's aspect
+	Dims []int `toml:"dims" json:"dims"`
+	// under MPI, seconds a rank waits at a halo exchange or a collective before it ends the
+	// job naming the ranks it waited for and the step; 0 = automatic: 100 × the slowest step
+	// seen, at least 60 s in the steps and 5 min outside them (start-up, checkpoints, the
+	// report); see "Running across nodes with MPI"
+	Timeout float64 `toml:"timeout" json:"timeout" unit:"s (wall clock)"`
 }
 
 // Output is where results go and what a run leaves to look at.
 type Output struct {
-	Dir              string    `toml:"dir" json:"dir"`
-	Fingerprint      bool      `toml:"fingerprint" json:"fingerprint"`             // field.sha256 in the report (one gather to rank 0)
-	SnapshotEvery    int       `toml:"snapshot_every" json:"snapshot_every"`       // steps between snapshots; 0 = only the final one
-	Formats          []string  `toml:"formats" json:"formats"`                     // snapshot formats: "png", "vti"; empty = none
-	Slice            string    `toml:"slice" json:"slice"`                         // plane of a 3D field in PNGs: "z=mid", "y=10", "x=0.25"
-	Cmap             string    `toml:"cmap" json:"cmap"`                           // PNG colour map: viridis, inferno, coolwarm
-	Range            []float64 `toml:"range" json:"range"`                         // PNG colour range [min, max]; empty = each image's own
-	ImageSize        int       `toml:"image_size" json:"image_size"`               // PNG: longest side of the field in pixels (larger grids are downsampled)
-	Label            string    `toml:"label" json:"label"`                         // name of the field on the images' colour bar, e.g. "u" or "T (K)"
-	ImageFormat      string    `toml:"image_format" json:"image_format"`           // format of the field images ("png" in formats): png, svg or pdf
-	VTKFloat32       bool      `toml:"vtk_float32" json:"vtk_float32"`             // vti values as Float32 instead of the field's Float64
-	VTKCompress      bool      `toml:"vtk_compress" json:"vtk_compress"`           // zlib-compress vti data
-	DiagnosticsEvery int       `toml:"diagnostics_every" json:"diagnostics_every"` // steps between diagnostics.csv rows; 0 = none
-	ProgressEvery    float64   `toml:"progress_every" json:"progress_every"`       // off a terminal: seconds between progress lines (also one at every 10%)
-	ProbeEvery       int       `toml:"probe_every" json:"probe_every"`             // steps between probes.csv rows (also one at step 0 and at the last step)
-	Probe            []Probe   `toml:"probe" json:"probe,omitempty"`               // [[output.probe]] points sampled into probes.csv
+	// where `report.json` goes
+	Dir string `toml:"dir" json:"dir"`
+	// compute `field.sha256` (one gather of the field to rank 0 at the end)
+	Fingerprint bool `toml:"fingerprint" json:"fingerprint"`
+	// steps between snapshots; 0: only the final one (a run always ends with one when
+	// `formats` is not empty)
+	SnapshotEvery int `toml:"snapshot_every" json:"snapshot_every"`
+	// snapshot formats: `"png"` (a field image with axes and colour bar, in
+	// `output.image_format`, and its plane as `.npy`), `"vti"` (VTK ImageData; `.pvti` + one
+	// piece per rank under several ranks)
+	Formats []string `toml:"formats" json:"formats"`
+	// the plane of a 3D field an image shows: `z=mid`, `y=10`, `x=0.25` (a fraction)
+	Slice string `toml:"slice" json:"slice"`
+	// images' colour map: `viridis`, `inferno`, `coolwarm`
+	Cmap string `toml:"cmap" json:"cmap"`
+	// fixed colour range of the images `[min, max]` (compare the frames of a run); empty: each
+	// image's own
+	Range []float64 `toml:"range" json:"range"`
+	// longest side of an image's field in pixels; larger grids are box-averaged down
+	ImageSize int `toml:"image_size" json:"image_size"`
+	// the field's name on the colour bar, e.g. `"T (K)"`; `""` for none
+	Label string `toml:"label" json:"label"`
+	// format of the field images: `"png"`, `"svg"` or `"pdf"` (vector axes and text, for
+	// papers)
+	ImageFormat string `toml:"image_format" json:"image_format"`
+	// store `.vti` values as Float32 instead of the field's Float64
+	VTKFloat32 bool `toml:"vtk_float32" json:"vtk_float32"`
+	// zlib-compress `.vti` data
+	VTKCompress bool `toml:"vtk_compress" json:"vtk_compress"`
+	// steps between rows of `diagnostics.csv`; 0: none
+	DiagnosticsEvery int `toml:"diagnostics_every" json:"diagnostics_every"`
+	// off a terminal, seconds between progress records (there is also one at every tenth of
+	// the run)
+	ProgressEvery float64 `toml:"progress_every" json:"progress_every" unit:"s (wall clock)"`
+	// steps (poisson: iterations) between rows of `probes.csv`; there is always a row at step
+	// 0 and one at the last step. With `grid.ghost = k` > 1 a multiple of k keeps the temporal
+	// blocks whole
+	ProbeEvery int     `toml:"probe_every" json:"probe_every"`
+	Probe      []Probe `toml:"probe" json:"probe,omitempty"` // [[output.probe]] points sampled into probes.csv
 }
 
 // Checkpoint is when and how the run saves restartable state.
 type Checkpoint struct {
-	Every           int    `toml:"every" json:"every"`                         // steps between checkpoints; 0 = none on a schedule
-	Final           bool   `toml:"final" json:"final"`                         // also write one when the run ends
-	Keep            int    `toml:"keep" json:"keep"`                           // newest complete checkpoints kept; 0 = all
-	Dir             string `toml:"dir" json:"dir"`                             // default <output.dir>/checkpoints
-	Chunk           []int  `toml:"chunk" json:"chunk"`                         // chunk shape, C order; empty = ~2 MiB chunks
-	Shard           Shard  `toml:"shard" json:"shard"`                         // "auto" (a file per writer), "none" (a file per chunk) or a shard shape
-	Level           int    `toml:"level" json:"level"`                         // zstd level 1..22
-	ContinueOnError bool   `toml:"continue_on_error" json:"continue_on_error"` // a failed checkpoint warns instead of ending the run
-	Async           bool   `toml:"async" json:"async"`                         // compress and write while the run steps on (a copy of the field: 8 bytes a cell)
+	// steps between checkpoints (0: none on a schedule)
+	Every int `toml:"every" json:"every"`
+	// also write one when the run ends
+	Final bool `toml:"final" json:"final"`
+	// newest complete checkpoints kept; older ones are deleted (0 keeps all)
+	Keep int `toml:"keep" json:"keep"`
+	// where checkpoints go
+	Dir string `toml:"dir" json:"dir"`
+	// chunk shape (C order); empty picks chunks of about 2 MiB. Each chunk file is fsynced, so
+	// on a disk where fsync is dear larger chunks write faster (4096² here: 2 MiB chunks
+	// 0.39–0.45 s, `[1024,1024]` 0.29–0.30 s) but give fewer writers and coarser restarts
+	Chunk []int `toml:"chunk" json:"chunk"`
+	// how chunks go into files. `"auto"`: each file holds one shard of chunks (Zarr's
+	// `sharding_indexed` codec, the index at the end with a CRC32-C) shaped like a writer's
+	// box, rounded up to whole inner chunks: one file per rank (under MPI one per node,
+	// written by one rank there, as ADIOS2 aggregates); no shard holds more than 2^27 values
+	// (1 GiB). A shape (C order) fixes the shards (`checkpoint.chunk`, if given, must divide
+	// it). `"none"`: a file per chunk (the layout of format 1–2 checkpoints). A restart reads
+	// of a shard only its index and the inner chunks its box takes (range reads; those are
+	// checked by the index's CRC32-C and their zstd frame checksums, the whole file's CRC32-C
+	// by `inspect --verify`)
+	Shard Shard `toml:"shard" json:"shard"`
+	// zstd level, 1 (fast: literals left unencoded, about twice as fast as entropy coding them
+	// for 0.3% more bytes on a field of doubles) to 22 (small)
+	Level int `toml:"level" json:"level"`
+	// a failed checkpoint warns instead of ending the run (exit 1)
+	ContinueOnError bool `toml:"continue_on_error" json:"continue_on_error"`
+	// write in the background: the field's chunks are compressed by their writers before the
+	// run steps on (their compressed bytes kept, at most about 8 bytes a cell in all, counted
+	// in the memory estimate), the run steps on while they are written, and the checkpoint
+	// commits at the next one or at the end (a stop's and the last are complete before the run
+	// ends); the checkpoints a commit prunes are removed in the background too (renamed `.old`
+	// first, so never mistaken for a checkpoint)
+	Async bool `toml:"async" json:"async"`
 }
 
 // Maps are per-cell maps of the media, paths of .npy files (C order,
@@ -171,14 +323,24 @@ type Checkpoint struct {
 // relative path is relative to the current directory, as output.dir is.
 // "" = none: k = equation.alpha, ρc = 1.
 type Maps struct {
-	K    string `toml:"k" json:"k"`         // conductivity k, finite and >= 0 (0: an insulating hole)
-	RhoC string `toml:"rho_c" json:"rho_c"` // volumetric heat capacity ρc (heat), finite and > 0
-	// Missing is what a chunk that a Zarr input (maps.k, maps.rho_c,
-	// initial.path, source.path) does not store means: "error" (or "", the
-	// default) refuses it, naming the chunk — a chunk lost in a copy would
-	// otherwise read as a block of fill values, with fill 0 an insulating
-	// hole; "fill" reads it as the array's fill_value, as Zarr writers that
-	// skip chunks of fill values intend.
+	// per-cell map of the conductivity k: a `.npy` file (C order, `<f8`/`>f8`/`<f4`/`>f4`,
+	// shaped exactly as `grid.shape`) or a Zarr v3 array folder (float64/float32; codecs
+	// `bytes`, then `zstd`, `gzip`, `crc32c`, or `sharding_indexed`), or a heat checkpoint (a
+	// checkpoint folder stands for its `k` or `rho_c`, a checkpoints folder or its `latest`
+	// for the newest; read with a restart's checks); `""`: k = `equation.alpha`, ρc = 1. A
+	// relative path is relative to the directory heat runs in, as `output.dir` is, not to the
+	// config file's. Every value is checked before the run (k finite and ≥ 0, 0 an insulating
+	// hole; ρc finite and > 0): a wrong shape, data type or value exits 2 naming the file and
+	// the cell; each rank reads only its box's rows or chunks. Links: see "Expressions, tables
+	// and fields from files"
+	K string `toml:"k" json:"k"`
+	// per-cell map of the volumetric heat capacity ρc (heat), read and checked as maps.k is;
+	// "": ρc = 1
+	RhoC string `toml:"rho_c" json:"rho_c"`
+	// a chunk a Zarr input (`maps.*`, `initial.path`, `source.path`) does not store: `""` or
+	// `"error"` refuses it (exit 2, naming the key, the file and the chunk; a chunk lost in a
+	// copy would read as its fill value, fill 0 an insulating hole); `"fill"` reads it as the
+	// array's `fill_value`, as writers that skip chunks of fill values mean it
 	Missing string `toml:"missing" json:"missing"`
 }
 
@@ -191,16 +353,37 @@ type Maps struct {
 // A key left out keeps what lies under, except fixed: a material without
 // it makes its cells free again.
 type Material struct {
-	Name   string    `toml:"name,omitempty" json:"name,omitempty"` // optional, unique; in messages
-	Region string    `toml:"region" json:"region"`
-	Lo     []float64 `toml:"lo" json:"lo,omitempty"`
-	Hi     []float64 `toml:"hi" json:"hi,omitempty"`
-	Center []float64 `toml:"center" json:"center,omitempty"`
-	Radius float64   `toml:"radius,omitzero" json:"radius,omitempty"`
-	Axis   int       `toml:"axis,omitzero" json:"axis,omitempty"`
-	Point  []float64 `toml:"point" json:"point,omitempty"`
+	// optional, unique, in messages. `[[material]]` tables are regions over the maps, in
+	// order, a later one over an earlier one. Messages name a table by its index from 0,
+	// `material[1].radius`
+	Name string `toml:"name,omitempty" json:"name,omitempty"`
+	// `"box"`, `"ball"`, `"cylinder"` (3D) or `"half-space"`. A cell belongs by its centre; a
+	// region that holds no cell centre (a layer between two rows of centres, a region off the
+	// grid) is refused (exit 2) naming `material[i].region`, the material and the cell size
+	Region string `toml:"region" json:"region"`
+	// box: the low corner, physical coordinates in C order (lo ≤ x < hi)
+	Lo []float64 `toml:"lo" json:"lo,omitempty" unit:"length"`
+	// box: the high corner, above lo on every axis
+	Hi []float64 `toml:"hi" json:"hi,omitempty" unit:"length"`
+	// ball: its centre (a disc in 2D); cylinder: a point on its axis; physical coordinates in
+	// C order
+	Center []float64 `toml:"center" json:"center,omitempty" unit:"length"`
+	// ball, cylinder: the radius, > 0
+	Radius float64 `toml:"radius,omitzero" json:"radius,omitempty" unit:"length"`
+	// cylinder: the C-order index of the axis it runs along (0 = z), through the whole domain
+	Axis int `toml:"axis,omitzero" json:"axis,omitempty"`
+	// half-space: a point on its plane; the region is (x − point)·normal ≥ 0. A key the region
+	// does not take is refused
+	Point []float64 `toml:"point" json:"point,omitempty" unit:"length"`
+	// half-space: the normal pointing into it, not zero
 	Normal []float64 `toml:"normal" json:"normal,omitempty"`
-	K      *float64  `toml:"k" json:"k,omitempty"`         // conductivity, >= 0; 0 is an insulating hole
-	RhoC   *float64  `toml:"rho_c" json:"rho_c,omitempty"` // volumetric heat capacity (heat), > 0
-	Fixed  *float64  `toml:"fixed" json:"fixed,omitempty"` // hold the cells at this value
+	// the conductivity the region sets, ≥ 0 (0 is an insulating hole); left out, the cells
+	// keep what lies under
+	K *float64 `toml:"k" json:"k,omitempty" unit:"k"`
+	// the volumetric heat capacity the region sets (heat), > 0; left out, the cells keep what
+	// lies under
+	RhoC *float64 `toml:"rho_c" json:"rho_c,omitempty" unit:"ρc"`
+	// hold the cells at this value (Dirichlet inside the domain); a material without it makes
+	// its cells free again
+	Fixed *float64 `toml:"fixed" json:"fixed,omitempty" unit:"u"`
 }
