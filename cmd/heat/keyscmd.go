@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -27,6 +28,19 @@ as material[].k ([[material]] tables in a file). --json prints a list for
 scripts; --markdown the table of docs/configuration.md.`,
 		Example: "  heat config keys\n  heat config keys equation\n  heat config keys material --json",
 		Args:    cobra.MaximumNArgs(1),
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var names []string
+			for _, k := range config.Keys() {
+				if !slices.Contains(names, k.Section) {
+					names = append(names, k.Section)
+				}
+				names = append(names, k.Key)
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
 		RunE: body(func(cmd *cobra.Command, args []string) error {
 			prefix := ""
 			if len(args) == 1 {
