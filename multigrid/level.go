@@ -42,15 +42,16 @@ type level struct {
 	// wk is how the level's rows are cut for the workers (rows, their
 	// parity, the parts' shares and runs), op the level's operator over it,
 	// and down the transfer to the next coarser level (nil on the last).
-	wk     *operator.Work
-	op     operator.Op
-	down   *operator.Transfer
-	rows   []decomp.Span
-	parity []int
-	share  []int          // part w takes rows[share[w]:share[w+1]]
-	runs   [][]decomp.Run // part w's rows as runs, for the many-row kernel
-	tm     *team.Team
-	parts  int // the parts a sweep of the level is cut into (team.PartsFor)
+	wk          *operator.Work
+	op          operator.Op
+	sigma, beta float64 // op's scale (the bottom level's dense factor is made for them)
+	down        *operator.Transfer
+	rows        []decomp.Span
+	parity      []int
+	share       []int          // part w takes rows[share[w]:share[w+1]]
+	runs        [][]decomp.Run // part w's rows as runs, for the many-row kernel
+	tm          *team.Team
+	parts       int // the parts a sweep of the level is cut into (team.PartsFor)
 
 	// Heterogeneous media (nil: uniform): the level's media, the cells
 	// that are not free (and the top level's values of them).

@@ -206,7 +206,7 @@ func New(c comm.Comm, topo *decomp.Grid, p Problem, opt Options, tm *team.Team) 
 	if opt.Levels < 0 || opt.Levels > MaxLevels {
 		return nil, fmt.Errorf("multigrid: %d levels outside 0..%d", opt.Levels, MaxLevels)
 	}
-	shapes := plan.Hierarchy(p.Shape, p.Length, opt.Levels)
+	shapes := plan.HierarchyOf(p.Shape, p.Length, opt.Levels, p.Media != nil)
 	if opt.Levels > len(shapes) {
 		return nil, fmt.Errorf("multigrid: %s has at most %d levels (each halves the finest even axes of at least 8 cells), not %d",
 			decomp.FormatDims(p.Shape), len(shapes), opt.Levels)
@@ -428,6 +428,7 @@ func (m *MG) SetOperator(op Operator) {
 	m.prob.Op = op
 	for _, l := range m.levels {
 		l.op.Scale(op.Sigma, op.Beta)
+		l.sigma, l.beta = op.Sigma, op.Beta
 	}
 	if m.agg != nil {
 		m.agg.SetOperator(op)
@@ -842,7 +843,13 @@ func (m *MG) correct(i int, kind Cycle) error {
 	}
 	clear(c.u)
 	m.stats.Level[i] += time.Since(t0)
-	if c.med != nil && c.mixed && !m.bottom(i+1) {
+	// The K-cycle's two visits a level pay where a level has a quarter of
+	// the cells of the one above or fewer (every axis halved in 2D, two or
+	// three in 3D); where only one axis was halved they would double the
+	// work of every level below for each such level (a 4 mm stack of
+	// 16×64×64 cells, halved along z first: the 64-cell bottom level
+	// solved 32 times an iteration).
+	if c.med != nil && c.mixed && !m.bottom(i+1) && l.cells() >= 4*c.cells() {
 		if err := m.kcycle(i + 1); err != nil {
 			return err
 		}

@@ -175,3 +175,14 @@ func (o *mediaOp) StepRHS(dst, u, src []float64, c, scale float64) {
 }
 
 func (o *mediaOp) NormInf() float64 { return o.m.NormInf(o.vc) }
+
+func (o *mediaOp) Diagonal(d []float64) {
+	for _, r := range o.wk.Rows {
+		for i := r.Start; i < r.Start+r.N; i++ {
+			d[i] = 0
+			if w := o.vc.W[i]; w != 0 {
+				d[i] = 1 / w
+			}
+		}
+	}
+}

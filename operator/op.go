@@ -45,6 +45,9 @@ type Op interface {
 	StepRHS(dst, u, src []float64, c, scale float64)
 	// NormInf is this rank's share of ‖L‖∞ (the run's is the max).
 	NormInf() float64
+	// Diagonal sets d to L's diagonal on the box's cells (in media 0 on
+	// the cells that are not free).
+	Diagonal(d []float64)
 }
 
 // uniformOp is the operator of the uniform medium on the constant-
@@ -323,3 +326,11 @@ func laplacianRow(k *stencil.Coeffs, r *stencil.Row) {
 
 // NormInf: diag + Σ|off-diagonals| = 2·diag − σ.
 func (o *uniformOp) NormInf() float64 { return 2*o.diag - o.sigma }
+
+func (o *uniformOp) Diagonal(d []float64) {
+	for _, r := range o.wk.Rows {
+		for i := r.Start; i < r.Start+r.N; i++ {
+			d[i] = o.diag
+		}
+	}
+}

@@ -81,4 +81,12 @@ func TestHierarchy(t *testing.T) {
 	require.Len(t, Hierarchy([]int{64, 64}, []float64{1, 1}, 2), 2)
 	// Cells twice as long along x: x waits until y's are as coarse.
 	require.Equal(t, [][]int{{64, 32}, {32, 32}, {16, 16}}, Hierarchy([]int{64, 32}, []float64{1, 1}, 3))
+	// In media the coarser axes go on where the finest can no more: an
+	// odd axis, a thin stack.
+	require.Equal(t, [][]int{{75, 100}, {75, 50}, {75, 25}}, HierarchyOf([]int{75, 100}, []float64{1, 1}, 0, true))
+	stack := []float64{0.004, 0.032, 0.032}
+	require.Equal(t, [][]int{{16, 64, 64}, {8, 64, 64}, {4, 32, 32}, {4, 16, 16}}, Hierarchy([]int{16, 64, 64}, stack, 0))
+	require.Equal(t, [][]int{{16, 64, 64}, {8, 64, 64}, {4, 32, 32}, {4, 16, 16}, {4, 8, 8}, {4, 4, 4}},
+		HierarchyOf([]int{16, 64, 64}, stack, 0, true))
+	require.Equal(t, Hierarchy([]int{64, 64}, []float64{1, 1}, 0), HierarchyOf([]int{64, 64}, []float64{1, 1}, 0, true))
 }

@@ -2,6 +2,7 @@ package solver
 
 import (
 	"heat/decomp"
+	"heat/multigrid"
 	"heat/plan"
 )
 
@@ -42,6 +43,11 @@ func Memory(spec Spec, g *decomp.Grid, r int) int64 {
 		}
 	}
 	bytes := int64(fields * float64(8*cells))
+	if spec.usesMG() && spec.Media != nil && r == 0 {
+		// Rank 0 holds the bottom level whole, and in media its dense
+		// factor: 8·n² bytes for at most multigrid.DenseCells cells.
+		bytes += 8 * multigrid.DenseCells * multigrid.DenseCells
+	}
 	// Halo buffers: a send and a receive buffer per face, Ghost deep.
 	for a := range nd {
 		face := int64(spec.Ghost) * cells / int64(lay.Padded[a])

@@ -359,13 +359,14 @@ func (k *checker) multigrid() *Error {
 		return k.bad("multigrid.levels", "must be >= 0; 0 takes as many as the grid allows (got %d)", m.Levels)
 	}
 	if k.c.UsesMultigrid() {
-		levels := plan.Hierarchy(k.c.Grid.Shape, k.c.Grid.Length, m.Levels)
+		media := k.c.Case().Media
+		levels := plan.HierarchyOf(k.c.Grid.Shape, k.c.Grid.Length, m.Levels, media)
 		bottom := levels[len(levels)-1]
 		if cells, _ := product(bottom); cells > plan.MaxBottomCells {
 			return k.bad("grid.shape", "%s coarsens only to %s (an axis is odd, or multigrid.levels stops it), and conjugate gradients on one rank would solve those %d cells every cycle; give every axis a count divisible by a power of two, or use equation.solver = \"jacobi\"",
 				decomp.FormatDims(k.c.Grid.Shape), decomp.FormatDims(bottom), cells)
 		}
-		if most := len(plan.Hierarchy(k.c.Grid.Shape, k.c.Grid.Length, 0)); m.Levels > most {
+		if most := len(plan.HierarchyOf(k.c.Grid.Shape, k.c.Grid.Length, 0, media)); m.Levels > most {
 			return k.bad("multigrid.levels", "%s has at most %d levels: each halves the finest axes whose cell count is even and at least 8 (got %d)",
 				decomp.FormatDims(k.c.Grid.Shape), most, m.Levels)
 		}
