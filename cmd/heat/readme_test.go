@@ -29,11 +29,34 @@ var readmeNotRun = []struct {
 	{regexp.MustCompile(`^(\./)?heat bench |^(HEAT_KERNEL=\w+ )?(\./)?heat bench |^go test -run XXX -bench|^benchmarks/`), "benchmarks: minutes each; their code has tests of its own"},
 }
 
-// readmeLines is every command line of the README's sh blocks, in order,
-// comments dropped and `a && b` split.
+// manualPages are the manual's pages under docs/, in the order the README
+// lists them and a user reads them.
+var manualPages = []string{"getting-started", "running", "configuration", "inputs", "solvers", "media",
+	"boundaries", "checkpoints", "outputs", "report", "mpi", "performance", "how-it-works"}
+
+// readmeLines is every command line of the sh blocks of the README, then
+// of each manual page in order, comments dropped and `a && b` split.
 func readmeLines(t *testing.T) []string {
 	t.Helper()
-	data, err := os.ReadFile("../../README.md")
+	var lines []string
+	for _, f := range append([]string{"README.md"}, pageFiles()...) {
+		lines = append(lines, shLines(t, "../../"+f)...)
+	}
+	return lines
+}
+
+func pageFiles() []string {
+	var out []string
+	for _, p := range manualPages {
+		out = append(out, "docs/"+p+".md")
+	}
+	return out
+}
+
+// shLines is every command line of the sh blocks of one file.
+func shLines(t *testing.T, file string) []string {
+	t.Helper()
+	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	var lines []string
 	in := false
@@ -146,4 +169,20 @@ func TestReadmeTopToBottom(t *testing.T) {
 	r := readReport(t, filepath.Join(dir, "runs", "hot", "report.json"))
 	require.Equal(t, 5000, r.Steps, "the restart continued the run to its new total")
 	require.Equal(t, "completed", r.Status)
+}
+
+// The README links every page of the manual, in order, and docs/ holds no
+// page the manual leaves out.
+func TestManualPagesLinked(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	rest := string(readme[strings.Index(string(readme), "## The manual"):])
+	for _, f := range pageFiles() {
+		i := strings.Index(rest, "]("+f+")")
+		require.GreaterOrEqual(t, i, 0, "the README's manual links %s after the pages before it", f)
+		rest = rest[i:]
+	}
+	found, err := filepath.Glob("../../docs/*.md")
+	require.NoError(t, err)
+	require.Len(t, found, len(manualPages), "docs/ holds a page the manual does not list: %v", found)
 }
