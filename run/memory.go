@@ -77,10 +77,20 @@ func estimateMemory(cfg *config.Config, spec solver.Spec, g *decomp.Grid, ranks 
 		}
 	}
 	if len(cfg.Output.Formats) > 0 {
-		px := int64(min(cfg.Output.ImageSize, max(cfg.Grid.Shape[len(cfg.Grid.Shape)-1], cfg.Grid.Shape[len(cfg.Grid.Shape)-2])))
+		long := int64(max(cfg.Grid.Shape[len(cfg.Grid.Shape)-1], cfg.Grid.Shape[len(cfg.Grid.Shape)-2]))
+		size := int64(cfg.Output.ImageSize)
+		px := min(size, long)
+		// The picture: a field drawn cell for cell grows by a whole factor
+		// to at least output.image_size, and its axes, title and colour bar
+		// take about as much again around it (1.4² of it).
+		pic := size
+		if long < size {
+			pic = (size + long - 1) / long * long
+		}
 		// The ranks' pixel sums (8 B a pixel, a plane's worth together),
-		// rank 0's sum of them (several ranks) and its RGBA picture.
-		m.Snapshot = 8*px*px + 4*px*px
+		// rank 0's sum of them (several ranks), its RGBA picture and the
+		// paletted image encoded.
+		m.Snapshot = 8*px*px + 5*pic*pic*2
 		if g.Size() > 1 && slices.Contains(ranks, 0) {
 			m.Snapshot += 8 * px * px
 		}

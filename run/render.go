@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"heat/checkpoint"
@@ -329,12 +330,15 @@ type planeImage struct {
 func newPlaneImage(cfg *config.Config, shape []int, spec string, size int, kind string, step int, t, residual, lo, hi float64) (*planeImage, error) {
 	py, px, plane := 0, 1, ""
 	if len(shape) == 3 {
-		cut, _, label, err := heatmap.ParseSlice(spec, shape)
+		cut, at, _, err := heatmap.ParseSlice(spec, shape)
 		if err != nil {
 			return nil, err
 		}
 		rest := [3][2]int{{1, 2}, {0, 2}, {0, 1}}[cut]
-		py, px, plane = rest[0], rest[1], label
+		// The plane by the coordinate of its cell centres, as the axes read.
+		g := field.Geometry{Shape: shape, Length: cfg.Grid.Length}
+		py, px = rest[0], rest[1]
+		plane = fmt.Sprintf("%s = %s", decomp.AxisName(3, cut), heatmap.Shortest(roundTo(g.Centre(cut, at), 4)))
 	}
 	length := cfg.Grid.Length
 	if len(length) != len(shape) {
@@ -396,4 +400,10 @@ func (p *planeImage) options() heatmap.Options {
 // of snapshots, heat render and (through p.options) movies.
 func drawPlane(path string, plane []float64, ny, nx int, p *planeImage) error {
 	return heatmap.Write(path, plane, ny, nx, p.options())
+}
+
+// roundTo is x to digits significant digits (a title's coordinate).
+func roundTo(x float64, digits int) float64 {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', digits, 64), 64)
+	return v
 }

@@ -117,7 +117,7 @@ func TestRenderCheckpoint(t *testing.T) {
 	img := filepath.Join(out, "r.png")
 	code, stdout, stderr := heat(t, "render", filepath.Join(out, "checkpoints", "latest"), "-o", img, "--cmap", "inferno", "--slice", "x=0.5")
 	require.Equal(t, 0, code, stderr)
-	require.Contains(t, stdout, "x=10")
+	require.Contains(t, stdout, "plane x = 0.525 ", "the plane by its cells' centre: cell 10 of 20, (10 + ½)/20")
 	imagetest.DecodePNG(t, img)
 	code, _, stderr = heat(t, "render", filepath.Join(out, "checkpoints", "latest"), "--slice", "z=99")
 	require.Equal(t, 2, code)

@@ -66,7 +66,7 @@ type Options struct {
 // Defaults of Options and sizes of the picture.
 const (
 	DefaultMaxPixels = 1024
-	minSide          = 256 // small fields are enlarged to about this
+	minSide          = 256 // a downsampled field is enlarged to at least this
 )
 
 // Formats are the image formats Write knows, by file extension.

@@ -67,7 +67,7 @@ func TestWriteDecodesWithExtremesAtMapEnds(t *testing.T) {
 			img := imagetest.DecodePNG(t, path)
 			l := mustPlan(t, field, ny, nx, o)
 			require.Equal(t, image.Rect(0, 0, l.width, l.hgt), img.Bounds())
-			require.Equal(t, image.Pt(300, 180), l.field.Size(), "a 30×50 field of square cells is enlarged 6× to about 256 px")
+			require.Equal(t, image.Pt(1050, 630), l.field.Size(), "a 30×50 field of square cells is enlarged 21× to at least MaxPixels (1024): whole pixels a cell")
 
 			m := mustMap(t, name)
 			x, y := cellCentre(l, 0, 0)
@@ -79,7 +79,7 @@ func TestWriteDecodesWithExtremesAtMapEnds(t *testing.T) {
 			bx := (l.bar.Min.X + l.bar.Max.X) / 2
 			require.Equal(t, m(1), rgbaAt(img, bx, l.bar.Min.Y))
 			require.Equal(t, m(0), rgbaAt(img, bx, l.bar.Max.Y-1))
-			require.Equal(t, []string{"0", "250", "500", "750", "1000", "1250"}, l.labels) // range [0, 1499]
+			require.Equal(t, []string{"0", "200", "400", "600", "800", "1000", "1200", "1400"}, l.labels) // range [0, 1499]
 			// The frames are black, just outside the field and the bar.
 			require.Equal(t, color.RGBA{0, 0, 0, 255}, rgbaAt(img, l.field.Min.X-1, l.field.Min.Y))
 			require.Equal(t, color.RGBA{0, 0, 0, 255}, rgbaAt(img, l.bar.Max.X, l.bar.Max.Y-1))
@@ -144,7 +144,12 @@ func TestTrueAspectRatioDrawsADiscRound(t *testing.T) {
 		img := imagetest.DecodePNG(t, path)
 		l := mustPlan(t, field, c.ny, c.nx, o)
 		require.InDelta(t, c.width/c.height, float64(l.field.Dx())/float64(l.field.Dy()), 0.02, "%+v: the field's pixels keep the plane's aspect", c)
-		require.LessOrEqual(t, max(l.field.Dx(), l.field.Dy()), 400)
+		long := max(l.field.Dx(), l.field.Dy())
+		if c.ny*c.nx > 400*400 {
+			require.LessOrEqual(t, long, 400, "%+v: downsampled, then shrunk to MaxPixels", c)
+		} else {
+			require.True(t, long >= 400 && long < 800, "%+v: cell for cell, enlarged by a whole factor to at least MaxPixels (%d)", c, long)
+		}
 		w, h := discBox(img, l.field, mustMap(t, "")(1))
 		require.Greater(t, w, 20, "%+v", c)
 		require.InDelta(t, 1, float64(w)/float64(h), 0.05, "%+v: disc %d×%d pixels", c, w, h)

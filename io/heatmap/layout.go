@@ -90,8 +90,10 @@ func plan(cy, cx, rows, cols, factor int, lo, hi float64, o Options) layout {
 		W, H = float64(cols), float64(rows)
 	}
 	// The densest axis gets a pixel per drawn cell; the other follows the
-	// plane's aspect. Small pictures grow (by a whole factor where cells are
-	// square), big ones shrink to MaxPixels.
+	// plane's aspect. A field drawn cell for cell grows by a whole factor
+	// until its long side reaches MaxPixels (output.image_size): each cell
+	// a block of whole pixels, no blur, whatever the grid; a downsampled
+	// one (already a box average to fit) or a big one shrinks to MaxPixels.
 	ppu := max(float64(cols)/float64(factor)/W, float64(rows)/float64(factor)/H)
 	w0, h0 := ppu*W, ppu*H
 	long := max(w0, h0)
@@ -100,8 +102,10 @@ func plan(cy, cx, rows, cols, factor int, lo, hi float64, o Options) layout {
 	switch {
 	case long > maxPix:
 		s = maxPix / long
+	case factor == 1 && long < maxPix:
+		s = math.Ceil(maxPix / long)
 	case long < minSide:
-		s = max(1, min(math.Ceil(minSide/long), math.Floor(maxPix/long)))
+		s = math.Ceil(minSide / long)
 	}
 	key := geometryKey{fw: max(1, int(math.Round(w0*s))), fh: max(1, int(math.Round(h0*s))), width: W, height: H,
 		xlabel: o.XLabel, ylabel: o.YLabel, title: o.Title != ""}

@@ -99,7 +99,7 @@ func tickLabels(ticks []float64, step float64) []string {
 	}
 	if step <= 0 || math.IsNaN(step) { // one value, or no round step
 		for i, v := range ticks {
-			s[i] = shortest(v)
+			s[i] = Shortest(v)
 		}
 		return s
 	}
@@ -127,9 +127,9 @@ func tickLabels(ticks []float64, step float64) []string {
 	return s
 }
 
-// shortest formats v in the fewest digits that read back as v, scientific
+// Shortest formats v in the fewest digits that read back as v, scientific
 // outside [0.001, 10^6).
-func shortest(v float64) string {
+func Shortest(v float64) string {
 	a := math.Abs(v)
 	if v == 0 || (a >= 1e-3 && a < 1e6) {
 		return strconv.FormatFloat(v, 'f', -1, 64)

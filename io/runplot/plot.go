@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"heat/internal/atomicfile"
+	"heat/io/heatmap"
 )
 
 // The files Write draws.
@@ -187,7 +188,7 @@ func FieldPlots(rows []Row, label string) (stats, total *plot.Plot, err error) {
 	return stats, total, nil
 }
 
-// LogTicks mark the decades of a log axis, labelled 0.001, 1e-05 (gonum's
+// LogTicks mark the decades of a log axis, labelled 0.001, 1e-5 (gonum's
 // own read 9.999999999999999e-06), the 2 and 5 between them labelled too
 // on a range of two decades or less, the minor marks left out over a wide
 // one, where only every few decades are labelled.
@@ -203,7 +204,8 @@ func (LogTicks) Ticks(lo, hi float64) []plot.Tick {
 			v := float64(m) * math.Pow10(k)
 			t := plot.Tick{Value: v}
 			if (m == 1 && (k-k0)%every == 0) || (span <= 2 && (m == 2 || m == 5)) {
-				t.Label = strconv.FormatFloat(v, 'g', 1, 64)
+				r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 1, 64), 64)
+				t.Label = heatmap.Shortest(r)
 			}
 			ticks = append(ticks, t)
 		}
@@ -252,8 +254,9 @@ func (distinctTicks) Ticks(lo, hi float64) []plot.Tick {
 			if t.Label == "" {
 				continue
 			}
-			l := strconv.FormatFloat(t.Value, 'g', prec, 64)
-			v, _ := strconv.ParseFloat(l, 64)
+			v, _ := strconv.ParseFloat(strconv.FormatFloat(t.Value, 'g', prec, 64), 64)
+			l := heatmap.Shortest(v) // plain notation: 10, not 1e+01
+
 			ok = ok && !seen[l] && !(math.Abs(v-t.Value) > 1e-3*gap)
 			seen[l] = true
 			labels[i] = l

@@ -150,14 +150,14 @@ func TestLogTicks(t *testing.T) {
 		return ls, n
 	}
 	ls, n := labels(1e-6, 1e-4)
-	require.Equal(t, []string{"1e-06", "2e-06", "5e-06", "1e-05", "2e-05", "5e-05", "0.0001"}, ls)
+	require.Equal(t, []string{"1e-6", "2e-6", "5e-6", "1e-5", "2e-5", "5e-5", "1e-4"}, ls)
 	require.Equal(t, 19, n)
 	ls, n = labels(1e-300, 1)
 	require.Equal(t, 301, n)
 	require.LessOrEqual(t, len(ls), 9)
 	require.Equal(t, "1e-300", ls[0])
 	ls, _ = labels(1e-12, 1)
-	require.Equal(t, []string{"1e-12", "1e-10", "1e-08", "1e-06", "0.0001", "0.01", "1"}, ls)
+	require.Equal(t, []string{"1e-12", "1e-10", "1e-8", "1e-6", "1e-4", "0.01", "1"}, ls)
 }
 
 // Linear ticks get labels that differ and each say its value to within a
@@ -277,5 +277,14 @@ func BenchmarkWrite(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// Linear axes read in plain numbers, never 1e+01.
+func TestDistinctTicksPlain(t *testing.T) {
+	for _, r := range [][2]float64{{0, 20}, {0, 2.5e5}, {0.03, 0.031}, {290, 330}} {
+		for _, tk := range (distinctTicks{}).Ticks(r[0], r[1]) {
+			require.NotContains(t, tk.Label, "e", "%v: %q", r, tk.Label)
+		}
 	}
 }
