@@ -120,6 +120,7 @@ func readRunReport(path string) (runplot.Run, error) {
 	}
 	r := plotRun(rep.Config.Equation.Kind, &rep.Report)
 	r.Label = rep.Config.Output.Label
+	r.Media = rep.Config.Case().Media
 	return r, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -61,8 +62,13 @@ func FlowPlot(rows []Row) (pl *plot.Plot, leg plot.Legend, ok bool, err error) {
 		}
 		return err
 	}
+	var quiet []string
 	for k, name := range names {
 		pts := series(func(r Row) (float64, bool) { y, has := r.Q[name]; return y, has })
+		if !slices.ContainsFunc(pts, func(p plotter.XY) bool { return p.Y != 0 }) {
+			quiet = append(quiet, name) // zero throughout: left out of the plot and its legend
+			continue
+		}
 		label := "through " + name
 		switch name {
 		case "held":
@@ -83,6 +89,9 @@ func FlowPlot(rows []Row) (pl *plot.Plot, leg plot.Legend, ok bool, err error) {
 	})
 	if err := add(len(names), "in all", total); err != nil {
 		return nil, leg, false, err
+	}
+	if len(quiet) > 0 {
+		pl.Title.Text += "\nno flow throughout: " + strings.Join(quiet, ", ")
 	}
 	leg.Top, leg.Left = true, true
 	return pl, leg, true, nil

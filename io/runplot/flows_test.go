@@ -38,3 +38,17 @@ func TestFlowsReadAndDrawn(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, paths, 1) // field.png alone
 }
+
+// Series that are zero throughout (the faces of an insulated box, no held
+// cells) are left out of the plot and its legend, and named in the title.
+func TestFlowsLeaveOutZeroSeries(t *testing.T) {
+	head := strings.Join(append(Header, FlowColumns(2)...), ",")
+	rows, err := Parse(strings.NewReader(head+"\n"+
+		"0,0,0,1,0.5,0.5,0,0,-2,0,0,0,3\n"+
+		"10,0.01,0,1,0.6,0.6,0,0,-1,0,0,0,3\n"), "d.csv")
+	require.NoError(t, err)
+	pl, _, ok, err := FlowPlot(rows)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.True(t, strings.HasSuffix(pl.Title.Text, "\nno flow throughout: y_lo, x_lo, x_hi, held"), pl.Title.Text)
+}

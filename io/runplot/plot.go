@@ -45,6 +45,9 @@ type Run struct {
 	// Label is the field's name (output.label) on the axes of its values;
 	// "" leaves them unnamed.
 	Label string
+	// Media: the run is in heterogeneous media, where ∫u dV is not the
+	// heat (that weighs u by ρc: the report's energy_balance).
+	Media bool
 }
 
 // Write draws the plots of a run with these rows into dir (created when
@@ -61,7 +64,7 @@ func Write(dir string, rows []Row, run Run) ([]string, error) {
 	}
 	var paths []string
 	if run.Equation != "poisson" {
-		stats, total, err := FieldPlots(rows, run.Label)
+		stats, total, err := FieldPlots(rows, run.Label, run.Media)
 		if err != nil {
 			return nil, err
 		}
@@ -129,8 +132,9 @@ func saveStacked(path string, w, h vg.Length, plots ...*plot.Plot) error {
 // time, and the total heat ∫u dV over time. The x axis is the simulated
 // time, or the step where the time does not advance (a Poisson run's
 // rows). Non-finite values are left out. label names the field (output.label;
-// "": u).
-func FieldPlots(rows []Row, label string) (stats, total *plot.Plot, err error) {
+// "": u). In media (media true) the total panel says it is ∫u dV, not the
+// heat.
+func FieldPlots(rows []Row, label string, media bool) (stats, total *plot.Plot, err error) {
 	if label == "" {
 		label = "u"
 	}
@@ -178,6 +182,9 @@ func FieldPlots(rows []Row, label string) (stats, total *plot.Plot, err error) {
 		of = func(r Row) float64 { return (r.Total - q0) / math.Abs(q0) }
 		total.Title.Text = fmt.Sprintf("total heat ∫u dV, relative to the first row's Q₀ = %.6g", q0)
 		total.Y.Label.Text = "(∫u dV − Q₀) / |Q₀|"
+	}
+	if media {
+		total.Title.Text = strings.Replace(total.Title.Text, "total heat ∫u dV", "∫u dV (in media not the heat, Σ ρc·u·V: see the report's energy_balance)", 1)
 	}
 	if err := addLine(total, "", 0, finite(rows, xOf, of)); err != nil {
 		return nil, nil, err
