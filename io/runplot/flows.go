@@ -63,7 +63,8 @@ func FlowPlot(rows []Row) (pl *plot.Plot, leg plot.Legend, ok bool, err error) {
 		return err
 	}
 	var quiet []string
-	for k, name := range names {
+	k := 0 // the drawn series' colours, one each
+	for _, name := range names {
 		pts := series(func(r Row) (float64, bool) { y, has := r.Q[name]; return y, has })
 		if !slices.ContainsFunc(pts, func(p plotter.XY) bool { return p.Y != 0 }) {
 			quiet = append(quiet, name) // zero throughout: left out of the plot and its legend
@@ -79,6 +80,7 @@ func FlowPlot(rows []Row) (pl *plot.Plot, leg plot.Legend, ok bool, err error) {
 		if err := add(k, label, pts); err != nil {
 			return nil, leg, false, err
 		}
+		k++
 	}
 	total := series(func(r Row) (float64, bool) {
 		sum := 0.0
@@ -87,7 +89,7 @@ func FlowPlot(rows []Row) (pl *plot.Plot, leg plot.Legend, ok bool, err error) {
 		}
 		return sum, r.Q != nil
 	})
-	if err := add(len(names), "in all", total); err != nil {
+	if err := add(k, "in all", total); err != nil {
 		return nil, leg, false, err
 	}
 	if len(quiet) > 0 {
