@@ -11,6 +11,7 @@ import (
 
 	"heat/decomp"
 	"heat/io/config"
+	"heat/io/media"
 	"heat/operator"
 	"heat/plan"
 	"heat/solver"
@@ -80,6 +81,7 @@ func summary(w io.Writer, cfg *config.Config, spec solver.Spec, g *decomp.Grid, 
 	if avail > 0 {
 		fmt.Fprintf(w, "available    %s (%s)\n", bytesText(avail), availWhat)
 	}
+	materials(w, cfg)
 	var maps []string
 	for _, m := range []struct{ key, path string }{{"maps.k", cfg.Maps.K}, {"maps.rho_c", cfg.Maps.RhoC}} {
 		if m.path != "" {
@@ -118,4 +120,45 @@ func method(cfg *config.Config) string {
 		m = "one full-multigrid cycle, then " + m
 	}
 	return m
+}
+
+// materials prints, per [[material]], the cells its region holds, those
+// still its own under the materials after it and their extent: a thin
+// layer that came out as one cell, or a material wholly covered by later
+// ones, shows here before the run.
+func materials(w io.Writer, cfg *config.Config) {
+	spec := cfg.Media()
+	if len(spec.Materials) == 0 {
+		return
+	}
+	cov, ok := spec.Coverage()
+	if !ok {
+		fmt.Fprintf(w, "materials    %d, not counted on a grid of more than %d cells\n", len(spec.Materials), media.MaxCoverageCells)
+		return
+	}
+	nd := len(cfg.Grid.Shape)
+	for i, c := range cov {
+		name := fmt.Sprintf("material[%d]", i)
+		if n := spec.Materials[i].Name; n != "" {
+			name += " " + n
+		}
+		line := fmt.Sprintf("%s: %d cells", name, c.Owned)
+		if c.Owned != c.Region {
+			line += fmt.Sprintf(" (of the %d its region holds; the rest under later materials)", c.Region)
+		}
+		if c.Lo != nil {
+			var ext []string
+			for a := range nd {
+				ext = append(ext, fmt.Sprintf("%s %.4g–%.4g", decomp.AxisName(nd, a), c.Lo[a], c.Hi[a]))
+			}
+			line += ", " + strings.Join(ext, ", ")
+		} else {
+			line += ": every cell of its region lies under later materials, so it sets nothing"
+		}
+		label := "materials   "
+		if i > 0 {
+			label = "            "
+		}
+		fmt.Fprintf(w, "%s %s\n", label, line)
+	}
 }

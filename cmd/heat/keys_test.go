@@ -66,3 +66,16 @@ func TestConfigKeys(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, `no command or config key "nonsense"`)
 }
+
+// --dry-run says what each material got: its cells, those under later
+// materials, and the extent of its own.
+func TestDryRunCountsMaterials(t *testing.T) {
+	code, out, errOut := heat(t, "run", "--dry-run", "-c", "power-module-3d")
+	require.Zero(t, code, errOut)
+	require.Contains(t, out, "material[3] chip: 1600 cells, z 0.003–0.004, y 0.011–0.021, x 0.011–0.021\n")
+	require.Contains(t, out, "material[2] epoxy: 14784 cells (of the 16384 its region holds; the rest under later materials)")
+	code, out, _ = heat(t, "run", "--dry-run", "--set", "grid.shape=[10,10]",
+		"--set", `material=[{name = "a", region = "box", lo = [0.0, 0.0], hi = [0.5, 0.5], k = 2.0}, {region = "box", lo = [0.0, 0.0], hi = [1.0, 1.0], k = 3.0}]`)
+	require.Zero(t, code)
+	require.Contains(t, out, "material[0] a: 0 cells (of the 25 its region holds; the rest under later materials): every cell of its region lies under later materials, so it sets nothing")
+}

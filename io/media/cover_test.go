@@ -113,3 +113,28 @@ func TestCoversNoneMatchesFill(t *testing.T) {
 		}
 	}
 }
+
+// Coverage counts each material's cells and its extent: a material under a
+// later one that covers it sets nothing, a thin layer is the one row of
+// centres it holds, drawn as that row's faces.
+func TestCoverage(t *testing.T) {
+	box := func(lo, hi []float64) Material {
+		return Material{K: 2, Region: Region{Kind: Box, Lo: lo, Hi: hi}}
+	}
+	s := &Spec{Shape: []int{10, 20}, Length: []float64{1, 2}, K: 1, Materials: []Material{
+		box([]float64{0, 0}, []float64{1, 1}),       // the left half: 100 cells
+		box([]float64{0, 0}, []float64{1, 1.2}),     // over it, and 2 columns more
+		box([]float64{0.44, 0}, []float64{0.46, 2}), // one row of centres (y = 0.45)
+	}}
+	cov, ok := s.Coverage()
+	require.True(t, ok)
+	require.Equal(t, Coverage{Region: 100}, cov[0])
+	require.Equal(t, 120, cov[1].Region)
+	require.Equal(t, 108, cov[1].Owned, "the layer takes its 12 cells of a row")
+	require.Equal(t, []float64{0, 0}, cov[1].Lo)
+	require.InDeltaSlice(t, []float64{1, 1.2}, cov[1].Hi, 1e-15)
+	require.Equal(t, Coverage{Region: 20, Owned: 20, Lo: []float64{0.4, 0}, Hi: []float64{0.5, 2}}, cov[2])
+	big := &Spec{Shape: []int{8192, 8192}, K: 1, Materials: s.Materials}
+	_, ok = big.Coverage()
+	require.False(t, ok)
+}

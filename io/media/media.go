@@ -601,3 +601,68 @@ func oneOf(kinds []string) string {
 // errMissing marks a chunk that is not stored (its values are the fill
 // value).
 var errMissing = errors.New("missing")
+
+// Coverage is what one material sets on the whole grid: the cells whose
+// centre its region holds (Region), those still its own under the
+// materials after it (Owned), and the extent of those (Lo, Hi: the faces
+// of the outermost owned cells per axis, physical coordinates, C order;
+// nil when it owns none).
+type Coverage struct {
+	Region, Owned int
+	Lo, Hi        []float64
+}
+
+// MaxCoverageCells bounds the grids Coverage scans (a pass over every cell
+// for every material; 2^24 cells, a 4096² or 256³ grid, take about a
+// second).
+const MaxCoverageCells = 1 << 24
+
+// Coverage is each material's Coverage, in order; ok is false (and nil)
+// for a grid of more than MaxCoverageCells cells.
+func (s *Spec) Coverage() (cov []Coverage, ok bool) {
+	nd, geo := len(s.Shape), s.geometry()
+	n := 1
+	for _, c := range s.Shape {
+		n *= c
+		if n > MaxCoverageCells {
+			return nil, false
+		}
+	}
+	cov = make([]Coverage, len(s.Materials))
+	lo, hi := make([][]int, len(cov)), make([][]int, len(cov))
+	x, idx := make([]float64, nd), make([]int, nd)
+	for cell := range n {
+		geo.Cell(cell, idx)
+		for a := range nd {
+			x[a] = geo.Centre(a, idx[a])
+		}
+		owner := -1
+		for mi := range s.Materials {
+			if s.Materials[mi].Region.Contains(x) {
+				cov[mi].Region++
+				owner = mi
+			}
+		}
+		if owner < 0 {
+			continue
+		}
+		cov[owner].Owned++
+		if lo[owner] == nil {
+			lo[owner], hi[owner] = slices.Clone(idx), slices.Clone(idx)
+		}
+		for a, i := range idx {
+			lo[owner][a], hi[owner][a] = min(lo[owner][a], i), max(hi[owner][a], i)
+		}
+	}
+	for mi := range cov {
+		if lo[mi] == nil {
+			continue
+		}
+		cov[mi].Lo, cov[mi].Hi = make([]float64, nd), make([]float64, nd)
+		for a := range nd {
+			cov[mi].Lo[a] = float64(lo[mi][a]) * geo.H(a)
+			cov[mi].Hi[a] = float64(hi[mi][a]+1) * geo.H(a)
+		}
+	}
+	return cov, true
+}
