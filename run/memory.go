@@ -69,8 +69,13 @@ func estimateMemory(cfg *config.Config, spec solver.Spec, g *decomp.Grid, ranks 
 		biggest = max(biggest, box)
 		if cfg.Output.Fingerprint {
 			if r == 0 {
-				// The gathered field, and a receive buffer per other rank.
+				// The gathered field, and a receive buffer per other rank;
+				// in media the gathered conductivity too (the holes the
+				// statistics leave out).
 				m.Gather += global + global - box
+				if spec.Media != nil {
+					m.Gather += global
+				}
 			} else {
 				m.Gather += box // its send buffer
 			}

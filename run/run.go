@@ -788,11 +788,15 @@ func exists(path string) bool {
 // without, from the ranks' summaries (fieldStats).
 func summarise(c comm.Comm, s *solver.Solver, fingerprint bool) (report.Field, error) {
 	if fingerprint {
+		k, err := s.GatherHoles() // the statistics leave the holes out
+		if err != nil {
+			return report.Field{}, err
+		}
 		g, err := s.Gather()
 		if err != nil || c.Rank() != 0 {
 			return report.Field{}, err
 		}
-		return report.Summarise(g, true), nil
+		return report.SummariseOver(g, k, true), nil
 	}
 	st, err := fieldStats(c, s)
 	return st.Field(), err

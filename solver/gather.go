@@ -14,7 +14,22 @@ const gatherTag = comm.TagGather
 // other ranks get nil. Collective. The pieces travel as float64 messages
 // (no byte encoding), and rank 0 reuses its buffers from one call to the
 // next, so the result is only valid until the next Gather.
-func (s *Solver) Gather() ([]float64, error) {
+func (s *Solver) Gather() ([]float64, error) { return s.gather(s.u, &s.gathered) }
+
+// GatherHoles collects, like Gather, the media's conductivity on rank 0,
+// whose zeros are the insulating holes (nil on the others, and in the
+// uniform medium). Collective.
+func (s *Solver) GatherHoles() ([]float64, error) {
+	if s.media == nil {
+		return nil, nil
+	}
+	var k []float64
+	return s.gather(s.media.K, &k)
+}
+
+// gather collects the box values of src, a field of the solver's layout,
+// into *dst on rank 0.
+func (s *Solver) gather(src []float64, dst *[]float64) ([]float64, error) {
 	nd := len(s.lay.N)
 	local := decomp.Box{Lo: make([]int, nd), Hi: s.lay.N}
 	if s.c.Rank() != 0 {
@@ -22,7 +37,7 @@ func (s *Solver) Gather() ([]float64, error) {
 			s.gatherSend = make([]float64, s.lay.Box.Size())
 		}
 		k := 0
-		s.lay.ForRows(local, func(start, n int) { k += copy(s.gatherSend[k:], s.u[start:start+n]) })
+		s.lay.ForRows(local, func(start, n int) { k += copy(s.gatherSend[k:], src[start:start+n]) })
 		req, err := s.c.Isend(s.gatherSend, 0, gatherTag)
 		if err != nil {
 			return nil, err
@@ -33,19 +48,20 @@ func (s *Solver) Gather() ([]float64, error) {
 	for _, n := range s.spec.Shape {
 		total *= n
 	}
-	if len(s.gathered) != total {
-		s.gathered = make([]float64, total)
+	if len(*dst) != total {
+		*dst = make([]float64, total)
 	}
+	gathered := *dst
 	whole := decomp.NewLayout(decomp.Box{Lo: make([]int, nd), Hi: s.spec.Shape}, 0)
 	// Rank 0's own box.
 	s.lay.ForRows(local, func(start, n int) {
 		// The row's global start: shift by the box offset.
 		c := make([]int, nd)
 		s.lay.Global(start, c)
-		copy(s.gathered[whole.Index(c...):], s.u[start:start+n])
+		copy(gathered[whole.Index(c...):], src[start:start+n])
 	})
 	if s.c.Size() == 1 {
-		return s.gathered, nil
+		return gathered, nil
 	}
 	if s.gatherRecv == nil {
 		s.gatherRecv = make([][]float64, s.c.Size())
@@ -67,7 +83,7 @@ func (s *Solver) Gather() ([]float64, error) {
 	for r := 1; r < s.c.Size(); r++ {
 		k := 0
 		p := s.gatherRecv[r]
-		whole.ForRows(s.grid.Box(r), func(start, n int) { k += copy(s.gathered[start:start+n], p[k:]) })
+		whole.ForRows(s.grid.Box(r), func(start, n int) { k += copy(gathered[start:start+n], p[k:]) })
 	}
-	return s.gathered, nil
+	return gathered, nil
 }

@@ -647,17 +647,40 @@ func (s *Solver) Layout() decomp.Layout { return s.lay }
 // Field is this rank's current field, ghosts included (see Layout).
 func (s *Solver) Field() []float64 { return s.u }
 
-// EachRow calls f(p, row) for every row of the box's current field, part
+// EachRow calls f(p, row) for every row of the box's current field (in
+// media every run of a row between insulating holes: a hole keeps its
+// first value, which is no value of the medium's), part
 // p (< Parts) over the rows the step updates in that part, in parallel:
 // each row is still in its worker's cache (a serial pass for diagnostics
 // every 10 steps pulled half of a 256² field from the other core and took
 // a 2-thread run 40% of its wall time).
 func (s *Solver) EachRow(f func(p int, row []float64)) {
 	u := s.u
+	var k []float64
+	if s.media != nil {
+		k = s.media.K
+	}
 	s.team.Run(s.parts, func(p int) {
 		for _, r := range [2]*region{&s.inner, &s.rim} {
 			for _, rw := range r.rows[r.share[p]:r.share[p+1]] {
-				f(p, u[rw.Start:rw.Start+rw.N])
+				if k == nil {
+					f(p, u[rw.Start:rw.Start+rw.N])
+					continue
+				}
+				// The runs of the row that are not holes.
+				for j := rw.Start; j < rw.Start+rw.N; {
+					for j < rw.Start+rw.N && k[j] == 0 {
+						j++
+					}
+					e := j
+					for e < rw.Start+rw.N && k[e] != 0 {
+						e++
+					}
+					if e > j {
+						f(p, u[j:e])
+					}
+					j = e
+				}
 			}
 		}
 	})

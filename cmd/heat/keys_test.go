@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -78,4 +79,18 @@ func TestDryRunCountsMaterials(t *testing.T) {
 		"--set", `material=[{name = "a", region = "box", lo = [0.0, 0.0], hi = [0.5, 0.5], k = 2.0}, {region = "box", lo = [0.0, 0.0], hi = [1.0, 1.0], k = 3.0}]`)
 	require.Zero(t, code)
 	require.Contains(t, out, "material[0] a: 0 cells (of the 25 its region holds; the rest under later materials): every cell of its region lies under later materials, so it sets nothing")
+}
+
+// The field's statistics leave insulating holes out: a hole keeps its
+// first value (here 5, above every other cell after the walls cooled the
+// plate), which is no temperature of the medium.
+func TestFieldStatsLeaveHolesOut(t *testing.T) {
+	out := t.TempDir()
+	code, _, errOut := heat(t, "run", "-q", "--out", out, "--set", "grid.shape=[16,16]", "--steps", "600",
+		"--set", "initial.kind=constant", "--set", "initial.value=5.0",
+		"--set", `material=[{region = "box", lo = [0.4, 0.4], hi = [0.6, 0.6], k = 0.0}]`)
+	require.Zero(t, code, errOut)
+	r := readReport(t, filepath.Join(out, "report.json"))
+	require.Less(t, float64(r.Field.Max), 5.0, "the hole's 5 is left out")
+	require.Greater(t, float64(r.Field.Max), 0.0)
 }

@@ -319,9 +319,29 @@ func (s Stats) Field() Field {
 
 // Summarise computes the field summary of a global field in C order, with
 // its fingerprint when asked.
-func Summarise(u []float64, fingerprint bool) Field {
+func Summarise(u []float64, fingerprint bool) Field { return SummariseOver(u, nil, fingerprint) }
+
+// SummariseOver is Summarise with the statistics over the cells where k is
+// not 0 (k nil: every cell): the insulating holes of media keep their
+// first value, which is no value of the medium's. The fingerprint is of
+// every cell.
+func SummariseOver(u, k []float64, fingerprint bool) Field {
 	st := NewStats()
-	st.Add(u)
+	if k == nil {
+		st.Add(u)
+	} else {
+		for i := 0; i < len(u); {
+			for i < len(u) && k[i] == 0 {
+				i++
+			}
+			e := i
+			for e < len(u) && k[e] != 0 {
+				e++
+			}
+			st.Add(u[i:e])
+			i = e
+		}
+	}
 	f := st.Field()
 	if fingerprint {
 		h := sha256.New()
