@@ -42,6 +42,10 @@ type lineOut struct {
 	Step        int
 	Time        float64
 	Equation    string
+	// Label names the field on the y axis (output.label, "u" when none);
+	// Units the units the axes write.
+	FieldLabel string
+	Units      config.Units
 }
 
 // MaxError is max |U − Exact| over the line's finite cells (NaN when the
@@ -122,7 +126,8 @@ func readLine(ck *checkpoint.Checkpoint, spec, slice string) (*lineOut, error) {
 		return nil, fmt.Errorf("render: %w", err)
 	}
 	m := ck.Meta()
-	l := &lineOut{Along: along, Name: decomp.AxisName(nd, along), Shape: shape, Step: m.Step, Time: m.Time, Equation: cfg.Equation.Kind}
+	l := &lineOut{Along: along, Name: decomp.AxisName(nd, along), Shape: shape, Step: m.Step, Time: m.Time, Equation: cfg.Equation.Kind,
+		FieldLabel: cfg.Output.Label, Units: cfg.Output.Units}
 	exact := exactOf(cfg, m.Time)
 	var where, label []string
 	for a := range nd {
@@ -197,15 +202,22 @@ func parseLine(spec, slice string, shape []int) (along int, fixed []int, err err
 func linePlot(l *lineOut) (*plot.Plot, error) {
 	p := plot.New()
 	when := fmt.Sprintf("step %d, t = %.4g", l.Step, l.Time)
+	if l.Units.Time != "" {
+		when += " " + l.Units.Time
+	}
 	if l.Equation == config.Poisson {
 		when = fmt.Sprintf("iteration %d", l.Step)
 	}
-	p.Title.Text = fmt.Sprintf("u along %s at %s; %s", l.Name, l.Where, when)
+	name := l.FieldLabel
+	if name == "" {
+		name = "u"
+	}
+	p.Title.Text = fmt.Sprintf("%s along %s at %s; %s", name, l.Name, l.Where, when)
 	if l.Exact != nil {
 		p.Title.Text += fmt.Sprintf("\nmax |u − exact| = %.3g", l.MaxError())
 	}
-	p.X.Label.Text = l.Name
-	p.Y.Label.Text = "u"
+	p.X.Label.Text = config.WithUnit(l.Name, l.Units.Length)
+	p.Y.Label.Text = fieldAxis(l.FieldLabel, l.Units.Field)
 	p.Legend.Top = true
 	p.X.Min, p.X.Max = 0, l.X[len(l.X)-1]+l.X[0] // the domain: the centres are half a cell in
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -259,4 +271,16 @@ func linePlot(l *lineOut) (*plot.Plot, error) {
 		p.Y.Min, p.Y.Max = lo-0.05*r, hi+0.25*r
 	}
 	return p, nil
+}
+
+// fieldAxis names the field on an axis: output.label ("u" when "") with
+// the field's unit, unless the label says one already ("T (K)").
+func fieldAxis(label, unit string) string {
+	if label == "" {
+		label = "u"
+	}
+	if strings.HasSuffix(label, ")") {
+		return label
+	}
+	return config.WithUnit(label, unit)
 }

@@ -119,8 +119,9 @@ func readRunReport(path string) (runplot.Run, error) {
 		return runplot.Run{}, fmt.Errorf("%s: not a run report: %v", path, err)
 	}
 	r := plotRun(rep.Config.Equation.Kind, &rep.Report)
-	r.Label = rep.Config.Output.Label
+	r.Label = plotLabel(rep.Config.Output.Label, rep.Config.Output.Units.Field)
 	r.Media = rep.Config.Case().Media
+	r.TimeUnit = rep.Config.Output.Units.Time
 	return r, nil
 }
 
@@ -211,7 +212,7 @@ func (j *job) endProbePlot() []string {
 	}
 	if err == nil && len(p.Rows) > 0 {
 		r := plotRun(j.cfg.Equation.Kind, j.rep)
-		r.Label = o.Label
+		r.Label, r.TimeUnit = plotLabel(o.Label, o.Units.Field), o.Units.Time
 		var path string
 		if path, err = runplot.WriteProbes(dir, p, r); err == nil {
 			return []string{path}
@@ -229,4 +230,13 @@ func plotFiles(kind string) []string {
 		return []string{runplot.ResidualFile}
 	}
 	return []string{runplot.FieldFile, runplot.FlowFile}
+}
+
+// plotLabel is the field's name on the plots' axes: output.label with the
+// field's unit, "" (unnamed) where the label is "".
+func plotLabel(label, unit string) string {
+	if label == "" {
+		return ""
+	}
+	return fieldAxis(label, unit)
 }

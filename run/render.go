@@ -305,7 +305,8 @@ type planeImage struct {
 	Step     int          `json:"step"`
 	Time     report.Float `json:"time"`
 	Residual report.Float `json:"residual"`
-	Plane    string       `json:"plane,omitempty"` // the cut of a 3D field, "z=32"; "" in 2D
+	Plane    string       `json:"plane,omitempty"`     // the cut of a 3D field, "z = 0.25"; "" in 2D
+	TimeUnit string       `json:"time_unit,omitempty"` // output.units.time, after the title's time
 	// Axes names the plane's column and row axes; Extent is its physical
 	// width and height.
 	Axes   [2]string  `json:"axes"`
@@ -339,6 +340,9 @@ func newPlaneImage(cfg *config.Config, shape []int, spec string, size int, kind 
 		g := field.Geometry{Shape: shape, Length: cfg.Grid.Length}
 		py, px = rest[0], rest[1]
 		plane = fmt.Sprintf("%s = %s", decomp.AxisName(3, cut), heatmap.Shortest(roundTo(g.Centre(cut, at), 4)))
+		if u := cfg.Output.Units.Length; u != "" {
+			plane += " " + u
+		}
 	}
 	length := cfg.Grid.Length
 	if len(length) != len(shape) {
@@ -350,12 +354,17 @@ func newPlaneImage(cfg *config.Config, shape []int, spec string, size int, kind 
 	nd := len(shape)
 	p := &planeImage{
 		Kind: kind, Step: step, Time: report.Float(t), Residual: report.Float(residual), Plane: plane,
-		Axes:   [2]string{decomp.AxisName(nd, px), decomp.AxisName(nd, py)},
-		Extent: [2]float64{length[px], length[py]},
-		Cells:  [2]int{shape[py], shape[px]},
-		Factor: heatmap.Factor(shape[py], shape[px], size),
-		Min:    report.Float(lo), Max: report.Float(hi),
+		Axes: [2]string{config.WithUnit(decomp.AxisName(nd, px), cfg.Output.Units.Length),
+			config.WithUnit(decomp.AxisName(nd, py), cfg.Output.Units.Length)},
+		TimeUnit: cfg.Output.Units.Time,
+		Extent:   [2]float64{length[px], length[py]},
+		Cells:    [2]int{shape[py], shape[px]},
+		Factor:   heatmap.Factor(shape[py], shape[px], size),
+		Min:      report.Float(lo), Max: report.Float(hi),
 		Cmap: cfg.Output.Cmap, Label: cfg.Output.Label, Size: size,
+	}
+	if p.Label != "" {
+		p.Label = fieldAxis(p.Label, cfg.Output.Units.Field)
 	}
 	if r := cfg.Output.Range; len(r) == 2 {
 		p.Range = r
@@ -367,6 +376,9 @@ func newPlaneImage(cfg *config.Config, shape []int, spec string, size int, kind 
 // residual (poisson), and the plane of a 3D field.
 func (p *planeImage) title() string {
 	s := fmt.Sprintf("step %d  t = %.4g", p.Step, float64(p.Time))
+	if p.TimeUnit != "" {
+		s += " " + p.TimeUnit
+	}
 	if p.Kind == "poisson" {
 		s = fmt.Sprintf("iteration %d  residual %.3g", p.Step, float64(p.Residual))
 	}

@@ -94,3 +94,28 @@ func TestFieldStatsLeaveHolesOut(t *testing.T) {
 	require.Less(t, float64(r.Field.Max), 5.0, "the hole's 5 is left out")
 	require.Greater(t, float64(r.Field.Max), 0.0)
 }
+
+// output.units go on the axes: the snapshot's plane names its axes and
+// colour bar with them, the title its time, a 3D cut its coordinate.
+func TestUnitsOnTheAxes(t *testing.T) {
+	out := t.TempDir()
+	code, _, errOut := heat(t, "run", "-q", "--out", out, "--set", "grid.shape=[8,12,16]", "--steps", "3",
+		"--set", `output.units={length = "mm", time = "s", field = "K"}`, "--set", "output.label=T", "--set", "checkpoint.final=true")
+	require.Zero(t, code, errOut)
+	data, err := os.ReadFile(filepath.Join(out, "snapshots", "u-00000003.json"))
+	require.NoError(t, err)
+	var meta struct {
+		Axes     []string `json:"axes"`
+		Label    string   `json:"label"`
+		TimeUnit string   `json:"time_unit"`
+		Plane    string   `json:"plane"`
+	}
+	require.NoError(t, json.Unmarshal(data, &meta))
+	require.Equal(t, []string{"x (mm)", "y (mm)"}, meta.Axes)
+	require.Equal(t, "T (K)", meta.Label)
+	require.Equal(t, "s", meta.TimeUnit)
+	require.Equal(t, "z = 0.5625 mm", meta.Plane, "the middle plane, cell 4 of 8: (4 + ½)/8")
+	code, _, errOut = heat(t, "run", "--dry-run", "--set", `output.units={length = "a very long unit name"}`)
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "output.units.length")
+}

@@ -279,6 +279,10 @@ type Output struct {
 	// blocks whole
 	ProbeEvery int     `toml:"probe_every" json:"probe_every"`
 	Probe      []Probe `toml:"probe" json:"probe,omitempty"` // [[output.probe]] points sampled into probes.csv
+	// the units the pictures write on their axes, as `units = {length = "m", time = "s",
+	// field = "K"}`; "" writes none. They name what the config's numbers already are: heat
+	// converts nothing
+	Units Units `toml:"units" json:"units"`
 }
 
 // Checkpoint is when and how the run saves restartable state.
@@ -388,4 +392,24 @@ type Material struct {
 	// hold the cells at this value (Dirichlet inside the domain); a material without it makes
 	// its cells free again
 	Fixed *float64 `toml:"fixed" json:"fixed,omitempty" unit:"u"`
+}
+
+// Units are the names of the units of a run's numbers, for the axes of its
+// pictures: images, plots, line-outs.
+type Units struct {
+	// the unit of lengths and coordinates, e.g. "m" or "mm"
+	Length string `toml:"length" json:"length"`
+	// the unit of time, e.g. "s"
+	Time string `toml:"time" json:"time"`
+	// the unit of the field, e.g. "K" or "V"
+	Field string `toml:"field" json:"field"`
+}
+
+// WithUnit is name with unit in brackets, "x (m)", or name alone where the
+// unit is "".
+func WithUnit(name, unit string) string {
+	if unit == "" {
+		return name
+	}
+	return name + " (" + unit + ")"
 }

@@ -735,6 +735,14 @@ func (k *checker) output() *Error {
 	case utf8.RuneCountInString(o.Label) > 40:
 		return k.bad("output.label", "must be at most 40 characters, it names the colour bar (got %d)", utf8.RuneCountInString(o.Label))
 	}
+	for _, u := range []struct{ key, v string }{{"output.units.length", o.Units.Length}, {"output.units.time", o.Units.Time}, {"output.units.field", o.Units.Field}} {
+		switch {
+		case !utf8.ValidString(u.v) || strings.ContainsFunc(u.v, unicode.IsControl):
+			return k.bad(u.key, "must be one line of printable text (got %q)", u.v)
+		case utf8.RuneCountInString(u.v) > 16:
+			return k.bad(u.key, "must be at most 16 characters, it goes on every axis (got %d)", utf8.RuneCountInString(u.v))
+		}
+	}
 	return nil
 }
 

@@ -18,8 +18,9 @@ const FlowFile = "flows.png"
 // rows' q_x_lo …), from held cells and from the source where any row has
 // them, against the simulated time (the step where it does not advance),
 // and their sum; the legend apart, for saveBeside. ok is false when no row
-// carries the flows (a Poisson run, temporal blocking).
-func FlowPlot(rows []Row) (pl *plot.Plot, leg plot.Legend, ok bool, err error) {
+// carries the flows (a Poisson run, temporal blocking). timeUnit is
+// output.units.time.
+func FlowPlot(rows []Row, timeUnit string) (pl *plot.Plot, leg plot.Legend, ok bool, err error) {
 	leg = plot.NewLegend()
 	var names []string
 	for _, r := range rows {
@@ -35,7 +36,7 @@ func FlowPlot(rows []Row) (pl *plot.Plot, leg plot.Legend, ok bool, err error) {
 	// Faces in the columns' order (z, y, x, lo then hi), then held, source.
 	order := FlowColumns(3)
 	slices.SortFunc(names, func(a, b string) int { return slices.Index(order, "q_"+a) - slices.Index(order, "q_"+b) })
-	xOf, xLabel := func(r Row) float64 { return r.Time }, "t (simulated time)"
+	xOf, xLabel := func(r Row) float64 { return r.Time }, timeAxis(timeUnit)
 	if rows[len(rows)-1].Time <= rows[0].Time {
 		xOf, xLabel = func(r Row) float64 { return float64(r.Step) }, "step"
 	}

@@ -47,7 +47,7 @@ func TestFlowsLeaveOutZeroSeries(t *testing.T) {
 		"0,0,0,1,0.5,0.5,0,0,-2,0,0,0,3\n"+
 		"10,0.01,0,1,0.6,0.6,0,0,-1,0,0,0,3\n"), "d.csv")
 	require.NoError(t, err)
-	pl, _, ok, err := FlowPlot(rows)
+	pl, _, ok, err := FlowPlot(rows, "")
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.True(t, strings.HasSuffix(pl.Title.Text, "\nno flow throughout: y_lo, x_lo, x_hi, held"), pl.Title.Text)

@@ -48,6 +48,17 @@ type Run struct {
 	// Media: the run is in heterogeneous media, where ∫u dV is not the
 	// heat (that weighs u by ρc: the report's energy_balance).
 	Media bool
+	// TimeUnit is output.units.time, on the time axes ("": "simulated
+	// time").
+	TimeUnit string
+}
+
+// timeAxis names a time axis: t with its unit, or "t (simulated time)".
+func timeAxis(unit string) string {
+	if unit == "" {
+		unit = "simulated time"
+	}
+	return "t (" + unit + ")"
 }
 
 // Write draws the plots of a run with these rows into dir (created when
@@ -64,7 +75,7 @@ func Write(dir string, rows []Row, run Run) ([]string, error) {
 	}
 	var paths []string
 	if run.Equation != "poisson" {
-		stats, total, err := FieldPlots(rows, run.Label, run.Media)
+		stats, total, err := FieldPlots(rows, run)
 		if err != nil {
 			return nil, err
 		}
@@ -74,7 +85,7 @@ func Write(dir string, rows []Row, run Run) ([]string, error) {
 		}
 		paths = append(paths, path)
 	}
-	if pl, leg, ok, err := FlowPlot(rows); err != nil {
+	if pl, leg, ok, err := FlowPlot(rows, run.TimeUnit); err != nil {
 		return nil, err
 	} else if ok {
 		path := filepath.Join(dir, FlowFile)
@@ -131,14 +142,15 @@ func saveStacked(path string, w, h vg.Length, plots ...*plot.Plot) error {
 // FieldPlots are a heat run's plots: the field's min, max and mean over
 // time, and the total heat ∫u dV over time. The x axis is the simulated
 // time, or the step where the time does not advance (a Poisson run's
-// rows). Non-finite values are left out. label names the field (output.label;
-// "": u). In media (media true) the total panel says it is ∫u dV, not the
-// heat.
-func FieldPlots(rows []Row, label string, media bool) (stats, total *plot.Plot, err error) {
+// rows). Non-finite values are left out. run.Label names the field
+// (output.label; "": u). In media the total panel says it is ∫u dV, not
+// the heat.
+func FieldPlots(rows []Row, run Run) (stats, total *plot.Plot, err error) {
+	label, media := run.Label, run.Media
 	if label == "" {
 		label = "u"
 	}
-	xOf, xLabel := func(r Row) float64 { return r.Time }, "t (simulated time)"
+	xOf, xLabel := func(r Row) float64 { return r.Time }, timeAxis(run.TimeUnit)
 	if rows[len(rows)-1].Time <= rows[0].Time {
 		xOf, xLabel = func(r Row) float64 { return float64(r.Step) }, "step"
 	}

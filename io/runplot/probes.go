@@ -77,7 +77,7 @@ func ProbePlot(p *Probes, run Run) (*plot.Plot, plot.Legend, error) {
 		return nil, leg, fmt.Errorf("no rows to plot")
 	}
 	rows := p.Rows
-	xOf, xLabel := func(r ProbeRow) float64 { return r.Time }, "t (simulated time)"
+	xOf, xLabel := func(r ProbeRow) float64 { return r.Time }, timeAxis(run.TimeUnit)
 	if rows[len(rows)-1].Time <= rows[0].Time {
 		xOf, xLabel = func(r ProbeRow) float64 { return float64(r.Step) }, "step"
 		if run.Equation == "poisson" {

@@ -93,3 +93,17 @@ func TestWriteProbesLegendBesideTheData(t *testing.T) {
 	_, err = WriteProbes(dir, &Probes{Names: []string{"a"}}, Run{})
 	require.ErrorContains(t, err, "no rows")
 }
+
+// output.units.time names the time axes.
+func TestTimeAxesTakeTheUnit(t *testing.T) {
+	p := &Probes{Names: []string{"a"}, Rows: []ProbeRow{{Step: 0, Time: 0, Values: []float64{1}}, {Step: 1, Time: 2, Values: []float64{3}}}}
+	pl, _, err := ProbePlot(p, Run{Equation: "heat", TimeUnit: "h"})
+	require.NoError(t, err)
+	require.Equal(t, "t (h)", pl.X.Label.Text)
+	rows := []Row{{Step: 0, Time: 0, Max: 1}, {Step: 1, Time: 2, Max: 2}}
+	stats, total, err := FieldPlots(rows, Run{TimeUnit: "s", Label: "T (K)"})
+	require.NoError(t, err)
+	require.Equal(t, "t (s)", stats.X.Label.Text)
+	require.Equal(t, "t (s)", total.X.Label.Text)
+	require.Equal(t, "T (K)", stats.Y.Label.Text)
+}
