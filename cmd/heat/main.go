@@ -129,7 +129,7 @@ describes every config key.`,
 	}
 	root.SuggestionsMinimumDistance = 2
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(runCommand(), inspectCommand(), renderCommand(), plotCommand(), benchCommand(), configCommand(), versionCommand())
+	root.AddCommand(runCommand(), inspectCommand(), renderCommand(), plotCommand(), benchCommand(), configCommand(), sweepCommand(), versionCommand())
 	root.SetHelpCommand(helpCommand())
 	return root
 }

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// heat sweep runs every point of the product of the swept keys (the last
+// fastest), each in a folder of its own, and tabulates them: the values,
+// the status, the field and its sha256 — the same as a plain run of that
+// point gives.
+func TestSweep(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "study")
+	code, stdout, errOut := heat(t, "sweep", "--out", out, "--steps", "5", "--set", "output.formats=[]",
+		"--set", "grid.shape=[[16,16],[24,24]]", "--set", "initial.value=[1.0,2.0]")
+	require.Zero(t, code, errOut)
+	require.Contains(t, stdout, "table: "+filepath.Join(out, "sweep.csv"))
+	f, err := os.Open(filepath.Join(out, "sweep.csv"))
+	require.NoError(t, err)
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, recs, 5)
+	head := recs[0]
+	col := func(name string) int {
+		for i, h := range head {
+			if h == name {
+				return i
+			}
+		}
+		t.Fatalf("no column %q in %v", name, head)
+		return -1
+	}
+	require.Equal(t, []string{"[16, 16]", "1.0"}, []string{recs[1][col("grid.shape")], recs[1][col("initial.value")]})
+	require.Equal(t, []string{"[16, 16]", "2.0"}, []string{recs[2][col("grid.shape")], recs[2][col("initial.value")]})
+	require.Equal(t, []string{"[24, 24]", "1.0"}, []string{recs[3][col("grid.shape")], recs[3][col("initial.value")]})
+	shas := map[string]bool{}
+	for _, r := range recs[1:] {
+		require.Equal(t, "completed", r[col("status")])
+		require.Equal(t, "5", r[col("steps")])
+		shas[r[col("sha256")]] = true
+		require.FileExists(t, filepath.Join(r[col("dir")], "report.json"))
+	}
+	require.Len(t, shas, 4, "every point its own field")
+	// Point 2 is the plain run of its values.
+	plain := t.TempDir()
+	code, _, errOut = heat(t, "run", "-q", "--out", plain, "--steps", "5", "--set", "output.formats=[]",
+		"--set", "grid.shape=[24,24]", "--set", "initial.value=1.0")
+	require.Zero(t, code, errOut)
+	require.Equal(t, readReport(t, filepath.Join(plain, "report.json")).Field.SHA256, recs[3][col("sha256")])
+
+	// Refusals, before any run: a table there, nothing swept, a point
+	// whose config is wrong.
+	code, _, errOut = heat(t, "sweep", "--out", out, "--steps", "5", "--set", "initial.value=[1.0,2.0]")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "holds a study already")
+	code, _, errOut = heat(t, "sweep", "--out", filepath.Join(t.TempDir(), "s"), "--set", "initial.value=1.0")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "no key to sweep")
+	bad := filepath.Join(t.TempDir(), "bad")
+	code, _, errOut = heat(t, "sweep", "--out", bad, "--steps", "5", "--set", "grid.shape=[[16,16],[0,16]]")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "sweep point 1 ([0, 16])")
+	require.Contains(t, errOut, "grid.shape")
+	require.NoDirExists(t, bad)
+}

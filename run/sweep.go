@@ -1,0 +1,293 @@
+package run
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"heat/internal/atomicfile"
+	"heat/io/config"
+	"heat/io/report"
+)
+
+// A parameter study: one run per point of the product of the values the
+// swept keys take, each in a folder of its own under the study's, and one
+// table of what every run gave.
+
+// SweepFile is the study's table, in its folder.
+const SweepFile = "sweep.csv"
+
+// SweepOptions are a study: the runs' config (Flags: the file, the --set
+// that are not swept, the dedicated flags; Flags.Out the study's folder,
+// "" for heat-sweep), the swept keys in order with their values (TOML
+// values, as --set takes them), and what each run is otherwise given.
+type SweepOptions struct {
+	Flags     *config.Flags
+	Axes      []SweepAxis
+	Overwrite bool
+	Quiet     bool
+	Stdout    io.Writer
+	Stderr    io.Writer
+	Program   string
+	Args      []string
+}
+
+// SweepAxis is one swept key and its values.
+type SweepAxis struct {
+	Key    string
+	Values []string
+}
+
+// SplitSweep takes the swept keys out of --set arguments: a key=[v1, v2,
+// …] whose key is a config key that is not an array (or, for an array key
+// such as grid.shape, an array of arrays) is swept over its values; every
+// other --set is left for each run.
+func SplitSweep(sets []string) (rest []string, axes []SweepAxis, err error) {
+	for _, s := range sets {
+		key, val, ok := strings.Cut(s, "=")
+		key, val = strings.TrimSpace(key), strings.TrimSpace(val)
+		info := config.KeysWith(key)
+		if !ok || len(info) != 1 || info[0].Key != key || !strings.HasPrefix(val, "[") {
+			rest = append(rest, s)
+			continue
+		}
+		var doc struct{ V []any }
+		if _, err := toml.Decode("V = "+val, &doc); err != nil {
+			rest = append(rest, s) // not an array of values: the run's own check names it
+			continue
+		}
+		array := strings.HasPrefix(info[0].Type, "array")
+		if array && (len(doc.V) == 0 || !isArray(doc.V[0])) {
+			rest = append(rest, s) // one value of an array key
+			continue
+		}
+		if len(doc.V) == 0 {
+			return nil, nil, UsageError{fmt.Errorf("--set %s: a swept key needs at least one value", s)}
+		}
+		ax := SweepAxis{Key: key}
+		for _, v := range doc.V {
+			text, err := tomlValue(v)
+			if err != nil {
+				return nil, nil, UsageError{fmt.Errorf("--set %s: %v", s, err)}
+			}
+			ax.Values = append(ax.Values, text)
+		}
+		for _, other := range axes {
+			if other.Key == key {
+				return nil, nil, UsageError{fmt.Errorf("--set %s: %s is swept twice", s, key)}
+			}
+		}
+		axes = append(axes, ax)
+	}
+	return rest, axes, nil
+}
+
+func isArray(v any) bool {
+	_, ok := v.([]any)
+	return ok
+}
+
+// tomlValue writes v as a TOML value.
+func tomlValue(v any) (string, error) {
+	var b strings.Builder
+	if err := toml.NewEncoder(&b).Encode(map[string]any{"v": v}); err != nil {
+		return "", err
+	}
+	_, text, _ := strings.Cut(strings.TrimSpace(b.String()), "= ")
+	return text, nil
+}
+
+// MaxSweepPoints bounds a study's runs.
+const MaxSweepPoints = 10000
+
+// Sweep runs the study: every point's run (a failed one is recorded and
+// the study goes on), then the table, SweepFile, in the study's folder,
+// and on Stdout. It fails with a usage error before any run for a study
+// with no swept key, too many points or a table already there (without
+// Overwrite), and with the first run's failure (exit 1) after writing the
+// table when some point failed.
+func Sweep(ctx context.Context, o SweepOptions) error {
+	if len(o.Axes) == 0 {
+		return UsageError{errors.New("sweep: no key to sweep: give one as --set key=[v1,v2,...]")}
+	}
+	points := 1
+	for _, a := range o.Axes {
+		points *= len(a.Values)
+		if points > MaxSweepPoints {
+			return UsageError{fmt.Errorf("sweep: more than %d points", MaxSweepPoints)}
+		}
+	}
+	dir := o.Flags.Out
+	if dir == "" {
+		dir = "heat-sweep"
+	}
+	table := filepath.Join(dir, SweepFile)
+	if _, err := os.Lstat(table); err == nil && !o.Overwrite {
+		return UsageError{fmt.Errorf("sweep: %s holds a study already (%s): give another --out, or --overwrite", dir, SweepFile)}
+	}
+	// Every point's config is checked before the first run.
+	for p := range points {
+		f := o.point(p, dir)
+		if _, err := f.Resolve(); err != nil {
+			return UsageError{fmt.Errorf("sweep point %d (%s): %w", p, o.values(p), err)}
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	header := []string{"point", "dir"}
+	for _, a := range o.Axes {
+		header = append(header, a.Key)
+	}
+	header = append(header, "status", "exit_code", "steps", "sim_time", "wall_s", "min", "max", "mean", "sha256", "energy_residual")
+	var rows [][]string
+	var probeNames []string
+	var firstErr error
+	for p := range points {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		f := o.point(p, dir)
+		out := f.Out
+		err := Run(ctx, Options{Flags: f, Quiet: true, Overwrite: o.Overwrite, Stdout: io.Discard, Stderr: o.Stderr,
+			Program: o.Program, Args: o.Args})
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("sweep point %d (%s): %w", p, o.values(p), err)
+		}
+		row := []string{strconv.Itoa(p), out}
+		row = append(row, o.valuesOf(p)...)
+		row = append(row, pointResult(out, ExitCode(err))...)
+		names, last := lastProbes(filepath.Join(out, ProbesFile))
+		if probeNames == nil && names != nil {
+			probeNames = names
+		}
+		if strings.Join(names, ",") == strings.Join(probeNames, ",") {
+			row = append(row, last...)
+		}
+		rows = append(rows, row)
+		if !o.Quiet {
+			fmt.Fprintf(o.Stderr, "sweep: point %d of %d (%s): %s\n", p+1, points, o.values(p), row[len(o.Axes)+2])
+		}
+	}
+	for _, n := range probeNames {
+		header = append(header, "probe_"+n)
+	}
+	if err := atomicfile.Write(table, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		cw.Write(header)
+		for _, r := range rows {
+			cw.Write(r)
+		}
+		cw.Flush()
+		return cw.Error()
+	}); err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	if !o.Quiet {
+		printTable(o.Stdout, header, rows)
+		fmt.Fprintf(o.Stdout, "table: %s\n", table)
+	}
+	return firstErr
+}
+
+// point is the Flags of point p: the study's, each swept key's value of
+// it last, its own folder.
+func (o *SweepOptions) point(p int, dir string) *config.Flags {
+	f := *o.Flags
+	f.Sets = append([]string(nil), o.Flags.Sets...)
+	for i, v := range o.valuesOf(p) {
+		f.Sets = append(f.Sets, o.Axes[i].Key+"="+v)
+	}
+	// Its folder both ways: --out where the study was given one (the flag
+	// is over --set), output.dir otherwise.
+	f.Out = filepath.Join(dir, fmt.Sprintf("point-%04d", p))
+	f.Sets = append(f.Sets, "output.dir="+strconv.Quote(f.Out))
+	return &f
+}
+
+// valuesOf are point p's values of the swept keys, the last key fastest.
+func (o *SweepOptions) valuesOf(p int) []string {
+	vals := make([]string, len(o.Axes))
+	for i := len(o.Axes) - 1; i >= 0; i-- {
+		n := len(o.Axes[i].Values)
+		vals[i] = o.Axes[i].Values[p%n]
+		p /= n
+	}
+	return vals
+}
+
+// values are point p's values as messages name them.
+func (o *SweepOptions) values(p int) string { return strings.Join(o.valuesOf(p), ", ") }
+
+// pointResult is the table's columns of a run's report in out.
+func pointResult(out string, code int) []string {
+	data, err := os.ReadFile(filepath.Join(out, "report.json"))
+	var r report.Report
+	if err != nil || json.Unmarshal(data, &r) != nil {
+		return []string{"no report", strconv.Itoa(code), "", "", "", "", "", "", "", ""}
+	}
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 10, 64) }
+	res := ""
+	if r.EnergyBalance != nil {
+		res = f(float64(r.EnergyBalance.RelativeResidual))
+	}
+	return []string{r.Status, strconv.Itoa(code), strconv.Itoa(r.Steps), f(float64(r.SimTime)), f(r.WallS),
+		f(float64(r.Field.Min)), f(float64(r.Field.Max)), f(float64(r.Field.Mean)), r.Field.SHA256, res}
+}
+
+// lastProbes are the probe names of a probes.csv and its last row's
+// values (nil, nil where there is none).
+func lastProbes(path string) (names, last []string) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) < 2 || len(recs[0]) < 3 {
+		return nil, nil
+	}
+	return recs[0][2:], recs[len(recs)-1][2:]
+}
+
+// printTable writes rows under header in aligned columns, leaving out the
+// folder and the fingerprint (they are in the CSV).
+func printTable(w io.Writer, header []string, rows [][]string) {
+	skip := map[string]bool{"dir": true, "sha256": true}
+	width := make([]int, len(header))
+	for i, h := range header {
+		width[i] = len(h)
+		for _, r := range rows {
+			if i < len(r) {
+				width[i] = max(width[i], len(r[i]))
+			}
+		}
+	}
+	line := func(cells []string) {
+		var b strings.Builder
+		for i, h := range header {
+			if skip[h] {
+				continue
+			}
+			c := ""
+			if i < len(cells) {
+				c = cells[i]
+			}
+			fmt.Fprintf(&b, "%-*s  ", width[i], c)
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+	line(header)
+	for _, r := range rows {
+		line(r)
+	}
+}
