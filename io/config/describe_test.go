@@ -84,3 +84,19 @@ func TestKeyFacts(t *testing.T) {
 	require.Empty(t, KeysWith("run.t"), "a prefix is whole parts of a key")
 	require.Len(t, KeysWith(""), len(Keys()))
 }
+
+// A profile key a layer gives that the kind does not read is warned of,
+// naming the key, where it came from and what the kind reads; the built-in
+// problem's own keys are not.
+func TestUnusedProfileKeysWarned(t *testing.T) {
+	f := &Flags{Sets: []string{"source.kind=expr", `source.expr="x"`, "source.value=5.0", "initial.kind=constant"}}
+	_, err := f.Resolve()
+	require.NoError(t, err)
+	var warned []string
+	for _, n := range f.Notes {
+		if strings.Contains(n, "is not read by") {
+			warned = append(warned, n)
+		}
+	}
+	require.Equal(t, []string{`source.value (--set source.value=5.0) is not read by source.kind = "expr", which reads its expr: the run ignores it`}, warned)
+}

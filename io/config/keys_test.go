@@ -172,9 +172,10 @@ func TestProfileOutsideTheDomainWarns(t *testing.T) {
 	require.Contains(t, notes, "initial: the hotspot of radius 0.0001 around [0.5 0.5] covers no cell centre")
 	require.NotContains(t, notes, "outside")
 
-	// Inside, or unused: nothing to say.
+	// Inside: nothing to say; unused: that it is unused, not where it is.
 	require.Empty(t, notesOf(t))
-	require.Empty(t, notesOf(t, "--set", "source.center=[3,3]"))
+	require.Equal(t, []string{`source.center (--set source.center=[3,3]) is not read by source.kind = "none", which reads nothing: the run ignores it`},
+		notesOf(t, "--set", "source.center=[3,3]"))
 	require.Empty(t, notesOf(t, "--set", "initial.kind=gaussian", "--set", "initial.center=[0,1]"))
 }
 

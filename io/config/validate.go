@@ -587,6 +587,7 @@ func (k *checker) profile(prefix string, p *Profile, kinds []string) *Error {
 	if err := k.amplitude(prefix, p); err != nil {
 		return err
 	}
+	k.unusedProfileKeys(prefix, p.Kind)
 	if len(p.Center) == 0 {
 		p.Center = make([]float64, nd)
 		for a := range p.Center {
@@ -619,6 +620,41 @@ func (k *checker) profile(prefix string, p *Profile, kinds []string) *Error {
 		}
 	}
 	return nil
+}
+
+// profileKeys are the keys each profile kind reads (expr and path are
+// refused outside their kinds by formula).
+var profileKeys = map[string][]string{
+	"none": {}, "constant": {"value"}, "hotspot": {"value", "background", "center", "radius"},
+	"gaussian": {"value", "background", "center", "radius"}, "sine": {"value", "background", "mode"},
+	"random": {"value", "background", "seed"}, "expr": {}, "file": {},
+}
+
+// unusedProfileKeys warns of each key of the profile that a config layer
+// gave but its kind does not read ("source.value = 1e9" beside kind
+// "expr", whose formula gives the value): the run would ignore it.
+func (k *checker) unusedProfileKeys(prefix, kind string) {
+	uses := profileKeys[kind]
+	for _, key := range []string{"value", "background", "center", "radius", "mode", "seed"} {
+		if slices.Contains(uses, key) {
+			continue
+		}
+		if o, set := k.src.exact(prefix + "." + key); set && o.source != BuiltinSource {
+			k.note("%s.%s (%s) is not read by %s.kind = %q, which reads %s: the run ignores it", prefix, key, o.source, prefix, kind, readsText(uses, kind))
+		}
+	}
+}
+
+func readsText(uses []string, kind string) string {
+	switch {
+	case kind == "expr":
+		return "its expr"
+	case kind == "file":
+		return "its path"
+	case len(uses) == 0:
+		return "nothing"
+	}
+	return strings.Join(uses, ", ")
 }
 
 // placement warns of a hotspot or gaussian profile p centred outside the
