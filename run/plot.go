@@ -122,6 +122,7 @@ func readRunReport(path string) (runplot.Run, error) {
 	r.Label = plotLabel(rep.Config.Output.Label, rep.Config.Output.Units.Field)
 	r.Media = rep.Config.Case().Media
 	r.TimeUnit = rep.Config.Output.Units.Time
+	r.ProbeTime, r.ProbeLog = rep.Config.Output.ProbeTime, rep.Config.Output.ProbeLog
 	return r, nil
 }
 
@@ -213,6 +214,7 @@ func (j *job) endProbePlot() []string {
 	if err == nil && len(p.Rows) > 0 {
 		r := plotRun(j.cfg.Equation.Kind, j.rep)
 		r.Label, r.TimeUnit = plotLabel(o.Label, o.Units.Field), o.Units.Time
+		r.ProbeTime, r.ProbeLog = o.ProbeTime, o.ProbeLog
 		var path string
 		if path, err = runplot.WriteProbes(dir, p, r); err == nil {
 			return []string{path}

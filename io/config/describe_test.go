@@ -100,3 +100,15 @@ func TestUnusedProfileKeysWarned(t *testing.T) {
 	}
 	require.Equal(t, []string{`source.value (--set source.value=5.0) is not read by source.kind = "expr", which reads its expr: the run ignores it`}, warned)
 }
+
+// output.probe_time converts between known time units only.
+func TestProbeTimeNeedsKnownUnits(t *testing.T) {
+	for _, sets := range [][]string{{"output.probe_time=h"}, {"output.probe_time=fortnight", `output.units={time = "s"}`}} {
+		_, err := Load("", sets)
+		var ce *Error
+		require.ErrorAs(t, err, &ce, "%v", sets)
+		require.Equal(t, "output.probe_time", ce.Key)
+	}
+	_, err := Load("", []string{"output.probe_time=h", `output.units={time = "min"}`})
+	require.NoError(t, err)
+}

@@ -283,6 +283,12 @@ type Output struct {
 	// field = "K"}`; "" writes none. They name what the config's numbers already are: heat
 	// converts nothing
 	Units Units `toml:"units" json:"units"`
+	// the unit the probes' plot draws time in: "s", "min", "h" or "d", converted from
+	// output.units.time (which must then be one of them too); "": output.units.time's
+	ProbeTime string `toml:"probe_time" json:"probe_time"`
+	// draw the probes' plot on a logarithmic value axis (a decay over decades; values <= 0
+	// left out)
+	ProbeLog bool `toml:"probe_log" json:"probe_log"`
 }
 
 // Checkpoint is when and how the run saves restartable state.

@@ -771,6 +771,15 @@ func (k *checker) output() *Error {
 	case utf8.RuneCountInString(o.Label) > 40:
 		return k.bad("output.label", "must be at most 40 characters, it names the colour bar (got %d)", utf8.RuneCountInString(o.Label))
 	}
+	if t := o.ProbeTime; t != "" {
+		units := []string{"s", "min", "h", "d"}
+		switch {
+		case !slices.Contains(units, t):
+			return k.bad("output.probe_time", "must be %s (got %q)", oneOf(units), t)
+		case !slices.Contains(units, o.Units.Time):
+			return k.bad("output.probe_time", "converts from output.units.time, which must then be %s (got %q)", oneOf(units), o.Units.Time)
+		}
+	}
 	for _, u := range []struct{ key, v string }{{"output.units.length", o.Units.Length}, {"output.units.time", o.Units.Time}, {"output.units.field", o.Units.Field}} {
 		switch {
 		case !utf8.ValidString(u.v) || strings.ContainsFunc(u.v, unicode.IsControl):

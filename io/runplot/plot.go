@@ -51,7 +51,15 @@ type Run struct {
 	// TimeUnit is output.units.time, on the time axes ("": "simulated
 	// time").
 	TimeUnit string
+	// ProbeTime is the unit the probes' plot draws time in (s, min, h, d;
+	// "": TimeUnit's), converted from TimeUnit (then one of those too);
+	// ProbeLog draws its values on a log axis (the positive ones).
+	ProbeTime string
+	ProbeLog  bool
 }
+
+// Seconds are the time units a plot converts between, in seconds.
+var Seconds = map[string]float64{"s": 1, "min": 60, "h": 3600, "d": 86400}
 
 // timeAxis names a time axis: t with its unit, or "t (simulated time)".
 func timeAxis(unit string) string {

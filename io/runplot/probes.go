@@ -77,7 +77,11 @@ func ProbePlot(p *Probes, run Run) (*plot.Plot, plot.Legend, error) {
 		return nil, leg, fmt.Errorf("no rows to plot")
 	}
 	rows := p.Rows
-	xOf, xLabel := func(r ProbeRow) float64 { return r.Time }, timeAxis(run.TimeUnit)
+	scale, unit := 1.0, run.TimeUnit
+	if from, to := Seconds[run.TimeUnit], Seconds[run.ProbeTime]; from > 0 && to > 0 {
+		scale, unit = from/to, run.ProbeTime
+	}
+	xOf, xLabel := func(r ProbeRow) float64 { return r.Time * scale }, timeAxis(unit)
 	if rows[len(rows)-1].Time <= rows[0].Time {
 		xOf, xLabel = func(r ProbeRow) float64 { return float64(r.Step) }, "step"
 		if run.Equation == "poisson" {
@@ -93,11 +97,25 @@ func ProbePlot(p *Probes, run Run) (*plot.Plot, plot.Legend, error) {
 	pl.X.Label.Text = xLabel
 	pl.Y.Label.Text = run.Label
 	pl.X.Tick.Marker, pl.Y.Tick.Marker = distinctTicks{}, distinctTicks{}
+	if run.ProbeLog {
+		pl.Y.Scale, pl.Y.Tick.Marker = plot.LogScale{}, LogTicks{}
+		lo, hi := math.Inf(1), 0.0
+		for _, r := range rows {
+			for _, v := range r.Values {
+				if v > 0 && !math.IsInf(v, 1) {
+					lo, hi = min(lo, v), max(hi, v)
+				}
+			}
+		}
+		if hi < 10*lo {
+			pl.Y.Tick.Marker = distinctTicks{} // within a decade: round values, not decades
+		}
+	}
 	for k, name := range p.Names {
 		var pts plotter.XYs
 		for _, r := range rows {
 			x, y := xOf(r), r.Values[k]
-			if !math.IsNaN(x) && !math.IsInf(x, 0) && !math.IsNaN(y) && !math.IsInf(y, 0) {
+			if !math.IsNaN(x) && !math.IsInf(x, 0) && !math.IsNaN(y) && !math.IsInf(y, 0) && (!run.ProbeLog || y > 0) {
 				pts = append(pts, plotter.XY{X: x, Y: y})
 			}
 		}

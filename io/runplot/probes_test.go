@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -106,4 +107,16 @@ func TestTimeAxesTakeTheUnit(t *testing.T) {
 	require.Equal(t, "t (s)", stats.X.Label.Text)
 	require.Equal(t, "t (s)", total.X.Label.Text)
 	require.Equal(t, "T (K)", stats.Y.Label.Text)
+}
+
+// The probes' plot converts its time to ProbeTime and draws a log axis of
+// the positive values with ProbeLog.
+func TestProbeTimeAndLogAxis(t *testing.T) {
+	p := &Probes{Names: []string{"a"}, Rows: []ProbeRow{{Time: 0, Values: []float64{1}}, {Step: 1, Time: 7200, Values: []float64{1e-3}}, {Step: 2, Time: 10800, Values: []float64{0}}}}
+	pl, _, err := ProbePlot(p, Run{Equation: "heat", TimeUnit: "s", ProbeTime: "h", ProbeLog: true})
+	require.NoError(t, err)
+	require.Equal(t, "t (h)", pl.X.Label.Text)
+	require.InDelta(t, 2, pl.X.Max, 1e-12, "7200 s is 2 h: the last positive value's time")
+	require.Equal(t, plot.LogScale{}, pl.Y.Scale)
+	require.InDelta(t, 1e-3, pl.Y.Min, 1e-15, "the zero left out")
 }
