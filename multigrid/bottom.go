@@ -27,22 +27,34 @@ type cg struct {
 const DenseCells = 512
 
 // bottomSolve solves A·u = b on the level (boundary condition bc) from the
-// current u: CG on the correction's homogeneous equation, in media
-// preconditioned by the diagonal (a coarse level of copper beside epoxy,
-// 2000:1, took CG thousands of iterations). A singular problem's residual
-// and correction are kept at zero mean.
+// current u: CG on the correction's homogeneous equation; in media a small
+// level by its dense factor, a larger one by CG preconditioned by the
+// diagonal (a coarse level of copper beside epoxy, 2000:1, took plain CG
+// thousands of iterations). A singular problem's residual and correction
+// are kept at zero mean.
 func (l *level) bottomSolve(bc *boundary, singular bool) error {
 	if l.cg == nil {
 		n := l.lay.Len()
 		l.cg = &cg{x: make([]float64, n), p: make([]float64, n), q: make([]float64, n)}
 	}
-	if l.med != nil && !singular {
-		if l.cells() <= DenseCells {
-			return l.bottomSolveDense(bc)
-		}
-		return l.bottomSolveJacobi(bc)
+	if l.med != nil && !singular && l.cells() <= DenseCells {
+		return l.bottomSolveDense(bc)
 	}
-	x, p, q := l.cg.x, l.cg.p, l.cg.q
+	c := l.cg
+	var inv []float64 // the inverse diagonal (media), nil: no preconditioner
+	if l.med != nil && !singular {
+		if c.inv == nil {
+			c.z, c.inv = make([]float64, l.lay.Len()), make([]float64, l.lay.Len())
+		}
+		l.op.Diagonal(c.inv) // σ and β may have changed since the last solve
+		l.forCells(func(i int) {
+			if d := c.inv[i]; d != 0 {
+				c.inv[i] = 1 / d
+			}
+		})
+		inv = c.inv
+	}
+	x, p, q := c.x, c.p, c.q
 	if err := l.exchange(l.u, bc); err != nil {
 		return err
 	}
@@ -52,8 +64,21 @@ func (l *level) bottomSolve(bc *boundary, singular bool) error {
 		l.subtractMean(r)
 	}
 	clear(x)
-	copy(p, r)
-	rr := l.dot(r, r)
+	// z is the preconditioned residual: r itself without a preconditioner
+	// (plain CG, the same operations as ever), D⁻¹r with one.
+	z := r
+	precondition := func() {}
+	if inv != nil {
+		z = c.z
+		precondition = func() { l.forCells(func(i int) { z[i] = inv[i] * r[i] }) }
+	}
+	precondition()
+	copy(p, z)
+	rz := l.dot(r, z)
+	rr := rz // ‖r‖₂², which the solve stops on
+	if inv != nil {
+		rr = l.dot(r, r)
+	}
 	stop := bottomTol * bottomTol * rr
 	limit := 4*l.cells() + 20
 	for it := 0; rr > stop && it < limit; it++ {
@@ -68,73 +93,23 @@ func (l *level) bottomSolve(bc *boundary, singular bool) error {
 			}
 			break // converged to rounding (or the null space)
 		}
-		alpha := rr / pq
-		l.forCells(func(i int) {
-			x[i] += alpha * p[i]
-			r[i] -= alpha * q[i]
-		})
-		next := l.dot(r, r)
-		beta := next / rr
-		rr = next
-		l.forCells(func(i int) { p[i] = r[i] + beta*p[i] })
-	}
-	if singular {
-		l.subtractMean(x)
-	}
-	l.forCells(func(i int) { l.u[i] += x[i] })
-	return nil
-}
-
-// bottomSolveJacobi is bottomSolve in media: CG preconditioned by the
-// diagonal (z = D⁻¹r on free cells), stopping on the same ‖r‖₂.
-func (l *level) bottomSolveJacobi(bc *boundary) error {
-	c := l.cg
-	if c.inv == nil {
-		n := l.lay.Len()
-		c.z, c.inv = make([]float64, n), make([]float64, n)
-	}
-	l.op.Diagonal(c.inv) // σ and β may have changed since the last solve
-	l.forCells(func(i int) {
-		if d := c.inv[i]; d != 0 {
-			c.inv[i] = 1 / d
-		}
-	})
-	x, p, q, z := c.x, c.p, c.q, c.z
-	if err := l.exchange(l.u, bc); err != nil {
-		return err
-	}
-	l.residual()
-	r := l.tmp
-	clear(x)
-	l.forCells(func(i int) { z[i] = c.inv[i] * r[i] })
-	copy(p, z)
-	rr, rz := l.dot(r, r), l.dot(r, z)
-	stop := bottomTol * bottomTol * rr
-	limit := 4*l.cells() + 20
-	for it := 0; rr > stop && it < limit; it++ {
-		if err := l.exchange(p, l.bc0); err != nil {
-			return err
-		}
-		l.apply(p, q)
-		pq := l.dot(p, q)
-		if !(pq > 0) {
-			if math.IsNaN(pq) {
-				return fmt.Errorf("multigrid: the bottom solve on %s met a NaN", l)
-			}
-			break // converged to rounding
-		}
 		alpha := rz / pq
 		l.forCells(func(i int) {
 			x[i] += alpha * p[i]
 			r[i] -= alpha * q[i]
-			z[i] = c.inv[i] * r[i]
 		})
+		precondition()
 		next := l.dot(r, z)
-		rr = l.dot(r, r)
+		rr = next
+		if inv != nil {
+			rr = l.dot(r, r)
+		}
 		beta := next / rz
 		rz = next
 		l.forCells(func(i int) { p[i] = z[i] + beta*p[i] })
-		bottomIts++
+	}
+	if singular {
+		l.subtractMean(x)
 	}
 	l.forCells(func(i int) { l.u[i] += x[i] })
 	return nil
