@@ -177,13 +177,7 @@ func mediaStepTime(b *testing.B, shape []int, threads int) time.Duration {
 func BenchmarkSmoothBall(b *testing.B) {
 	for _, n := range []int{128, 256} {
 		shape := []int{n, n, n}
-		g := &globalMedia{shape: shape}
-		var exact []float64
-		cellCentres(shape, ones(3), func(_ int, x []float64) {
-			beta, _, _ := smoothBall(x)
-			g.k, g.rhoC, g.held = append(g.k, beta), append(g.rhoC, 1), append(g.held, math.NaN())
-			exact = append(exact, ballExact(x))
-		})
+		g, exact := ballMedia(shape)
 		for _, mode := range []string{"fmg", "mgcg", "uniform-fmg"} {
 			b.Run(fmt.Sprintf("n=%d/solve=%s/ranks=2", n, mode), func(b *testing.B) {
 				spec := heatSpec(shape)

@@ -505,6 +505,18 @@ func ballSource(x []float64, _ []int) float64 {
 	return -3*math.Pi*math.Pi*beta*s[0]*s[1]*s[2] + dbeta*radial
 }
 
+// ballMedia are HPGMG-FV's smooth medium on a grid of shape (β as k, ρc 1,
+// nothing held) and the exact solution at the cell centres.
+func ballMedia(shape []int) (g *globalMedia, exact []float64) {
+	g = &globalMedia{shape: shape}
+	cellCentres(shape, ones(3), func(_ int, x []float64) {
+		beta, _, _ := smoothBall(x)
+		g.k, g.rhoC, g.held = append(g.k, beta), append(g.rhoC, 1), append(g.held, math.NaN())
+		exact = append(exact, ballExact(x))
+	})
+	return g, exact
+}
+
 // TestMediaFMGReachesDiscretisationError: in HPGMG-FV's smooth medium one
 // full-multigrid cycle (the first guess mgcg would go on from) is as close
 // to the exact solution as the converged discrete solution is — within
@@ -515,13 +527,7 @@ func ballSource(x []float64, _ []int) float64 {
 func TestMediaFMGReachesDiscretisationError(t *testing.T) {
 	for _, n := range []int{32, 48} {
 		shape := []int{n, n, n}
-		g := &globalMedia{shape: shape}
-		var exact []float64
-		cellCentres(shape, ones(3), func(_ int, x []float64) {
-			beta, _, _ := smoothBall(x)
-			g.k, g.rhoC, g.held = append(g.k, beta), append(g.rhoC, 1), append(g.held, math.NaN())
-			exact = append(exact, ballExact(x))
-		})
+		g, exact := ballMedia(shape)
 		spec := heatSpec(shape)
 		spec.Equation, spec.Multigrid, spec.CG = Poisson, true, true
 		spec.Media, spec.Source, spec.Initial = g.fn(), ballSource, Constant(0)
