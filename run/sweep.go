@@ -15,6 +15,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"heat/internal/atomicfile"
+	"heat/internal/lockfile"
 	"heat/io/config"
 	"heat/io/report"
 )
@@ -23,8 +24,12 @@ import (
 // swept keys take, each in a folder of its own under the study's, and one
 // table of what every run gave.
 
-// SweepFile is the study's table, in its folder.
-const SweepFile = "sweep.csv"
+// SweepFile is the study's table, in its folder; sweepLock the lock a
+// study holds on its folder.
+const (
+	SweepFile = "sweep.csv"
+	sweepLock = ".heat-sweep.lock"
+)
 
 // SweepOptions are a study: the runs' config (Flags: the file, the --set
 // that are not swept, the dedicated flags; Flags.Out the study's folder,
@@ -130,9 +135,20 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	if dir == "" {
 		dir = "heat-sweep"
 	}
+	if err := refuseShared("--out", dir, "study", "--out DIR"); err != nil {
+		return err
+	}
+	if st, err := os.Lstat(dir); err == nil && !st.IsDir() {
+		return UsageError{fmt.Errorf("sweep: --out %s is not a folder (a link or another file): heat writes a study into a folder of its own", dir)}
+	}
 	table := filepath.Join(dir, SweepFile)
-	if _, err := os.Lstat(table); err == nil && !o.Overwrite {
-		return UsageError{fmt.Errorf("sweep: %s holds a study already (%s): give another --out, or --overwrite", dir, SweepFile)}
+	if st, err := os.Lstat(table); err == nil {
+		switch {
+		case !st.Mode().IsRegular():
+			return UsageError{fmt.Errorf("sweep: %s is not a regular file (a link, a FIFO, a folder): heat does not replace it, even with --overwrite; give another --out", table)}
+		case !o.Overwrite:
+			return UsageError{fmt.Errorf("sweep: %s holds a study already (%s): give another --out, or --overwrite", dir, SweepFile)}
+		}
 	}
 	// Every point's config is checked before the first run.
 	for p := range points {
@@ -144,6 +160,16 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
+	// One study a folder: a second one there at once would run into the
+	// first's points and replace its table.
+	lock, err := lockfile.Take(dir, sweepLock, "sweep")
+	if err != nil {
+		if errors.Is(err, lockfile.ErrLocked) {
+			return UsageError{fmt.Errorf("sweep: %v: another study is running there; wait for it, or give this one another --out", err)}
+		}
+		return UsageError{fmt.Errorf("sweep: %s: %v", dir, err)}
+	}
+	defer lock.Unlock()
 	header := []string{"point", "dir"}
 	for _, a := range o.Axes {
 		header = append(header, a.Key)

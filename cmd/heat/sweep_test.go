@@ -68,3 +68,50 @@ func TestSweep(t *testing.T) {
 	require.Contains(t, errOut, "grid.shape")
 	require.NoDirExists(t, bad)
 }
+
+// A study's folder and table are refused where heat would replace or
+// follow what it did not write — a link or a FIFO as sweep.csv (even with
+// --overwrite), a link as the folder, the root folder — and a folder
+// holding the user's own files keeps them.
+func TestSweepFolders(t *testing.T) {
+	args := func(out string, extra ...string) []string {
+		return append([]string{"sweep", "-q", "--out", out, "--steps", "2", "--set", "output.formats=[]", "--set", "grid.shape=[16,16]",
+			"--set", "initial.value=[1.0,2.0]"}, extra...)
+	}
+	base := t.TempDir()
+	linked := filepath.Join(base, "linked")
+	require.NoError(t, os.MkdirAll(linked, 0o755))
+	target := filepath.Join(base, "mine.csv")
+	require.NoError(t, os.WriteFile(target, []byte("my data\n"), 0o644))
+	require.NoError(t, os.Symlink(target, filepath.Join(linked, "sweep.csv")))
+	code, _, errOut := heat(t, args(linked, "--overwrite")...)
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "not a regular file")
+	data, _ := os.ReadFile(target)
+	require.Equal(t, "my data\n", string(data))
+
+	fifo := filepath.Join(base, "fifo")
+	require.NoError(t, os.MkdirAll(fifo, 0o755))
+	mkfifo(t, filepath.Join(fifo, "sweep.csv"))
+	code, _, errOut = heat(t, args(fifo)...)
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "not a regular file")
+
+	require.NoError(t, os.Symlink(linked, filepath.Join(base, "dirlink")))
+	code, _, errOut = heat(t, args(filepath.Join(base, "dirlink"))...)
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "not a folder")
+
+	code, _, errOut = heat(t, args("/")...)
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "root folder")
+
+	own := filepath.Join(base, "own")
+	require.NoError(t, os.MkdirAll(own, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(own, "notes.txt"), []byte("keep\n"), 0o644))
+	code, _, errOut = heat(t, args(own)...)
+	require.Zero(t, code, errOut)
+	data, _ = os.ReadFile(filepath.Join(own, "notes.txt"))
+	require.Equal(t, "keep\n", string(data))
+	require.FileExists(t, filepath.Join(own, "sweep.csv"))
+}
