@@ -38,3 +38,27 @@ func energyReport(c comm.Comm, cfg *config.Config, s *solver.Solver) (*report.En
 		Held: report.Float(e.Held), Source: report.Float(e.Source), RelativeResidual: report.Float(res),
 	}, nil
 }
+
+// fluxReport is the report's flows of a Poisson run's field (nil for heat
+// runs). Collective.
+func fluxReport(cfg *config.Config, s *solver.Solver) (*report.Flux, error) {
+	fl, err := s.Fluxes()
+	if err != nil || fl == nil {
+		return nil, err
+	}
+	faces := map[string]report.Float{}
+	net, big := fl.Held+fl.Source, math.Max(math.Abs(fl.Held), math.Abs(fl.Source))
+	for a := range cfg.NDim() {
+		for side := range 2 {
+			f := fl.Faces[2*a+side]
+			faces[cfg.FaceName(a, side)] = report.Float(f)
+			net, big = net+f, math.Max(big, math.Abs(f))
+		}
+	}
+	res := 0.0
+	if net != 0 || big != big {
+		res = math.Abs(net) / big
+	}
+	return &report.Flux{Faces: faces, Held: report.Float(fl.Held), Source: report.Float(fl.Source),
+		Net: report.Float(net), RelativeResidual: report.Float(res)}, nil
+}

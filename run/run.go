@@ -33,6 +33,7 @@ type Options struct {
 	Restart string        // --restart PATH|latest ("" = a fresh start)
 	Report  string        // --report FILE ("" = only <out>/report.json)
 	Quiet   bool          // -q: no progress, no summary
+	NoNotes bool          // the config's notes (keys it ignores) are the caller's to print: a study prints them once
 	// DryRun prints the resolved config, the decomposition and the memory
 	// estimate, and runs nothing.
 	DryRun bool
@@ -263,8 +264,10 @@ func prepare(ctx context.Context, opt Options, stdout, stderr io.Writer, c comm.
 	if err != nil {
 		return nil, err
 	}
-	for _, n := range flags.Notes {
-		warn("%s", n)
+	if !opt.NoNotes {
+		for _, n := range flags.Notes {
+			warn("%s", n)
+		}
 	}
 	if err := resolveMaps(cfg); err != nil {
 		return nil, err
@@ -708,12 +711,16 @@ func (r *rankRun) report(wall time.Duration) error {
 	if err != nil {
 		return err
 	}
+	flux, err := fluxReport(j.cfg, s)
+	if err != nil {
+		return err
+	}
 	parts, err := c.Gatherv(mine, 0)
 	if err != nil || c.Rank() != 0 {
 		return err
 	}
 	rep := j.rep
-	rep.EnergyBalance = energy
+	rep.EnergyBalance, rep.Flux = energy, flux
 	rep.Dims = s.Grid().Dims
 	rep.Steps, rep.SimTime, rep.Residual = s.Step(), report.Float(s.SimTime()), report.Float(s.Residual())
 	if j.spec.Equation == solver.Poisson {
@@ -882,6 +889,10 @@ func printSummary(w io.Writer, cfg *config.Config, rep *report.Report, cpus int,
 		fmt.Fprintf(w, "energy: content %.6g → %.6g, in %.6g (faces, held cells, source), balance residual %.2g\n",
 			float64(e.ContentStart), float64(e.ContentEnd), float64(e.Inflow), float64(e.RelativeResidual))
 	}
+	if f := rep.Flux; f != nil {
+		fmt.Fprintf(w, "flux in: %s, held cells %.6g, source %.6g; net %.2g (relative %.2g)\n",
+			faceFlows(cfg, f.Faces), float64(f.Held), float64(f.Source), float64(f.Net), float64(f.RelativeResidual))
+	}
 	fmt.Fprintf(w, "field: min %.6g max %.6g mean %.6g l2 %.6g\n", rep.Field.Min, rep.Field.Max, rep.Field.Mean, rep.Field.L2)
 	if rep.Field.SHA256 != "" {
 		fmt.Fprintf(w, "sha256 %s\n", rep.Field.SHA256)
@@ -929,4 +940,20 @@ func solverReport(s *solver.Solver, ranks int, discErr *report.Float) *report.So
 		r.CyclesPerStep = float64(in.Cycles) / float64(s.Step())
 	}
 	return r
+}
+
+// faceFlows lists the flows through the faces in the grid's order (x_lo,
+// x_hi, y_lo, …), "name v" each; a periodic face's is left out.
+func faceFlows(cfg *config.Config, faces map[string]report.Float) string {
+	var parts []string
+	for a := cfg.NDim() - 1; a >= 0; a-- {
+		for side := range 2 {
+			name := cfg.FaceName(a, side)
+			if kind, _ := cfg.FaceKind(a, side); kind == "periodic" {
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("%s %.6g", name, float64(faces[name])))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -81,6 +81,22 @@ func (s *Solver) newEnergy() error {
 	if s.spec.Equation != Heat || s.spec.Ghost != 1 {
 		return nil
 	}
+	e, err := s.boundary()
+	if err != nil {
+		return err
+	}
+	s.acct = e
+	e.pw = s.weightAt(s.simTime)
+	if err := s.setPower(s.sourceAt(s.simTime)); err != nil {
+		return err
+	}
+	e.content0, err = s.content()
+	return err
+}
+
+// boundary is an account with its cells beside the physical faces and its
+// held pairs set up, every integral zero. Collective in media.
+func (s *Solver) boundary() (*energy, error) {
 	nd := len(s.spec.Shape)
 	h := s.spec.Spacing()
 	e := &energy{vol: 1}
@@ -118,17 +134,10 @@ func (s *Solver) newEnergy() error {
 	}
 	if s.media != nil {
 		if err := s.heldPairs(e); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	s.acct = e
-	e.pw = s.weightAt(s.simTime)
-	if err := s.setPower(s.sourceAt(s.simTime)); err != nil {
-		return err
-	}
-	var err error
-	e.content0, err = s.content()
-	return err
+	return e, nil
 }
 
 // heldPairs lists the faces between the box's free cells and held cells,
@@ -277,9 +286,16 @@ func (s *Solver) setPowerKey(p Profile, key string, keyed bool) error {
 		return nil
 	}
 	e.powKey, e.powKeyed = key, keyed
+	var err error
+	e.power, err = s.power(e, p)
+	return err
+}
+
+// power is Σ p·V over the box's free cells, summed exactly over every
+// rank (0 for no p). Collective.
+func (s *Solver) power(e *energy, p Profile) (float64, error) {
 	if p == nil {
-		e.power = 0
-		return nil
+		return 0, nil
 	}
 	var acc exactsum.Acc
 	nd := len(s.spec.Shape)
@@ -297,9 +313,7 @@ func (s *Solver) setPowerKey(p Profile, key string, keyed bool) error {
 			acc.Add(float64(p(x, g) * e.vol))
 		}
 	})
-	var err error
-	e.power, err = exactsum.Sum(s.c, &acc)
-	return err
+	return exactsum.Sum(s.c, &acc)
 }
 
 // account adds w·dt of the current flows of field u (its ghosts set: the
@@ -324,8 +338,7 @@ func (s *Solver) account(u []float64, w, dt float64) {
 // flows sums per face (2 per axis; no physical face: 0) and over the held
 // pairs what of(face cell's or pair's index) gives, exactly and globally:
 // the same bits on every split. Collective.
-func (s *Solver) flows(faceOf func(f *faceCells, j int) float64, heldOf func(p *heldPair) float64) (faces []float64, held float64, err error) {
-	e := s.acct
+func (s *Solver) flows(e *energy, faceOf func(f *faceCells, j int) float64, heldOf func(p *heldPair) float64) (faces []float64, held float64, err error) {
 	accs := make([]exactsum.Acc, 2*len(s.spec.Shape)+1)
 	for k := range e.faces {
 		f := &e.faces[k]
@@ -369,7 +382,7 @@ func (s *Solver) Account() (*EnergyBalance, error) {
 	if e == nil {
 		return nil, nil
 	}
-	faces, held, err := s.flows(func(f *faceCells, j int) float64 { return f.in[j] }, func(p *heldPair) float64 { return p.in })
+	faces, held, err := s.flows(e, func(f *faceCells, j int) float64 { return f.in[j] }, func(p *heldPair) float64 { return p.in })
 	if err != nil {
 		return nil, err
 	}
@@ -407,11 +420,18 @@ func (s *Solver) Rates() (faces []float64, held, source float64, err error) {
 	if e == nil {
 		return nil, 0, 0, nil
 	}
+	faces, held, err = s.rates(e)
+	return faces, held, float64(e.power * e.pw), err
+}
+
+// rates are the flows in now through each face and from held cells, over
+// e's cells. Collective.
+func (s *Solver) rates(e *energy) (faces []float64, held float64, err error) {
 	// The current field's ghosts: the faces' at its time, the halo's (for
 	// held neighbours on other ranks).
 	if s.mg == nil {
 		if err := s.setFaces(s.simTime); err != nil {
-			return nil, 0, 0, err
+			return nil, 0, err
 		}
 		operator.ApplyFaces(s.faces, s.u)
 	} else {
@@ -419,20 +439,50 @@ func (s *Solver) Rates() (faces []float64, held, source float64, err error) {
 	}
 	if s.media != nil { // every rank of a media run: a rank's neighbour may hold cells
 		if err := s.plan.Start(s.u); err != nil {
-			return nil, 0, 0, err
+			return nil, 0, err
 		}
 		if err := s.plan.Finish(s.u); err != nil {
-			return nil, 0, 0, err
+			return nil, 0, err
 		}
 	}
 	u, v := s.u, e.vol
-	faces, held, err = s.flows(func(f *faceCells, j int) float64 {
+	return s.flows(e, func(f *faceCells, j int) float64 {
 		i := f.cells[j]
 		return float64(v * float64(f.b[j]*(u[i+f.off]-u[i])))
 	}, func(p *heldPair) float64 {
 		return float64(v * float64(p.b*(u[p.held]-u[p.free])))
 	})
-	return faces, held, float64(e.power * e.pw), err
+}
+
+// Fluxes are a Poisson solution's flows, in the heat equation's signs:
+// ∇·(k∇u) = f is a steady state whose source puts in −f per volume, so
+// Faces + Held + Source is 0 at the exact solution.
+type Fluxes struct {
+	Faces  []float64 // in through each face, axis-major (C order), low then high; k(g − u)/h per area
+	Held   float64   // in from held cells into their free neighbours
+	Source float64   // −Σ f·V over the free cells
+}
+
+// Fluxes are the flows of a Poisson run's field now: what a capacitance
+// (the held electrode's charge) or a heat-transfer coefficient is read
+// from. Nil for heat runs (their account is Energy). Collective.
+func (s *Solver) Fluxes() (*Fluxes, error) {
+	if s.spec.Equation != Poisson {
+		return nil, nil
+	}
+	e, err := s.boundary()
+	if err != nil {
+		return nil, err
+	}
+	faces, held, err := s.rates(e)
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.power(e, s.sourceAt(s.simTime))
+	if err != nil {
+		return nil, err
+	}
+	return &Fluxes{Faces: faces, Held: held, Source: 0 - f}, nil // 0 − f: no −0 without a source
 }
 
 // boxCells is the box's own cells in local coordinates.

@@ -76,9 +76,11 @@ type Report struct {
 	// EnergyBalance is the heat equation's account (heat runs that step
 	// one step at a time; a restart's from its restart).
 	EnergyBalance *EnergyBalance `json:"energy_balance,omitempty"`
-	PerRank       []Rank         `json:"per_rank"`
-	Checkpoints   []Checkpoint   `json:"checkpoints"`
-	Restart       *Restart       `json:"restart,omitempty"` // the checkpoint the run continued from
+	// Flux is a Poisson run's flows at its solution.
+	Flux        *Flux        `json:"flux,omitempty"`
+	PerRank     []Rank       `json:"per_rank"`
+	Checkpoints []Checkpoint `json:"checkpoints"`
+	Restart     *Restart     `json:"restart,omitempty"` // the checkpoint the run continued from
 	// Straggler is the rank the run waited for (two ranks or more).
 	Straggler *Straggler `json:"straggler,omitempty"`
 	// Build and Hosts record what ran where, so that figures can be
@@ -110,6 +112,21 @@ type EnergyBalance struct {
 	Faces            map[string]Float `json:"faces"` // per face (x_lo, …): ∫ heat in through it
 	Held             Float            `json:"held"`
 	Source           Float            `json:"source"`
+	RelativeResidual Float            `json:"relative_residual"`
+}
+
+// Flux is what flows at a Poisson run's solution (∇·(k∇u) = f read as a
+// steady state, in the heat equation's signs: in is positive): through each
+// face (k∂u/∂n over it), out of the held cells into the free ones, and what
+// the source puts in (−∫f dV). Net is their sum, 0 at the exact solution;
+// RelativeResidual is |Net| over the largest of the terms' magnitudes.
+// The held cells' flux is an electrode's charge (k the permittivity), or
+// the heat a held heater gives.
+type Flux struct {
+	Faces            map[string]Float `json:"faces"` // per face (x_lo, …): flow in through it
+	Held             Float            `json:"held"`
+	Source           Float            `json:"source"`
+	Net              Float            `json:"net"`
 	RelativeResidual Float            `json:"relative_residual"`
 }
 
