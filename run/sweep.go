@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 
@@ -18,6 +21,7 @@ import (
 	"heat/internal/lockfile"
 	"heat/io/config"
 	"heat/io/report"
+	"heat/io/runplot"
 )
 
 // A parameter study: one run per point of the product of the values the
@@ -36,14 +40,21 @@ const (
 // "" for heat-sweep), the swept keys in order with their values (TOML
 // values, as --set takes them), and what each run is otherwise given.
 type SweepOptions struct {
-	Flags     *config.Flags
-	Axes      []SweepAxis
-	Overwrite bool
-	Quiet     bool
-	Stdout    io.Writer
-	Stderr    io.Writer
-	Program   string
-	Args      []string
+	Flags *config.Flags
+	Axes  []SweepAxis
+	// Jobs is how many points run at once (each in this process, on its
+	// own ranks and threads); 0 or 1 one at a time.
+	Jobs int
+	// Plot names a column of the table (a figure: max, mean, wall_s,
+	// flux_held, probe_NAME, …) to draw against the swept key Against
+	// ("": the first swept key) into SweepPlotFile; "" draws nothing.
+	Plot, Against string
+	Overwrite     bool
+	Quiet         bool
+	Stdout        io.Writer
+	Stderr        io.Writer
+	Program       string
+	Args          []string
 }
 
 // SweepAxis is one swept key and its values.
@@ -111,8 +122,16 @@ func tomlValue(v any) (string, error) {
 	return text, nil
 }
 
-// MaxSweepPoints bounds a study's runs.
-const MaxSweepPoints = 10000
+// MaxSweepPoints bounds a study's runs; MaxSweepJobs the points run at
+// once.
+const (
+	MaxSweepPoints = 10000
+	MaxSweepJobs   = 256
+)
+
+// sweepFigures are the table's columns of numbers a study's plot may draw
+// (beside probe_NAME, a probe's last value).
+var sweepFigures = []string{"steps", "sim_time", "wall_s", "min", "max", "mean", "energy_residual", "flux_held", "flux_net"}
 
 // Sweep runs the study: every point's run (a failed one is recorded and
 // the study goes on), then the table, SweepFile, in the study's folder,
@@ -130,6 +149,13 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 		if points > MaxSweepPoints {
 			return UsageError{fmt.Errorf("sweep: more than %d points", MaxSweepPoints)}
 		}
+	}
+	if o.Jobs < 0 || o.Jobs > MaxSweepJobs {
+		return UsageError{fmt.Errorf("sweep: --jobs %d: give 1 to %d points at once", o.Jobs, MaxSweepJobs)}
+	}
+	against, err := o.plotAxis()
+	if err != nil {
+		return err
 	}
 	dir := o.Flags.Out
 	if dir == "" {
@@ -150,12 +176,27 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 			return UsageError{fmt.Errorf("sweep: %s holds a study already (%s): give another --out, or --overwrite", dir, SweepFile)}
 		}
 	}
-	// Every point's config is checked before the first run.
+	// Every point's config is checked before the first run; their notes
+	// (keys a run ignores) are told once, not once a point.
+	var notes []string
 	for p := range points {
 		f := o.point(p, dir)
-		if _, err := f.Resolve(); err != nil {
+		cfg, err := f.Resolve()
+		if err != nil {
 			return UsageError{fmt.Errorf("sweep point %d (%s): %w", p, o.values(p), err)}
 		}
+		if err := o.plotFigure(cfg); err != nil {
+			return err
+		}
+		for _, n := range f.Notes {
+			if !slices.Contains(notes, n) {
+				notes = append(notes, n)
+			}
+		}
+	}
+	log := newLogger(o.Stderr, true)
+	for _, n := range notes {
+		log.warn("%s", n)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("sweep: %w", err)
@@ -174,34 +215,69 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	for _, a := range o.Axes {
 		header = append(header, a.Key)
 	}
-	header = append(header, "status", "exit_code", "steps", "sim_time", "wall_s", "min", "max", "mean", "sha256", "energy_residual")
-	var rows [][]string
-	var probeNames []string
-	var firstErr error
-	for p := range points {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	header = append(header, "status", "exit_code", "steps", "sim_time", "wall_s", "min", "max", "mean", "sha256", "energy_residual", "flux_held", "flux_net")
+	rows := make([][]string, points)
+	probes := make([][2][]string, points) // each point's probe names and last values
+	errs := make([]error, points)
+	var mu sync.Mutex // the progress lines
+	done := 0
+	runPoint := func(p int) {
 		f := o.point(p, dir)
 		out := f.Out
-		err := Run(ctx, Options{Flags: f, Quiet: true, Overwrite: o.Overwrite, Stdout: io.Discard, Stderr: o.Stderr,
+		err := Run(ctx, Options{Flags: f, Quiet: true, NoNotes: true, Overwrite: o.Overwrite, Stdout: io.Discard, Stderr: o.Stderr,
 			Program: o.Program, Args: o.Args})
-		if err != nil && firstErr == nil {
-			firstErr = fmt.Errorf("sweep point %d (%s): %w", p, o.values(p), err)
-		}
 		row := []string{strconv.Itoa(p), out}
 		row = append(row, o.valuesOf(p)...)
 		row = append(row, pointResult(out, ExitCode(err))...)
 		names, last := lastProbes(filepath.Join(out, ProbesFile))
-		if probeNames == nil && names != nil {
-			probeNames = names
-		}
-		if strings.Join(names, ",") == strings.Join(probeNames, ",") {
-			row = append(row, last...)
-		}
-		rows = append(rows, row)
+		rows[p], probes[p], errs[p] = row, [2][]string{names, last}, err
 		if !o.Quiet {
-			fmt.Fprintf(o.Stderr, "sweep: point %d of %d (%s): %s\n", p+1, points, o.values(p), row[len(o.Axes)+2])
+			mu.Lock()
+			done++
+			fmt.Fprintf(o.Stderr, "sweep: point %d (%d of %d done; %s): %s\n", p, done, points, o.values(p), row[len(o.Axes)+2])
+			mu.Unlock()
+		}
+	}
+	// Points in order, Jobs at a time; a cancelled study starts no more.
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, min(o.Jobs, points)) {
+		wg.Go(func() {
+			for p := range next {
+				runPoint(p)
+			}
+		})
+	}
+	for p := range points {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- p
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var firstErr error
+	for p, err := range errs {
+		if err != nil {
+			firstErr = fmt.Errorf("sweep point %d (%s): %w", p, o.values(p), err)
+			break
+		}
+	}
+	// The probes' columns: those of the first point that has probes, filled
+	// where a point's probes are the same.
+	var probeNames []string
+	for _, pr := range probes {
+		if pr[0] != nil {
+			probeNames = pr[0]
+			break
+		}
+	}
+	for p, pr := range probes {
+		if pr[0] != nil && strings.Join(pr[0], ",") == strings.Join(probeNames, ",") {
+			rows[p] = append(rows[p], pr[1]...)
 		}
 	}
 	for _, n := range probeNames {
@@ -218,11 +294,93 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 	}); err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
+	var plotPath string
+	if o.Plot != "" {
+		plotPath = filepath.Join(dir, runplot.SweepFile)
+		if err := o.writePlot(plotPath, against, header, rows); err != nil {
+			return fmt.Errorf("sweep: %w", err)
+		}
+	}
 	if !o.Quiet {
 		printTable(o.Stdout, header, rows)
 		fmt.Fprintf(o.Stdout, "table: %s\n", table)
+		if plotPath != "" {
+			fmt.Fprintf(o.Stdout, "plot: %s\n", plotPath)
+		}
 	}
 	return firstErr
+}
+
+// plotAxis is the index of the swept key the plot draws against (-1: no
+// plot), a usage error for a key not swept or with values that are not
+// numbers.
+func (o *SweepOptions) plotAxis() (int, error) {
+	if o.Plot == "" {
+		if o.Against != "" {
+			return -1, UsageError{fmt.Errorf("sweep: --against %s without --plot: name the figure to draw (one of %s, probe_NAME)", o.Against, strings.Join(sweepFigures, ", "))}
+		}
+		return -1, nil
+	}
+	a := 0
+	if o.Against != "" {
+		a = slices.IndexFunc(o.Axes, func(x SweepAxis) bool { return x.Key == o.Against })
+		if a < 0 {
+			keys := make([]string, len(o.Axes))
+			for i, x := range o.Axes {
+				keys[i] = x.Key
+			}
+			return -1, UsageError{fmt.Errorf("sweep: --against %s: not a swept key (swept: %s)", o.Against, strings.Join(keys, ", "))}
+		}
+	}
+	for _, v := range o.Axes[a].Values {
+		if _, err := strconv.ParseFloat(v, 64); err != nil {
+			return -1, UsageError{fmt.Errorf("sweep: --plot draws against %s, whose value %s is not a number; give --against a swept key of numbers", o.Axes[a].Key, v)}
+		}
+	}
+	return a, nil
+}
+
+// plotFigure refuses a --plot that names no figure of a point's table.
+func (o *SweepOptions) plotFigure(cfg *config.Config) error {
+	if o.Plot == "" || slices.Contains(sweepFigures, o.Plot) {
+		return nil
+	}
+	if name, ok := strings.CutPrefix(o.Plot, "probe_"); ok &&
+		slices.ContainsFunc(cfg.Output.Probe, func(p config.Probe) bool { return p.Name == name }) {
+		return nil
+	}
+	return UsageError{fmt.Errorf("sweep: --plot %s: not a figure of the table (one of %s, or probe_NAME for a probe the config names)", o.Plot, strings.Join(sweepFigures, ", "))}
+}
+
+// writePlot draws the table's column o.Plot against swept key a, a line
+// for each combination of the other keys' values.
+func (o *SweepOptions) writePlot(path string, a int, header []string, rows [][]string) error {
+	col := slices.Index(header, o.Plot)
+	var series []runplot.SweepSeries
+	index := map[string]int{}
+	for p, r := range rows {
+		var others []string
+		for i, v := range o.valuesOf(p) {
+			if i != a {
+				others = append(others, o.Axes[i].Key+" = "+v)
+			}
+		}
+		name := strings.Join(others, ", ")
+		k, ok := index[name]
+		if !ok {
+			k, index[name] = len(series), len(series)
+			series = append(series, runplot.SweepSeries{Name: name})
+		}
+		x, _ := strconv.ParseFloat(o.valuesOf(p)[a], 64)
+		y := math.NaN()
+		if col >= 0 && col < len(r) {
+			if v, err := strconv.ParseFloat(r[col], 64); err == nil {
+				y = v
+			}
+		}
+		series[k].X, series[k].Y = append(series[k].X, x), append(series[k].Y, y)
+	}
+	return runplot.WriteSweep(path, o.Axes[a].Key, o.Plot, series)
 }
 
 // point is the Flags of point p: the study's, each swept key's value of
@@ -259,15 +417,18 @@ func pointResult(out string, code int) []string {
 	data, err := os.ReadFile(filepath.Join(out, "report.json"))
 	var r report.Report
 	if err != nil || json.Unmarshal(data, &r) != nil {
-		return []string{"no report", strconv.Itoa(code), "", "", "", "", "", "", "", ""}
+		return []string{"no report", strconv.Itoa(code), "", "", "", "", "", "", "", "", "", ""}
 	}
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 10, 64) }
-	res := ""
+	res, held, net := "", "", ""
 	if r.EnergyBalance != nil {
 		res = f(float64(r.EnergyBalance.RelativeResidual))
 	}
+	if r.Flux != nil {
+		held, net = f(float64(r.Flux.Held)), f(float64(r.Flux.Net))
+	}
 	return []string{r.Status, strconv.Itoa(code), strconv.Itoa(r.Steps), f(float64(r.SimTime)), f(r.WallS),
-		f(float64(r.Field.Min)), f(float64(r.Field.Max)), f(float64(r.Field.Mean)), r.Field.SHA256, res}
+		f(float64(r.Field.Min)), f(float64(r.Field.Max)), f(float64(r.Field.Mean)), r.Field.SHA256, res, held, net}
 }
 
 // lastProbes are the probe names of a probes.csv and its last row's

@@ -4,27 +4,33 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"heat/internal/imagetest"
 )
 
 // heat sweep runs every point of the product of the swept keys (the last
-// fastest), each in a folder of its own, and tabulates them: the values,
-// the status, the field and its sha256 — the same as a plain run of that
-// point gives.
+// fastest), three at a time, each in a folder of its own, and tabulates
+// them in point order: the values, the status, the field and its sha256 —
+// the same as a plain run of that point gives — and draws a figure against
+// a swept key.
 func TestSweep(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "study")
-	code, stdout, errOut := heat(t, "sweep", "--out", out, "--steps", "5", "--set", "output.formats=[]",
-		"--set", "grid.shape=[[16,16],[24,24]]", "--set", "initial.value=[1.0,2.0]")
+	code, stdout, errOut := heat(t, "sweep", "--out", out, "--steps", "5", "--set", "output.formats=[]", "--jobs", "3",
+		"--set", "grid.shape=[[16,16],[24,24],[20,12]]", "--set", "initial.value=[1.0,2.0,4.0]",
+		"--plot", "max", "--against", "initial.value")
 	require.Zero(t, code, errOut)
 	require.Contains(t, stdout, "table: "+filepath.Join(out, "sweep.csv"))
+	require.Contains(t, stdout, "plot: "+filepath.Join(out, "sweep.png"))
 	f, err := os.Open(filepath.Join(out, "sweep.csv"))
 	require.NoError(t, err)
 	defer f.Close()
 	recs, err := csv.NewReader(f).ReadAll()
 	require.NoError(t, err)
-	require.Len(t, recs, 5)
+	require.Len(t, recs, 10)
 	head := recs[0]
 	col := func(name string) int {
 		for i, h := range head {
@@ -35,26 +41,28 @@ func TestSweep(t *testing.T) {
 		t.Fatalf("no column %q in %v", name, head)
 		return -1
 	}
-	require.Equal(t, []string{"[16, 16]", "1.0"}, []string{recs[1][col("grid.shape")], recs[1][col("initial.value")]})
-	require.Equal(t, []string{"[16, 16]", "2.0"}, []string{recs[2][col("grid.shape")], recs[2][col("initial.value")]})
-	require.Equal(t, []string{"[24, 24]", "1.0"}, []string{recs[3][col("grid.shape")], recs[3][col("initial.value")]})
+	shapes, values := []string{"[16, 16]", "[24, 24]", "[20, 12]"}, []string{"1.0", "2.0", "4.0"}
 	shas := map[string]bool{}
-	for _, r := range recs[1:] {
+	for p, r := range recs[1:] {
+		require.Equal(t, strconv.Itoa(p), r[col("point")])
+		require.Equal(t, []string{shapes[p/3], values[p%3]}, []string{r[col("grid.shape")], r[col("initial.value")]})
 		require.Equal(t, "completed", r[col("status")])
 		require.Equal(t, "5", r[col("steps")])
 		shas[r[col("sha256")]] = true
-		require.FileExists(t, filepath.Join(r[col("dir")], "report.json"))
+		// Each point is the plain run of its values.
+		plain := t.TempDir()
+		code, _, errOut = heat(t, "run", "-q", "--out", plain, "--steps", "5", "--set", "output.formats=[]",
+			"--set", "grid.shape="+r[col("grid.shape")], "--set", "initial.value="+r[col("initial.value")])
+		require.Zero(t, code, errOut)
+		require.Equal(t, readReport(t, filepath.Join(plain, "report.json")).Field.SHA256, r[col("sha256")], "point %d", p)
 	}
-	require.Len(t, shas, 4, "every point its own field")
-	// Point 2 is the plain run of its values.
-	plain := t.TempDir()
-	code, _, errOut = heat(t, "run", "-q", "--out", plain, "--steps", "5", "--set", "output.formats=[]",
-		"--set", "grid.shape=[24,24]", "--set", "initial.value=1.0")
-	require.Zero(t, code, errOut)
-	require.Equal(t, readReport(t, filepath.Join(plain, "report.json")).Field.SHA256, recs[3][col("sha256")])
+	require.Len(t, shas, 9, "every point its own field")
+	img := imagetest.DecodePNG(t, filepath.Join(out, "sweep.png"))
+	require.Greater(t, img.Bounds().Dx(), 400)
 
 	// Refusals, before any run: a table there, nothing swept, a point
-	// whose config is wrong.
+	// whose config is wrong, a figure the table has not, a key of words
+	// to draw against, too many jobs.
 	code, _, errOut = heat(t, "sweep", "--out", out, "--steps", "5", "--set", "initial.value=[1.0,2.0]")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "holds a study already")
@@ -66,6 +74,20 @@ func TestSweep(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "sweep point 1 ([0, 16])")
 	require.Contains(t, errOut, "grid.shape")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--set", "initial.value=[1.0,2.0]", "--plot", "maxx"}, "--plot maxx: not a figure of the table"},
+		{[]string{"--set", "initial.value=[1.0,2.0]", "--plot", "probe_nowhere"}, "--plot probe_nowhere: not a figure"},
+		{[]string{"--set", "grid.shape=[[16,16],[24,24]]", "--plot", "max"}, "whose value [16, 16] is not a number"},
+		{[]string{"--set", "initial.value=[1.0,2.0]", "--plot", "max", "--against", "grid.shape"}, "--against grid.shape: not a swept key (swept: initial.value)"},
+		{[]string{"--set", "initial.value=[1.0,2.0]", "--jobs", "1000"}, "--jobs 1000: give 1 to 256"},
+	} {
+		code, _, errOut = heat(t, append([]string{"sweep", "--out", bad, "--steps", "5"}, c.args...)...)
+		require.Equal(t, 2, code, c.args)
+		require.Contains(t, errOut, c.want)
+	}
 	require.NoDirExists(t, bad)
 }
 
