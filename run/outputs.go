@@ -45,6 +45,10 @@ type outputs struct {
 	// pngDone delivers the result of the PNG being drawn and encoded in the
 	// background on rank 0 (nil when none is): the solver goes on meanwhile.
 	pngDone chan error
+	// regions are the snapshots' material outlines (planeRegions), found
+	// at the first snapshot; regionsSet says they were.
+	regions    []int32
+	regionsSet bool
 }
 
 // openOutputs prepares the snapshot directory and the diagnostics file on
@@ -226,6 +230,13 @@ func (o *outputs) png(c comm.Comm, s *solver.Solver, name string) error {
 	if err != nil {
 		return err
 	}
+	if !o.regionsSet {
+		if o.regions, err = planeRegions(o.cfg, o.cfg.Grid.Shape, o.cfg.Output.Slice, p); err != nil {
+			return err
+		}
+		o.regionsSet = true
+	}
+	p.Regions = o.regions
 	base := filepath.Join(o.dir, name)
 	for _, ext := range []string{".npy", ".json", "." + o.cfg.Output.ImageFormat} {
 		if err := o.files.claim(base + ext); err != nil {

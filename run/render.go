@@ -188,6 +188,9 @@ func renderPicture(ck *checkpoint.Checkpoint, name string, o RenderOptions) (*pi
 			p.Range = []float64{math.Log10(o.Range[0]), math.Log10(o.Range[1])}
 		}
 	}
+	if p.Regions, err = planeRegions(cfg, shape, o.Slice, p); err != nil {
+		return nil, UsageError{err}
+	}
 	pic.p = p
 	return pic, nil
 }
@@ -323,6 +326,51 @@ type planeImage struct {
 	Cmap  string       `json:"cmap"`
 	Label string       `json:"label"`
 	Size  int          `json:"size"` // longest side of the field in pixels
+	// Regions is the material of each drawn value (planeRegions), whose
+	// edges the picture outlines; nil: none (no [[material]]).
+	Regions []int32 `json:"-"`
+}
+
+// planeRegions is, for each value of p's plane (its Cells averaged by its
+// Factor), the material the plane's middle cell of it lies in (media.Spec's
+// Owner: its centre, in the cut of a 3D field); nil where cfg has no
+// [[material]] or every value lies in the same one.
+func planeRegions(cfg *config.Config, shape []int, spec string, p *planeImage) ([]int32, error) {
+	m := cfg.Media()
+	if len(m.Materials) == 0 {
+		return nil, nil
+	}
+	nd := len(shape)
+	py, px, cut, at := 0, 1, -1, 0
+	if nd == 3 {
+		var err error
+		if cut, at, _, err = heatmap.ParseSlice(spec, shape); err != nil {
+			return nil, err
+		}
+		rest := [3][2]int{{1, 2}, {0, 2}, {0, 1}}[cut]
+		py, px = rest[0], rest[1]
+	}
+	g := field.Geometry{Shape: shape, Length: cfg.Grid.Length}
+	f := max(1, p.Factor)
+	cy, cx := (p.Cells[0]+f-1)/f, (p.Cells[1]+f-1)/f
+	x := make([]float64, nd)
+	if cut >= 0 {
+		x[cut] = g.Centre(cut, at)
+	}
+	out := make([]int32, cy*cx)
+	one := true
+	for J := range cy {
+		x[py] = g.Centre(py, min(p.Cells[0]-1, J*f+f/2))
+		for I := range cx {
+			x[px] = g.Centre(px, min(p.Cells[1]-1, I*f+f/2))
+			out[J*cx+I] = int32(m.Owner(x))
+			one = one && out[J*cx+I] == out[0]
+		}
+	}
+	if one {
+		return nil, nil
+	}
+	return out, nil
 }
 
 // newPlaneImage describes the picture of the plane spec cuts (3D) from a
@@ -394,7 +442,7 @@ func (p *planeImage) title() string {
 func (p *planeImage) options() heatmap.Options {
 	o := heatmap.Options{Cmap: p.Cmap, MaxPixels: p.Size, Title: p.title(), Label: p.Label,
 		Width: p.Extent[0], Height: p.Extent[1], XLabel: p.Axes[0], YLabel: p.Axes[1],
-		Factor: p.Factor, Cells: p.Cells}
+		Factor: p.Factor, Cells: p.Cells, Regions: p.Regions}
 	lo, hi := float64(p.Min), float64(p.Max)
 	if len(p.Range) == 2 {
 		lo, hi = p.Range[0], p.Range[1]

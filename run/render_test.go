@@ -2,14 +2,17 @@ package run
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"heat/checkpoint"
+	"heat/io/config"
 )
 
 // wideMedia is twoMaterials with conductivities over 6 decades (0.004 to
@@ -171,4 +174,53 @@ func TestSpansDecades(t *testing.T) {
 	require.False(t, spansDecades([]float64{1, math.Inf(1)}, nil))
 	require.False(t, spansDecades([]float64{1, math.NaN(), 1e6}, nil))
 	require.False(t, spansDecades([]float64{0}, []float64{0}), "holes only")
+}
+
+// planeRegions numbers each drawn value of a plane by the last material
+// its middle cell lies in: in 2D cell for cell, in 3D in the cut, and
+// averaged planes by the middle cell of each block; none without
+// materials.
+func TestPlaneRegions(t *testing.T) {
+	mats := `material=[{name = "a", region = "box", lo = [0.0, 0.0], hi = [0.5, 0.25], k = 2.0}, {name = "b", region = "box", lo = [0.25, 0.0], hi = [1.0, 0.25], k = 3.0}]`
+	regions := func(shape []int, spec string, size int, sets ...string) ([]int32, *planeImage) {
+		cfg, err := config.Load("", append([]string{"grid.shape=" + strings.ReplaceAll(fmt.Sprint(shape), " ", ",")}, sets...))
+		require.NoError(t, err)
+		p, err := newPlaneImage(cfg, shape, spec, size, "heat", 0, 0, 0, 0, 1)
+		require.NoError(t, err)
+		r, err := planeRegions(cfg, shape, spec, p)
+		require.NoError(t, err)
+		return r, p
+	}
+	r, _ := regions([]int{8, 8}, "", 64)
+	require.Nil(t, r, "no materials")
+	r, p := regions([]int{8, 8}, "", 64, mats)
+	require.Equal(t, 1, p.Factor)
+	// Rows (y) 0–1 of columns 0–1 are a's alone, rows 2–7 b's (over a),
+	// columns 2–7 neither.
+	for j := range 8 {
+		for i := range 8 {
+			want := int32(0)
+			switch {
+			case i < 2 && j < 2:
+				want = 1
+			case i < 2:
+				want = 2
+			}
+			require.Equal(t, want, r[j*8+i], "cell (%d, %d)", j, i)
+		}
+	}
+	// Averaged 4×: the 64² plane's 16² values, each its block's middle cell.
+	r, p = regions([]int{64, 64}, "", 16, mats)
+	require.Equal(t, 4, p.Factor)
+	require.Len(t, r, 16*16)
+	require.Equal(t, []int32{1, 1, 1, 1, 0}, r[0:5])
+	require.Equal(t, []int32{2, 2, 2, 2, 0}, r[4*16:4*16+5])
+	// 3D: the cut z = 0.875 (its last layer) through both boxes.
+	r, _ = regions([]int{4, 8, 8}, "z=3", 64, `material=[{name = "a", region = "box", lo = [0.0, 0.0, 0.0], hi = [1.0, 0.5, 0.25], k = 2.0}, {name = "b", region = "box", lo = [0.5, 0.25, 0.0], hi = [1.0, 1.0, 0.25], k = 3.0}]`)
+	require.Len(t, r, 64)
+	require.Equal(t, []int32{1, 1, 0}, r[0:3])
+	require.Equal(t, []int32{2, 2, 0}, r[2*8:2*8+3])
+	require.Equal(t, int32(0), r[7])
+	r, _ = regions([]int{4, 8, 8}, "z=0", 64, `material=[{name = "b", region = "box", lo = [0.5, 0.25, 0.0], hi = [1.0, 1.0, 0.25], k = 3.0}]`)
+	require.Nil(t, r, "a cut that meets no material")
 }

@@ -61,6 +61,11 @@ type Options struct {
 	// field's values are the cells.
 	Factor int
 	Cells  [2]int
+	// Regions, when not nil, holds a region number per drawn value (as the
+	// field: rows × columns, row 0 at y = 0), such as the material each
+	// cell lies in; a black line one pixel wide is drawn where it changes
+	// between neighbouring cells, the outlines of the materials.
+	Regions []int32
 }
 
 // Defaults of Options and sizes of the picture.
@@ -135,10 +140,11 @@ func Encode(w io.Writer, format string, field []float64, ny, nx int, o Options) 
 
 // figure is one field ready to draw: its drawn cells, colour map and plan.
 type figure struct {
-	cells []float64 // cy×cx values, box-averaged as needed
-	cmap  string
-	l     layout
-	o     Options
+	cells   []float64 // cy×cx values, box-averaged as needed
+	regions []int32   // cy×cx region numbers (Options.Regions, sampled as cells are); nil: no outlines
+	cmap    string
+	l       layout
+	o       Options
 }
 
 // prepare checks the input, downsamples the field as needed and plans the
@@ -149,6 +155,9 @@ func prepare(field []float64, ny, nx int, o Options) (*figure, error) {
 	}
 	if len(field) != ny*nx {
 		return nil, fmt.Errorf("heatmap: field has %d values, shape [%d, %d] needs %d", len(field), ny, nx, ny*nx)
+	}
+	if o.Regions != nil && len(o.Regions) != ny*nx {
+		return nil, fmt.Errorf("heatmap: %d region numbers for a field of shape [%d, %d]", len(o.Regions), ny, nx)
 	}
 	if _, err := Colormap(o.Cmap); err != nil {
 		return nil, err
@@ -174,7 +183,7 @@ func prepare(field []float64, ny, nx int, o Options) (*figure, error) {
 		return nil, err
 	}
 	own := Factor(ny, nx, o.MaxPixels)
-	f := &figure{cells: downsample(field, ny, nx, own), cmap: o.Cmap, o: o}
+	f := &figure{cells: downsample(field, ny, nx, own), regions: sample(o.Regions, ny, nx, own), cmap: o.Cmap, o: o}
 	f.l = plan(ceilDiv(ny, own), ceilDiv(nx, own), rows, cols, given*own, lo, hi, o)
 	return f, nil
 }
@@ -272,3 +281,21 @@ func InfBox(pos, neg bool) float64 {
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// sample is r (ny×nx) as a field downsampled by factor is drawn: each
+// block's number is its middle cell's (a region's edge stays where the
+// cells put it, to a block).
+func sample(r []int32, ny, nx, factor int) []int32 {
+	if r == nil || factor == 1 {
+		return r
+	}
+	cy, cx := ceilDiv(ny, factor), ceilDiv(nx, factor)
+	out := make([]int32, cy*cx)
+	for J := range cy {
+		y := min(ny-1, J*factor+factor/2)
+		for I := range cx {
+			out[J*cx+I] = r[y*nx+min(nx-1, I*factor+factor/2)]
+		}
+	}
+	return out
+}

@@ -524,3 +524,67 @@ func BenchmarkWrite(b *testing.B) {
 		})
 	}
 }
+
+// Regions outline where the region number changes: a block of region 1
+// inside region 0 on a uniform field is framed by black pixels — two a
+// row across its sides, a whole run along its top and bottom — and
+// nothing else in the field is black; without regions nothing is. The
+// same holds for a field the picture downsamples (the outline follows
+// the blocks).
+func TestRegionsAreOutlined(t *testing.T) {
+	for _, c := range []struct {
+		ny, nx, lo, hi, maxPixels int
+	}{
+		{40, 60, 10, 30, 0},       // enlarged: each cell a block of pixels
+		{400, 600, 100, 300, 200}, // downsampled 3×
+	} {
+		field := make([]float64, c.ny*c.nx)
+		regions := make([]int32, c.ny*c.nx)
+		for j := range c.ny {
+			for i := range c.nx {
+				field[j*c.nx+i] = 0.5
+				if j >= c.lo && j < c.hi && i >= c.lo && i < c.hi {
+					regions[j*c.nx+i] = 1
+				}
+			}
+		}
+		field[0] = 0 // a range to colour by
+		blacks := func(o Options) (rows map[int]int, total int) {
+			img, err := Render(field, c.ny, c.nx, o)
+			require.NoError(t, err)
+			l := mustPlan(t, field, c.ny, c.nx, o)
+			rows = map[int]int{}
+			for y := l.field.Min.Y; y < l.field.Max.Y; y++ {
+				for x := l.field.Min.X; x < l.field.Max.X; x++ {
+					if img.ColorIndexAt(x, y) == black {
+						rows[y]++
+						total++
+					}
+				}
+			}
+			return rows, total
+		}
+		_, none := blacks(Options{MaxPixels: c.maxPixels})
+		require.Zero(t, none, "no regions, no outline")
+		o := Options{MaxPixels: c.maxPixels, Regions: regions}
+		rows, total := blacks(o)
+		l := mustPlan(t, field, c.ny, c.nx, o)
+		side := float64(c.hi-c.lo) * float64(l.field.Dx()) / float64(c.nx) // the block's width in pixels
+		require.InDelta(t, 4*side, float64(total), 0.05*4*side+8, "%d×%d: the frame's pixels", c.ny, c.nx)
+		var two, long int
+		for _, n := range rows {
+			switch {
+			case n == 2:
+				two++
+			case float64(n) > 0.9*side:
+				long++
+			default:
+				t.Fatalf("%d×%d: a row with %d outline pixels", c.ny, c.nx, n)
+			}
+		}
+		require.Equal(t, 2, long, "top and bottom edges")
+		require.InDelta(t, side, float64(two), 0.05*side+2, "the sides")
+	}
+	_, err := Render(make([]float64, 6), 2, 3, Options{Regions: make([]int32, 5)})
+	require.ErrorContains(t, err, "5 region numbers for a field of shape [2, 3]")
+}

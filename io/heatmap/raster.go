@@ -106,6 +106,36 @@ func (f *figure) paintField(dst *image.Paletted, r image.Rectangle) {
 		}
 		prev = J
 	}
+	f.outline(dst, r, col)
+}
+
+// outline draws black over the pixels of r where the region number
+// changes to the pixel's right or below: a line one pixel wide along each
+// region's edge. col is each pixel column's drawn cell.
+func (f *figure) outline(dst *image.Paletted, r image.Rectangle, col []int) {
+	if f.regions == nil {
+		return
+	}
+	l := &f.l
+	fw, fh := r.Dx(), r.Dy()
+	cellRow := func(Y int) []int32 {
+		j := int((float64(fh-Y) - 0.5) * float64(l.rows) / float64(fh))
+		return f.regions[min(l.cy-1, j/l.factor)*l.cx:][:l.cx]
+	}
+	for Y := range fh {
+		here := cellRow(Y)
+		var below []int32
+		if Y+1 < fh {
+			below = cellRow(Y + 1)
+		}
+		row := dst.Pix[dst.PixOffset(r.Min.X, r.Min.Y+Y):][:fw]
+		for X, i := range col {
+			v := here[i]
+			if (X+1 < fw && here[col[X+1]] != v) || (below != nil && below[i] != v) {
+				row[X] = black
+			}
+		}
+	}
 }
 
 // paintBar fills r of dst with the colour bar: t = 1 in its top row, t = 0

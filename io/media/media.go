@@ -666,3 +666,16 @@ func (s *Spec) Coverage() (cov []Coverage, ok bool) {
 	}
 	return cov, true
 }
+
+// Owner is which material a point (physical coordinates, C order) lies in:
+// 1 + the index of the last material whose region contains it (the one
+// whose values it takes), 0 for none (the maps or the uniform medium).
+// Pictures outline where it changes.
+func (s *Spec) Owner(x []float64) int {
+	for i := len(s.Materials) - 1; i >= 0; i-- {
+		if s.Materials[i].Region.Contains(x) {
+			return i + 1
+		}
+	}
+	return 0
+}
