@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 
 	"heat/decomp"
+	"heat/internal/exactsum"
 	"heat/io/config"
 	"heat/io/media"
 	"heat/operator"
@@ -82,6 +84,7 @@ func summary(w io.Writer, cfg *config.Config, spec solver.Spec, g *decomp.Grid, 
 		fmt.Fprintf(w, "available    %s (%s)\n", bytesText(avail), availWhat)
 	}
 	materials(w, cfg)
+	sources(w, cfg, spec)
 	var maps []string
 	for _, m := range []struct{ key, path string }{{"maps.k", cfg.Maps.K}, {"maps.rho_c", cfg.Maps.RhoC}} {
 		if m.path != "" {
@@ -161,4 +164,89 @@ func materials(w io.Writer, cfg *config.Config) {
 		}
 		fmt.Fprintf(w, "%s %s\n", label, line)
 	}
+}
+
+// sources prints where the source puts heat in as the grid resolves it:
+// the cells where f ≠ 0, their extent and Σ f·V — at t = 0, or for a
+// source that reads t and is nowhere on at the start, at the run's end —
+// so a heater that fell between cell centres shows before the run. A
+// source from a file is read when the run starts.
+func sources(w io.Writer, cfg *config.Config, spec solver.Spec) {
+	src := cfg.Source
+	switch {
+	case src.Kind == "none":
+		return
+	case src.Kind == "file":
+		fmt.Fprintf(w, "source       file %s: its values are read when the run starts\n", src.Path)
+		return
+	}
+	shape := cfg.Grid.Shape
+	cells := 1
+	for _, n := range shape {
+		cells *= n
+	}
+	if cells > media.MaxCoverageCells {
+		fmt.Fprintf(w, "source       %s, not counted on a grid of more than %d cells\n", src.Kind, media.MaxCoverageCells)
+		return
+	}
+	at := func(t float64) solver.Profile {
+		if spec.SourceAt != nil {
+			return spec.SourceAt(t)
+		}
+		return spec.Source
+	}
+	g := cfg.Grid.Geometry()
+	nd := len(shape)
+	count := func(p solver.Profile) (n int, lo, hi []float64, power float64) {
+		lo, hi = make([]float64, nd), make([]float64, nd)
+		for a := range nd {
+			lo[a], hi[a] = math.Inf(1), math.Inf(-1)
+		}
+		idx, x := make([]int, nd), make([]float64, nd)
+		var acc exactsum.Acc
+		for c := range cells {
+			g.Cell(c, idx)
+			g.CentreOf(idx, x)
+			v := p(x, idx)
+			if v == 0 {
+				continue
+			}
+			n++
+			acc.Add(float64(v * g.CellVolume()))
+			for a := range nd {
+				lo[a] = min(lo[a], float64(idx[a])*g.H(a))
+				hi[a] = max(hi[a], float64(idx[a]+1)*g.H(a))
+			}
+		}
+		return n, lo, hi, acc.Float64()
+	}
+	t := 0.0
+	n, lo, hi, power := count(at(0))
+	if end := spec.DT * float64(cfg.Run.Steps); n == 0 && spec.SourceAt != nil && cfg.Equation.Kind == config.Heat {
+		if cfg.EndsAtTEnd() {
+			end = cfg.Run.TEnd
+		}
+		t = end
+		n, lo, hi, power = count(at(t))
+	}
+	line := fmt.Sprintf("source       %s: %d cells where f ≠ 0", src.Kind, n)
+	if spec.SourceAt != nil {
+		line += fmt.Sprintf(" at t = %g", t)
+	}
+	if n == 0 {
+		fmt.Fprintf(w, "%s: it puts nothing in\n", line)
+		return
+	}
+	if n < cells {
+		var ext []string
+		for a := range nd {
+			ext = append(ext, fmt.Sprintf("%s %.4g–%.4g", decomp.AxisName(nd, a), lo[a], hi[a]))
+		}
+		line += ", " + strings.Join(ext, ", ")
+	}
+	line += fmt.Sprintf(", Σ f·V = %.6g", power)
+	if cfg.Source.Amplitude != nil {
+		line += " (× source.amplitude in time)"
+	}
+	fmt.Fprintln(w, line)
 }

@@ -12,6 +12,7 @@ import (
 	"heat/decomp"
 	"heat/io/config"
 	"heat/io/expr"
+	"heat/io/heatmap"
 	"heat/operator"
 	"heat/solver"
 )
@@ -84,11 +85,12 @@ func estimateMemory(cfg *config.Config, spec solver.Spec, g *decomp.Grid, ranks 
 	if len(cfg.Output.Formats) > 0 {
 		long := int64(max(cfg.Grid.Shape[len(cfg.Grid.Shape)-1], cfg.Grid.Shape[len(cfg.Grid.Shape)-2]))
 		size := int64(cfg.Output.ImageSize)
-		px := min(size, long)
+		f := int64(heatmap.Factor(int(long), 1, int(size)))
+		px := (long + f - 1) / f // the plane's long side: at least size, under twice it
 		// The picture: a field drawn cell for cell grows by a whole factor
 		// to at least output.image_size, and its axes, title and colour bar
 		// take about as much again around it (1.4² of it).
-		pic := size
+		pic := px
 		if long < size {
 			pic = (size + long - 1) / long * long
 		}

@@ -81,6 +81,24 @@ func TestDryRunCountsMaterials(t *testing.T) {
 	require.Contains(t, out, "material[0] a: 0 cells (of the 25 its region holds; the rest under later materials): every cell of its region lies under later materials, so it sets nothing")
 }
 
+// --dry-run says where the source puts heat in: the power module's chip
+// heater (switched on in time by its amplitude) covers the chip's 1600
+// cells with 50 W; a hotspot between cell centres covers none; a source in
+// time that is off at the start is counted where it is on, at the end.
+func TestDryRunCountsTheSource(t *testing.T) {
+	code, out, errOut := heat(t, "run", "--dry-run", "-c", "power-module-3d")
+	require.Zero(t, code, errOut)
+	require.Contains(t, out, "source       expr: 1600 cells where f ≠ 0, z 0.003–0.004, y 0.011–0.021, x 0.011–0.021, Σ f·V = 50 (× source.amplitude in time)\n")
+	code, out, _ = heat(t, "run", "--dry-run", "--set", "grid.shape=[10,10]", "--set", "source.kind=hotspot",
+		"--set", "source.center=[0.5,0.5]", "--set", "source.radius=0.01", "--set", "source.value=1.0")
+	require.Zero(t, code)
+	require.Contains(t, out, "source       hotspot: 0 cells where f ≠ 0: it puts nothing in")
+	code, out, _ = heat(t, "run", "--dry-run", "--set", "grid.shape=[10,10]", "--set", "source.kind=expr",
+		"--set", `source.expr="t > 0.001 && x < 0.3 ? 2 : 0"`, "--set", "run.t_end=0.002", "--set", "equation.scheme=backward-euler", "--set", "equation.dt=0.0005")
+	require.Zero(t, code)
+	require.Contains(t, out, "source       expr: 30 cells where f ≠ 0 at t = 0.002, y 0–1, x 0–0.3, Σ f·V = 0.6\n")
+}
+
 // The field's statistics leave insulating holes out: a hole keeps its
 // first value (here 5, above every other cell after the walls cooled the
 // plate), which is no temperature of the medium.

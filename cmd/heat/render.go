@@ -20,8 +20,9 @@ func renderCommand() *cobra.Command {
 		Long: `Draws the field of a checkpoint as a run's snapshots are drawn (physical axes, true
 aspect ratio, labelled colour bar), without running anything; -o picks the
 format by its extension: .png, .svg or .pdf. PATH is a run's output folder, its
-checkpoints folder or latest file, or one checkpoint (step-NNNNNNNN). Fields
-larger than --size pixels a side are box-averaged.
+checkpoints folder or latest file, or one checkpoint (step-NNNNNNNN). The field is
+at least --size pixels on its long side: a smaller one enlarged, each cell a block
+of whole pixels; one of twice as many cells or more box-averaged.
 
 --field draws, of a run in heterogeneous media, its conductivity k, heat capacity
 rho_c or the mask of held cells (1 where held) instead of u, as the checkpoint keeps
@@ -72,7 +73,7 @@ max over every frame.`,
 	fs.StringVar(&o.Cmap, "cmap", "", "colour map: "+strings.Join(heatmap.Cmaps(), ", ")+" (default: the run's output.cmap)")
 	fs.StringVar(&o.Slice, "slice", "", "plane of a 3D field: z=mid, y=10, x=0.25 (default: the run's output.slice; z=mid for --line)")
 	fs.Float64SliceVar(&o.Range, "range", nil, "fixed colour range min,max (default: the data's)")
-	fs.IntVar(&o.Size, "size", 0, "longest side of the field in pixels, larger fields are downsampled (default: the run's output.image_size)")
+	fs.IntVar(&o.Size, "size", 0, "least long side of the field in pixels; fields of twice as many cells or more are box-averaged (default: the run's output.image_size)")
 	fs.BoolVar(&movie, "movie", false, "assemble the run's snapshots into an animated GIF instead")
 	fs.StringVar(&o.Field, "field", "u", "field to draw: "+strings.Join(run.RenderFields, ", ")+" (the media of a run in heterogeneous media)")
 	fs.StringVar(&line, "line", "", "plot u along a line instead, beside the exact solution where known (-o .png, .svg or .pdf): y=AT runs along x, x=AT along y, in 3D in the --slice plane or with both axes (y=0.5,z=mid); AT is mid, a cell index or a fraction from 0 to 1")

@@ -256,9 +256,10 @@ type Output struct {
 	// fixed colour range of the images `[min, max]` (compare the frames of a run); empty: each
 	// image's own
 	Range []float64 `toml:"range" json:"range"`
-	// longest side of an image's field in pixels: a grid with fewer cells is drawn with each
-	// cell a block of whole pixels, enlarged by a whole factor to at least this; a larger one is
-	// box-averaged down to at most this
+	// least long side of an image's field in pixels: a grid with fewer cells is drawn with each
+	// cell a block of whole pixels, enlarged by a whole factor to at least this; one with up to
+	// twice as many cell for cell; a larger one box-averaged by the largest whole factor that
+	// keeps at least this (under twice it)
 	ImageSize int `toml:"image_size" json:"image_size"`
 	// the field's name on the colour bar, e.g. `"T (K)"`; `""` for none
 	Label string `toml:"label" json:"label"`

@@ -37,9 +37,10 @@ type Options struct {
 	// outside clamp to the ends of the map. Use it to compare the frames of a
 	// run. It has no effect unless Min < Max.
 	Fixed bool
-	// MaxPixels bounds the longest side of the field part of the image.
-	// Larger fields are downsampled by an integer factor (a box average, see
-	// Render); 0 means 1024.
+	// MaxPixels is the least long side of the field part of the image: a
+	// field with fewer cells is enlarged by a whole factor, one with twice
+	// as many or more downsampled by the largest whole factor that keeps
+	// it at least this (a box average, see Render; Factor); 0 means 1024.
 	MaxPixels int
 	// Title is written at the top of the image, e.g. "step 200  t = 0.0123";
 	// a title too long for the image is drawn smaller, so it never changes

@@ -10,10 +10,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot"
 
 	"heat/internal/imagetest"
 )
@@ -288,8 +290,8 @@ func TestLargeFieldIsDownsampled(t *testing.T) {
 		if limit == 0 {
 			limit = DefaultMaxPixels
 		}
-		require.LessOrEqual(t, max(l.field.Dx(), l.field.Dy()), limit, "MaxPixels %d", maxPix)
-		require.Greater(t, max(l.field.Dx(), l.field.Dy()), limit/2, "MaxPixels %d: not shrunk more than needed", maxPix)
+		require.GreaterOrEqual(t, max(l.field.Dx(), l.field.Dy()), limit, "MaxPixels %d: at least it", maxPix)
+		require.Less(t, max(l.field.Dx(), l.field.Dy()), 2*limit, "MaxPixels %d: averaged by the largest factor that keeps it", maxPix)
 	}
 	o := Options{MaxPixels: 500}
 	img, err := Render(field, ny, nx, o)
@@ -587,4 +589,93 @@ func TestRegionsAreOutlined(t *testing.T) {
 	}
 	_, err := Render(make([]float64, 6), 2, 3, Options{Regions: make([]int32, 5)})
 	require.ErrorContains(t, err, "5 region numbers for a field of shape [2, 3]")
+}
+
+// Pictures fit for a paper: a 64², a 512² and a 2000 × 30 field (a 2 m by
+// 6 cm strip of square cells) drawn at the default size are at least 1024
+// pixels on their long side, each cell a block of whole pixels of one
+// colour (read back from the PNG: a checkerboard's blocks are uniform and
+// their neighbours differ), and no two tick labels of an axis overlap.
+func TestPicturesForAPaper(t *testing.T) {
+	for _, c := range []struct {
+		ny, nx int
+		w, h   float64
+	}{{64, 64, 1, 1}, {512, 512, 1, 1}, {30, 2000, 2, 0.06}} {
+		field := make([]float64, c.ny*c.nx)
+		for j := range c.ny {
+			for i := range c.nx {
+				field[j*c.nx+i] = float64((i + j) % 2)
+			}
+		}
+		o := Options{Width: c.w, Height: c.h}
+		path := filepath.Join(t.TempDir(), "f.png")
+		require.NoError(t, Write(path, field, c.ny, c.nx, o))
+		img := imagetest.DecodePNG(t, path)
+		l := mustPlan(t, field, c.ny, c.nx, o)
+		fw, fh := l.field.Dx(), l.field.Dy()
+		require.GreaterOrEqual(t, max(fw, fh), DefaultMaxPixels, "%d×%d: the long side", c.ny, c.nx)
+		require.Zero(t, fw%c.nx, "%d×%d: whole pixels a cell across (%d px)", c.ny, c.nx, fw)
+		require.Zero(t, fh%c.ny, "%d×%d: whole pixels a cell up (%d px)", c.ny, c.nx, fh)
+		sx, sy := fw/c.nx, fh/c.ny
+		require.InDelta(t, (c.h/float64(c.ny))/(c.w/float64(c.nx)), float64(sy)/float64(sx), 1e-12, "%d×%d: blocks of the cells' aspect (%d×%d px)", c.ny, c.nx, fw, fh)
+		for _, cell := range [][2]int{{0, 0}, {c.ny / 2, c.nx / 3}, {c.ny - 1, c.nx - 1}} {
+			j, i := cell[0], cell[1]
+			x0, y0 := l.field.Min.X+i*sx, l.field.Max.Y-(j+1)*sy
+			want := rgbaAt(img, x0, y0)
+			for y := y0; y < y0+sy; y++ {
+				for x := x0; x < x0+sx; x++ {
+					require.Equal(t, want, rgbaAt(img, x, y), "%d×%d: cell (%d, %d) one colour", c.ny, c.nx, j, i)
+				}
+			}
+			if i+1 < c.nx {
+				require.NotEqual(t, want, rgbaAt(img, x0+sx, y0), "its neighbour another")
+			}
+		}
+		ts := textStyle(l.fontSize, 0, 0)
+		for _, ax := range []struct {
+			ticks  []plot.Tick
+			length float64
+			pixels int
+			size   func(string) float64
+		}{
+			{l.xTicks, c.w, fw, func(s string) float64 { return float64(ts.Width(s)) }},
+			{l.yTicks, c.h, fh, func(s string) float64 { return float64(ts.Height(s)) }},
+		} {
+			end, n := math.Inf(-1), 0
+			for _, tk := range ax.ticks {
+				if tk.Label == "" {
+					continue
+				}
+				pos, half := tk.Value/ax.length*float64(ax.pixels), ax.size(tk.Label)/2
+				require.Greater(t, pos-half, end, "%d×%d: tick label %q overlaps the one before", c.ny, c.nx, tk.Label)
+				end, n = pos+half, n+1
+				require.NotContains(t, tk.Label, "e+", "plain or engineering notation")
+			}
+			require.GreaterOrEqual(t, n, 1)
+		}
+	}
+}
+
+// apart blanks the labels that would run into the one labelled before:
+// 0 and 0.05 on a 20-pixel axis of 24-pixel labels keep 0 only, and on a
+// 60-pixel one keep both.
+func TestApartKeepsLabelsClear(t *testing.T) {
+	size := func(string) float64 { return 24 }
+	ticks := func() []plot.Tick { return []plot.Tick{{Value: 0, Label: "0"}, {Value: 0.05, Label: "0.05"}} }
+	require.Equal(t, []string{"0", ""}, labelsOf(apart(ticks(), 0.06, 20, size, 4)))
+	require.Equal(t, []string{"0", "0.05"}, labelsOf(apart(ticks(), 0.06, 60, size, 4)))
+	// A run of ticks keeps every other one where each would touch its neighbour.
+	var many []plot.Tick
+	for i := range 9 {
+		many = append(many, plot.Tick{Value: float64(i), Label: strconv.Itoa(i)})
+	}
+	require.Equal(t, []string{"0", "", "2", "", "4", "", "6", "", "8"}, labelsOf(apart(many, 8, 160, size, 4)))
+}
+
+func labelsOf(ticks []plot.Tick) []string {
+	s := make([]string, len(ticks))
+	for i, t := range ticks {
+		s[i] = t.Label
+	}
+	return s
 }

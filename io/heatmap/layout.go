@@ -93,14 +93,16 @@ func plan(cy, cx, rows, cols, factor int, lo, hi float64, o Options) layout {
 	// plane's aspect. A field drawn cell for cell grows by a whole factor
 	// until its long side reaches MaxPixels (output.image_size): each cell
 	// a block of whole pixels, no blur, whatever the grid; a downsampled
-	// one (already a box average to fit) or a big one shrinks to MaxPixels.
+	// one is at least MaxPixels already (Factor). Only a plane whose cells
+	// are so much longer along one axis that its long side passes twice
+	// MaxPixels shrinks, to MaxPixels.
 	ppu := max(float64(cols)/float64(factor)/W, float64(rows)/float64(factor)/H)
 	w0, h0 := ppu*W, ppu*H
 	long := max(w0, h0)
 	maxPix := float64(o.MaxPixels)
 	s := 1.0
 	switch {
-	case long > maxPix:
+	case long > 2*maxPix:
 		s = maxPix / long
 	case factor == 1 && long < maxPix:
 		s = math.Ceil(maxPix / long)
@@ -166,8 +168,9 @@ func newGeometry(key geometryKey) *geometry {
 	g.line = max(1, int(math.Round(fs/14)))
 	g.pad = math.Round(padScale * fs)
 	g.titleSize = titleScale * fs
-	g.xTicks = axisTicks(key.width, float64(fw)/(4.5*fs))
-	g.yTicks = axisTicks(key.height, float64(fh)/(2.5*fs))
+	ts := textStyle(fs, 0, 0)
+	g.xTicks = apart(axisTicks(key.width, float64(fw)/(4.5*fs)), key.width, fw, func(l string) float64 { return float64(ts.Width(l)) }, 0.5*fs)
+	g.yTicks = apart(axisTicks(key.height, float64(fh)/(2.5*fs)), key.height, fh, func(l string) float64 { return float64(ts.Height(l)) }, 0.2*fs)
 	p := g.newPlot()
 
 	// Margins the axes need around the data area, measured on a large
@@ -245,6 +248,27 @@ func axisTicks(length, n float64) []plot.Tick {
 		t[i] = plot.Tick{Value: v[i], Label: s[i]}
 	}
 	return t
+}
+
+// apart keeps the labels of ticks (along an axis of length, pixels long)
+// that are clear of the one labelled before them — size is a label's extent
+// along the axis, gap the least space between two — and leaves the others
+// unlabelled: a narrow strip's axis reads 0 and 0.05 apart, never run
+// together.
+func apart(ticks []plot.Tick, length float64, pixels int, size func(string) float64, gap float64) []plot.Tick {
+	last, lastHalf := math.Inf(-1), 0.0
+	for i, t := range ticks {
+		if t.Label == "" {
+			continue
+		}
+		pos, half := t.Value/length*float64(pixels), size(t.Label)/2
+		if pos-half < last+lastHalf+gap {
+			ticks[i].Label = ""
+			continue
+		}
+		last, lastHalf = pos, half
+	}
+	return ticks
 }
 
 // axis sets one axis of the field's plot: range [0, length], its name, its

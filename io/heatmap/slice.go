@@ -135,14 +135,13 @@ func ParseSlice(spec string, shape []int) (axis, at int, label string, err error
 }
 
 // Factor is the integer downsampling factor Render uses for a plane of ny
-// by nx cells drawn at most maxPixels (0: DefaultMaxPixels) a side.
+// by nx cells drawn at least maxPixels (0: DefaultMaxPixels) on its long
+// side: the largest that keeps that side at maxPixels or more, so a plane
+// of fewer than twice maxPixels cells is drawn cell for cell and a larger
+// one between maxPixels and twice it.
 func Factor(ny, nx, maxPixels int) int {
 	if maxPixels <= 0 {
 		maxPixels = DefaultMaxPixels
 	}
-	long := max(ny, nx)
-	if long <= maxPixels {
-		return 1
-	}
-	return (long + maxPixels - 1) / maxPixels
+	return max(1, max(ny, nx)/maxPixels)
 }
