@@ -151,7 +151,7 @@ func claimFolders(cfg *config.Config, report string, overwrite bool, runID strin
 	if cfg.Output.DiagnosticsEvery > 0 {
 		claims = append(claims, filepath.Join(out, "diagnostics.csv"))
 	}
-	if probeEvery(cfg) > 0 {
+	if probesOn(cfg) {
 		claims = append(claims, filepath.Join(out, ProbesFile))
 	}
 	if report != "" {

@@ -28,7 +28,7 @@ func mediaOf(cfg *config.Config) solver.MediaFunc {
 // t_end its step count) from the media's stability limit: an explicit
 // heat run in media without equation.dt.
 func autoStep(cfg *config.Config, spec solver.Spec) bool {
-	return spec.Media != nil && cfg.Equation.Kind == config.Heat && !cfg.Implicit() && cfg.Equation.DT == 0
+	return spec.Media != nil && cfg.Equation.Kind == config.Heat && !cfg.Implicit() && cfg.Equation.DT.V == 0
 }
 
 // mediaStep reports whether a restart of cfg from ck takes its time step
@@ -36,7 +36,7 @@ func autoStep(cfg *config.Config, spec solver.Spec) bool {
 // config).
 func mediaStep(cfg *config.Config, ck *checkpoint.Checkpoint) bool {
 	inMedia := ck.Has("k") || !cfg.Media().Uniform()
-	return inMedia && cfg.Equation.Kind == config.Heat && !cfg.Implicit() && cfg.Equation.DT == 0
+	return inMedia && cfg.Equation.Kind == config.Heat && !cfg.Implicit() && cfg.Equation.DT.V == 0
 }
 
 // resolveMaps names, in cfg, the one checkpoint a map given as a

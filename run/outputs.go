@@ -99,11 +99,14 @@ func openOutputs(cfg *config.Config, files *manifest, restarted, rank0 bool) (*o
 			if flowsKept(cfg) {
 				head = append(head, runplot.FlowColumns(cfg.NDim())...)
 			}
+			if cfg.Adaptive() {
+				head = append(head, runplot.StepColumns...)
+			}
 			o.diag.Write(head)
 			o.diag.Flush()
 		}
 	}
-	if probeEvery(cfg) > 0 {
+	if probesOn(cfg) {
 		p, err := openProbes(cfg, restarted)
 		if err != nil {
 			if o.diagF != nil {
@@ -185,6 +188,10 @@ func (o *outputs) diagnostics(c comm.Comm, s *solver.Solver) error {
 	row := []string{strconv.Itoa(s.Step()), f(s.SimTime()), f(st.Min), f(st.Max), f(st.Sum / float64(st.N)), f(st.Sum * vol), f(s.Residual())}
 	for _, x := range flows {
 		row = append(row, f(x))
+	}
+	if o.cfg.Adaptive() {
+		dt, est := s.LastStep()
+		row = append(row, f(dt), f(est))
 	}
 	o.diag.Write(row)
 	o.diag.Flush()

@@ -199,7 +199,7 @@ func (j *job) endPlots() []string {
 // as the other plots — and returns its path. A failure is a warning.
 func (j *job) endProbePlot() []string {
 	o := j.cfg.Output
-	if probeEvery(j.cfg) == 0 || o.SnapshotEvery == 0 || len(o.Formats) == 0 {
+	if !probesOn(j.cfg) || o.SnapshotEvery == 0 || len(o.Formats) == 0 {
 		return nil
 	}
 	csvPath := filepath.Join(o.Dir, ProbesFile)

@@ -22,13 +22,16 @@ import (
 const ProbesFile = "probes.csv"
 
 // probeEvery is the steps between rows of probes.csv, 0 when the run has
-// no probes.
+// no probes or takes them by time (output.probe_dt).
 func probeEvery(cfg *config.Config) int {
-	if len(cfg.Output.Probe) == 0 {
+	if len(cfg.Output.Probe) == 0 || cfg.Output.ProbeDT > 0 {
 		return 0
 	}
 	return cfg.Output.ProbeEvery
 }
+
+// probesOn reports whether the run writes probes.csv.
+func probesOn(cfg *config.Config) bool { return len(cfg.Output.Probe) > 0 }
 
 // probesHeader is the first line of probes.csv: step, time, a column a
 // probe.

@@ -137,12 +137,18 @@ type progress struct {
 	from      int
 	total     int
 	every     time.Duration
+	// timeOf, with tEnd, measures a run whose steps choose themselves by
+	// its simulated time (the steps to come are not known): the share of
+	// tEnd done, and the ETA from simulated time over wall time.
+	timeOf func() float64
+	tEnd   float64
 
 	start, lastLine time.Time
 	lastStep        int
 	tenth           int
 	marks           []mark  // the recent checks, oldest first (record)
 	rate            float64 // steps (iterations) a second over the marks
+	tRate           float64 // simulated time a second over the marks (timeOf)
 	samples         int     // checks that advanced
 	lastRes         float64
 	logFactor       float64 // log of the residual's factor an iteration, smoothed
@@ -152,6 +158,7 @@ type progress struct {
 type mark struct {
 	at   time.Time
 	step int
+	t    float64 // simulated time (timeOf's)
 }
 
 // The rate is the steps done since the oldest mark over the time since it,
@@ -184,7 +191,15 @@ func newProgress(l *logger, poisson bool, tolerance float64, from, total int, ev
 func (p *progress) restart() {
 	now := p.now()
 	p.start, p.lastLine = now, now
-	p.marks = append(p.marks[:0], mark{now, p.lastStep})
+	p.marks = append(p.marks[:0], mark{now, p.lastStep, p.simTime()})
+}
+
+// simTime is the simulated time now (0 without timeOf).
+func (p *progress) simTime() float64 {
+	if p.timeOf == nil {
+		return 0
+	}
+	return p.timeOf()
 }
 
 // smoothing is the weight of the newest interval in the smoothed
@@ -197,15 +212,16 @@ func (p *progress) record(now time.Time, step int) {
 	for len(p.marks) > 1 && now.Sub(p.marks[0].at) > rateWindow {
 		p.marks = p.marks[1:]
 	}
-	old := p.marks[0]
+	old, t := p.marks[0], p.simTime()
 	if dt := now.Sub(old.at).Seconds(); dt > 0 && step >= old.step {
 		p.rate = float64(step-old.step) / dt
+		p.tRate = (t - old.t) / dt
 	}
 	if last := p.marks[len(p.marks)-1]; now.Sub(last.at) >= rateWindow/rateMarks {
 		if len(p.marks) == rateMarks {
 			p.marks = append(p.marks[:0], p.marks[1:]...)
 		}
-		p.marks = append(p.marks, mark{now, step})
+		p.marks = append(p.marks, mark{now, step, t})
 	}
 }
 
@@ -228,6 +244,10 @@ func (p *progress) check(step int, residual float64) {
 	}
 	p.lastStep, p.lastRes = step, residual
 	tenth := 10 * step / p.total
+	t := p.simTime()
+	if p.timeOf != nil {
+		tenth = int(10 * t / p.tEnd)
+	}
 	due := step >= p.total || tenth > p.tenth
 	if p.log.tty {
 		due = due || now.Sub(p.lastLine) >= 200*time.Millisecond
@@ -241,6 +261,11 @@ func (p *progress) check(step int, residual float64) {
 	pct := 100 * float64(step) / float64(p.total)
 	line := fmt.Sprintf("step %d/%d (%3.0f%%)  %.0f steps/s", step, p.total, pct, p.rate)
 	attrs := []any{"step", step, "of", p.total, "pct", math.Round(pct*10) / 10, "steps_per_s", math.Round(p.rate*10) / 10}
+	if p.timeOf != nil {
+		pct = 100 * t / p.tEnd
+		line = fmt.Sprintf("step %d  t = %.4g of %.4g (%3.0f%%)  %.0f steps/s", step, t, p.tEnd, pct, p.rate)
+		attrs = []any{"step", step, "t", t, "t_end", p.tEnd, "pct", math.Round(pct*10) / 10, "steps_per_s", math.Round(p.rate*10) / 10}
+	}
 	if eta, ok := p.eta(step, residual); ok {
 		line += "  ETA " + eta.String()
 		attrs = append(attrs, "eta", eta.String())
@@ -261,6 +286,13 @@ func (p *progress) eta(step int, residual float64) (time.Duration, bool) {
 		return 0, false
 	}
 	left := float64(p.total - step)
+	if p.timeOf != nil {
+		t := p.simTime()
+		if !(p.tRate > 0) || t >= p.tEnd {
+			return 0, false
+		}
+		return time.Duration((p.tEnd - t) / p.tRate * float64(time.Second)).Round(100 * time.Millisecond), true
+	}
 	if p.poisson {
 		if !(p.logFactor < 0) || !(residual > p.tolerance) {
 			return 0, false

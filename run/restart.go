@@ -217,6 +217,13 @@ func restore(c comm.Comm, s *solver.Solver, j *job) error {
 			converged, _ := m.Extra["converged"].(bool)
 			cycles, _ := m.Extra["cycles"].(float64)
 			s.Restore(m.Step, residual, converged, int(cycles))
+			if s.Controller() != nil {
+				ctl, ok := controllerOf(m.Extra)
+				if !ok {
+					return UsageError{fmt.Errorf("cannot restart from %s: it keeps no step controller, which equation.dt = \"auto\" continues from", ck.Path())}
+				}
+				s.SetController(ctl, m.Time)
+			}
 			if err := s.Carry(accountOf(m.Extra)); err != nil {
 				return UsageError{fmt.Errorf("cannot restart from %s: %w", ck.Path(), err)}
 			}
@@ -265,6 +272,9 @@ func beginCheckpoint(c comm.Comm, s *solver.Solver, j *job, writers []int) (*che
 	}
 	if a := accountExtra(acct); a != nil {
 		extra["energy"] = a
+	}
+	if ctl := s.Controller(); ctl != nil {
+		extra["controller"] = controllerExtra(ctl)
 	}
 	if c.Rank() == 0 {
 		extra["inputs"] = inputsExtra(j.inputs)
@@ -489,4 +499,41 @@ func accountOf(extra map[string]any) *solver.EnergyBalance {
 		b.Faces = append(b.Faces, v)
 	}
 	return b
+}
+
+// controllerExtra is the step controller a checkpoint keeps, so that a
+// restart takes the straight run's next step (JSON numbers round-trip to
+// the bit; a smallest step of none yet is written 0).
+func controllerExtra(c *solver.Controller) map[string]any {
+	dtMin := c.DTMin
+	if c.Accepted == 0 {
+		dtMin = 0
+	}
+	return map[string]any{"next": c.Next, "err_prev": c.ErrPrev, "rejected": c.Rejected,
+		"accepted": c.Accepted, "rejects": c.Rejects, "dt_min": dtMin, "dt_max": c.DTMax}
+}
+
+// controllerOf reads what controllerExtra wrote; false where the
+// checkpoint has none or it does not read.
+func controllerOf(extra map[string]any) (solver.Controller, bool) {
+	a, ok := extra["controller"].(map[string]any)
+	if !ok {
+		return solver.Controller{}, false
+	}
+	num := func(k string) float64 {
+		v, has := a[k].(float64)
+		ok = ok && has
+		return v
+	}
+	c := solver.Controller{Next: num("next"), ErrPrev: num("err_prev"), Accepted: int(num("accepted")),
+		Rejects: int(num("rejects")), DTMin: num("dt_min"), DTMax: num("dt_max")}
+	rejected, has := a["rejected"].(bool)
+	c.Rejected = rejected
+	if !ok || !has || !(c.Next > 0) {
+		return solver.Controller{}, false
+	}
+	if c.Accepted == 0 {
+		c.DTMin = math.Inf(1)
+	}
+	return c, true
 }

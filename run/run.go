@@ -284,6 +284,13 @@ func prepare(ctx context.Context, opt Options, stdout, stderr io.Writer, c comm.
 	if err := setFaces(cfg, &spec); err != nil {
 		return nil, err
 	}
+	var notes []string
+	if spec.Adaptive, notes, err = adaptiveOf(cfg); err != nil {
+		return nil, UsageError{err}
+	}
+	for _, n := range notes {
+		warn("%s", n)
+	}
 	spec.Media = mediaOf(cfg)
 	if restarts != nil {
 		// A restart takes its media from the checkpoint: no map file
@@ -299,7 +306,9 @@ func prepare(ctx context.Context, opt Options, stdout, stderr io.Writer, c comm.
 			spec.Steps = 0
 		}
 	}
-	cfg.Equation.DT = spec.DT
+	if !cfg.Adaptive() {
+		cfg.Equation.DT = config.Step{V: spec.DT} // the report's: the step taken
+	}
 	cfg.Parallel.Threads = spec.Threads
 	rank0 := c == nil || c.Rank() == 0
 	// What the solver would refuse at its start (ghost layers against
@@ -448,6 +457,9 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 		spec.OnCheck = j.prog.check
 	}
 	s, err := solver.New(c, spec)
+	if err == nil && c.Rank() == 0 && s.Adaptive() != nil {
+		j.prog.timeOf, j.prog.tEnd = s.SimTime, spec.TEnd
+	}
 	var ie *multigrid.IncompatibleError
 	if errors.As(err, &ie) {
 		return Usagef("source: %v; balance the source and the fluxes, or make a face dirichlet or robin", ie)
@@ -472,7 +484,7 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 		// The step the media's limit gave (every rank has the same): the
 		// report's and the progress's, before the barrier below lets the
 		// other ranks read the config.
-		j.cfg.Equation.DT, j.cfg.Run.Steps = s.DT(), s.Steps()
+		j.cfg.Equation.DT, j.cfg.Run.Steps = config.Step{V: s.DT()}, s.Steps()
 		j.prog.total = s.Steps()
 	}
 	if err := restore(c, s, j); err != nil {
@@ -661,7 +673,15 @@ func (r *rankRun) output(end bool) error {
 			return fmt.Errorf("diagnostics at step %d: %w", step, err)
 		}
 	}
-	if every := probeEvery(r.j.cfg); every > 0 && (step%every == 0 || end) && step != r.lastProbe {
+	every := probeEvery(r.j.cfg)
+	byTime := r.j.cfg.Output.ProbeDT > 0 && probesOn(r.j.cfg)
+	due := every > 0 && (step%every == 0 || end)
+	if byTime {
+		// Rows at t = 0, at each k × probe_dt (the steps land there and
+		// pause), and at the end.
+		due = step == r.from && r.j.restarts == nil || end || r.s.Paused()
+	}
+	if due && step != r.lastProbe {
 		r.lastProbe = step
 		if err := r.j.out.probes(r.c, r.s); err != nil {
 			return fmt.Errorf("probes at step %d: %w", step, err)
@@ -745,6 +765,12 @@ func (r *rankRun) report(wall time.Duration) error {
 	}
 	rep.Field = field
 	rep.Solver = solverReport(s, c.Size(), discErr)
+	if a := rep.Solver.Adaptive; a != nil {
+		a.ControlS = st.Control.Seconds()
+		if rep.WallS > 0 {
+			a.ControlShare = a.ControlS / rep.WallS
+		}
+	}
 	rep.PerRank = make([]report.Rank, len(parts))
 	hosts := make([]report.Host, len(parts))
 	for i, p := range parts {
@@ -869,6 +895,10 @@ func printSummary(w io.Writer, cfg *config.Config, rep *report.Report, cpus int,
 		if sv.CyclesPerStep > 0 {
 			fmt.Fprintf(w, ", %.1f per step", sv.CyclesPerStep)
 		}
+		if a := sv.Adaptive; a != nil {
+			fmt.Fprintf(w, "; steps chosen by their error (rtol %g, atol %g): %d kept, %d taken again shorter, dt %.3g … %.3g",
+				float64(a.RTol), float64(a.ATol), a.Steps, a.Rejected, float64(a.DTMin), float64(a.DTMax))
+		}
 		if sv.Stalled {
 			fmt.Fprintf(w, "; stalled at the rounding floor above run.tolerance %g", cfg.Run.Tolerance)
 		}
@@ -938,6 +968,14 @@ func solverReport(s *solver.Solver, ranks int, discErr *report.Float) *report.So
 		}
 	} else if s.Step() > 0 {
 		r.CyclesPerStep = float64(in.Cycles) / float64(s.Step())
+	}
+	if c := s.Controller(); c != nil {
+		a := s.Adaptive()
+		r.Adaptive = &report.Adaptive{Steps: c.Accepted, Rejected: c.Rejects, DTMin: report.Float(c.DTMin), DTMax: report.Float(c.DTMax),
+			RTol: report.Float(a.RTol), ATol: report.Float(a.ATol)}
+		if c.Accepted == 0 {
+			r.Adaptive.DTMin, r.Adaptive.DTMax = 0, 0
+		}
 	}
 	return r
 }

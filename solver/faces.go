@@ -182,7 +182,7 @@ func (e *SourceError) Error() string {
 // explicit step's power here.
 func (s *Solver) refreshSource(t, theta float64) error {
 	at, weight := s.spec.SourceAt, s.spec.SourceWeight
-	next := s.spec.timeAt(s.step + 1)
+	next := s.stepEnd()
 	var key string
 	whole := false // an implicit step's f holds both weighted terms
 	if k := s.spec.SourceKey; k != nil {

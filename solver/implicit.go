@@ -125,12 +125,15 @@ func (s *Solver) newMultigrid() error {
 // runMG advances by multigrid until step target, convergence (Poisson) or
 // ctx cancellation. Every step ends in one Allreduce of the stop request.
 func (s *Solver) runMG(ctx context.Context, target int) error {
-	for s.step < target && !s.converged && !s.stalled {
+	for s.step < target && !s.converged && !s.stalled && !s.ended() {
 		t0 := time.Now()
 		var err error
-		if s.spec.Equation == Poisson {
+		switch {
+		case s.spec.Equation == Poisson:
 			err = s.cycle()
-		} else {
+		case s.ctrl != nil:
+			err = s.adaptiveStep() // sets simTime
+		default:
 			err = s.implicitStep()
 		}
 		s.stats.Compute += time.Since(t0)
@@ -138,7 +141,7 @@ func (s *Solver) runMG(ctx context.Context, target int) error {
 			return err
 		}
 		s.step++
-		if s.spec.Equation == Heat {
+		if s.spec.Equation == Heat && s.ctrl == nil {
 			s.simTime = s.spec.timeAt(s.step)
 		}
 		if math.IsNaN(s.residual) || math.IsInf(s.residual, 0) {
@@ -161,8 +164,21 @@ func (s *Solver) runMG(ctx context.Context, target int) error {
 		if out[0] != 0 {
 			return ErrStopped
 		}
+		if s.ctrl != nil && s.ctrl.paused {
+			return nil // a probe time: the run's outputs are due
+		}
 	}
 	return nil
+}
+
+// stepEnd is the time the current implicit step's end terms (the source
+// and faces at its end) are taken at: the next step's time, or the
+// adaptive attempt's (the left limit where it lands on an event).
+func (s *Solver) stepEnd() float64 {
+	if s.ctrl != nil {
+		return s.ctrl.endTerms
+	}
+	return s.spec.timeAt(s.step + 1)
 }
 
 // cycle does one Poisson multigrid cycle (the first full multigrid when
@@ -300,7 +316,10 @@ func relative(res, ref float64) float64 {
 // residual is below the tolerance.
 func (s *Solver) implicitStep() error {
 	dt := s.spec.DT
-	if s.step == s.spec.Steps-1 {
+	switch {
+	case s.ctrl != nil:
+		dt = s.ctrl.dt
+	case s.step == s.spec.Steps-1:
 		dt = s.spec.LastDT()
 	}
 	theta := s.spec.Scheme.theta()
@@ -336,7 +355,7 @@ func (s *Solver) implicitStep() error {
 		s.account(s.u, 1-theta, dt)
 	}
 	if s.spec.FacesInTime {
-		if err := s.setMGFaces(s.spec.timeAt(s.step + 1)); err != nil { // the implicit half's: at its end
+		if err := s.setMGFaces(s.stepEnd()); err != nil { // the implicit half's: at its end
 			return err
 		}
 	}
@@ -388,7 +407,7 @@ func (s *Solver) implicitStep() error {
 		// The implicit half's flows: uⁿ⁺¹'s ghosts at the step's end (the
 		// last cycle's residual exchanged the halo).
 		if s.spec.SourceAt != nil {
-			if err := s.powerAt(s.spec.timeAt(s.step + 1)); err != nil {
+			if err := s.powerAt(s.stepEnd()); err != nil {
 				return err
 			}
 		}

@@ -50,6 +50,10 @@ type Stats struct {
 	Bytes    int64         // halo payload bytes sent
 	Checks   int64         // residual checks (one Allreduce each)
 	Reduce   time.Duration // in the checks' Allreduce, waiting for the slowest rank included
+	// Control is the step controller's own work (equation.dt = "auto"):
+	// keeping and restoring the step's start, the error estimate and its
+	// Allreduce, the extrapolation; the solves are Compute's.
+	Control time.Duration
 }
 
 // row is a run of cells along the last axis: flat index of the first, count.
@@ -145,6 +149,7 @@ type Solver struct {
 
 	step      int
 	simTime   float64
+	ctrl      *ctrl // the step controller of equation.dt = "auto"; nil with fixed steps
 	residual  float64
 	converged bool
 	stats     Stats
@@ -270,6 +275,7 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 			s.Close()
 			return nil, err
 		}
+		s.newCtrl()
 	}
 	if err := s.newEnergy(); err != nil {
 		s.Close()
@@ -620,7 +626,7 @@ func (s *Solver) Restore(step int, residual float64, converged bool, cycles int)
 
 // Done reports whether the run is over: all steps done, converged, or (a
 // multigrid solve) stalled at the rounding floor.
-func (s *Solver) Done() bool { return s.step >= s.spec.Steps || s.converged || s.stalled }
+func (s *Solver) Done() bool { return s.step >= s.spec.Steps || s.converged || s.stalled || s.ended() }
 
 // Stalled reports whether multigrid cycles stopped reducing the residual
 // above the tolerance (see stalled).

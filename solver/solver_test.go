@@ -26,6 +26,8 @@ type outcome struct {
 	messages  int64 // halo messages rank 0 sent
 	info      SolverInfo
 	energy    *EnergyBalance // heat: the energy account (nil where none is kept)
+	simTime   float64
+	ctl       *Controller // steps that choose themselves: the controller at the end
 }
 
 // run solves spec on ranks in-process ranks and returns rank 0's view.
@@ -50,7 +52,7 @@ func run(t testing.TB, ranks int, spec Spec) outcome {
 			return err
 		}
 		if c.Rank() == 0 {
-			out = outcome{f, s.Step(), s.Converged(), s.Residual(), s.Stats().Messages, s.Info(), e}
+			out = outcome{f, s.Step(), s.Converged(), s.Residual(), s.Stats().Messages, s.Info(), e, s.SimTime(), s.Controller()}
 		}
 		return nil
 	})

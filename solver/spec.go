@@ -3,6 +3,7 @@ package solver
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"heat/comm"
@@ -61,6 +62,10 @@ type Spec struct {
 	// TEnd, when > 0, is the time a heat run ends at: its last step (step
 	// Steps) is shortened to TEnd − (Steps−1)·DT.
 	TEnd float64
+	// Adaptive, when set (implicit heat with TEnd), chooses each step from
+	// an estimate of its own error (adaptive.go); Steps is then a cap, DT
+	// the step the source's scale and the operator start from.
+	Adaptive *Adaptive
 
 	// Multigrid solves Poisson by multigrid cycles instead of weighted
 	// Jacobi sweeps; implicit heat steps always use it.
@@ -193,9 +198,32 @@ func (s *Spec) Check() error {
 		if !(s.DT > 0) && !autoDT {
 			return fmt.Errorf("solver: time step %g must be positive", s.DT)
 		}
+		if a := s.Adaptive; a != nil {
+			return s.checkAdaptive(a)
+		}
 		if !autoDT && s.TEnd > 0 && s.Steps > 0 && !(s.LastDT() > 0 && s.LastDT() <= s.DT*(1+1e-9)) {
 			return fmt.Errorf("solver: %d steps of %g do not end at t = %g", s.Steps, s.DT, s.TEnd)
 		}
+	}
+	return nil
+}
+
+// checkAdaptive checks the steps that choose themselves: implicit steps to
+// a TEnd, tolerances and bounds in order, events ascending up to TEnd.
+func (s *Spec) checkAdaptive(a *Adaptive) error {
+	switch {
+	case s.Scheme == Explicit:
+		return fmt.Errorf("solver: steps that choose themselves are implicit steps; the explicit step is its stability limit's")
+	case !(s.TEnd > 0):
+		return fmt.Errorf("solver: steps that choose themselves need an end time")
+	case !(a.RTol > 0) || !(a.ATol >= 0):
+		return fmt.Errorf("solver: tolerances rtol %g, atol %g: rtol must be positive, atol not negative", a.RTol, a.ATol)
+	case !(a.DTMin > 0 && a.DTMin <= a.DTInitial && a.DTInitial <= a.DTMax):
+		return fmt.Errorf("solver: steps dt_min %g, dt_initial %g, dt_max %g out of order", a.DTMin, a.DTInitial, a.DTMax)
+	case len(a.Events) == 0 || a.Events[len(a.Events)-1] != s.TEnd:
+		return fmt.Errorf("solver: the events must end at t_end = %g", s.TEnd)
+	case !slices.IsSorted(a.Events):
+		return fmt.Errorf("solver: events out of order")
 	}
 	return nil
 }

@@ -124,7 +124,7 @@ func TestDryRunRoundTrips(t *testing.T) {
 			require.NoError(t, fs.Parse(args))
 			want, err := f.Resolve()
 			require.NoError(t, err)
-			want.Equation.DT = want.TimeStep()
+			want.Equation.DT = config.Step{V: want.TimeStep()}
 			if want.Parallel.Threads == 0 {
 				want.Parallel.Threads = printed.Parallel.Threads
 			}

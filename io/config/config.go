@@ -72,7 +72,7 @@ func Default() *Config {
 			Scheme: "explicit",
 			Alpha:  1.0,
 		},
-		Run:      Run{Steps: 2000, CheckEvery: 10},
+		Run:      Run{Steps: 2000, CheckEvery: 10, Events: []float64{}},
 		Boundary: Boundary{Kind: Dirichlet},
 		Initial:  Profile{Kind: "hotspot", Value: 1, Radius: 0.1, Seed: 1},
 		Source:   Profile{Kind: "none"},
@@ -185,8 +185,11 @@ func (c *Config) TimeStep() float64 {
 	if c.Equation.Kind == Poisson {
 		return 0
 	}
-	if c.Equation.DT > 0 || c.Implicit() {
-		return c.Equation.DT
+	if c.Adaptive() {
+		return c.Equation.DTInitial
+	}
+	if c.Equation.DT.V > 0 || c.Implicit() {
+		return c.Equation.DT.V
 	}
 	return operator.SafetyFactor * c.StabilityLimit()
 }
@@ -197,8 +200,15 @@ func (c *Config) TimeStep() float64 {
 // steps than t_end takes), the run ends after run.steps steps, short of
 // t_end, and this is false.
 func (c *Config) EndsAtTEnd() bool {
+	if c.Adaptive() {
+		return c.Run.TEnd > 0 // run.steps caps the steps; the run ends at t_end unless it comes first
+	}
 	return c.Equation.Kind == Heat && c.Run.TEnd > 0 && plan.StepsTo(c.Run.TEnd, c.TimeStep()) == c.Run.Steps
 }
+
+// Adaptive reports whether an implicit heat run chooses its own steps
+// (equation.dt = "auto").
+func (c *Config) Adaptive() bool { return c.Implicit() && c.Equation.DT.Auto }
 
 // Implicit reports whether heat steps are implicit (solved by multigrid).
 func (c *Config) Implicit() bool {

@@ -448,14 +448,14 @@ func TestStabilityLimit(t *testing.T) {
 	hz, hy, hx := 0.1, 0.1, 0.2
 	require.InDelta(t, 1/(2*0.5*(1/(hz*hz)+1/(hy*hy)+1/(hx*hx))), c.StabilityLimit(), 1e-15)
 
-	c.Equation.DT = 1e-4
+	c.Equation.DT = Step{V: 1e-4}
 	require.Equal(t, 1e-4, c.TimeStep())
-	c.Equation.DT = c.StabilityLimit() // exactly the limit is allowed
+	c.Equation.DT = Step{V: c.StabilityLimit()} // exactly the limit is allowed
 	require.NoError(t, c.Validate())
 
 	c.Equation.Kind = Poisson
 	require.Equal(t, 0.0, c.TimeStep())
-	c.Equation.DT = 1 // not checked for poisson
+	c.Equation.DT = Step{V: 1} // not checked for poisson
 	require.NoError(t, c.Validate())
 }
 
@@ -465,7 +465,7 @@ func TestDTMessageLimitIsStable(t *testing.T) {
 	for _, n := range []int{7, 100, 128, 333, 4096} {
 		c := Default()
 		c.Grid.Shape = []int{n, n}
-		c.Equation.DT = 1
+		c.Equation.DT = Step{V: 1}
 		err := c.Validate()
 		require.Error(t, err)
 		msg := formatLimit(c.StabilityLimit())

@@ -140,6 +140,7 @@ func commentText(g *ast.CommentGroup) string {
 var (
 	valueType = reflect.TypeFor[Value]()
 	shardType = reflect.TypeFor[Shard]()
+	stepType  = reflect.TypeFor[Step]()
 )
 
 // walkKeys appends the keys of struct type t (its default value def, which
@@ -175,7 +176,7 @@ func walkKeys(t reflect.Type, def reflect.Value, prefix string, d docs, out *[]K
 			elem = elem.Elem()
 		}
 		switch {
-		case elem.Kind() == reflect.Struct && elem != valueType && elem != shardType:
+		case elem.Kind() == reflect.Struct && elem != valueType && elem != shardType && elem != stepType:
 			walkKeys(ft, fv, key+".", d, out, sec)
 			continue
 		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct:
@@ -205,6 +206,8 @@ func typeName(t reflect.Type) string {
 		return "value (number, expression or table)"
 	case t == shardType:
 		return `"auto", "none" or array of integers`
+	case t == stepType:
+		return `number or "auto"`
 	}
 	switch t.Kind() {
 	case reflect.Int, reflect.Int64:

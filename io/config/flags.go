@@ -118,6 +118,11 @@ func (f *Flags) over(c *Config, src *sources) error {
 var RestartMutable = []string{"run.steps", "run.t_end", "run.tolerance", "run.check_every", "grid.ghost",
 	"parallel", "output", "checkpoint"}
 
+// restartFixed are the keys under RestartMutable's tables that a restart
+// may not change: output.probe_dt's times are steps' events, so another
+// would take other steps than the straight run.
+var restartFixed = []string{"output.probe_dt"}
+
 // ResolveRestart builds the Config of a restart: base (the config the
 // checkpoint was written with, named by source in messages) < the config
 // file, if one is given < --set < the dedicated flags. A changed rank
@@ -209,6 +214,9 @@ func compareRestart(base, c *Config, src *sources, source string) error {
 }
 
 func mutable(key string) bool {
+	if slices.Contains(restartFixed, key) {
+		return false
+	}
 	for _, m := range RestartMutable {
 		if key == m || strings.HasPrefix(key, m+".") {
 			return true

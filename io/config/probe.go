@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -23,6 +24,9 @@ type Probe struct {
 }
 
 // probeKey is the key of field of the i-th probe, output.probe[i].field.
+// MaxProbeRows bounds the rows output.probe_dt may ask for.
+const MaxProbeRows = 1_000_000
+
 func probeKey(i int, field string) string { return fmt.Sprintf("output.probe[%d].%s", i, field) }
 
 // probes checks output.probe_every and the [[output.probe]] tables: each
@@ -32,6 +36,17 @@ func (k *checker) probes() *Error {
 	o := &k.c.Output
 	if o.ProbeEvery < 1 {
 		return k.bad("output.probe_every", "must be >= 1 step (got %d); probes.csv also has a row at step 0 and at the last step", o.ProbeEvery)
+	}
+	if !(o.ProbeDT >= 0) {
+		return k.bad("output.probe_dt", "must be >= 0 (got %s)", formatFloat(o.ProbeDT))
+	}
+	if o.ProbeDT > 0 {
+		if !k.c.Adaptive() {
+			return k.bad("output.probe_dt", "probes by time need steps that land on their times, which only steps that choose themselves take (equation.dt = \"auto\", implicit schemes); with fixed steps use output.probe_every")
+		}
+		if n := k.c.Run.TEnd / o.ProbeDT; !(n <= MaxProbeRows) {
+			return k.bad("output.probe_dt", "%s gives %s rows to run.t_end = %s, more than %d", formatFloat(o.ProbeDT), strconv.FormatFloat(n, 'g', 3, 64), formatFloat(k.c.Run.TEnd), MaxProbeRows)
+		}
 	}
 	g := k.c.Grid
 	nd := len(g.Shape)

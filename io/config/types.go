@@ -57,9 +57,27 @@ type Equation struct {
 	Scheme string `toml:"scheme" json:"scheme"`
 	// diffusivity α (heat); without maps and materials also the conductivity k of the faces
 	Alpha float64 `toml:"alpha" json:"alpha" unit:"length²/time"`
-	// time step (heat). Explicit: 0 picks 0.9 × the stability limit 1/(2α·Σ1/h²); a larger
-	// value is refused, naming the limit. Implicit: required, any positive value
-	DT float64 `toml:"dt" json:"dt" unit:"time"`
+	// time step (heat). Explicit: 0 (or `"auto"`) picks 0.9 × the stability limit
+	// 1/(2α·Σ1/h²); a larger value is refused, naming the limit. Implicit: any positive value,
+	// or `"auto"`: each step chosen from an estimate of its own error (step doubling) to meet
+	// equation.rtol and atol, landing on run.t_end, run.events, the switches of the source's and
+	// faces' expressions and tables, and output.probe_dt's times (see Time steps that choose
+	// themselves)
+	DT Step `toml:"dt" json:"dt" unit:"time"`
+	// dt = "auto": the local error a step may make, relative to |u| (default 1e-4); a step is
+	// kept where max over cells of |error|/(atol + rtol·|u|) ≤ 1
+	RTol float64 `toml:"rtol" json:"rtol"`
+	// dt = "auto": the local error a step may make in the field's units where u is near 0
+	// (default: rtol, as for a field of order 1)
+	ATol float64 `toml:"atol" json:"atol" unit:"field"`
+	// dt = "auto": the smallest step; a step that cannot meet the tolerance at it fails the run
+	// (exit 1, naming the time, dt and the estimate). Default run.t_end × 1e-12
+	DTMin float64 `toml:"dt_min" json:"dt_min" unit:"time"`
+	// dt = "auto": the largest step (default run.t_end)
+	DTMax float64 `toml:"dt_max" json:"dt_max" unit:"time"`
+	// dt = "auto": the first step (default run.t_end × 1e-6, grown by the controller at most 5×
+	// a step)
+	DTInitial float64 `toml:"dt_initial" json:"dt_initial" unit:"time"`
 }
 
 // Multigrid tunes the multigrid solver (Poisson, implicit heat steps).
@@ -115,6 +133,11 @@ type Run struct {
 	// steps between checks: one global max-reduction of max|Δu| (Jacobi convergence, NaN
 	// detection), stop requests and progress (multigrid checks every cycle)
 	CheckEvery int `toml:"check_every" json:"check_every"`
+	// heat with equation.dt = "auto": times at which the source or a face changes abruptly; no
+	// step straddles one (the steps land on it). Each in (0, t_end]. The switches of
+	// expressions that compare t with a number (`t < 1 ? 0 : 50`) and the knots of time tables
+	// are found without being listed
+	Events []float64 `toml:"events" json:"events" unit:"time"`
 }
 
 // Boundary is the default condition for every face plus optional per-face
@@ -278,8 +301,12 @@ type Output struct {
 	// steps (poisson: iterations) between rows of `probes.csv`; there is always a row at step
 	// 0 and one at the last step. With `grid.ghost = k` > 1 a multiple of k keeps the temporal
 	// blocks whole
-	ProbeEvery int     `toml:"probe_every" json:"probe_every"`
-	Probe      []Probe `toml:"probe" json:"probe,omitempty"` // [[output.probe]] points sampled into probes.csv
+	ProbeEvery int `toml:"probe_every" json:"probe_every"`
+	// simulated time between rows of `probes.csv` (0: by output.probe_every instead): rows at
+	// t = k × probe_dt exactly, the steps landing on them — steps that choose themselves only
+	// (equation.dt = "auto"); a row at t = 0 and at the end too. At most 10⁶ rows to run.t_end
+	ProbeDT float64 `toml:"probe_dt" json:"probe_dt" unit:"time"`
+	Probe   []Probe `toml:"probe" json:"probe,omitempty"` // [[output.probe]] points sampled into probes.csv
 	// the units the pictures write on their axes, as `units = {length = "m", time = "s",
 	// field = "K"}`; "" writes none. They name what the config's numbers already are: heat
 	// converts nothing

@@ -224,25 +224,42 @@ func (k *checker) equation() *Error {
 	if _, r := plan.Decide(k.c.Case()); r != nil {
 		return k.bad(r.Key, "%s", r.Reason)
 	}
-	if e.DT < 0 {
-		return k.bad("equation.dt", "must be >= 0; 0 picks 0.9× the stability limit (got %s)", formatFloat(e.DT))
+	if !(e.DT.V >= 0) || math.IsInf(e.DT.V, 0) {
+		return k.bad("equation.dt", "must be >= 0 and finite, or \"auto\"; 0 picks 0.9× the stability limit (got %s)", formatFloat(e.DT.V))
 	}
 	if e.Kind == Poisson && e.Scheme != "explicit" && k.src.of("equation.scheme") != BuiltinSource {
 		return k.bad("equation.scheme", "is a heat time scheme; a poisson problem has none (got %q)", e.Scheme)
 	}
+	if !k.c.Adaptive() {
+		for _, x := range []struct {
+			key string
+			v   float64
+		}{{"equation.rtol", e.RTol}, {"equation.atol", e.ATol}, {"equation.dt_min", e.DTMin}, {"equation.dt_max", e.DTMax}, {"equation.dt_initial", e.DTInitial}} {
+			if x.v != 0 {
+				return k.bad(x.key, "is read only by implicit steps with equation.dt = \"auto\" (here equation.dt = %s, scheme %q): remove it, or set equation.dt = \"auto\"", e.DT, e.Scheme)
+			}
+		}
+		if len(k.c.Run.Events) > 0 {
+			return k.bad("run.events", "are read only by implicit steps with equation.dt = \"auto\": fixed steps do not land on them (here equation.dt = %s, scheme %q)", e.DT, e.Scheme)
+		}
+	}
 	if k.c.Implicit() {
-		if e.DT == 0 {
-			return k.bad("equation.dt", "%s steps need a time step: an implicit scheme is stable for any dt, so none is picked (the explicit limit here is %s)",
+		if e.DT.V == 0 && !e.DT.Auto {
+			return k.bad("equation.dt", "%s steps need a time step, or \"auto\" (chosen by their error): an implicit scheme is stable for any dt, so none is picked (the explicit limit here is %s)",
 				e.Scheme, formatLimit(k.c.StabilityLimit()))
 		}
 		return nil
 	}
+	if e.DT.Auto {
+		// The explicit scheme's step is its stability limit's.
+		e.DT = Step{Auto: true}
+	}
 	if e.Kind == Heat && k.c.Media().Uniform() {
 		// In media the limit is the media's, min over cells of ρc/Σk_f/h²:
 		// the solver's operator finds it from the cells (run: exit 2 past it).
-		if limit := k.c.StabilityLimit(); e.DT > limit {
+		if limit := k.c.StabilityLimit(); e.DT.V > limit {
 			return k.bad("equation.dt", "%s exceeds the stability limit %s = 1/(2·α·Σ1/h²) for this grid; use a smaller dt, or 0 for 0.9× the limit",
-				formatFloat(e.DT), formatLimit(limit))
+				formatFloat(e.DT.V), formatLimit(limit))
 		}
 	}
 	return nil
@@ -279,7 +296,11 @@ func (k *checker) run() *Error {
 	if r.TEnd < 0 {
 		return k.bad("run.t_end", "must be >= 0 (got %s)", formatFloat(r.TEnd))
 	}
-	if r.TEnd > 0 {
+	if k.c.Adaptive() {
+		if err := k.adaptive(); err != nil {
+			return err
+		}
+	} else if r.TEnd > 0 {
 		if err := k.stop(); err != nil {
 			return err
 		}
@@ -301,7 +322,7 @@ func (k *checker) stop() *Error {
 		return k.bad("run.t_end", "stops a heat run at a final time; a poisson problem has none (got %s)", formatFloat(r.TEnd))
 	}
 	step := "equation.dt = " + formatFloat(dt)
-	if k.c.Equation.DT == 0 {
+	if k.c.Equation.DT.V == 0 {
 		step = "the automatic " + step + " (0.9 × the stability limit)"
 	}
 	q := r.TEnd / dt
@@ -324,6 +345,76 @@ func (k *checker) stop() *Error {
 		return nil
 	}
 	r.Steps = n
+	return nil
+}
+
+// Defaults of the steps that choose themselves (equation.dt = "auto").
+const (
+	DefaultRTol = 1e-4
+	// MaxAdaptiveSteps caps the steps of a run whose run.steps no layer
+	// gives: the run ends at run.t_end.
+	MaxAdaptiveSteps = 100_000_000
+)
+
+// adaptive checks and fills the keys of steps that choose themselves: a
+// run.t_end to reach, a tolerance, the bounds of dt and the events, each
+// refused naming its key and value.
+func (k *checker) adaptive() *Error {
+	e, r := &k.c.Equation, &k.c.Run
+	if r.TEnd == 0 {
+		return k.bad("run.t_end", "equation.dt = \"auto\" needs a run.t_end: the steps are chosen to reach it")
+	}
+	if e.RTol == 0 {
+		e.RTol = DefaultRTol
+	}
+	if !(e.RTol > 0 && e.RTol < 1) {
+		return k.bad("equation.rtol", "must be in (0, 1) (got %s)", formatFloat(e.RTol))
+	}
+	if e.RTol < 10*r.Tolerance {
+		return k.bad("equation.rtol", "%s is below 10 × run.tolerance = %s: each step's solve is only that exact, so its error estimate cannot be; use a larger rtol or a smaller run.tolerance",
+			formatFloat(e.RTol), formatFloat(r.Tolerance))
+	}
+	if o, given := k.src.exact("equation.atol"); e.ATol == 0 && (!given || o.source == BuiltinSource) {
+		e.ATol = e.RTol
+	}
+	if !(e.ATol >= 0) || math.IsInf(e.ATol, 0) {
+		return k.bad("equation.atol", "must be >= 0 and finite (got %s)", formatFloat(e.ATol))
+	}
+	if e.DTMax == 0 {
+		e.DTMax = r.TEnd
+	}
+	if e.DTMin == 0 {
+		e.DTMin = min(e.DTMax, r.TEnd*1e-12)
+	}
+	if e.DTInitial == 0 {
+		e.DTInitial = max(e.DTMin, min(e.DTMax, r.TEnd*1e-6))
+	}
+	for _, x := range []struct {
+		key string
+		v   float64
+	}{{"equation.dt_min", e.DTMin}, {"equation.dt_max", e.DTMax}, {"equation.dt_initial", e.DTInitial}} {
+		if !(x.v > 0) || math.IsInf(x.v, 0) {
+			return k.bad(x.key, "must be positive and finite (got %s)", formatFloat(x.v))
+		}
+	}
+	if e.DTMin > e.DTMax {
+		return k.bad("equation.dt_min", "%s is larger than equation.dt_max = %s", formatFloat(e.DTMin), formatFloat(e.DTMax))
+	}
+	if e.DTInitial < e.DTMin || e.DTInitial > e.DTMax {
+		return k.bad("equation.dt_initial", "%s lies outside [dt_min, dt_max] = [%s, %s]", formatFloat(e.DTInitial), formatFloat(e.DTMin), formatFloat(e.DTMax))
+	}
+	if q := r.TEnd / e.DTMin; !(q <= MaxSteps) {
+		return k.bad("equation.dt_min", "%s would let run.t_end = %s take %s steps, more than the %s a run may take",
+			formatFloat(e.DTMin), formatFloat(r.TEnd), strconv.FormatFloat(q, 'g', 3, 64), formatFloat(MaxSteps))
+	}
+	for i, t := range r.Events {
+		if !(t >= 0 && t <= r.TEnd) {
+			return k.bad("run.events", "event %d at %s lies outside [0, run.t_end = %s]", i, formatFloat(t), formatFloat(r.TEnd))
+		}
+	}
+	if st, ok := k.src.exact("run.steps"); !(k.src.whole || ok && st.source != BuiltinSource) {
+		r.Steps = MaxAdaptiveSteps // no layer caps the steps: the run ends at t_end
+	}
 	return nil
 }
 

@@ -286,6 +286,10 @@ func (tb *Table) At(t float64) float64 {
 	return (1-w)*vs[i-1] + w*vs[i]
 }
 
+// Knots are the table's times, ascending (read only): where its slope
+// changes.
+func (tb *Table) Knots() []float64 { return tb.t }
+
 // Path is the table's file as given.
 func (tb *Table) Path() string { return tb.path }
 

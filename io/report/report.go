@@ -115,6 +115,24 @@ type EnergyBalance struct {
 	RelativeResidual Float            `json:"relative_residual"`
 }
 
+// Adaptive is how steps that choose themselves went: the steps kept and
+// those taken again shorter (each attempt is three solves: the step whole
+// and as two halves), the smallest and largest step kept, and the
+// tolerances they met.
+type Adaptive struct {
+	Steps    int   `json:"steps"`
+	Rejected int   `json:"rejected"`
+	DTMin    Float `json:"dt_min"`
+	DTMax    Float `json:"dt_max"`
+	RTol     Float `json:"rtol"`
+	ATol     Float `json:"atol"`
+	// ControlS is rank 0's time in the controller's own work (keeping and
+	// restoring a step's start, the estimate, the extrapolation), beside
+	// the solves; ControlShare its share of wall_s.
+	ControlS     float64 `json:"control_s"`
+	ControlShare float64 `json:"control_share"`
+}
+
 // Flux is what flows at a Poisson run's solution (∇·(k∇u) = f read as a
 // steady state, in the heat equation's signs: in is positive): through each
 // face (k∂u/∂n over it), out of the held cells into the free ones, and what
@@ -198,6 +216,9 @@ type Solver struct {
 	// normwise backward error ‖f − Au‖∞/(‖A‖∞‖u‖∞ + ‖f‖∞) one stopped at.
 	FloorSolves        int    `json:"floor_solves,omitempty"`
 	FloorBackwardError *Float `json:"floor_backward_error,omitempty"`
+	// Adaptive is the account of steps that chose themselves
+	// (equation.dt = "auto"); absent with fixed steps.
+	Adaptive *Adaptive `json:"adaptive,omitempty"`
 	// Stalled says the cycles stopped reducing the residual above
 	// run.tolerance: the rounding floor of the grid was reached.
 	Stalled bool `json:"stalled,omitempty"`

@@ -102,7 +102,7 @@ func TestMarshalNonFiniteConfig(t *testing.T) {
 	require.Equal(t, string(want), got.String(), "the fallback writes what encoding/json writes")
 
 	r = rep()
-	r.Config.(*config.Config).Equation.DT = math.Inf(1)
+	r.Config.(*config.Config).Equation.DT = config.Step{V: math.Inf(1)}
 	r.WallS = math.Inf(-1)
 	_, err = json.Marshal(r)
 	require.Error(t, err, "encoding/json refuses +Inf: the case the fallback is for")

@@ -29,7 +29,16 @@ type Row struct {
 	// flowing in, by the names of their columns less "q_" (x_lo, …, held,
 	// source); nil without them.
 	Q map[string]float64
+	// DT and Estimate are the step that ended at the row and its error
+	// estimate (of the tolerance) where the steps choose themselves
+	// (StepColumns, last); 0 without them.
+	DT, Estimate float64
 }
+
+// StepColumns are the last columns of diagnostics.csv where the steps
+// choose themselves (equation.dt = "auto"): the last step kept and its
+// error estimate, as a share of the tolerance.
+var StepColumns = []string{"dt", "error_estimate"}
 
 // FlowColumns are the columns a heat run's diagnostics.csv has after
 // Header, for a grid of nd axes: each face's heat flow in (k∂u/∂n over the
@@ -42,10 +51,15 @@ func FlowColumns(nd int) []string {
 	return append(cols, "q_held", "q_source")
 }
 
-// flowHeader reports whether head is Header followed by FlowColumns.
-func flowHeader(head []string) bool {
+// flowHeader reports whether head is Header followed by FlowColumns (and
+// StepColumns, when steps is set).
+func flowHeader(head []string, steps bool) bool {
 	for nd := 2; nd <= 3; nd++ {
-		if slices.Equal(head, append(slices.Clone(Header), FlowColumns(nd)...)) {
+		want := append(slices.Clone(Header), FlowColumns(nd)...)
+		if steps {
+			want = append(want, StepColumns...)
+		}
+		if slices.Equal(head, want) {
 			return true
 		}
 	}
@@ -73,17 +87,29 @@ func Read(path string) ([]Row, error) {
 func Parse(r io.Reader, name string) ([]Row, error) {
 	var rows []Row
 	var cols []string
+	steps := false
 	err := readRecords(r, name, strings.Join(Header, ","), func(head []string) error {
-		if !slices.Equal(head, Header) && !flowHeader(head) {
-			return fmt.Errorf("%s:1: header %q is not diagnostics.csv's %q (a heat run's: and %s)", name, strings.Join(head, ","), strings.Join(Header, ","), strings.Join(FlowColumns(2), ","))
+		steps = len(head) >= len(StepColumns) && slices.Equal(head[len(head)-len(StepColumns):], StepColumns)
+		plain := head
+		if steps {
+			plain = head[:len(head)-len(StepColumns)]
+		}
+		if !slices.Equal(plain, Header) && !flowHeader(head, steps) {
+			return fmt.Errorf("%s:1: header %q is not diagnostics.csv's %q (a heat run's: and %s; where the steps choose themselves: and %s)", name, strings.Join(head, ","),
+				strings.Join(Header, ","), strings.Join(FlowColumns(2), ","), strings.Join(StepColumns, ","))
 		}
 		cols = head
 		return nil
 	}, func(step int, v []float64) {
 		row := Row{Step: step, Time: v[0], Min: v[1], Max: v[2], Mean: v[3], Total: v[4], Residual: v[5]}
+		if steps {
+			n := len(v)
+			row.DT, row.Estimate = v[n-2], v[n-1]
+			v = v[:n-2]
+		}
 		if len(v) > len(Header)-1 {
 			row.Q = map[string]float64{}
-			for i, c := range cols[len(Header):] {
+			for i, c := range cols[len(Header) : len(Header)+len(v)-(len(Header)-1)] {
 				row.Q[strings.TrimPrefix(c, "q_")] = v[len(Header)-1+i]
 			}
 		}

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"heat/checkpoint"
+)
+
+// The problem of the adaptive tests: a sine mode decaying on a 24² plate
+// between cold walls, and a uniform heater of q = 2 switched on at t = 1 by
+// an expression, to t_end = 2, Crank–Nicolson with steps that choose
+// themselves.
+const adaptiveN = 24
+
+func adaptiveArgs(out string, extra ...string) []string {
+	args := []string{"run", "-q", "--out", out,
+		"--set", fmt.Sprintf("grid.shape=[%d,%d]", adaptiveN, adaptiveN),
+		"--set", "equation.scheme=crank-nicolson", "--set", `equation.dt="auto"`, "--set", "equation.alpha=0.05",
+		"--set", "run.t_end=2.0", "--set", "run.tolerance=1e-12",
+		"--set", "boundary.kind=dirichlet", "--set", "boundary.value=0",
+		"--set", "initial.kind=sine", "--set", "initial.value=1.0", "--set", "initial.mode=[1,1]",
+		"--set", "source.kind=expr", "--set", `source.expr="t < 1 ? 0 : 2"`,
+		"--set", "output.formats=[]", "--set", "checkpoint.final=true"}
+	return append(args, extra...)
+}
+
+// adaptiveExact is the grid's own solution at t = 2 (exact in time): the
+// field in the discrete operator's eigenvectors sin(mπ(i+½)/n) — the
+// cell-centred Dirichlet ghosts make them exact —, each coefficient c
+// decaying as e^{−λt}, the heater's share s added from t = 1 on as
+// (s/λ)(1 − e^{−λ(t−1)}).
+func adaptiveExact() []float64 {
+	const n, alpha, q, tEnd = adaptiveN, 0.05, 2.0, 2.0
+	h := 1.0 / n
+	phi := func(m, i int) float64 { return math.Sin(float64(m) * math.Pi * (float64(i) + 0.5) / n) }
+	norm, sum, lam := make([]float64, n+1), make([]float64, n+1), make([]float64, n+1)
+	for m := 1; m <= n; m++ {
+		for i := range n {
+			norm[m] += phi(m, i) * phi(m, i)
+			sum[m] += phi(m, i)
+		}
+		s := math.Sin(float64(m) * math.Pi / (2 * n))
+		lam[m] = alpha * 4 / (h * h) * s * s
+	}
+	u := make([]float64, n*n)
+	for m := 1; m <= n; m++ {
+		for l := 1; l <= n; l++ {
+			L := lam[m] + lam[l]
+			c := q * sum[m] * sum[l] / (norm[m] * norm[l]) / L * (1 - math.Exp(-L*(tEnd-1)))
+			if m == 1 && l == 1 {
+				c += math.Exp(-L * tEnd)
+			}
+			for j := range n {
+				for i := range n {
+					u[j*n+i] += c * phi(l, j) * phi(m, i)
+				}
+			}
+		}
+	}
+	return u
+}
+
+// finalField is the field of a run's final checkpoint in out.
+func finalField(t *testing.T, out string, ny, nx int) []float64 {
+	t.Helper()
+	path, err := checkpoint.Resolve(filepath.Join(out, "checkpoints"))
+	require.NoError(t, err)
+	ck, err := checkpoint.Open(path)
+	require.NoError(t, err)
+	u := make([]float64, ny*nx)
+	require.NoError(t, checkpoint.ReadBox(ck, "u", []int{0, 0}, []int{ny, nx}, u))
+	return u
+}
+
+// readTable is a CSV file's rows, the header first.
+func readTable(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err)
+	return rows
+}
+
+// With equation.dt = "auto", the error at t_end against the grid's exact
+// solution stays within 10 × rtol and falls as rtol falls; the heater's
+// switch is an event (found in its expression), so no step straddles it
+// and the source's energy is exactly q × (t_end − 1) × the area; the
+// energy balance closes.
+func TestAdaptiveStepsTrackAHeaterSwitch(t *testing.T) {
+	exact := adaptiveExact()
+	prev := math.Inf(1)
+	for _, rtol := range []string{"1e-3", "1e-4", "1e-5"} {
+		out := t.TempDir()
+		code, _, stderr := heat(t, adaptiveArgs(out, "--set", "equation.rtol="+rtol)...)
+		require.Zero(t, code, stderr)
+		rep := readReport(t, filepath.Join(out, "report.json"))
+		require.Equal(t, 2.0, float64(rep.SimTime), "the run ends exactly at t_end")
+		u := finalField(t, out, adaptiveN, adaptiveN)
+		e := 0.0
+		for i := range u {
+			e = max(e, math.Abs(u[i]-exact[i]))
+		}
+		tol, _ := strconv.ParseFloat(rtol, 64)
+		a := rep.Solver.Adaptive
+		require.NotNil(t, a)
+		t.Logf("rtol %s: error %.3e, %d steps (%d taken again), dt %.3g … %.3g", rtol, e, a.Steps, a.Rejected, float64(a.DTMin), float64(a.DTMax))
+		require.Less(t, e, 10*tol, "rtol %s", rtol)
+		require.Less(t, e, prev, "the error falls as rtol falls")
+		prev = e
+		eb := rep.EnergyBalance
+		require.InEpsilon(t, 2.0, float64(eb.Source), 1e-10, "the heater's energy: q × (t_end − 1) × 1")
+		require.Less(t, float64(eb.RelativeResidual), 1e-10)
+	}
+}
+
+// Probes by time: with output.probe_dt = 0.1 the rows are at t = 0, 0.1,
+// 0.2, … 2 — each k × 0.1 to the last bit —, and probes.csv, the steps and
+// the field have the same bits on 1, 3 and 4 ranks and 1 and 2 threads.
+func TestAdaptiveProbesByTime(t *testing.T) {
+	var want [][]string
+	var sha string
+	for _, split := range [][2]string{{"1", "1"}, {"3", "2"}, {"4", "1"}, {"1", "2"}} {
+		out := t.TempDir()
+		code, _, stderr := heat(t, adaptiveArgs(out, "--ranks", split[0], "--threads", split[1],
+			"--set", `output.probe=[{name = "centre", at = [0.5, 0.5]}, {name = "corner", at = [0.1, 0.2]}]`,
+			"--set", "output.probe_dt=0.1")...)
+		require.Zero(t, code, stderr)
+		rows := readTable(t, filepath.Join(out, "probes.csv"))
+		require.Len(t, rows, 1+21, "a row at 0 and at each k × 0.1 to 2")
+		for k, r := range rows[1:] {
+			tk, err := strconv.ParseFloat(r[1], 64)
+			require.NoError(t, err)
+			want := float64(k) * 0.1
+			if k == 20 {
+				want = 2 // t_end itself
+			}
+			require.Equal(t, math.Float64bits(want), math.Float64bits(tk), "row %d: t = %s", k, r[1])
+		}
+		rep := readReport(t, filepath.Join(out, "report.json"))
+		if want == nil {
+			want, sha = rows, rep.Field.SHA256
+			continue
+		}
+		require.Equal(t, want, rows, "%s ranks × %s threads", split[0], split[1])
+		require.Equal(t, sha, rep.Field.SHA256, "%s ranks × %s threads", split[0], split[1])
+	}
+}
+
+// A restart from a checkpoint taken mid-run, on another rank count, takes
+// the straight run's steps (diagnostics.csv's dt and error estimate, row
+// for row) to its field.sha256.
+func TestAdaptiveRestartTakesTheSameSteps(t *testing.T) {
+	straight := t.TempDir()
+	code, _, stderr := heat(t, adaptiveArgs(straight, "--set", "output.diagnostics_every=1")...)
+	require.Zero(t, code, stderr)
+	rep := readReport(t, filepath.Join(straight, "report.json"))
+	steps := rep.Steps
+	require.Greater(t, steps, 20)
+
+	half := t.TempDir()
+	code, _, stderr = heat(t, adaptiveArgs(half, "--set", "output.diagnostics_every=1", "--ranks", "2",
+		"--set", "checkpoint.every=12", "--steps", "12")...)
+	require.Zero(t, code, stderr)
+	code, _, stderr = heat(t, "run", "-q", "--restart", filepath.Join(half, "checkpoints", "step-00000012"), "--ranks", "3", "--steps", strconv.Itoa(1<<30))
+	require.Zero(t, code, stderr)
+	rest := readReport(t, filepath.Join(half, "report.json"))
+	require.Equal(t, rep.Field.SHA256, rest.Field.SHA256)
+	require.Equal(t, steps, rest.Steps)
+	a0, a1 := *rep.Solver.Adaptive, *rest.Solver.Adaptive
+	a0.ControlS, a0.ControlShare, a1.ControlS, a1.ControlShare = 0, 0, 0, 0
+	require.Equal(t, a0, a1, "the same steps kept, taken again, smallest and largest")
+	a, b := readTable(t, filepath.Join(straight, "diagnostics.csv")), readTable(t, filepath.Join(half, "diagnostics.csv"))
+	require.Equal(t, a[0], b[0])
+	dt := len(a[0]) - 2
+	require.Equal(t, "dt", a[0][dt])
+	// The restarted run's rows follow its checkpoint's; each step's time,
+	// dt and estimate as the straight run's.
+	got := map[string][]string{}
+	for _, r := range b[1:] {
+		got[r[0]] = []string{r[1], r[dt], r[dt+1]}
+	}
+	for _, r := range a[1:] {
+		require.Equal(t, []string{r[1], r[dt], r[dt+1]}, got[r[0]], "step %s", r[0])
+	}
+}
+
+// Bad input: "auto" alone takes the documented tolerance; a tolerance or
+// bounds out of order, an event outside the run, no t_end, probes by time
+// with fixed steps exit 2 naming the key; a step that cannot meet the
+// tolerance at dt_min exits 1 naming the time, dt and the estimate.
+func TestAdaptiveRefusals(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r")
+	code, stdout, stderr := heat(t, append(adaptiveArgs(out), "--dry-run")...)
+	require.Zero(t, code, stderr)
+	require.Contains(t, stdout, "rtol = 0.0001\n")
+	require.Contains(t, stdout, "atol = 0.0001\n")
+	for _, c := range []struct {
+		set  []string
+		want string
+	}{
+		{[]string{"equation.rtol=-1e-3"}, "equation.rtol: must be in (0, 1)"},
+		{[]string{"equation.dt_min=0.5", "equation.dt_max=0.1"}, "equation.dt_min: 0.5 is larger than equation.dt_max = 0.1"},
+		{[]string{"run.events=[0.5, 3.0]"}, "run.events: event 1 at 3 lies outside [0, run.t_end = 2]"},
+		{[]string{"run.t_end=0"}, `run.t_end: equation.dt = "auto" needs a run.t_end`},
+		{[]string{"equation.dt=0.1", "output.probe_dt=0.1"}, "output.probe_dt: probes by time need steps that land on their times"},
+		{[]string{"equation.dt=0.1", "equation.rtol=1e-3"}, `equation.rtol: is read only by implicit steps with equation.dt = "auto"`},
+	} {
+		var args []string
+		for _, s := range c.set {
+			args = append(args, "--set", s)
+		}
+		code, _, stderr := heat(t, adaptiveArgs(out, args...)...)
+		require.Equal(t, 2, code, "%v: %s", c.set, stderr)
+		require.Contains(t, stderr, c.want)
+		require.NotContains(t, stderr, "goroutine")
+	}
+	require.NoDirExists(t, out)
+	code, _, stderr = heat(t, adaptiveArgs(out, "--set", "equation.rtol=1e-6", "--set", "equation.dt_min=0.5", "--set", "equation.dt_max=0.5", "--set", "equation.dt_initial=0.5")...)
+	require.Equal(t, 1, code, stderr)
+	require.Regexp(t, `step 1 at t = 0: the error estimate \S+ \(of the tolerance\) stays above 1 at equation.dt_min = 0.5`, stderr)
+	rep := readReport(t, filepath.Join(out, "report.json"))
+	require.Equal(t, "failed", rep.Status)
+}

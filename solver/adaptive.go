@@ -1,0 +1,361 @@
+package solver
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"heat/comm"
+)
+
+// Time steps that choose themselves (equation.dt = "auto"): each implicit
+// step is taken twice — once whole, once as two halves — and the
+// difference of the two ends, over 2^p − 1 (p the scheme's order), is the
+// halves' local error (step doubling; Richardson). The halves' field
+// (backward Euler's extrapolated to second order: extrapolate) is kept
+// where the error, weighed cell by cell by atol + rtol·|u|, is at
+// most 1 in the max-norm; otherwise the step is taken again shorter. The
+// next step follows from a PI controller (Gustafsson). The max-norm is one
+// Allreduce: every rank takes the same decision, so the step sequence and
+// the field have the same bits on every split. Steps land on events (the
+// run's end, switches of the source and faces, probe times): no step
+// straddles one, and the terms a step takes at its end are taken there as
+// the left limit (just before the event), so a switch at an event acts
+// from the step that starts at it.
+
+// Adaptive are the bounds and tolerances of steps that choose themselves.
+type Adaptive struct {
+	RTol, ATol float64 // the local error a step may make: atol + rtol·|u| per cell
+	DTMin      float64 // smallest step; a step that fails at it fails the run
+	DTMax      float64 // largest step
+	DTInitial  float64 // first step
+	// Events are the times steps land on, ascending, the run's end (TEnd)
+	// the last; Pauses those after which RunTo returns (probe times).
+	Events, Pauses []float64
+}
+
+// Controller is the state of the step controller: what a checkpoint keeps
+// so that a restart takes the same steps.
+type Controller struct {
+	Next     float64 // the step to try next
+	ErrPrev  float64 // the last accepted step's error estimate (0: none yet)
+	Rejected bool    // the last attempt was rejected: the next may not grow
+	// Accepted and Rejects count the steps kept and the attempts taken
+	// again; DTMin, DTMax are the smallest and largest step kept.
+	Accepted, Rejects int
+	DTMin, DTMax      float64
+}
+
+// ctrl is a run's controller and the scratch of its attempts.
+type ctrl struct {
+	Controller
+	a *Adaptive
+	// The attempt under way: its length, its end, and the time its end
+	// terms are taken at (the left limit where it lands on an event).
+	dt, end, endTerms float64
+	// The last step kept: its length and error estimate (diagnostics).
+	lastDT, lastErr float64
+	un, u1          []float64    // the field at the step's start, the whole step's end
+	acct, full      accountState // the account at the step's start, and after the whole step
+	paused          bool         // the last step landed on a pause time
+}
+
+// StepError is a step that cannot meet the tolerance at the smallest
+// step allowed.
+type StepError struct {
+	Step            int
+	T, DT, Estimate float64
+}
+
+func (e *StepError) Error() string {
+	return fmt.Sprintf("step %d at t = %g: the error estimate %.3g (of the tolerance) stays above 1 at equation.dt_min = %g; loosen equation.rtol/atol or lower dt_min",
+		e.Step, e.T, e.Estimate, e.DT)
+}
+
+// newCtrl sets up the controller of spec.Adaptive, fresh (a restart's
+// comes from its checkpoint: SetController).
+func (s *Solver) newCtrl() {
+	a := s.spec.Adaptive
+	if a == nil {
+		return
+	}
+	n := len(s.u)
+	s.ctrl = &ctrl{a: a, un: make([]float64, n), u1: make([]float64, n),
+		Controller: Controller{Next: a.DTInitial, DTMin: math.Inf(1)}}
+}
+
+// Adaptive are the bounds and tolerances of the run's steps that choose
+// themselves (nil with fixed steps).
+func (s *Solver) Adaptive() *Adaptive { return s.spec.Adaptive }
+
+// Controller is the step controller's state (nil without adaptive steps).
+func (s *Solver) Controller() *Controller {
+	if s.ctrl == nil {
+		return nil
+	}
+	c := s.ctrl.Controller
+	return &c
+}
+
+// SetController continues a run from a checkpoint's controller and time:
+// the straight run's next step, to the bit.
+func (s *Solver) SetController(c Controller, t float64) {
+	if s.ctrl == nil {
+		return
+	}
+	s.ctrl.Controller = c
+	s.simTime = t
+}
+
+// LastStep is the last kept step's length and error estimate (0, 0 before
+// the first, or without adaptive steps).
+func (s *Solver) LastStep() (dt, err float64) {
+	if s.ctrl == nil {
+		return 0, 0
+	}
+	return s.ctrl.lastDT, s.ctrl.lastErr
+}
+
+// Paused reports whether the last step landed on a pause time (Adaptive's
+// Pauses: a probe time).
+func (s *Solver) Paused() bool { return s.ctrl != nil && s.ctrl.paused }
+
+// ended reports whether an adaptive run has reached its end time.
+func (s *Solver) ended() bool { return s.ctrl != nil && s.simTime >= s.spec.TEnd }
+
+// nextEvent is the first event after t (TEnd at the latest).
+func (c *ctrl) nextEvent(t float64) float64 {
+	i, _ := slices.BinarySearch(c.a.Events, t)
+	for i < len(c.a.Events) && c.a.Events[i] <= t {
+		i++
+	}
+	if i == len(c.a.Events) {
+		return c.a.Events[len(c.a.Events)-1]
+	}
+	return c.a.Events[i]
+}
+
+// order is the scheme's order: 1 backward Euler, 2 Crank–Nicolson.
+func (s *Solver) order() int {
+	if s.spec.Scheme.theta() == 1 {
+		return 1
+	}
+	return 2
+}
+
+// adaptiveStep takes one step of the length the controller chooses, taking
+// it again shorter until its error estimate meets the tolerance. Collective.
+func (s *Solver) adaptiveStep() error {
+	c := s.ctrl
+	t := s.simTime
+	k := float64(s.order() + 1) // the local error's order
+	for {
+		want := min(c.Next, c.a.DTMax)
+		dt, end, landed := want, t+want, false
+		e := c.nextEvent(t)
+		switch gap := e - t; {
+		case gap <= 1.1*dt || end >= e:
+			dt, end, landed = gap, e, true
+		case gap < 2*dt:
+			dt = gap / 2 // two equal steps, not a long one and a sliver
+			end = t + dt
+		}
+		endTerms := end
+		if landed {
+			endTerms = math.Nextafter(end, math.Inf(-1)) // the left limit: a switch at e acts from the next step
+		}
+		err, ok, e2 := s.attempt(t, dt, end, endTerms)
+		if e2 != nil {
+			return e2
+		}
+		if ok && err <= 1 {
+			if s.order() == 1 {
+				t0 := time.Now()
+				s.extrapolate()
+				s.stats.Control += time.Since(t0)
+			}
+			s.simTime = end
+			c.lastDT, c.lastErr = dt, err
+			c.Accepted++
+			c.DTMin, c.DTMax = min(c.DTMin, dt), max(c.DTMax, dt)
+			// PI controller on the error per step (Gustafsson): 0.7/k and
+			// 0.4/k, the factor within [0.2, 5], not growing after a
+			// rejection. A step cut short by an event grows from the step
+			// that was wanted.
+			e := max(err, 1e-10)
+			fac := 0.9 * math.Pow(e, -1/k)
+			if c.ErrPrev > 0 {
+				fac = 0.9 * math.Pow(e, -0.7/k) * math.Pow(c.ErrPrev, 0.4/k)
+			}
+			fac = min(5, max(0.2, fac))
+			if c.Rejected {
+				fac = min(fac, 1)
+			}
+			base := dt
+			if landed && dt < want {
+				base = want
+			}
+			c.Next = min(c.a.DTMax, max(c.a.DTMin, base*fac))
+			c.ErrPrev, c.Rejected = max(err, 1e-4), false
+			c.paused = landed && slices.Contains(c.a.Pauses, end)
+			return nil
+		}
+		// Rejected: back to the step's start, shorter.
+		t0 := time.Now()
+		s.restoreStart()
+		s.stats.Control += time.Since(t0)
+		c.Rejects++
+		c.Rejected = true
+		if dt <= c.a.DTMin*(1+1e-12) {
+			return &StepError{Step: s.step + 1, T: t, DT: dt, Estimate: err}
+		}
+		fac := 0.2
+		if ok {
+			fac = max(0.2, 0.9*math.Pow(err, -1/k))
+		}
+		c.Next = max(c.a.DTMin, min(dt, want)*min(fac, 0.9))
+	}
+}
+
+// attempt takes the step [t, end] of length dt whole and as two halves,
+// leaves the halves' field (and energy account) in place, and returns the
+// error estimate: max over cells of |u_halves − u_whole| / ((2^p − 1)·(atol
+// + rtol·max(|uⁿ|, |u_halves|))). ok is false where a solve met a value
+// that is not finite (the estimate is then +Inf). Collective.
+func (s *Solver) attempt(t, dt, end, endTerms float64) (est float64, ok bool, err error) {
+	c := s.ctrl
+	t0 := time.Now()
+	copy(c.un, s.u)
+	c.acct = s.acct.save()
+	s.stats.Control += time.Since(t0)
+	// The whole step, for the estimate only.
+	if err := s.implicitTo(t, dt, endTerms); err != nil {
+		return 0, false, err
+	}
+	t0 = time.Now()
+	copy(c.u1, s.u)
+	c.full = s.acct.save()
+	s.restoreStart()
+	s.stats.Control += time.Since(t0)
+	// The two halves: the step kept.
+	h := dt / 2
+	mid := t + h
+	if err := s.implicitTo(t, h, mid); err != nil {
+		return 0, false, err
+	}
+	s.simTime = mid
+	err = s.implicitTo(mid, end-mid, endTerms)
+	s.simTime = t
+	if err != nil {
+		return 0, false, err
+	}
+	t0 = time.Now()
+	defer func() { s.stats.Control += time.Since(t0) }()
+	est, err = s.estimate(float64(int(1)<<s.order() - 1))
+	if err != nil {
+		return 0, false, err
+	}
+	return est, !math.IsNaN(est) && !math.IsInf(est, 0), nil
+}
+
+// extrapolate replaces backward Euler's two halves by 2·u_halves − u_whole
+// (Richardson): second order and, like backward Euler, L-stable (the
+// amplification 2/(1 − z/2)² − 1/(1 − z) goes to 0 as z → −∞); the error
+// estimate, of the halves, bounds it. The energy account is extrapolated
+// alike (it is linear in the steps' flows), so the balance still closes.
+func (s *Solver) extrapolate() {
+	c := s.ctrl
+	for i, v := range s.u {
+		s.u[i] = float64(2*v) - c.u1[i]
+	}
+	if e := s.acct; e != nil {
+		st := c.full
+		e.source = float64(2*e.source) - st.source
+		for k := range e.faces {
+			for j, v := range e.faces[k].in {
+				e.faces[k].in[j] = float64(2*v) - st.faces[k][j]
+			}
+		}
+		for k := range e.held {
+			e.held[k].in = float64(2*e.held[k].in) - st.held[k]
+		}
+	}
+}
+
+// restoreStart puts the field and the energy account back to the step's
+// start.
+func (s *Solver) restoreStart() {
+	c := s.ctrl
+	u := s.mg.Field()
+	copy(u, c.un)
+	s.u = u
+	s.acct.restore(c.acct)
+}
+
+// implicitTo is one implicit step from t of length dt, its end terms taken
+// at endTerms.
+func (s *Solver) implicitTo(t, dt, endTerms float64) error {
+	c := s.ctrl
+	c.dt, c.end, c.endTerms = dt, t+dt, endTerms
+	s.simTime = t
+	return s.implicitStep()
+}
+
+// estimate is the global max over the free cells of |u − u1| / (den·(atol +
+// rtol·max(|uⁿ|, |u|))): the same on every rank. Collective.
+func (s *Solver) estimate(den float64) (float64, error) {
+	c := s.ctrl
+	u, u1, un := s.u, c.u1, c.un
+	rtol, atol := c.a.RTol, c.a.ATol
+	local := 0.0
+	s.lay.ForRows(s.boxCells(), func(start, n int) {
+		for i := start; i < start+n; i++ {
+			w := atol + rtol*max(math.Abs(un[i]), math.Abs(u[i]))
+			e := math.Abs(u[i]-u1[i]) / (den * w)
+			if e > local || e != e {
+				local = e
+			}
+		}
+	})
+	out := []float64{0}
+	err := s.c.Allreduce(comm.Max, []float64{local}, out)
+	return out[0], err
+}
+
+// accountState is the energy account's integrals at a step's start, to go
+// back to when an attempt is not kept.
+type accountState struct {
+	faces  [][]float64
+	held   []float64
+	source float64
+}
+
+// save copies the integrals (nil account: nothing).
+func (e *energy) save() accountState {
+	if e == nil {
+		return accountState{}
+	}
+	st := accountState{source: e.source, faces: make([][]float64, len(e.faces)), held: make([]float64, len(e.held))}
+	for k := range e.faces {
+		st.faces[k] = slices.Clone(e.faces[k].in)
+	}
+	for k := range e.held {
+		st.held[k] = e.held[k].in
+	}
+	return st
+}
+
+// restore sets the integrals back to st.
+func (e *energy) restore(st accountState) {
+	if e == nil {
+		return
+	}
+	e.source = st.source
+	for k := range e.faces {
+		copy(e.faces[k].in, st.faces[k])
+	}
+	for k := range e.held {
+		e.held[k].in = st.held[k]
+	}
+}

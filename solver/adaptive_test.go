@@ -1,0 +1,52 @@
+package solver
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A sine mode decays as exp(−α·λ_h·t) on the grid (λ_h the discrete
+// operator's eigenvalue of it): with equation.dt = "auto" each scheme's
+// error at t_end against it falls with rtol and stays within 10 × rtol,
+// the run ends exactly at t_end, the steps grow as the mode decays, and
+// the bits are the same on 1 and 3 ranks.
+func TestAdaptiveStepsMeetTheTolerance(t *testing.T) {
+	shape := []int{32, 32}
+	const tEnd = 0.2
+	for _, scheme := range []Scheme{BackwardEuler, CrankNicolson} {
+		var prev float64
+		for _, rtol := range []float64{1e-3, 1e-4, 1e-5} {
+			s, _ := sineDecay(shape, scheme, 0, tEnd)
+			s.Tolerance = 1e-12
+			s.DT = tEnd * 1e-6
+			s.Steps = 1 << 30
+			s.Adaptive = &Adaptive{RTol: rtol, ATol: rtol, DTMin: tEnd * 1e-12, DTMax: tEnd, DTInitial: tEnd * 1e-6, Events: []float64{tEnd}}
+			lambda := 0.0
+			for _, n := range shape {
+				h := 1 / float64(n)
+				lambda += 4 / (h * h) * math.Pow(math.Sin(math.Pi*h/2), 2)
+			}
+			exact := func(x []float64) float64 {
+				return math.Exp(-s.Alpha*lambda*tEnd) * math.Sin(math.Pi*x[0]) * math.Sin(math.Pi*x[1])
+			}
+			out := run(t, 1, s)
+			field, ctl, end := out.field, *out.ctl, out.simTime
+			require.Equal(t, tEnd, end, "the run ends exactly at t_end")
+			e := maxErr(s, field, exact)
+			t.Logf("%v rtol %g: %d steps (%d rejected), dt %.3g … %.3g, error %.3e", scheme, rtol, ctl.Accepted, ctl.Rejects, ctl.DTMin, ctl.DTMax, e)
+			require.Less(t, e, 10*rtol)
+			if prev > 0 {
+				require.Less(t, e, prev, "the error falls as rtol falls")
+			}
+			prev = e
+			require.Greater(t, ctl.DTMax, 100*ctl.DTMin, "the steps grow")
+			if rtol == 1e-4 {
+				out3 := run(t, 3, s)
+				require.Equal(t, fingerprint(field), fingerprint(out3.field), "3 ranks")
+				require.Equal(t, ctl, *out3.ctl)
+			}
+		}
+	}
+}
