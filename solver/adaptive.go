@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"heat/comm"
+	"heat/decomp"
 )
 
 // Time steps that choose themselves (equation.dt = "auto"): each implicit
@@ -56,9 +57,14 @@ type ctrl struct {
 	dt, end, endTerms float64
 	// The last step kept: its length and error estimate (diagnostics).
 	lastDT, lastErr float64
-	un, u1          []float64    // the field at the step's start, the whole step's end
-	acct, full      accountState // the account at the step's start, and after the whole step
-	paused          bool         // the last step landed on a pause time
+	un, u1          []float64 // the field at the step's start, the whole step's end
+	// guess, when set, is the first iterate of the next solve (the halves
+	// start from the whole step's values, not from uⁿ); mid holds the
+	// first half's, (uⁿ + u1)/2.
+	guess, mid []float64
+	maxes      []float64    // each worker's share of the estimate
+	acct, full accountState // the account at the step's start, and after the whole step
+	paused     bool         // the last step landed on a pause time
 }
 
 // StepError is a step that cannot meet the tolerance at the smallest
@@ -81,7 +87,7 @@ func (s *Solver) newCtrl() {
 		return
 	}
 	n := len(s.u)
-	s.ctrl = &ctrl{a: a, un: make([]float64, n), u1: make([]float64, n),
+	s.ctrl = &ctrl{a: a, un: make([]float64, n), u1: make([]float64, n), mid: make([]float64, n), maxes: make([]float64, s.parts),
 		Controller: Controller{Next: a.DTInitial, DTMin: math.Inf(1)}}
 }
 
@@ -226,7 +232,7 @@ func (s *Solver) adaptiveStep() error {
 func (s *Solver) attempt(t, dt, end, endTerms float64) (est float64, ok bool, err error) {
 	c := s.ctrl
 	t0 := time.Now()
-	copy(c.un, s.u)
+	s.parallel(func(lo, hi int) { copy(c.un[lo:hi], s.u[lo:hi]) })
 	c.acct = s.acct.save()
 	s.stats.Control += time.Since(t0)
 	// The whole step, for the estimate only.
@@ -234,19 +240,27 @@ func (s *Solver) attempt(t, dt, end, endTerms float64) (est float64, ok bool, er
 		return 0, false, err
 	}
 	t0 = time.Now()
-	copy(c.u1, s.u)
+	s.parallel(func(lo, hi int) {
+		copy(c.u1[lo:hi], s.u[lo:hi])
+		for i := lo; i < hi; i++ {
+			c.mid[i] = 0.5 * (c.un[i] + c.u1[i])
+		}
+	})
 	c.full = s.acct.save()
 	s.restoreStart()
 	s.stats.Control += time.Since(t0)
-	// The two halves: the step kept.
+	// The two halves: the step kept, each solve starting from the whole
+	// step's values (halfway, then its end) rather than from its uⁿ.
 	h := dt / 2
 	mid := t + h
-	if err := s.implicitTo(t, h, mid); err != nil {
-		return 0, false, err
+	c.guess = c.mid
+	err = s.implicitTo(t, h, mid)
+	if err == nil {
+		s.simTime = mid
+		c.guess = c.u1
+		err = s.implicitTo(mid, end-mid, endTerms)
 	}
-	s.simTime = mid
-	err = s.implicitTo(mid, end-mid, endTerms)
-	s.simTime = t
+	s.simTime, c.guess = t, nil
 	if err != nil {
 		return 0, false, err
 	}
@@ -266,9 +280,11 @@ func (s *Solver) attempt(t, dt, end, endTerms float64) (est float64, ok bool, er
 // alike (it is linear in the steps' flows), so the balance still closes.
 func (s *Solver) extrapolate() {
 	c := s.ctrl
-	for i, v := range s.u {
-		s.u[i] = float64(2*v) - c.u1[i]
-	}
+	s.parallel(func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			s.u[i] = float64(2*s.u[i]) - c.u1[i]
+		}
+	})
 	if e := s.acct; e != nil {
 		st := c.full
 		e.source = float64(2*e.source) - st.source
@@ -288,9 +304,31 @@ func (s *Solver) extrapolate() {
 func (s *Solver) restoreStart() {
 	c := s.ctrl
 	u := s.mg.Field()
-	copy(u, c.un)
+	s.parallel(func(lo, hi int) { copy(u[lo:hi], c.un[lo:hi]) })
 	s.u = u
 	s.acct.restore(c.acct)
+}
+
+// parallel runs f over the workers' shares [lo, hi) of the field's slice
+// (ghosts included).
+func (s *Solver) parallel(f func(lo, hi int)) {
+	n := len(s.u)
+	s.team.Run(s.parts, func(w int) {
+		lo, hi := decomp.Split(n, s.parts, w)
+		f(lo, hi)
+	})
+}
+
+// first sets the field to the first iterate of a solve whose right-hand
+// side is built: the attempt's guess, where it has one.
+func (s *Solver) first() {
+	c := s.ctrl
+	if c == nil || c.guess == nil {
+		return
+	}
+	u := s.mg.Field()
+	s.parallel(func(lo, hi int) { copy(u[lo:hi], c.guess[lo:hi]) })
+	s.u = u
 }
 
 // implicitTo is one implicit step from t of length dt, its end terms taken
@@ -308,16 +346,31 @@ func (s *Solver) estimate(den float64) (float64, error) {
 	c := s.ctrl
 	u, u1, un := s.u, c.u1, c.un
 	rtol, atol := c.a.RTol, c.a.ATol
-	local := 0.0
-	s.lay.ForRows(s.boxCells(), func(start, n int) {
-		for i := start; i < start+n; i++ {
-			w := atol + rtol*max(math.Abs(un[i]), math.Abs(u[i]))
-			e := math.Abs(u[i]-u1[i]) / (den * w)
-			if e > local || e != e {
-				local = e
+	// Each worker over its rows, dividing only where a cell may pass its
+	// largest so far (|d| > m·w): the max, without a division a cell.
+	s.team.Run(s.parts, func(w int) {
+		m := 0.0
+		for _, r := range [2]*region{&s.inner, &s.rim} {
+			for _, rw := range r.rows[r.share[w]:r.share[w+1]] {
+				for i := rw.Start; i < rw.Start+rw.N; i++ {
+					wt := den * (atol + rtol*max(math.Abs(un[i]), math.Abs(u[i])))
+					d := math.Abs(u[i] - u1[i])
+					if d > m*wt || d != d {
+						if e := d / wt; e > m || e != e {
+							m = e
+						}
+					}
+				}
 			}
 		}
+		c.maxes[w] = m
 	})
+	local := 0.0
+	for _, m := range c.maxes {
+		if m > local || m != m {
+			local = m
+		}
+	}
 	out := []float64{0}
 	err := s.c.Allreduce(comm.Max, []float64{local}, out)
 	return out[0], err
