@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"heat/io/config"
@@ -84,16 +85,46 @@ func adaptiveOf(cfg *config.Config) (a *solver.Adaptive, notes []string, err err
 		}
 	}
 	var pauses []float64
-	if dt := cfg.Output.ProbeDT; dt > 0 && len(cfg.Output.Probe) > 0 {
-		for k := 1; float64(k)*dt < tEnd; k++ {
+	for _, dt := range []float64{probeDT(cfg), snapshotDT(cfg), cfg.Checkpoint.EveryTime} {
+		for k := 1; dt > 0 && float64(k)*dt < tEnd; k++ {
 			pauses = append(pauses, float64(k)*dt)
 		}
-		events = append(events, pauses...)
 	}
+	slices.Sort(pauses)
+	pauses = slices.Compact(pauses)
+	events = append(events, pauses...)
 	events = slices.DeleteFunc(events, func(t float64) bool { return !(t > 0 && t < tEnd) })
 	events = append(events, tEnd)
 	slices.Sort(events)
 	events = slices.Compact(events)
 	return &solver.Adaptive{RTol: e.RTol, ATol: e.ATol, DTMin: e.DTMin, DTMax: e.DTMax, DTInitial: e.DTInitial,
 		Events: events, Pauses: pauses}, notes, nil
+}
+
+// probeDT and snapshotDT are the intervals of the probes' and snapshots'
+// schedules by simulated time, 0 where there is none (no probes, no
+// formats).
+func probeDT(cfg *config.Config) float64 {
+	if !probesOn(cfg) {
+		return 0
+	}
+	return cfg.Output.ProbeDT
+}
+
+func snapshotDT(cfg *config.Config) float64 {
+	if len(cfg.Output.Formats) == 0 {
+		return 0
+	}
+	return cfg.Output.SnapshotDT
+}
+
+// onSchedule reports whether a step that paused at time t (solver.Paused)
+// is one of the times k × dt (k ≥ 1) of a schedule by simulated time: the
+// times the steps landed on, as adaptiveOf made them.
+func onSchedule(paused bool, t, dt float64) bool {
+	if !paused || !(dt > 0) {
+		return false
+	}
+	k := math.Round(t / dt)
+	return k >= 1 && float64(k)*dt == t
 }

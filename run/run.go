@@ -640,7 +640,7 @@ func (r *rankRun) loop(ctx context.Context) error {
 		if err := r.output(end); err != nil {
 			return err
 		}
-		scheduled := cp.Every > 0 && s.Step()%cp.Every == 0 && s.Step() > r.from
+		scheduled := (cp.Every > 0 && s.Step()%cp.Every == 0 || onSchedule(s.Paused(), s.SimTime(), cp.EveryTime)) && s.Step() > r.from
 		if stopped || scheduled || (s.Done() && cp.Final) {
 			// A stop's checkpoint and the last are complete before the
 			// run ends; the others commit at the next one.
@@ -674,12 +674,11 @@ func (r *rankRun) output(end bool) error {
 		}
 	}
 	every := probeEvery(r.j.cfg)
-	byTime := r.j.cfg.Output.ProbeDT > 0 && probesOn(r.j.cfg)
 	due := every > 0 && (step%every == 0 || end)
-	if byTime {
+	if dt := probeDT(r.j.cfg); dt > 0 {
 		// Rows at t = 0, at each k × probe_dt (the steps land there and
 		// pause), and at the end.
-		due = step == r.from && r.j.restarts == nil || end || r.s.Paused()
+		due = step == r.from && r.j.restarts == nil || end || onSchedule(r.s.Paused(), r.s.SimTime(), dt)
 	}
 	if due && step != r.lastProbe {
 		r.lastProbe = step
@@ -687,7 +686,7 @@ func (r *rankRun) output(end bool) error {
 			return fmt.Errorf("probes at step %d: %w", step, err)
 		}
 	}
-	if (end || (out.SnapshotEvery > 0 && step%out.SnapshotEvery == 0)) && step != r.lastSnap {
+	if (end || (out.SnapshotEvery > 0 && step%out.SnapshotEvery == 0) || onSchedule(r.s.Paused(), r.s.SimTime(), snapshotDT(r.j.cfg))) && step != r.lastSnap {
 		r.lastSnap = step
 		if err := r.j.out.snapshot(r.c, r.s); err != nil {
 			return fmt.Errorf("snapshot at step %d: %w", step, err)

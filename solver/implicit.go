@@ -369,7 +369,8 @@ func (s *Solver) implicitStep() error {
 	}
 	hist := s.stepHistory[:0]
 	defer func() { s.stepHistory = hist }() // a failed step's too, for its report
-	s.first() // an adaptive attempt's first iterate, where it has one
+	// An adaptive attempt's first iterate, where it has one.
+	s.first()
 	if s.spec.CG {
 		s.mg.RestartKrylov() // the step's own right-hand side
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -154,6 +155,41 @@ func TestAdaptiveProbesByTime(t *testing.T) {
 		require.Equal(t, want, rows, "%s ranks × %s threads", split[0], split[1])
 		require.Equal(t, sha, rep.Field.SHA256, "%s ranks × %s threads", split[0], split[1])
 	}
+}
+
+// Snapshots and checkpoints by time: output.snapshot_dt = 0.75 draws the
+// field at t = 0.75, 1.5 and the end, checkpoint.every_time = 0.5 keeps
+// checkpoints at t = 0.5, 1, 1.5 (and the final one at 2), each at its time
+// to the bit.
+func TestAdaptiveSnapshotsAndCheckpointsByTime(t *testing.T) {
+	out := t.TempDir()
+	code, _, stderr := heat(t, adaptiveArgs(out, "--set", `output.formats=["png"]`, "--set", "output.snapshot_dt=0.75",
+		"--set", "checkpoint.every_time=0.5", "--set", "checkpoint.keep=0")...)
+	require.Zero(t, code, stderr)
+	var times []float64
+	for _, name := range []string{"u-*.json"} {
+		found, err := filepath.Glob(filepath.Join(out, "snapshots", name))
+		require.NoError(t, err)
+		for _, f := range found {
+			var p struct{ Time float64 }
+			data, err := os.ReadFile(f)
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(data, &p))
+			times = append(times, p.Time)
+		}
+	}
+	require.ElementsMatch(t, []float64{0.75, 1.5, 2}, times)
+	rep := readReport(t, filepath.Join(out, "report.json"))
+	var ckTimes []float64
+	for _, c := range rep.Checkpoints {
+		ck, err := checkpoint.Open(c.Path)
+		require.NoError(t, err)
+		ckTimes = append(ckTimes, ck.Meta().Time)
+	}
+	require.Equal(t, []float64{0.5, 1, 1.5, 2}, ckTimes)
+	code, _, stderr = heat(t, adaptiveArgs(filepath.Join(out, "fixed"), "--set", "equation.dt=0.1", "--set", "checkpoint.every_time=0.5")...)
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "checkpoint.every_time: checkpoints by time need steps that land on their times")
 }
 
 // A restart from a checkpoint taken mid-run, on another rank count, takes

@@ -119,9 +119,10 @@ var RestartMutable = []string{"run.steps", "run.t_end", "run.tolerance", "run.ch
 	"parallel", "output", "checkpoint"}
 
 // restartFixed are the keys under RestartMutable's tables that a restart
-// may not change: output.probe_dt's times are steps' events, so another
-// would take other steps than the straight run.
-var restartFixed = []string{"output.probe_dt"}
+// may not change: the times of output.probe_dt, snapshot_dt and
+// checkpoint.every_time are steps' events, so others would take other
+// steps than the straight run.
+var restartFixed = []string{"output.probe_dt", "output.snapshot_dt", "checkpoint.every_time"}
 
 // ResolveRestart builds the Config of a restart: base (the config the
 // checkpoint was written with, named by source in messages) < the config

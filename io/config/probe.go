@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"unicode"
@@ -24,8 +25,28 @@ type Probe struct {
 }
 
 // probeKey is the key of field of the i-th probe, output.probe[i].field.
-// MaxProbeRows bounds the rows output.probe_dt may ask for.
+// MaxProbeRows bounds the rows (snapshots, checkpoints) output.probe_dt
+// (snapshot_dt, checkpoint.every_time) may ask for.
 const MaxProbeRows = 1_000_000
+
+// byTime checks a schedule by simulated time (key, of what, its interval
+// dt; by steps the key instead): not negative, for steps that choose
+// themselves only (their steps land on its times), at most MaxProbeRows
+// to run.t_end.
+func (k *checker) byTime(key, what string, dt float64, instead string) *Error {
+	switch {
+	case !(dt >= 0) || math.IsInf(dt, 0):
+		return k.bad(key, "must be >= 0 and finite (got %s)", formatFloat(dt))
+	case dt == 0:
+		return nil
+	case !k.c.Adaptive():
+		return k.bad(key, "%s by time need steps that land on their times, which only steps that choose themselves take (equation.dt = \"auto\", implicit schemes); with fixed steps use %s", what, instead)
+	}
+	if n := k.c.Run.TEnd / dt; !(n <= MaxProbeRows) {
+		return k.bad(key, "%s gives %s %s to run.t_end = %s, more than %d", formatFloat(dt), strconv.FormatFloat(n, 'g', 3, 64), what, formatFloat(k.c.Run.TEnd), MaxProbeRows)
+	}
+	return nil
+}
 
 func probeKey(i int, field string) string { return fmt.Sprintf("output.probe[%d].%s", i, field) }
 
@@ -37,16 +58,8 @@ func (k *checker) probes() *Error {
 	if o.ProbeEvery < 1 {
 		return k.bad("output.probe_every", "must be >= 1 step (got %d); probes.csv also has a row at step 0 and at the last step", o.ProbeEvery)
 	}
-	if !(o.ProbeDT >= 0) {
-		return k.bad("output.probe_dt", "must be >= 0 (got %s)", formatFloat(o.ProbeDT))
-	}
-	if o.ProbeDT > 0 {
-		if !k.c.Adaptive() {
-			return k.bad("output.probe_dt", "probes by time need steps that land on their times, which only steps that choose themselves take (equation.dt = \"auto\", implicit schemes); with fixed steps use output.probe_every")
-		}
-		if n := k.c.Run.TEnd / o.ProbeDT; !(n <= MaxProbeRows) {
-			return k.bad("output.probe_dt", "%s gives %s rows to run.t_end = %s, more than %d", formatFloat(o.ProbeDT), strconv.FormatFloat(n, 'g', 3, 64), formatFloat(k.c.Run.TEnd), MaxProbeRows)
-		}
+	if err := k.byTime("output.probe_dt", "probes", o.ProbeDT, "output.probe_every"); err != nil {
+		return err
 	}
 	g := k.c.Grid
 	nd := len(g.Shape)

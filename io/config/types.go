@@ -268,6 +268,9 @@ type Output struct {
 	// steps between snapshots; 0: only the final one (a run always ends with one when
 	// `formats` is not empty)
 	SnapshotEvery int `toml:"snapshot_every" json:"snapshot_every"`
+	// simulated time between snapshots (equation.dt = "auto" only; 0: by snapshot_every): at
+	// t = k × snapshot_dt exactly, the steps landing on them. At most 10⁶ to run.t_end
+	SnapshotDT float64 `toml:"snapshot_dt" json:"snapshot_dt" unit:"time"`
 	// snapshot formats: `"png"` (a field image with axes and colour bar, in
 	// `output.image_format`, and its plane as `.npy`), `"vti"` (VTK ImageData; `.pvti` + one
 	// piece per rank under several ranks)
@@ -323,6 +326,10 @@ type Output struct {
 type Checkpoint struct {
 	// steps between checkpoints (0: none on a schedule)
 	Every int `toml:"every" json:"every"`
+	// simulated time between checkpoints (equation.dt = "auto" only; 0: by every): at t = k ×
+	// every_time exactly, the steps landing on them; a restart may not change it (its times are
+	// the steps' events). At most 10⁶ to run.t_end
+	EveryTime float64 `toml:"every_time" json:"every_time" unit:"time"`
 	// also write one when the run ends
 	Final bool `toml:"final" json:"final"`
 	// newest complete checkpoints kept; older ones are deleted (0 keeps all)

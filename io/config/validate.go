@@ -824,6 +824,9 @@ func (k *checker) output() *Error {
 	if strings.TrimSpace(o.Dir) == "" {
 		return k.bad("output.dir", "must not be empty")
 	}
+	if err := k.byTime("output.snapshot_dt", "snapshots", o.SnapshotDT, "output.snapshot_every"); err != nil {
+		return err
+	}
 	switch {
 	case o.SnapshotEvery < 0:
 		return k.bad("output.snapshot_every", "must be >= 0 (got %d)", o.SnapshotEvery)
@@ -898,6 +901,9 @@ func checkSlice(spec string, shape []int) string {
 // checkpoint checks the checkpoint policy and fills the default directory.
 func (k *checker) checkpoint() *Error {
 	ck := &k.c.Checkpoint
+	if err := k.byTime("checkpoint.every_time", "checkpoints", ck.EveryTime, "checkpoint.every"); err != nil {
+		return err
+	}
 	switch {
 	case ck.Every < 0:
 		return k.bad("checkpoint.every", "must be >= 0 (got %d)", ck.Every)
