@@ -50,6 +50,13 @@ func dryRun(w io.Writer, cfg *config.Config, spec solver.Spec, g *decomp.Grid, m
 func summary(w io.Writer, cfg *config.Config, spec solver.Spec, g *decomp.Grid, mem memory, avail int64, availWhat string) {
 	how := fmt.Sprintf("%d %s steps, dt = %g", cfg.Run.Steps, cfg.Equation.Scheme, spec.DT)
 	switch {
+	case spec.Adaptive != nil:
+		a := spec.Adaptive
+		how = fmt.Sprintf("%s steps chosen by their error to run.t_end = %g (rtol %g, atol %g; dt from %.6g within [%.6g, %.6g]), landing on %d event(s)",
+			cfg.Equation.Scheme, cfg.Run.TEnd, a.RTol, a.ATol, a.DTInitial, a.DTMin, a.DTMax, len(a.Events))
+		if cfg.Run.Steps < config.MaxAdaptiveSteps {
+			how += fmt.Sprintf(", at most %d steps (run.steps)", cfg.Run.Steps)
+		}
 	case autoStep(cfg, spec) && cfg.Run.TEnd > 0:
 		how = fmt.Sprintf("%s steps to run.t_end = %g, dt = %g× the media's stability limit (min over cells of ρc/Σ k_f/h², found from the cells at the start)",
 			cfg.Equation.Scheme, cfg.Run.TEnd, operator.SafetyFactor)

@@ -96,7 +96,10 @@ func adaptiveOf(cfg *config.Config) (a *solver.Adaptive, notes []string, err err
 	events = slices.DeleteFunc(events, func(t float64) bool { return !(t > 0 && t < tEnd) })
 	events = append(events, tEnd)
 	slices.Sort(events)
-	events = slices.Compact(events)
+	// One event for times closer than a millionth of dt_min (0.3 and
+	// 3 × 0.1 = 0.30000000000000004): no step of a few ulps between them.
+	events = slices.CompactFunc(events, func(a, b float64) bool { return math.Abs(b-a) < 1e-6*e.DTMin })
+	events[len(events)-1] = tEnd // the last run of close times holds t_end: it stays
 	return &solver.Adaptive{RTol: e.RTol, ATol: e.ATol, DTMin: e.DTMin, DTMax: e.DTMax, DTInitial: e.DTInitial,
 		Events: events, Pauses: pauses}, notes, nil
 }

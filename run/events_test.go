@@ -54,6 +54,11 @@ func TestAdaptiveEvents(t *testing.T) {
 	require.Len(t, notes, 1)
 	require.Contains(t, notes[0], "10001 rows inside the run, more than the 10000 steps land on")
 
+	// Times closer than a millionth of dt_min are one event; t_end stays.
+	a, _, err = adaptiveOf(load("equation.dt_min=1e-3", "run.events=[0.5, 0.5000000005, 0.9999999995]"))
+	require.NoError(t, err)
+	require.Equal(t, []float64{0.5, 1}, a.Events)
+
 	a, _, err = adaptiveOf(load(`equation.dt=0.1`))
 	require.NoError(t, err)
 	require.Nil(t, a, "fixed steps")

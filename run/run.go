@@ -655,8 +655,9 @@ func (r *rankRun) loop(ctx context.Context) error {
 			if err := r.settle(); err != nil {
 				return err
 			}
-		}
-		if end {
+			if c.Rank() == 0 && !stopped && s.Adaptive() != nil && s.SimTime() < j.spec.TEnd {
+				j.log.warn("run.steps = %d came before run.t_end = %g: the steps that choose themselves ended at t = %g", s.Steps(), j.spec.TEnd, s.SimTime())
+			}
 			return runErr
 		}
 	}

@@ -207,6 +207,7 @@ func TestAdaptiveRestartTakesTheSameSteps(t *testing.T) {
 	code, _, stderr = heat(t, adaptiveArgs(half, "--set", "output.diagnostics_every=1", "--ranks", "2",
 		"--set", "checkpoint.every=12", "--steps", "12")...)
 	require.Zero(t, code, stderr)
+	require.Contains(t, stderr, "run.steps = 12 came before run.t_end = 2: the steps that choose themselves ended at t = ")
 	code, _, stderr = heat(t, "run", "-q", "--restart", filepath.Join(half, "checkpoints", "step-00000012"), "--ranks", "3", "--steps", strconv.Itoa(1<<30))
 	require.Zero(t, code, stderr)
 	rest := readReport(t, filepath.Join(half, "report.json"))
@@ -240,6 +241,7 @@ func TestAdaptiveRefusals(t *testing.T) {
 	require.Zero(t, code, stderr)
 	require.Contains(t, stdout, "rtol = 0.0001\n")
 	require.Contains(t, stdout, "atol = 0.0001\n")
+	require.Contains(t, stdout, "# problem      heat 24x24: crank-nicolson steps chosen by their error to run.t_end = 2 (rtol 0.0001, atol 0.0001; dt from 2e-06 within [2e-12, 2]), landing on 2 event(s)")
 	for _, c := range []struct {
 		set  []string
 		want string
