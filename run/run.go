@@ -480,7 +480,7 @@ func runRank(ctx context.Context, c comm.Comm, j *job) error {
 	if err := j.fields.check(c, 0, s.DT(), j.fields.implicit); err != nil {
 		return err
 	}
-	if c.Rank() == 0 && j.spec.Media != nil {
+	if c.Rank() == 0 && j.spec.Media != nil && j.spec.Adaptive == nil {
 		// The step the media's limit gave (every rank has the same): the
 		// report's and the progress's, before the barrier below lets the
 		// other ranks read the config.

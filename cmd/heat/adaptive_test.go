@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"heat/checkpoint"
+	"heat/io/runplot"
 )
 
 // The problem of the adaptive tests: a sine mode decaying on a 24² plate
@@ -268,4 +269,36 @@ func TestAdaptiveRefusals(t *testing.T) {
 	require.Regexp(t, `step 1 at t = 0: the error estimate \S+ \(of the tolerance\) stays above 1 at equation.dt_min = 0.5`, stderr)
 	rep := readReport(t, filepath.Join(out, "report.json"))
 	require.Equal(t, "failed", rep.Status)
+}
+
+// In media (the power module, mgcg steps) the steps choose themselves too:
+// diagnostics.csv's rows carry each step's dt and estimate under its
+// header (the media's step was written back over "auto"), the plots read
+// it, the heater's switch at t = 1 is an event, and the balance closes.
+func TestAdaptiveInMedia(t *testing.T) {
+	out := t.TempDir()
+	code, _, stderr := heat(t, "run", "-q", "-c", "power-module-3d", "--out", out, "--set", "grid.shape=[8,32,32]", "--set", "run.t_end=3", "--set", `equation.dt="auto"`,
+		"--set", "equation.rtol=1e-3", "--set", "equation.atol=1e-2", "--set", "output.diagnostics_every=1", "--set", "output.formats=[]",
+		"--set", "run.tolerance=1e-12")
+	require.Zero(t, code, stderr)
+	rep := readReport(t, filepath.Join(out, "report.json"))
+	require.NotNil(t, rep.Solver.Adaptive)
+	require.Equal(t, "mgcg", rep.Solver.Kind)
+	rows, err := runplot.Read(filepath.Join(out, "diagnostics.csv"))
+	require.NoError(t, err)
+	require.Len(t, rows, rep.Steps+1)
+	last := rows[len(rows)-1]
+	require.Equal(t, 3.0, last.Time)
+	require.Greater(t, last.DT, 0.0)
+	require.Greater(t, last.Estimate, 0.0)
+	require.LessOrEqual(t, last.Estimate, 1.0)
+	landed := false
+	for _, r := range rows {
+		landed = landed || r.Time == 1
+	}
+	require.True(t, landed, "a step ends at the switch, t = 1")
+	require.InEpsilon(t, 50*2.0, float64(rep.EnergyBalance.Source), 1e-9, "50 W from t = 1 to 3")
+	require.Less(t, float64(rep.EnergyBalance.RelativeResidual), 1e-8)
+	code, _, stderr = heat(t, "plot", out)
+	require.Zero(t, code, stderr)
 }
