@@ -104,7 +104,8 @@ func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "heat",
 		Short: "heat equation and Poisson/Laplace on 2D and 3D grids split across ranks",
-		Long: `heat solves the heat equation (explicit, backward Euler, Crank–Nicolson) and
+		Long: `heat solves the heat equation (explicit, backward Euler, Crank–Nicolson; fixed
+steps, or equation.dt = "auto": steps chosen by their error, landing on switches) and
 Poisson/Laplace problems (geometric multigrid, CG preconditioned by multigrid,
 Jacobi) on 2D and 3D grids split across ranks, in uniform or heterogeneous media
 (conductivity and heat-capacity maps, materials, insulating holes, held cells;
