@@ -447,7 +447,7 @@ func (p *planeImage) options() heatmap.Options {
 	if len(p.Range) == 2 {
 		lo, hi = p.Range[0], p.Range[1]
 	}
-	if lo < hi && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) {
+	if lo < hi && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) && (len(p.Range) == 2 || !heatmap.Flat(lo, hi)) {
 		// Fixed: the range is already the data's (or the one asked for),
 		// heatmap need not look for it again.
 		o.Min, o.Max, o.Fixed = lo, hi, true

@@ -214,11 +214,19 @@ func colourRange(field []float64, o Options) (lo, hi float64, err error) {
 		return min(o.Min, dlo), max(o.Max, dhi), nil // no finite data leaves [Min, Max]
 	case dlo > dhi: // no finite data: any range will do
 		return 0, 1, nil
-	case dlo == dhi: // a flat field: centre it, so it shows the map's middle
+	case Flat(dlo, dhi): // a flat field: centre it, so it shows the map's middle
 		d := 0.5 * max(math.Abs(dlo), 1)
 		return dlo - d, dlo + d, nil
 	}
 	return dlo, dhi, nil
+}
+
+// Flat reports whether a data range [lo, hi] is one value to rounding
+// (within 1e-12 of its magnitude): a field uniform but for its last bits
+// (293 K everywhere after the steps' rounding) is drawn flat, not as its
+// rounding noise stretched over the whole colour map.
+func Flat(lo, hi float64) bool {
+	return hi-lo <= 1e-12*max(math.Abs(lo), math.Abs(hi))
 }
 
 // downsample averages factor×factor boxes of the field (fewer at the far

@@ -679,3 +679,18 @@ func labelsOf(ticks []plot.Tick) []string {
 	}
 	return s
 }
+
+// A field uniform but for its last bits is drawn flat, in the map's middle
+// colour, not as its rounding noise over the whole map.
+func TestRoundingNoiseIsFlat(t *testing.T) {
+	field := make([]float64, 16*16)
+	for i := range field {
+		field[i] = 293 + float64(i%3)*1e-13
+	}
+	lo, hi, err := colourRange(field, Options{})
+	require.NoError(t, err)
+	require.Less(t, lo, 293.0-1)
+	require.Greater(t, hi, 293.0+1)
+	require.False(t, Flat(0, 1e-12), "a field near 0 keeps its own range")
+	require.True(t, Flat(1, 1+1e-13))
+}
