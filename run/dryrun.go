@@ -187,11 +187,8 @@ func sources(w io.Writer, cfg *config.Config, spec solver.Spec) {
 		fmt.Fprintf(w, "source       file %s: its values are read when the run starts\n", src.Path)
 		return
 	}
-	shape := cfg.Grid.Shape
-	cells := 1
-	for _, n := range shape {
-		cells *= n
-	}
+	g := cfg.Grid.Geometry()
+	cells := g.Cells()
 	if cells > media.MaxCoverageCells {
 		fmt.Fprintf(w, "source       %s, not counted on a grid of more than %d cells\n", src.Kind, media.MaxCoverageCells)
 		return
@@ -202,8 +199,7 @@ func sources(w io.Writer, cfg *config.Config, spec solver.Spec) {
 		}
 		return spec.Source
 	}
-	g := cfg.Grid.Geometry()
-	nd := len(shape)
+	nd := len(g.Shape)
 	count := func(p solver.Profile) (n int, lo, hi []float64, power float64) {
 		lo, hi = make([]float64, nd), make([]float64, nd)
 		for a := range nd {

@@ -283,6 +283,21 @@ func viewOf(s *solver.Solver) fieldView {
 	return v
 }
 
+// planeAxes are the axes of the plane of a field of shape a picture shows
+// (py slower, px faster) and, in 3D, the cut spec names (its axis, its
+// cell and heatmap's label of it; cut −1 in 2D). The remaining axes keep C
+// order: z cuts to (y, x), y to (z, x), x to (z, y).
+func planeAxes(spec string, shape []int) (py, px, cut, at int, label string, err error) {
+	if len(shape) != 3 {
+		return 0, 1, -1, 0, "", nil
+	}
+	if cut, at, label, err = heatmap.ParseSlice(spec, shape); err != nil {
+		return
+	}
+	rest := [3][2]int{{1, 2}, {0, 2}, {0, 1}}[cut]
+	return rest[0], rest[1], cut, at, label, nil
+}
+
 // coarsePlane is the plane of the field a PNG shows, already box-averaged
 // to at most maxPixels a side, on rank 0, with the plane's finite min and
 // max. Each rank sums its own cells into the pixels its box covers and
@@ -298,16 +313,9 @@ func viewOf(s *solver.Solver) fieldView {
 // part lists the pixels that skipped cells, with the infinities they met.
 func coarsePlane(c comm.Comm, s fieldView, spec string, maxPixels int, bufs *planeBufs) (plane []float64, ny, nx int, label string, lo, hi float64, err error) {
 	shape := s.grid.Shape
-	// The plane's axes (py slower, px faster) and, in 3D, the cut.
-	py, px, cut, at := 0, 1, -1, 0
-	if len(shape) == 3 {
-		cut, at, label, err = heatmap.ParseSlice(spec, shape)
-		if err != nil {
-			return
-		}
-		// The remaining axes, in C order: z cuts to (y, x), y to (z, x), x to (z, y).
-		rest := [3][2]int{{1, 2}, {0, 2}, {0, 1}}[cut]
-		py, px = rest[0], rest[1]
+	py, px, cut, at, label, err := planeAxes(spec, shape)
+	if err != nil {
+		return
 	}
 	ny, nx = shape[py], shape[px]
 	f := heatmap.Factor(ny, nx, maxPixels)

@@ -341,14 +341,9 @@ func planeRegions(cfg *config.Config, shape []int, spec string, p *planeImage) (
 		return nil, nil
 	}
 	nd := len(shape)
-	py, px, cut, at := 0, 1, -1, 0
-	if nd == 3 {
-		var err error
-		if cut, at, _, err = heatmap.ParseSlice(spec, shape); err != nil {
-			return nil, err
-		}
-		rest := [3][2]int{{1, 2}, {0, 2}, {0, 1}}[cut]
-		py, px = rest[0], rest[1]
+	py, px, cut, at, _, err := planeAxes(spec, shape)
+	if err != nil {
+		return nil, err
 	}
 	g := field.Geometry{Shape: shape, Length: cfg.Grid.Length}
 	f := max(1, p.Factor)
@@ -377,16 +372,14 @@ func planeRegions(cfg *config.Config, shape []int, spec string, p *planeImage) (
 // field of cfg's grid: axes and extent from grid.length, colour map, label
 // and fixed range from output.*, averaged to at most size pixels a side.
 func newPlaneImage(cfg *config.Config, shape []int, spec string, size int, kind string, step int, t, residual, lo, hi float64) (*planeImage, error) {
-	py, px, plane := 0, 1, ""
-	if len(shape) == 3 {
-		cut, at, _, err := heatmap.ParseSlice(spec, shape)
-		if err != nil {
-			return nil, err
-		}
-		rest := [3][2]int{{1, 2}, {0, 2}, {0, 1}}[cut]
+	py, px, cut, at, _, err := planeAxes(spec, shape)
+	if err != nil {
+		return nil, err
+	}
+	plane := ""
+	if cut >= 0 {
 		// The plane by the coordinate of its cell centres, as the axes read.
 		g := field.Geometry{Shape: shape, Length: cfg.Grid.Length}
-		py, px = rest[0], rest[1]
 		plane = fmt.Sprintf("%s = %s", decomp.AxisName(3, cut), heatmap.Shortest(roundTo(g.Centre(cut, at), 4)))
 		if u := cfg.Output.Units.Length; u != "" {
 			plane += " " + u

@@ -52,20 +52,28 @@ type Controller struct {
 type ctrl struct {
 	Controller
 	a *Adaptive
-	// The attempt under way: its length, its end, and the time its end
-	// terms are taken at (the left limit where it lands on an event).
-	dt, end, endTerms float64
+	// The attempt under way: its length and the time its end terms are
+	// taken at (its end; the left limit where it lands on an event).
+	dt, endTerms float64
 	// The last step kept: its length and error estimate (diagnostics).
 	lastDT, lastErr float64
 	un, u1          []float64 // the field at the step's start, the whole step's end
-	// guess, when set, is the first iterate of the next solve (the halves
-	// start from the whole step's values, not from uⁿ); mid holds the
-	// first half's, (uⁿ + u1)/2.
-	guess, mid []float64
+	// guess is the first iterate of the next solve: the halves start from
+	// the whole step's values, not from uⁿ.
+	guess      guess
 	maxes      []float64    // each worker's share of the estimate
 	acct, full accountState // the account at the step's start, and after the whole step
 	paused     bool         // the last step landed on a pause time
 }
+
+// guess is where a solve of an attempt starts.
+type guess int
+
+const (
+	fromStart guess = iota // uⁿ, as a fixed step does
+	halfway                // (uⁿ + u1)/2: the first half
+	wholeEnd               // u1, the whole step's end: the second half
+)
 
 // StepError is a step that cannot meet the tolerance at the smallest
 // step allowed.
@@ -87,7 +95,7 @@ func (s *Solver) newCtrl() {
 		return
 	}
 	n := len(s.u)
-	s.ctrl = &ctrl{a: a, un: make([]float64, n), u1: make([]float64, n), mid: make([]float64, n), maxes: make([]float64, s.parts),
+	s.ctrl = &ctrl{a: a, un: make([]float64, n), u1: make([]float64, n), maxes: make([]float64, s.parts),
 		Controller: Controller{Next: a.DTInitial, DTMin: math.Inf(1)}}
 }
 
@@ -189,10 +197,10 @@ func (s *Solver) adaptiveStep() error {
 			// 0.4/k, the factor within [0.2, 5], not growing after a
 			// rejection. A step cut short by an event grows from the step
 			// that was wanted.
-			e := max(err, 1e-10)
-			fac := 0.9 * math.Pow(e, -1/k)
+			est := max(err, 1e-10)
+			fac := 0.9 * math.Pow(est, -1/k)
 			if c.ErrPrev > 0 {
-				fac = 0.9 * math.Pow(e, -0.7/k) * math.Pow(c.ErrPrev, 0.4/k)
+				fac = 0.9 * math.Pow(est, -0.7/k) * math.Pow(c.ErrPrev, 0.4/k)
 			}
 			fac = min(5, max(0.2, fac))
 			if c.Rejected {
@@ -233,34 +241,29 @@ func (s *Solver) attempt(t, dt, end, endTerms float64) (est float64, ok bool, er
 	c := s.ctrl
 	t0 := time.Now()
 	s.parallel(func(lo, hi int) { copy(c.un[lo:hi], s.u[lo:hi]) })
-	c.acct = s.acct.save()
+	s.acct.save(&c.acct)
 	s.stats.Control += time.Since(t0)
 	// The whole step, for the estimate only.
 	if err := s.implicitTo(t, dt, endTerms); err != nil {
 		return 0, false, err
 	}
 	t0 = time.Now()
-	s.parallel(func(lo, hi int) {
-		copy(c.u1[lo:hi], s.u[lo:hi])
-		for i := lo; i < hi; i++ {
-			c.mid[i] = 0.5 * (c.un[i] + c.u1[i])
-		}
-	})
-	c.full = s.acct.save()
+	s.parallel(func(lo, hi int) { copy(c.u1[lo:hi], s.u[lo:hi]) })
+	s.acct.save(&c.full)
 	s.restoreStart()
 	s.stats.Control += time.Since(t0)
 	// The two halves: the step kept, each solve starting from the whole
 	// step's values (halfway, then its end) rather than from its uⁿ.
 	h := dt / 2
 	mid := t + h
-	c.guess = c.mid
+	c.guess = halfway
 	err = s.implicitTo(t, h, mid)
 	if err == nil {
 		s.simTime = mid
-		c.guess = c.u1
+		c.guess = wholeEnd
 		err = s.implicitTo(mid, end-mid, endTerms)
 	}
-	s.simTime, c.guess = t, nil
+	s.simTime, c.guess = t, fromStart
 	if err != nil {
 		return 0, false, err
 	}
@@ -323,11 +326,19 @@ func (s *Solver) parallel(f func(lo, hi int)) {
 // side is built: the attempt's guess, where it has one.
 func (s *Solver) first() {
 	c := s.ctrl
-	if c == nil || c.guess == nil {
+	if c == nil || c.guess == fromStart {
 		return
 	}
 	u := s.mg.Field()
-	s.parallel(func(lo, hi int) { copy(u[lo:hi], c.guess[lo:hi]) })
+	s.parallel(func(lo, hi int) {
+		if c.guess == wholeEnd {
+			copy(u[lo:hi], c.u1[lo:hi])
+			return
+		}
+		for i := lo; i < hi; i++ {
+			u[i] = 0.5 * (c.un[i] + c.u1[i])
+		}
+	})
 	s.u = u
 }
 
@@ -335,7 +346,7 @@ func (s *Solver) first() {
 // at endTerms.
 func (s *Solver) implicitTo(t, dt, endTerms float64) error {
 	c := s.ctrl
-	c.dt, c.end, c.endTerms = dt, t+dt, endTerms
+	c.dt, c.endTerms = dt, endTerms
 	s.simTime = t
 	return s.implicitStep()
 }
@@ -384,19 +395,23 @@ type accountState struct {
 	source float64
 }
 
-// save copies the integrals (nil account: nothing).
-func (e *energy) save() accountState {
+// save copies the integrals into st, reusing its slices (nil account:
+// nothing).
+func (e *energy) save(st *accountState) {
 	if e == nil {
-		return accountState{}
+		return
 	}
-	st := accountState{source: e.source, faces: make([][]float64, len(e.faces)), held: make([]float64, len(e.held))}
+	st.source = e.source
+	if len(st.faces) != len(e.faces) {
+		st.faces = make([][]float64, len(e.faces))
+	}
 	for k := range e.faces {
-		st.faces[k] = slices.Clone(e.faces[k].in)
+		st.faces[k] = append(st.faces[k][:0], e.faces[k].in...)
 	}
+	st.held = st.held[:0]
 	for k := range e.held {
-		st.held[k] = e.held[k].in
+		st.held = append(st.held, e.held[k].in)
 	}
-	return st
 }
 
 // restore sets the integrals back to st.

@@ -72,6 +72,14 @@ func colourIndex(lo, hi float64) func(float64) uint8 {
 	}
 }
 
+// drawnRow is the drawn row of cells pixel row Y of a field fh pixels high
+// shows: the one its centre falls in, through the plane's physical
+// coordinates (row 0 at the bottom).
+func (l *layout) drawnRow(Y, fh int) int {
+	j := int((float64(fh-Y) - 0.5) * float64(l.rows) / float64(fh))
+	return min(l.cy-1, j/l.factor)
+}
+
 // paintField fills r of dst with the drawn cells, each pixel the cell its
 // centre falls in, found through the plane's physical coordinates (so
 // the narrower last cells of an uneven average come out narrower).
@@ -88,8 +96,7 @@ func (f *figure) paintField(dst *image.Paletted, r image.Rectangle) {
 	}
 	prev := -1
 	for Y := range fh {
-		j := int((float64(fh-Y) - 0.5) * float64(l.rows) / float64(fh))
-		J := min(l.cy-1, j/l.factor)
+		J := l.drawnRow(Y, fh)
 		row := dst.Pix[dst.PixOffset(r.Min.X, r.Min.Y+Y):][:fw]
 		switch {
 		case J == prev: // an enlarged cell: the row above again
@@ -118,10 +125,7 @@ func (f *figure) outline(dst *image.Paletted, r image.Rectangle, col []int) {
 	}
 	l := &f.l
 	fw, fh := r.Dx(), r.Dy()
-	cellRow := func(Y int) []int32 {
-		j := int((float64(fh-Y) - 0.5) * float64(l.rows) / float64(fh))
-		return f.regions[min(l.cy-1, j/l.factor)*l.cx:][:l.cx]
-	}
+	cellRow := func(Y int) []int32 { return f.regions[l.drawnRow(Y, fh)*l.cx:][:l.cx] }
 	for Y := range fh {
 		here := cellRow(Y)
 		var below []int32
