@@ -168,12 +168,20 @@ func Sweep(ctx context.Context, o SweepOptions) error {
 		return UsageError{fmt.Errorf("sweep: --out %s is not a folder (a link or another file): heat writes a study into a folder of its own", dir)}
 	}
 	table := filepath.Join(dir, SweepFile)
-	if st, err := os.Lstat(table); err == nil {
-		switch {
-		case !st.Mode().IsRegular():
-			return UsageError{fmt.Errorf("sweep: %s is not a regular file (a link, a FIFO, a folder): heat does not replace it, even with --overwrite; give another --out", table)}
-		case !o.Overwrite:
-			return UsageError{fmt.Errorf("sweep: %s holds a study already (%s): give another --out, or --overwrite", dir, SweepFile)}
+	outputs := []string{table}
+	if o.Plot != "" {
+		outputs = append(outputs, filepath.Join(dir, runplot.SweepFile))
+	}
+	// What the study writes in its folder: never a link, a FIFO or a
+	// folder in its place, and an earlier study's only with --overwrite.
+	for _, path := range outputs {
+		if st, err := os.Lstat(path); err == nil {
+			switch {
+			case !st.Mode().IsRegular():
+				return UsageError{fmt.Errorf("sweep: %s is not a regular file (a link, a FIFO, a folder): heat does not replace it, even with --overwrite; give another --out", path)}
+			case !o.Overwrite:
+				return UsageError{fmt.Errorf("sweep: %s holds a study already (%s): give another --out, or --overwrite", dir, filepath.Base(path))}
+			}
 		}
 	}
 	// Every point's config is checked before the first run; their notes

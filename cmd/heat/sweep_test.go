@@ -112,6 +112,19 @@ func TestSweepFolders(t *testing.T) {
 	data, _ := os.ReadFile(target)
 	require.Equal(t, "my data\n", string(data))
 
+	// The plot's file likewise: a link there is refused, its target kept.
+	plotLink := filepath.Join(base, "plotlink")
+	require.NoError(t, os.MkdirAll(plotLink, 0o755))
+	require.NoError(t, os.Symlink(target, filepath.Join(plotLink, "sweep.png")))
+	code, _, errOut = heat(t, args(plotLink, "--overwrite", "--plot", "max")...)
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "sweep.png is not a regular file")
+	st, err := os.Lstat(filepath.Join(plotLink, "sweep.png"))
+	require.NoError(t, err)
+	require.NotZero(t, st.Mode()&os.ModeSymlink, "the link is still there")
+	data, _ = os.ReadFile(target)
+	require.Equal(t, "my data\n", string(data))
+
 	fifo := filepath.Join(base, "fifo")
 	require.NoError(t, os.MkdirAll(fifo, 0o755))
 	mkfifo(t, filepath.Join(fifo, "sweep.csv"))
