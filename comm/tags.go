@@ -26,6 +26,9 @@ const (
 	TagPlane = 30600
 	// TagProbe is the probes' corner values sent to rank 0: 1 tag.
 	TagProbe = 30700
+	// TagAlgebraic is the fine level of a medium gathered onto rank 0 for
+	// its algebraic multigrid, and the correction scattered back: 2 tags.
+	TagAlgebraic = 30800
 	// TagPingPong is the latency benchmark's messages: 1 tag.
 	TagPingPong = 31000
 	// TagFault is a roll call's notices when a wait gives up (comm/mpi,
@@ -50,6 +53,7 @@ var TagBlocks = []TagBlock{
 	{"gather", TagGather, 1},
 	{"snapshot plane", TagPlane, 2},
 	{"probes", TagProbe, 1},
+	{"algebraic multigrid", TagAlgebraic, 2},
 	{"ping-pong", TagPingPong, 1},
 	{"fault notice", TagFault, 1},
 	{"subset", TagSubset, 5},

@@ -185,6 +185,9 @@ func (m *MG) dotsOn(l *level, pairs ...[2][]float64) ([]float64, error) {
 // precondition sets z to one cycle's approximation of A⁻¹r: the error
 // equation from a zero guess, on the fine level's own fields set aside.
 func (m *MG) precondition(r, z []float64) error {
+	if m.alg != nil {
+		return m.alg.precondition(m, r, z)
+	}
 	f := m.levels[0]
 	k := m.kry
 	u, tmp, b := f.u, f.tmp, f.b

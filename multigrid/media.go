@@ -338,6 +338,9 @@ func (m *MG) SetFaces(t float64) *operator.FaceError {
 			bad = b
 		}
 	}
+	if m.alg != nil && robinVaries(m.prob.Faces) {
+		m.alg.stale = true
+	}
 	return bad
 }
 

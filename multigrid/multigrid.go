@@ -178,7 +178,10 @@ type MG struct {
 	first       int     // the global index of levels[0] in the whole hierarchy
 	singular    bool    // no Dirichlet face and σ = 0: u is fixed up to a constant
 	kry         *krylov // mgcg's state, once Krylov is called
-	stats       Stats
+	// alg, where set, preconditions mgcg in place of the cycles: media
+	// whose coarse grids cannot stand for them (algebraic.go).
+	alg   *algebraic
+	stats Stats
 }
 
 // Stats are a solver's counters.
@@ -196,6 +199,20 @@ type Stats struct {
 	// Setup is the time New took on this rank, and RHSNorm after it: the
 	// levels laid out, their exchange plans built, their fields allocated.
 	Setup time.Duration
+	// Algebraic is the algebraic preconditioner's account (rank 0), nil
+	// where mgcg is preconditioned by the cycles.
+	Algebraic *AlgebraicStats
+}
+
+// AlgebraicStats describe the algebraic preconditioner: each level's rows
+// (the free cells first), its operator complexity (nonzeros of all levels
+// over the first's), how often it was set up (once, and again whenever
+// the step length changes) and the time that took on rank 0.
+type AlgebraicStats struct {
+	Rows       []int
+	Complexity float64
+	Setups     int
+	SetupTime  time.Duration
 }
 
 // New builds rank c.Rank()'s part of the hierarchy of p on process grid
@@ -277,6 +294,11 @@ func New(c comm.Comm, topo *decomp.Grid, p Problem, opt Options, tm *team.Team) 
 		}
 	}
 	m.SetOperator(p.Op)
+	if use, err := m.useAlgebraic(); err != nil {
+		return nil, err
+	} else if use {
+		m.alg = m.newAlgebraic()
+	}
 	m.stats.Shapes = shapes
 	m.stats.Setup = time.Since(t0)
 	return m, nil
@@ -433,6 +455,9 @@ func (m *MG) SetOperator(op Operator) {
 	if m.agg != nil {
 		m.agg.SetOperator(op)
 	}
+	if m.alg != nil {
+		m.alg.stale = true
+	}
 }
 
 // Layout is this rank's layout of the fine level (one ghost layer).
@@ -460,6 +485,9 @@ func (m *MG) Stats() Stats {
 		for i, r := range sub.Ranks[1:] { // its first level is a copy of one here
 			st.Ranks[off+1+i] = r
 		}
+	}
+	if m.alg != nil && m.c.Rank() == 0 {
+		st.Algebraic = m.alg.Stats()
 	}
 	return st
 }

@@ -48,17 +48,15 @@ type gatherer struct {
 	dest    decomp.Layout
 	bufs    [][]float64 // the leader: one buffer per member; others: bufs[0]
 	reqs    []comm.Request
+	tag     int // the gather's tag; the scatter's is the next
 }
 
-// Tags of the gather and scatter messages. A rank hands its box on at most
+// The tag of the gather messages (the scatter's is the next). A rank hands its box on at most
 // once, so no two hand-ons share a pair of ranks.
-const (
-	tagGather  = comm.TagMultigridHandOn
-	tagScatter = comm.TagMultigridHandOn + 1
-)
+const tagGather = comm.TagMultigridHandOn
 
 func newGatherer(c comm.Comm, lay decomp.Layout, leader int, members []int, boxes []decomp.Box, dest decomp.Layout) *gatherer {
-	g := &gatherer{c: c, lay: lay, leader: leader, members: members, boxes: boxes, dest: dest}
+	g := &gatherer{c: c, lay: lay, leader: leader, members: members, boxes: boxes, dest: dest, tag: tagGather}
 	if c.Rank() == leader {
 		for _, b := range boxes {
 			g.bufs = append(g.bufs, make([]float64, b.Size()))
@@ -97,7 +95,7 @@ func unpack(lay decomp.Layout, b decomp.Box, buf, dst []float64) {
 func (g *gatherer) gather(src, dst []float64) error {
 	if g.c.Rank() != g.leader {
 		pack(g.lay, interior(g.lay), src, g.bufs[0])
-		r, err := g.c.Isend(g.bufs[0], g.leader, tagGather)
+		r, err := g.c.Isend(g.bufs[0], g.leader, g.tag)
 		if err != nil {
 			return err
 		}
@@ -109,7 +107,7 @@ func (g *gatherer) gather(src, dst []float64) error {
 			pack(g.lay, interior(g.lay), src, g.bufs[k])
 			continue
 		}
-		q, err := g.c.Irecv(g.bufs[k], r, tagGather)
+		q, err := g.c.Irecv(g.bufs[k], r, g.tag)
 		if err != nil {
 			return err
 		}
@@ -127,7 +125,7 @@ func (g *gatherer) gather(src, dst []float64) error {
 // scatter copies the leader's src back into the group's dst (interiors).
 func (g *gatherer) scatter(src, dst []float64) error {
 	if g.c.Rank() != g.leader {
-		r, err := g.c.Irecv(g.bufs[0], g.leader, tagScatter)
+		r, err := g.c.Irecv(g.bufs[0], g.leader, g.tag+1)
 		if err != nil {
 			return err
 		}
@@ -144,7 +142,7 @@ func (g *gatherer) scatter(src, dst []float64) error {
 			unpack(g.lay, interior(g.lay), g.bufs[k], dst)
 			continue
 		}
-		q, err := g.c.Isend(g.bufs[k], r, tagScatter)
+		q, err := g.c.Isend(g.bufs[k], r, g.tag+1)
 		if err != nil {
 			return err
 		}

@@ -59,12 +59,14 @@
 #include <petscksp.h>
 #include <petsctime.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 typedef struct {
   PetscInt  N;      /* fine cells per axis */
   PetscReal kin;    /* k inside the inclusion */
   PetscBool facek;  /* coarse coefficients: mean of fine faces (else of cell k) */
   PetscReal *kfine; /* per fine index along an axis: 1 inside [3/8, 5/8), 0 outside */
+  double    *kmap;  /* -kmap FILE.npy: k of every cell, C order (y, x); NULL: the inclusion */
 } Problem;
 
 /* heat's face rule: the harmonic mean, ki itself where equal, 0 at a hole. */
@@ -78,6 +80,7 @@ static PetscReal Harmonic(PetscReal ki, PetscReal kj)
 /* k of fine cell (i, j). */
 static PetscReal FineK(const Problem *p, PetscInt i, PetscInt j)
 {
+  if (p->kmap) return p->kmap[(size_t)j * p->N + i];
   return (p->kfine[i] != 0 && p->kfine[j] != 0) ? p->kin : 1.0;
 }
 
@@ -419,6 +422,21 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &p.N, NULL));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-k_in", &p.kin, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-config", config, sizeof(config), NULL));
+  {
+    /* -kmap FILE.npy: a little-endian float64 N×N array (heat's maps.k). */
+    char      kfile[PETSC_MAX_PATH_LEN];
+    PetscBool has;
+    PetscCall(PetscOptionsGetString(NULL, NULL, "-kmap", kfile, sizeof(kfile), &has));
+    if (has) {
+      FILE         *f = fopen(kfile, "rb");
+      unsigned char head[10];
+      PetscCheck(f && fread(head, 1, 10, f) == 10, PETSC_COMM_WORLD, PETSC_ERR_FILE_OPEN, "-kmap %s: cannot read", kfile);
+      PetscCheck(fseek(f, 10 + head[8] + 256 * head[9], SEEK_SET) == 0, PETSC_COMM_WORLD, PETSC_ERR_FILE_READ, "-kmap %s: no data", kfile);
+      p.kmap = malloc(sizeof(double) * (size_t)p.N * p.N);
+      PetscCheck(fread(p.kmap, sizeof(double), (size_t)p.N * p.N, f) == (size_t)p.N * p.N, PETSC_COMM_WORLD, PETSC_ERR_FILE_READ, "-kmap %s: not %d×%d float64", kfile, (int)p.N, (int)p.N);
+      fclose(f);
+    }
+  }
   PetscCall(PetscOptionsGetString(NULL, NULL, "-coarse_k", coarsek, sizeof(coarsek), NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-interp", interp, sizeof(interp), NULL));
   if (!interp[0]) PetscCall(PetscStrcpy(interp, strcmp(config, "galerkin") ? "constant" : "linear"));

@@ -191,6 +191,17 @@ type Field struct {
 	L2     Float  `json:"l2"` // sqrt(Σ u²) over all cells
 }
 
+// Algebraic is the algebraic preconditioner's hierarchy: each level's
+// rows (the first: the free cells), its operator complexity (nonzeros of
+// all levels over the first's), how many times it was set up and the
+// seconds that took on rank 0.
+type Algebraic struct {
+	Rows       []int   `json:"rows"`
+	Complexity float64 `json:"operator_complexity"`
+	Setups     int     `json:"setups"`
+	SetupS     float64 `json:"setup_s"`
+}
+
 // Solver is how the run was solved: explicit steps, Jacobi sweeps, or
 // multigrid (Poisson, implicit heat steps).
 type Solver struct {
@@ -234,6 +245,9 @@ type Solver struct {
 	ComponentError   *Float  `json:"component_error,omitempty"`
 	ComponentHistory []Float `json:"component_history,omitempty"`
 	Levels           []Level `json:"levels,omitempty"`
+	// Algebraic, where mgcg is preconditioned by algebraic multigrid (a
+	// medium the coarse grids cannot stand for), describes its hierarchy.
+	Algebraic *Algebraic `json:"algebraic,omitempty"`
 	// DiscretisationError is max |u − u_exact| over the cells, where the
 	// problem's exact solution is known (sine modes on zero Dirichlet faces).
 	DiscretisationError *Float `json:"discretisation_error,omitempty"`

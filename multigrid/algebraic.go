@@ -1,0 +1,304 @@
+package multigrid
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"heat/amg"
+	"heat/comm"
+	"heat/decomp"
+	"heat/operator"
+)
+
+// The algebraic preconditioner of media whose coarse grids cannot stand
+// for them. Halving the grid averages the faces of four (eight) cells into
+// one: where the medium changes from cell to cell (a random map, a one-cell
+// channel, layers of 10⁻³…10³) no coarse face stands for what it averages,
+// and the cycles stall or diverge from a contrast of 10⁴. Classical
+// algebraic multigrid (package amg) chooses its coarse points from the
+// couplings themselves and follows any medium; here it preconditions mgcg
+// on the fine level gathered onto rank 0.
+//
+// The matrix is the operator's own: its entries are read off the fine
+// level's Apply with the homogeneous faces (the error equation's), probed
+// by 3^d vectors that are 1 on the free cells of one colour of the
+// (x mod 3, y mod 3[, z mod 3]) colouring — no two cells of a stencil share
+// a colour, so each probe gives one entry of every row. The hierarchy is
+// built on rank 0 from the whole grid in C order, and each cycle runs
+// there in one goroutine: the same bits on every split. The other ranks
+// wait for the correction, so the preconditioner does not scale with the
+// ranks; it is chosen only where the cycles would stall (judgeMixed) and
+// the grid is at most AlgebraicCells.
+
+// AlgebraicCells is the largest grid the algebraic preconditioner takes
+// (its hierarchy on rank 0 about 0.4 KB a cell); a larger mixed medium
+// keeps the K-cycle.
+const AlgebraicCells = 1 << 21
+
+// algebraic is the preconditioner's state on every rank.
+type algebraic struct {
+	gat   *gatherer
+	stale bool // the operator changed since the hierarchy was built
+	// rank 0: the whole grid's layout, the free cells' places in it (the
+	// matrix's rows in order), the hierarchy, and its vectors.
+	whole      decomp.Layout
+	cells      []int
+	h          *amg.Hierarchy
+	x, b       []float64
+	rAll, zAll []float64
+	stats      AlgebraicStats
+}
+
+// useAlgebraic says whether m's media are preconditioned algebraically:
+// a medium on the top of the hierarchy whose first coarse level is mixed
+// (on this MG's ranks or on those it hands its levels on to), on a grid
+// of at most AlgebraicCells, no axis periodic. Collective: every rank
+// decides alike.
+func (m *MG) useAlgebraic() (bool, error) {
+	if m.prob.Media == nil || m.isCopy || m.levels[0].cells() > AlgebraicCells {
+		return false, nil
+	}
+	for _, f := range m.prob.Faces {
+		if f[0].Kind == operator.Periodic {
+			return false, nil // the probes' colouring does not wrap around
+		}
+	}
+	mixed := []float64{0}
+	if m.firstCoarseMixed() {
+		mixed[0] = 1
+	}
+	any := make([]float64, 1)
+	if err := m.c.Allreduce(comm.Max, mixed, any); err != nil {
+		return false, err
+	}
+	return any[0] != 0, nil
+}
+
+// firstCoarseMixed says whether the hierarchy's level 1 is mixed, as far
+// as this rank holds it.
+func (m *MG) firstCoarseMixed() bool {
+	switch {
+	case len(m.levels) > 1:
+		return m.levels[1].mixed
+	case m.agg != nil:
+		return m.agg.firstCoarseMixed()
+	}
+	return false
+}
+
+// newAlgebraic sets up the gather of the fine level onto rank 0.
+func (m *MG) newAlgebraic() *algebraic {
+	f := m.levels[0]
+	c := m.c
+	members := make([]int, c.Size())
+	boxes := make([]decomp.Box, c.Size())
+	for r := range members {
+		members[r], boxes[r] = r, f.topo.Box(r)
+	}
+	global := decomp.Box{Lo: make([]int, len(f.shape)), Hi: f.shape}
+	a := &algebraic{stale: true}
+	if c.Rank() == 0 {
+		a.whole = decomp.NewLayout(global, 1)
+	}
+	a.gat = newGatherer(c, f.lay, 0, members, boxes, a.whole)
+	a.gat.tag = comm.TagAlgebraic
+	return a
+}
+
+// build reads the fine level's operator into a matrix on rank 0 and sets
+// its hierarchy up. Collective.
+func (a *algebraic) build(m *MG) error {
+	f := m.levels[0]
+	nd := len(f.shape)
+	n := f.lay.Len()
+	// entries[0] is the diagonal; entries[1+2a] the coupling to the cell
+	// below along axis a, entries[2+2a] above.
+	entries := make([][]float64, 1+2*nd)
+	for e := range entries {
+		entries[e] = make([]float64, n)
+	}
+	free := f.med.Free
+	probe, out := make([]float64, n), make([]float64, n)
+	colours := 1
+	for range nd {
+		colours *= 3
+	}
+	g := make([]int, nd)
+	colourOf := func(g []int) int {
+		c := 0
+		for _, x := range g {
+			c = 3*c + x%3
+		}
+		return c
+	}
+	for colour := range colours {
+		clear(probe)
+		f.forCells(func(i int) {
+			if free[i] != 0 {
+				f.lay.Global(i, g)
+				if colourOf(g) == colour {
+					probe[i] = 1
+				}
+			}
+		})
+		if err := f.exchange(probe, f.bc0); err != nil {
+			return err
+		}
+		f.apply(probe, out)
+		f.forCells(func(i int) {
+			if free[i] == 0 {
+				return
+			}
+			f.lay.Global(i, g)
+			if colourOf(g) == colour {
+				entries[0][i] = out[i]
+				return
+			}
+			for ax := range nd {
+				for side, d := range [2]int{-1, 1} {
+					g[ax] += d
+					inside := g[ax] >= 0 && g[ax] < f.shape[ax]
+					hit := inside && colourOf(g) == colour
+					g[ax] -= d
+					if hit {
+						entries[1+2*ax+side][i] = out[i]
+					}
+				}
+			}
+		})
+	}
+	// The free mask and the entries onto rank 0.
+	all := make([][]float64, len(entries)+1)
+	var whole []float64
+	for e, src := range append([][]float64{free}, entries...) {
+		if m.c.Rank() == 0 {
+			whole = make([]float64, a.whole.Len())
+		}
+		if err := a.gat.gather(src, whole); err != nil {
+			return err
+		}
+		all[e] = whole
+	}
+	var err error
+	if m.c.Rank() == 0 {
+		t := time.Now()
+		err = a.setup(all, f.shape)
+		a.stats.Setups++
+		a.stats.SetupTime += time.Since(t)
+	}
+	// Every rank learns whether rank 0's setup failed.
+	flag := []float64{0}
+	if err != nil {
+		flag[0] = 1
+	}
+	got := make([]float64, 1)
+	if cerr := m.c.Allreduce(comm.Max, flag, got); cerr != nil {
+		return cerr
+	}
+	if got[0] != 0 {
+		if err == nil {
+			err = fmt.Errorf("rank 0 could not set it up")
+		}
+		return fmt.Errorf("multigrid: the algebraic preconditioner: %w", err)
+	}
+	a.stale = false
+	return nil
+}
+
+// setup (rank 0) makes the matrix of the free cells in C order from the
+// gathered mask and entries, and its hierarchy.
+func (a *algebraic) setup(all [][]float64, shape []int) error {
+	free, entries := all[0], all[1:]
+	nd := len(shape)
+	lay := a.whole
+	row := make([]int32, lay.Len()) // a free cell's row, −1 elsewhere
+	a.cells = a.cells[:0]
+	lay.ForRows(decomp.Box{Lo: make([]int, nd), Hi: shape}, func(start, n int) {
+		for i := start; i < start+n; i++ {
+			row[i] = -1
+			if free[i] != 0 {
+				row[i] = int32(len(a.cells))
+				a.cells = append(a.cells, i)
+			}
+		}
+	})
+	b := amg.NewBuilder(len(a.cells), (1+2*nd)*len(a.cells))
+	for _, i := range a.cells {
+		// Columns in increasing order: the cells below, the cell, above.
+		for ax := range nd {
+			if v := entries[1+2*ax][i]; v != 0 {
+				if j := row[i-lay.Stride[ax]]; j >= 0 {
+					b.Add(int(j), v)
+				}
+			}
+		}
+		b.Add(int(row[i]), entries[0][i])
+		for ax := nd - 1; ax >= 0; ax-- {
+			if v := entries[2+2*ax][i]; v != 0 {
+				if j := row[i+lay.Stride[ax]]; j >= 0 {
+					b.Add(int(j), v)
+				}
+			}
+		}
+		b.EndRow()
+	}
+	h, err := amg.Setup(b.Matrix(), amg.Options{})
+	if err != nil {
+		return err
+	}
+	a.h = h
+	a.stats.Rows = a.stats.Rows[:0]
+	nnz := 0
+	for _, l := range h.Levels {
+		a.stats.Rows = append(a.stats.Rows, l.A.Rows)
+		nnz += l.A.Nonzeros()
+	}
+	a.stats.Complexity = float64(nnz) / float64(h.Levels[0].A.Nonzeros())
+	a.x, a.b = make([]float64, len(a.cells)), make([]float64, len(a.cells))
+	a.rAll, a.zAll = make([]float64, lay.Len()), make([]float64, lay.Len())
+	return nil
+}
+
+// precondition sets z to one algebraic cycle's approximation of A⁻¹r.
+// Collective.
+func (a *algebraic) precondition(m *MG, r, z []float64) error {
+	if a.stale {
+		if err := a.build(m); err != nil {
+			return err
+		}
+	}
+	if err := a.gat.gather(r, a.rAll); err != nil {
+		return err
+	}
+	if m.c.Rank() == 0 {
+		for k, i := range a.cells {
+			a.b[k] = a.rAll[i]
+		}
+		a.h.Cycle(a.x, a.b)
+		for k, i := range a.cells {
+			a.zAll[i] = a.x[k]
+		}
+	}
+	return a.gat.scatter(a.zAll, z)
+}
+
+// robinVaries says whether a Robin face's coefficient changes in time:
+// the error equation, and so the matrix, changes with it.
+func robinVaries(faces [][2]operator.Face) bool {
+	for _, f := range faces {
+		for _, side := range f {
+			if side.Kind == operator.Robin && side.Varies {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Stats is the preconditioner's account (rank 0's), a copy.
+func (a *algebraic) Stats() *AlgebraicStats {
+	s := a.stats
+	s.Rows = slices.Clone(s.Rows)
+	return &s
+}
