@@ -13,6 +13,7 @@ import (
 	"heat/io/config"
 	"heat/io/expr"
 	"heat/io/heatmap"
+	"heat/multigrid"
 	"heat/operator"
 	"heat/solver"
 )
@@ -23,10 +24,14 @@ type memory struct {
 	Gather     int64 // the final field gathered onto rank 0 (the fingerprint)
 	Snapshot   int64 // a PNG's plane of pixel sums and its picture
 	Checkpoint int64 // the checkpoint writers' chunk buffers
-	Media      int64 // heterogeneous media: coefficients per cell (operator.BytesPerCell)
+	Media      int64 // heterogeneous media: coefficients per cell (operator.BytesPerCell), and rank 0's algebraic multigrid
 	Inputs     int64 // time tables as loaded, and the box a rank reads of a field from a file
 	Runtime    int64 // the Go runtime and heat's own code
 }
+
+// algebraicBytesPerCell bounds the algebraic preconditioner's memory on
+// rank 0 (multigrid/algebraic.go), per cell of the grid.
+const algebraicBytesPerCell = 1024
 
 // runtimeBytes is the resident memory of a heat process before its fields:
 // the runtime, the binary's code and data, the worker goroutines' stacks
@@ -61,6 +66,13 @@ func estimateMemory(cfg *config.Config, spec solver.Spec, g *decomp.Grid, ranks 
 	mediaPerCell := 0
 	if spec.Media != nil {
 		mediaPerCell = operator.BytesPerCell(len(cfg.Grid.Shape), cfg.UsesMultigrid())
+	}
+	if spec.Media != nil && cfg.UsesMultigrid() && global/8 <= multigrid.AlgebraicCells && slices.Contains(ranks, 0) {
+		// Where the medium turns out mixed, rank 0 holds the algebraic
+		// preconditioner's hierarchy: at most the bytes its setup
+		// allocates, measured 0.9 KB a cell (a random 2D map, 256²), with
+		// the gathered entries beside it.
+		m.Media += algebraicBytesPerCell * global / 8
 	}
 	m.Inputs = inputBytes(cfg, g, ranks)
 	for _, r := range ranks {

@@ -56,3 +56,31 @@ func TestEstimateCountsInputs(t *testing.T) {
 	require.Equal(t, int64(8*24*20), mem.Inputs)
 	require.Contains(t, mem.String(), "inputs ")
 }
+
+// In media solved by multigrid, rank 0's process counts the algebraic
+// preconditioner's hierarchy (the medium may turn out mixed); the other
+// ranks' processes, and explicit steps, do not.
+func TestEstimateCountsAlgebraic(t *testing.T) {
+	load := func(sets ...string) *config.Config {
+		cfg, err := config.Load("", append([]string{"grid.shape=[64,48]", `material=[{region = "box", lo = [0.2, 0.2], hi = [0.6, 0.5], k = 1e4}]`}, sets...))
+		require.NoError(t, err)
+		return cfg
+	}
+	g, err := decomp.New([]int{64, 48}, 2, nil, []bool{false, false})
+	require.NoError(t, err)
+	for _, c := range []struct {
+		cfg  *config.Config
+		want int64
+	}{
+		{load("equation.kind=poisson"), algebraicBytesPerCell * 64 * 48},
+		{load("equation.scheme=backward-euler", "equation.dt=0.01"), algebraicBytesPerCell * 64 * 48},
+		{load(), 0},
+	} {
+		spec := specOf(c.cfg, nil)
+		spec.Media = mediaOf(c.cfg)
+		require.NotNil(t, spec.Media)
+		zero, one := estimateMemory(c.cfg, spec, g, []int{0}), estimateMemory(c.cfg, spec, g, []int{1})
+		require.Equal(t, g.Box(0).Size(), g.Box(1).Size()) // the media's own bytes alike
+		require.Equal(t, c.want, zero.Media-one.Media)
+	}
+}
