@@ -637,23 +637,27 @@ func (r *rankRun) loop(ctx context.Context) error {
 			return fmt.Errorf("%w (last good checkpoint: %s)", runErr, j.lastGoodText())
 		}
 		end := stopped || s.Done()
-		if err := r.output(end); err != nil {
-			return err
-		}
 		scheduled := (cp.Every > 0 && s.Step()%cp.Every == 0 || onSchedule(s.Paused(), s.SimTime(), cp.EveryTime)) && s.Step() > r.from
 		if stopped || scheduled || (s.Done() && cp.Final) {
+			// Begun before the outputs, so that the last checkpoint is
+			// written while the end's are made; it commits at the next one
+			// or at the end.
+			if err := r.checkpoint(false); err != nil {
+				return err
+			}
+		}
+		if err := r.output(end); err != nil {
+			// The checkpoint begun, of a good step, is still worth its commit.
+			return errors.Join(err, r.settle())
+		}
+		if end {
 			// A stop's checkpoint and the last are complete before the
-			// run ends; the others commit at the next one.
-			if err := r.checkpoint(end); err != nil {
+			// run ends.
+			if err := r.settle(); err != nil {
 				return err
 			}
 			if stopped && c.Rank() == 0 {
 				j.stopped = j.lastGood
-			}
-		}
-		if end {
-			if err := r.settle(); err != nil {
-				return err
 			}
 			if c.Rank() == 0 && !stopped && s.Adaptive() != nil && s.SimTime() < j.spec.TEnd {
 				j.log.warn("run.steps = %d came before run.t_end = %g: the steps that choose themselves ended at t = %g", s.Steps(), j.spec.TEnd, s.SimTime())

@@ -359,8 +359,9 @@ type Checkpoint struct {
 	// run steps on (their compressed bytes kept, at most about 8 bytes a cell in all, counted
 	// in the memory estimate), the run steps on while they are written, and the checkpoint
 	// commits at the next one or at the end (a stop's and the last are complete before the run
-	// ends); the checkpoints a commit prunes are removed in the background too (renamed `.old`
-	// first, so never mistaken for a checkpoint)
+	// ends, written while the end's outputs are made); the checkpoints a commit prunes are
+	// removed in the background too, once the next checkpoint's chunks are written (renamed
+	// `.old` first, so never mistaken for a checkpoint)
 	Async bool `toml:"async" json:"async"`
 }
 
