@@ -352,6 +352,33 @@ func TestFloorStopsReported(t *testing.T) {
 	require.Less(t, in.FloorBackward, 1e-10)
 }
 
+// A long implicit step across jumps is solved too: on a random 10⁴ map a
+// backward-Euler step of dt = 0.1 has a relative residual floor (ε‖A‖‖u‖/‖f‖,
+// 1e-9 here) above the tolerance of 1e-10. The floor is judged by the
+// normwise backward error with the step's own ‖A‖, not the Poisson one (an
+// implicit run had none: every such step failed, "not the rounding floor").
+func TestLongStepAtTheFloorSolved(t *testing.T) {
+	shape := []int{128, 128}
+	g := twoMaterials(shape, 1e4, 5)
+	spec := heatSpec(shape)
+	spec.Multigrid, spec.Media = true, g.fn()
+	spec.Faces = faces(2, Face{Kind: Dirichlet})
+	spec.Initial = Constant(1)
+	spec.Scheme, spec.DT, spec.Steps, spec.Tolerance = BackwardEuler, 0.1, 1, 1e-10
+	out := run(t, 2, spec)
+	in := out.info
+	t.Logf("%d cycles, relative residual %.2e, normwise backward error at the floor %.2e", in.Cycles, out.residual, in.FloorBackward)
+	require.Equal(t, 1, out.steps)
+	require.Equal(t, 1, in.FloorSolves, "the step stopped at its floor")
+	require.Less(t, in.FloorBackward, 1e-14)
+	rhs := make([]float64, len(out.field))
+	for i := range rhs {
+		rhs[i] = 1 / spec.DT // u⁰ = 1
+	}
+	_, nw := assembledBackward(g, out.field, 1/spec.DT, rhs)
+	require.Less(t, nw, 1e-14)
+}
+
 // The bottom level in media is solved exactly: by its dense Cholesky
 // factor at up to multigrid.DenseCells cells, by CG preconditioned by the
 // diagonal above. With one level the bottom solve is the whole Poisson

@@ -271,12 +271,17 @@ const floorBackward = 1e-10
 
 // atFloor checks that a stalled multigrid solve (max-norm residual res,
 // right-hand side norm ref) stalled at the rounding floor, not short of it.
+// ‖A‖∞ is the operator's as it stands: an implicit step's changes with dt.
 func (s *Solver) atFloor(res, ref float64) error {
 	normU, err := s.mg.NormU()
 	if err != nil {
 		return err
 	}
-	b := relative(res, s.normA*normU+ref)
+	normA, err := s.mg.NormA()
+	if err != nil {
+		return err
+	}
+	b := relative(res, normA*normU+ref)
 	if !(b < floorBackward) {
 		return fmt.Errorf("multigrid cycles stopped reducing the residual at %.3g (relative %.3g, normwise backward error %.3g): not the rounding floor, the solve failed", res, relative(res, ref), b)
 	}
