@@ -37,3 +37,45 @@ func BenchmarkCycle(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkScale: an implicit step's hierarchy of the same map — the
+// setup from the conduction with the capacities (SetMass, once a run),
+// and the scaling to one step length (Scale, once a step length).
+func BenchmarkScale(b *testing.B) {
+	for _, n := range []int{256, 1024} {
+		a := diffusion(n, n, randomMap(n*n, 1e4, 1), false)
+		mass := make([]float64, n*n)
+		for i := range mass {
+			mass[i] = 1
+		}
+		b.Run(fmt.Sprintf("n=%d/part=setup-with-mass", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				h, err := Setup(a, Options{})
+				if err == nil {
+					err = h.SetMass(mass)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(n*n), "ns/cell")
+		})
+		h, err := Setup(a, Options{})
+		if err == nil {
+			err = h.SetMass(mass)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		beta := 1.0
+		b.Run(fmt.Sprintf("n=%d/part=scale", n), func(b *testing.B) {
+			for b.Loop() {
+				beta *= 1.01
+				if err := h.Scale(1, beta); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -28,6 +28,8 @@ type Level struct {
 	inv  []float64 // 1/a_ii (0 where a_ii is 0)
 	x, b []float64 // the cycle's iterate and right side
 	r    []float64 // the residual
+	// parts are A's conduction and mass, where SetMass gave one.
+	parts *scaled
 }
 
 // Hierarchy is the levels of one matrix, the first the matrix itself.

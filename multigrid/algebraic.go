@@ -32,14 +32,16 @@ import (
 // the grid is at most AlgebraicCells.
 
 // AlgebraicCells is the largest grid the algebraic preconditioner takes
-// (its hierarchy on rank 0 about 0.4 KB a cell); a larger mixed medium
+// (its hierarchy on rank 0 up to 1.4 KB a cell); a larger mixed medium
 // keeps the K-cycle.
 const AlgebraicCells = 1 << 21
 
 // algebraic is the preconditioner's state on every rank.
 type algebraic struct {
-	gat   *gatherer
-	stale bool // the operator changed since the hierarchy was built
+	gat     *gatherer
+	stale   bool // the operator changed since the hierarchy was built
+	rescale bool // only σ and β changed (an implicit step of another length)
+	massed  bool // the hierarchy has the capacities: it can be scaled
 	// rank 0: the whole grid's layout, the free cells' places in it (the
 	// matrix's rows in order), the hierarchy, and its vectors.
 	whole      decomp.Layout
@@ -107,11 +109,17 @@ func (m *MG) newAlgebraic() *algebraic {
 }
 
 // build reads the fine level's operator into a matrix on rank 0 and sets
-// its hierarchy up. Collective.
+// its hierarchy up. Collective. The matrix read is the conduction alone
+// (σ = 0, β = 1), and for an implicit step the capacities (σ = 1, β = 0)
+// beside it: the hierarchy is built from the conduction and scaled to each
+// step length (amg.Hierarchy.Scale), the same whatever length came first.
 func (a *algebraic) build(m *MG) error {
 	f := m.levels[0]
 	nd := len(f.shape)
 	n := f.lay.Len()
+	op := m.prob.Op
+	f.op.Scale(0, 1)
+	defer f.op.Scale(op.Sigma, op.Beta)
 	// entries[0] is the diagonal; entries[1+2a] the coupling to the cell
 	// below along axis a, entries[2+2a] above.
 	entries := make([][]float64, 1+2*nd)
@@ -168,10 +176,27 @@ func (a *algebraic) build(m *MG) error {
 			}
 		})
 	}
-	// The free mask and the entries onto rank 0.
-	all := make([][]float64, len(entries)+1)
+	// The capacities: with β = 0 the operator is their diagonal, and one
+	// probe of every free cell reads it.
+	var mass []float64
+	if !conduction(op) {
+		mass = make([]float64, n)
+		f.op.Scale(1, 0)
+		clear(probe)
+		f.forCells(func(i int) { probe[i] = free[i] })
+		if err := f.exchange(probe, f.bc0); err != nil {
+			return err
+		}
+		f.apply(probe, mass)
+	}
+	// The free mask, the entries and the capacities onto rank 0.
+	srcs := append([][]float64{free}, entries...)
+	if mass != nil {
+		srcs = append(srcs, mass)
+	}
+	all := make([][]float64, len(srcs))
 	var whole []float64
-	for e, src := range append([][]float64{free}, entries...) {
+	for e, src := range srcs {
 		if m.c.Rank() == 0 {
 			whole = make([]float64, a.whole.Len())
 		}
@@ -183,17 +208,26 @@ func (a *algebraic) build(m *MG) error {
 	var err error
 	if m.c.Rank() == 0 {
 		t := time.Now()
-		err = a.setup(all, f.shape)
+		err = a.setup(all, f.shape, mass != nil, op)
 		a.stats.Setups++
 		a.stats.SetupTime += time.Since(t)
 	}
-	// Every rank learns whether rank 0's setup failed.
+	if err := agreeRank0(m.c, err); err != nil {
+		return err
+	}
+	a.stale, a.rescale, a.massed = false, false, mass != nil
+	return nil
+}
+
+// agreeRank0 tells every rank whether rank 0's work on the hierarchy
+// failed (err, rank 0's). Collective.
+func agreeRank0(c comm.Comm, err error) error {
 	flag := []float64{0}
 	if err != nil {
 		flag[0] = 1
 	}
 	got := make([]float64, 1)
-	if cerr := m.c.Allreduce(comm.Max, flag, got); cerr != nil {
+	if cerr := c.Allreduce(comm.Max, flag, got); cerr != nil {
 		return cerr
 	}
 	if got[0] != 0 {
@@ -202,14 +236,22 @@ func (a *algebraic) build(m *MG) error {
 		}
 		return fmt.Errorf("multigrid: the algebraic preconditioner: %w", err)
 	}
-	a.stale = false
 	return nil
 }
 
+// conduction says whether op is the conduction alone, the operator the
+// hierarchy is built from.
+func conduction(op Operator) bool { return op.Sigma == 0 && op.Beta == 1 }
+
 // setup (rank 0) makes the matrix of the free cells in C order from the
-// gathered mask and entries, and its hierarchy.
-func (a *algebraic) setup(all [][]float64, shape []int) error {
+// gathered mask and entries (and capacities, withMass, the last), and its
+// hierarchy, scaled to op.
+func (a *algebraic) setup(all [][]float64, shape []int, withMass bool, op Operator) error {
 	free, entries := all[0], all[1:]
+	var mass []float64
+	if withMass {
+		entries, mass = all[1:len(all)-1], all[len(all)-1]
+	}
 	nd := len(shape)
 	lay := a.whole
 	row := make([]int32, lay.Len()) // a free cell's row, −1 elsewhere
@@ -247,7 +289,19 @@ func (a *algebraic) setup(all [][]float64, shape []int) error {
 	if err != nil {
 		return err
 	}
+	if withMass {
+		rows := make([]float64, len(a.cells))
+		for k, i := range a.cells {
+			rows[k] = mass[i]
+		}
+		if err := h.SetMass(rows); err != nil {
+			return err
+		}
+	}
 	a.h = h
+	if err := a.scale(op); err != nil {
+		return err
+	}
 	a.stats.Rows = a.stats.Rows[:0]
 	nnz := 0
 	for _, l := range h.Levels {
@@ -260,13 +314,36 @@ func (a *algebraic) setup(all [][]float64, shape []int) error {
 	return nil
 }
 
+// scale (rank 0) sets the hierarchy to σ·M + β·L; the conduction alone
+// (Poisson: σ = 0, β = 1) is the hierarchy as set up.
+func (a *algebraic) scale(op Operator) error {
+	if conduction(op) {
+		return nil
+	}
+	t := time.Now()
+	err := a.h.Scale(op.Sigma, op.Beta)
+	a.stats.Rescales++
+	a.stats.SetupTime += time.Since(t)
+	return err
+}
+
 // precondition sets z to one algebraic cycle's approximation of A⁻¹r.
 // Collective.
 func (a *algebraic) precondition(m *MG, r, z []float64) error {
-	if a.stale {
+	switch {
+	case a.stale || a.rescale && !a.massed:
 		if err := a.build(m); err != nil {
 			return err
 		}
+	case a.rescale:
+		var err error
+		if m.c.Rank() == 0 {
+			err = a.scale(m.prob.Op)
+		}
+		if err := agreeRank0(m.c, err); err != nil {
+			return err
+		}
+		a.rescale = false
 	}
 	if err := a.gat.gather(r, a.rAll); err != nil {
 		return err

@@ -206,12 +206,14 @@ type Stats struct {
 
 // AlgebraicStats describe the algebraic preconditioner: each level's rows
 // (the free cells first), its operator complexity (nonzeros of all levels
-// over the first's), how often it was set up (once, and again whenever
-// the step length changes) and the time that took on rank 0.
+// over the first's), how often it was set up (once, and again when a
+// Robin face's coefficient changes) and scaled to a step length, and the
+// time both took on rank 0.
 type AlgebraicStats struct {
 	Rows       []int
 	Complexity float64
 	Setups     int
+	Rescales   int
 	SetupTime  time.Duration
 }
 
@@ -456,7 +458,7 @@ func (m *MG) SetOperator(op Operator) {
 		m.agg.SetOperator(op)
 	}
 	if m.alg != nil {
-		m.alg.stale = true
+		m.alg.rescale = true
 	}
 }
 

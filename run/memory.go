@@ -31,7 +31,7 @@ type memory struct {
 
 // algebraicBytesPerCell bounds the algebraic preconditioner's memory on
 // rank 0 (multigrid/algebraic.go), per cell of the grid.
-const algebraicBytesPerCell = 1024
+const algebraicBytesPerCell = 1536
 
 // runtimeBytes is the resident memory of a heat process before its fields:
 // the runtime, the binary's code and data, the worker goroutines' stacks
@@ -70,8 +70,10 @@ func estimateMemory(cfg *config.Config, spec solver.Spec, g *decomp.Grid, ranks 
 	if spec.Media != nil && cfg.UsesMultigrid() && global/8 <= multigrid.AlgebraicCells && slices.Contains(ranks, 0) {
 		// Where the medium turns out mixed, rank 0 holds the algebraic
 		// preconditioner's hierarchy: at most the bytes its setup
-		// allocates, measured 0.9 KB a cell (a random 2D map, 256²), with
-		// the gathered entries beside it.
+		// allocates, measured 0.9 KB a cell for a Poisson problem and 1.4
+		// KB for implicit steps (the conduction and the capacities kept per
+		// level to scale to each step length; a random 2D map, 256²,
+		// amg's BenchmarkScale), with the gathered entries beside it.
 		m.Media += algebraicBytesPerCell * global / 8
 	}
 	m.Inputs = inputBytes(cfg, g, ranks)

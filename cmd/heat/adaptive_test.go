@@ -302,3 +302,41 @@ func TestAdaptiveInMedia(t *testing.T) {
 	code, _, stderr = heat(t, "plot", out)
 	require.Zero(t, code, stderr)
 }
+
+// In a random medium of 10⁴ (preconditioned algebraically) the steps that
+// choose themselves set the hierarchy up once and scale it to each step
+// length; a restart on another rank count, whose first step length is
+// another, scales the same hierarchy and reaches the straight run's
+// field.sha256 in the same steps.
+func TestAdaptiveRestartInARandomMedium(t *testing.T) {
+	kmap := filepath.Join(t.TempDir(), "k.npy")
+	writeMap(t, kmap, adaptiveN, adaptiveN, func(y, x int) float64 {
+		if (y*7919+x*104729)%13 < 6 {
+			return 1e4
+		}
+		return 1
+	})
+	args := func(out string, extra ...string) []string {
+		return adaptiveArgs(out, append([]string{"--set", "maps.k=" + kmap, "--set", "equation.alpha=1.0", "--set", "equation.scheme=backward-euler",
+			"--set", "equation.rtol=1e-2", "--set", "equation.atol=1e-2"}, extra...)...)
+	}
+	straight := t.TempDir()
+	code, _, stderr := heat(t, args(straight)...)
+	require.Zero(t, code, stderr)
+	rep := readReport(t, filepath.Join(straight, "report.json"))
+	require.NotNil(t, rep.Solver.Algebraic, "the medium is preconditioned algebraically")
+	alg := rep.Solver.Algebraic
+	t.Logf("%d steps, %d cycles; algebraic: %d setups, %d rescales, %.3f s", rep.Steps, rep.Solver.Cycles, alg.Setups, alg.Rescales, alg.SetupS)
+	require.Equal(t, 1, alg.Setups, "set up once")
+	require.Greater(t, alg.Rescales, rep.Steps, "scaled to every step length")
+	require.Greater(t, rep.Steps, 12)
+
+	half := t.TempDir()
+	code, _, stderr = heat(t, args(half, "--ranks", "2", "--set", "checkpoint.every=12", "--steps", "12")...)
+	require.Zero(t, code, stderr)
+	code, _, stderr = heat(t, "run", "-q", "--restart", filepath.Join(half, "checkpoints", "step-00000012"), "--ranks", "3", "--steps", strconv.Itoa(1<<30))
+	require.Zero(t, code, stderr)
+	rest := readReport(t, filepath.Join(half, "report.json"))
+	require.Equal(t, rep.Field.SHA256, rest.Field.SHA256)
+	require.Equal(t, rep.Steps, rest.Steps)
+}

@@ -193,12 +193,13 @@ type Field struct {
 
 // Algebraic is the algebraic preconditioner's hierarchy: each level's
 // rows (the first: the free cells), its operator complexity (nonzeros of
-// all levels over the first's), how many times it was set up and the
-// seconds that took on rank 0.
+// all levels over the first's), how many times it was set up and scaled
+// to a step length, and the seconds both took on rank 0.
 type Algebraic struct {
 	Rows       []int   `json:"rows"`
 	Complexity float64 `json:"operator_complexity"`
 	Setups     int     `json:"setups"`
+	Rescales   int     `json:"rescales"`
 	SetupS     float64 `json:"setup_s"`
 }
 
