@@ -78,15 +78,8 @@ func (h *Hierarchy) Scale(sigma, beta float64) error {
 		for k, s := range l.parts.stiff {
 			l.A.Val[k] = sigma*l.parts.mass[k] + beta*s
 		}
-		for r := range l.A.Rows {
-			d := l.A.diag(r)
-			if d < 0 || math.IsNaN(d) {
-				return fmt.Errorf("amg: row %d of level %d has diagonal %g", r, i, d)
-			}
-			l.inv[r] = 0
-			if d > 0 {
-				l.inv[r] = 1 / d
-			}
+		if err := l.invert(i); err != nil {
+			return err
 		}
 	}
 	h.bottom = factor(h.Levels[len(h.Levels)-1].A)

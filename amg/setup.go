@@ -61,14 +61,8 @@ func Setup(a *Matrix, opt Options) (*Hierarchy, error) {
 	h := &Hierarchy{}
 	for {
 		l := &Level{A: a, inv: make([]float64, a.Rows), x: make([]float64, a.Rows), b: make([]float64, a.Rows), r: make([]float64, a.Rows)}
-		for i := range a.Rows {
-			d := a.diag(i)
-			if d < 0 || math.IsNaN(d) {
-				return nil, fmt.Errorf("amg: row %d of level %d has diagonal %g", i, len(h.Levels), d)
-			}
-			if d > 0 {
-				l.inv[i] = 1 / d
-			}
+		if err := l.invert(len(h.Levels)); err != nil {
+			return nil, err
 		}
 		h.Levels = append(h.Levels, l)
 		if a.Rows <= opt.Bottom || len(h.Levels) == MaxLevels {
@@ -89,6 +83,22 @@ func Setup(a *Matrix, opt Options) (*Hierarchy, error) {
 	}
 	h.bottom = factor(last.A)
 	return h, nil
+}
+
+// invert sets l.inv to the reciprocals of A's diagonal (0 where it is 0),
+// refusing a negative one or NaN (level i, for the message).
+func (l *Level) invert(i int) error {
+	for r := range l.A.Rows {
+		d := l.A.diag(r)
+		if d < 0 || math.IsNaN(d) {
+			return fmt.Errorf("amg: row %d of level %d has diagonal %g", r, i, d)
+		}
+		l.inv[r] = 0
+		if d > 0 {
+			l.inv[r] = 1 / d
+		}
+	}
+	return nil
 }
 
 // diag is a_ii (0 if not stored).
