@@ -48,12 +48,13 @@ func BenchmarkCycle(b *testing.B) {
 }
 
 // BenchmarkSweep times the finest level's weighted-Jacobi sweep (with its
-// exchange and boundary ghosts) and its residual, in Mupdates/s: beside
-// solver's BenchmarkStep, the smoother's cost against the explicit step's.
+// exchange and boundary ghosts), its residual and its backward error
+// (Op.Backward), in Mupdates/s: beside solver's BenchmarkStep, the
+// smoother's cost against the explicit step's.
 func BenchmarkSweep(b *testing.B) {
 	for _, c := range []struct{ dims, n int }{{2, 256}, {2, 2048}, {3, 64}, {3, 256}} {
 		for _, threads := range []int{1, 2} {
-			for _, op := range []string{"jacobi", "residual"} {
+			for _, op := range []string{"jacobi", "residual", "component"} {
 				b.Run(fmt.Sprintf("dims=%d/n=%d/threads=%d/op=%s", c.dims, c.n, threads, op), func(b *testing.B) {
 					shape := slices.Repeat([]int{c.n}, c.dims)
 					topo, _ := decomp.New(shape, 1, nil, nil)
@@ -77,12 +78,15 @@ func BenchmarkSweep(b *testing.B) {
 					}
 					l.residual()
 					for b.Loop() {
-						if op == "jacobi" {
+						switch op {
+						case "jacobi":
 							if err := l.jacobi(weights, l.bc); err != nil {
 								b.Fatal(err)
 							}
-						} else {
+						case "residual":
 							l.residual()
+						default:
+							l.op.Backward(l.u, l.b, 0)
 						}
 					}
 					b.ReportMetric(float64(l.cells())*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mupdates/s")

@@ -2,7 +2,6 @@ package multigrid
 
 import (
 	"fmt"
-	"math"
 
 	"heat/comm"
 	"heat/decomp"
@@ -86,7 +85,7 @@ func (m *MG) Krylov() (float64, error) {
 			return 0, fmt.Errorf("multigrid: mgcg met a NaN")
 		}
 		// Converged to rounding: nothing left to minimise.
-		return m.Residual()
+		return m.measure()
 	}
 	alpha := k.rz / pq[0]
 	f.eachRow(func(lo, hi int) {
@@ -132,7 +131,7 @@ func (m *MG) Krylov() (float64, error) {
 		}
 	})
 	m.stats.Cycles++
-	return m.Residual()
+	return m.measure()
 }
 
 // eachRow calls fn with the flat bounds [lo, hi) of every row of the
@@ -206,36 +205,33 @@ func (m *MG) NormA() (float64, error) {
 	return m.globalMax(f.op.NormInf())
 }
 
-// NormU is ‖u‖∞ of the fine level's iterate, the same on every rank.
-func (m *MG) NormU() (float64, error) {
+// measure exchanges the fine level's halo and takes, in one pass and one
+// collective, the residual's max-norm (which it returns), the
+// componentwise backward error and ‖u‖∞ of the iterate: the figures every
+// cycle and mgcg iteration ends with (Backward).
+func (m *MG) measure() (float64, error) {
 	f := m.levels[0]
-	local := 0.0
-	f.forCells(func(i int) {
-		if a := math.Abs(f.u[i]); a > local || a != a {
-			local = a
-		}
-	})
-	return m.globalMax(local)
+	if err := f.exchange(f.u, f.bc); err != nil {
+		return 0, err
+	}
+	omega, res, big := f.op.Backward(f.u, f.b, m.data)
+	out := make([]float64, 3)
+	if err := m.c.Allreduce(comm.Max, []float64{omega, res, big}, out); err != nil {
+		return 0, err
+	}
+	m.omega, m.normU = out[0], out[2]
+	return out[1], nil
 }
 
-// ComponentError is the componentwise backward error of the fine level's
-// iterate (Oettli–Prager, in the max-norm): max over free cells of
-// |f − Au|_i / ((|A||u|)_i + |f_i|), with (|A||u|)_i the magnitudes of the
-// terms a row sums, |a·u_i| + Σ_faces b_f(|u_i| + |u_nb|) (a Dirichlet
-// ghost 2g − u counted as the neighbour). Each row is measured against its
-// own coefficients, so a jump of 10⁶ neither hides the residual of the
-// weak cells (as ‖A‖∞ does in the normwise backward error) nor lifts its
-// floor (as ‖f‖∞ does for the relative residual): rounding leaves a few
-// ulps. Call it right after Residual: u's ghosts are current, and in media
-// the residual is still in the level's scratch field.
-//
-// It returns ‖u‖∞ too, from the same pass and collective.
-func (m *MG) ComponentError() (omega, normU float64, err error) {
-	f := m.levels[0]
-	worst, big := f.op.ComponentError(f.u, f.b)
-	out := make([]float64, 2)
-	if err := m.c.Allreduce(comm.Max, []float64{worst, big}, out); err != nil {
-		return 0, 0, err
-	}
-	return out[0], out[1], nil
-}
+// Backward is the componentwise backward error of the fine level's iterate
+// after the last cycle or mgcg iteration (Oettli–Prager, in the max-norm):
+// max over free cells of |f − Au|_i / ((|A||u|)_i + |f_i|), with (|A||u|)_i
+// the magnitudes of the terms a row sums, |a·u_i| + Σ_faces b_f(|u_i| +
+// |u_nb|) (a Dirichlet ghost 2g − u counted as the neighbour), and the
+// iterate's ‖u‖∞. u solves exactly a problem whose every coefficient and
+// source differ from the user's by at most omega, relatively. Each row is
+// measured against its own coefficients, so a jump of 10⁶ neither hides the
+// residual of the weak cells (as ‖A‖∞ does in the normwise backward error)
+// nor lifts its floor (as ‖f‖∞ does for the relative residual): rounding
+// leaves a few ulps. The same on every rank and split.
+func (m *MG) Backward() (omega, normU float64) { return m.omega, m.normU }

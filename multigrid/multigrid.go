@@ -182,6 +182,10 @@ type MG struct {
 	// whose coarse grids cannot stand for them (algebraic.go).
 	alg   *algebraic
 	stats Stats
+	// omega and normU are the fine iterate's componentwise backward error
+	// and ‖u‖∞ at the last cycle's end (measure).
+	omega, normU float64
+	data         float64 // the right side's scale in the backward error (SetDataScale)
 }
 
 // Stats are a solver's counters.
@@ -588,6 +592,13 @@ func (m *MG) RHSNorm() (float64, error) {
 	return m.globalMax(f.residualNorm(f.tmp))
 }
 
+// SetDataScale sets what a row's right side is measured against in the
+// backward error (operator.Op.Backward): 0, each its own (a Poisson
+// problem's sources and held values are the user's data cell by cell);
+// ‖b‖∞, the whole right side's (an implicit step's is the previous state,
+// whose far tails are not asked for digits of their own).
+func (m *MG) SetDataScale(d float64) { m.data = d }
+
 func (m *MG) globalMax(x float64) (float64, error) {
 	out := []float64{0}
 	if err := m.c.Allreduce(comm.Max, []float64{x}, out); err != nil {
@@ -674,7 +685,7 @@ func (m *MG) finishCycle() (float64, error) {
 			return 0, err
 		}
 	}
-	return m.Residual()
+	return m.measure()
 }
 
 // removeMean subtracts the exact mean of u (exactsum: the same bits on

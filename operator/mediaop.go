@@ -17,7 +17,7 @@ type mediaOp struct {
 	vc      *stencil.VarCoeffs
 	rhs     *stencil.VarCoeffs // StepRHS's ρc·u − c·L₀u, for rhsC
 	rhsC    float64
-	scratch []float64 // ResidualMax's residual, for ComponentError
+	scratch []float64 // ResidualMax's residual, for Backward
 	// The operands of the sweep under way (see uniformOp).
 	dst, u, b     []float64
 	omega         float64
@@ -89,27 +89,28 @@ func (o *mediaOp) Apply(dst, u []float64) {
 	})
 }
 
-func (o *mediaOp) ComponentError(u, b []float64) (worst, big float64) {
+func (o *mediaOp) Backward(u, b []float64, data float64) (omega, res, big float64) {
+	res = o.ResidualMax(u, b)
 	o.wk.Each(func(w int, rows []decomp.Span, _ []int) {
 		if len(o.bufs[w]) < o.sy {
 			o.bufs[w] = make([]float64, o.sy)
 		}
 		worst, big := 0.0, 0.0
 		for _, r := range rows {
-			rw, rb := componentRow(o.vc, u, o.scratch, b, o.bufs[w], r.Start, r.Start+r.N, o.nd == 3)
+			rw, rb := componentRow(o.vc, u, o.scratch, b, o.bufs[w], r.Start, r.Start+r.N, o.nd == 3, data)
 			worst, big = maxNaN(worst, rw), maxNaN(big, rb)
 		}
 		o.maxes[w], o.maxes2[w] = worst, big
 	})
-	return maxOf(o.maxes), maxOf(o.maxes2)
+	return maxOf(o.maxes), res, maxOf(o.maxes2)
 }
 
-// componentRow is ComponentError's pass over the cells [lo, hi) of one
+// componentRow is Backward's pass over the cells [lo, hi) of one
 // row: the worst |r_i|/((|A||u|)_i + |f_i|) of its free cells, with r the
 // residual left in res, and the largest |u_i| of all its cells. The
 // magnitudes are summed into t (the row's length, in cache) one axis at a
 // time, in the order of the formula: few arrays a loop, no spills.
-func componentRow(vc *stencil.VarCoeffs, u, res, rhs, t []float64, lo, hi int, is3D bool) (worst, big float64) {
+func componentRow(vc *stencil.VarCoeffs, u, res, rhs, t []float64, lo, hi int, is3D bool, data float64) (worst, big float64) {
 	n := hi - lo
 	t = t[:n]
 	uc := u[lo:hi]
@@ -143,7 +144,7 @@ func componentRow(vc *stencil.VarCoeffs, u, res, rhs, t []float64, lo, hi int, i
 		// worst·den less a margin past the products' rounding (1e-15 over
 		// 2^-53) cannot round above worst. An overflowing worst·den is
 		// above |r| too; a NaN fails the test and is divided.
-		den := t[j] + math.Abs(fs[j])
+		den := t[j] + max(math.Abs(fs[j]), data)
 		if math.Abs(rs[j]) < worst*den*(1-1e-15) {
 			continue
 		}

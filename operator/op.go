@@ -30,15 +30,17 @@ type Op interface {
 	// Residual sets dst = b − L u over the box.
 	Residual(dst, u, b []float64)
 	// ResidualMax is this rank's max |b − L u| over the box (NaN if any is
-	// NaN). In media the residual stays in the operator's scratch field
-	// for ComponentError.
+	// NaN).
 	ResidualMax(u, b []float64) float64
 	// Apply sets dst = L u over the box.
 	Apply(dst, u []float64)
-	// ComponentError is this rank's worst |b − L u|_i/((|L||u|)_i + |b_i|)
-	// (the componentwise backward error) and ‖u‖∞, right after
-	// ResidualMax(u, b) (u's ghosts still current).
-	ComponentError(u, b []float64) (worst, big float64)
+	// Backward is, over this rank's box and in one call, the worst
+	// |b − L u|_i/((|L||u|)_i + max(|b_i|, data)) (the backward error
+	// every solve's convergence is judged by: componentwise in the
+	// coefficients, and in the data too where data is 0, normwise in it
+	// where data is ‖b‖∞), max |b − L u| (what ResidualMax gives) and
+	// ‖u‖∞; each NaN if any term is. u's ghosts must be current.
+	Backward(u, b []float64, data float64) (omega, res, big float64)
 	// StepRHS sets dst to an implicit step's known part ρc·u − c·(L₀ u) +
 	// scale·src (src nil: none), L₀ = −∇·(k∇) (σ 0, β 1): Crank–Nicolson's
 	// c = (1−θ)·dt, backward Euler's 0. u's ghosts must be current.
@@ -63,6 +65,7 @@ type uniformOp struct {
 	kern        stencil.RowsKernel
 	resRows     stencil.RowsKernel
 	resk        stencil.Kernel
+	backward    stencil.BackwardKernel
 	// The operands of the sweep under way, read by the bound methods (a
 	// closure a sweep would be an allocation a sweep).
 	dst, u, b      []float64
@@ -70,6 +73,8 @@ type uniformOp struct {
 	jacobiW, resW  func(w int)
 	bufs           [][]float64 // per part: a scratch row
 	maxes, maxes2  []float64   // per part: the maxima of one pass
+	maxes3         []float64
+	data           float64 // Backward's
 	stepC, stepS   float64
 	stepSrc        []float64
 	stepW          func(w int)
@@ -94,8 +99,9 @@ func NewUniformOp(h []float64, wk *Work) Op {
 	o.kern = stencil.Active.Rows(nd)
 	o.resRows = stencil.Active.ResidualRows(nd)
 	o.resk = stencil.Active.Residual(nd)
+	o.backward = stencil.Active.Backward(nd)
 	o.bufs = make([][]float64, wk.Parts)
-	o.maxes, o.maxes2 = make([]float64, wk.Parts), make([]float64, wk.Parts)
+	o.maxes, o.maxes2, o.maxes3 = make([]float64, wk.Parts), make([]float64, wk.Parts), make([]float64, wk.Parts)
 	o.jacobiW, o.resW, o.stepW = o.jacobiPart, o.residualPart, o.stepPart
 	o.gsW, o.applyW, o.componentW = o.gsPart, o.applyPart, o.componentPart
 	return o
@@ -242,29 +248,24 @@ func (o *uniformOp) applyPart(w int) {
 	}
 }
 
-func (o *uniformOp) ComponentError(u, b []float64) (worst, big float64) {
-	o.u, o.b = u, b
+func (o *uniformOp) Backward(u, b []float64, data float64) (omega, res, big float64) {
+	o.u, o.b, o.data = u, b, data
 	o.wk.Team.Run(o.wk.Parts, o.componentW)
-	return maxOf(o.maxes), maxOf(o.maxes2)
+	return maxOf(o.maxes), maxOf(o.maxes3), maxOf(o.maxes2)
 }
 
+// componentPart is part w's share of Backward: the stencil's backward
+// kernel over each run of rows, on the residual's operands and weights (D
+// is not read).
 func (o *uniformOp) componentPart(w int) {
-	u, rhs, k, sy, sz := o.u, o.b, &o.res, o.sy, o.sz
-	worst, big := 0.0, 0.0
-	for _, r := range o.wk.Rows[o.wk.Share[w]:o.wk.Share[w+1]] {
-		for i := r.Start; i < r.Start+r.N; i++ {
-			c := u[i]
-			big = maxNaN(big, math.Abs(c))
-			nb := k.CX*(u[i-1]+u[i+1]) + k.CY*(u[i-sy]+u[i+sy])
-			mg := k.CX*(math.Abs(u[i-1])+math.Abs(u[i+1])) + k.CY*(math.Abs(u[i-sy])+math.Abs(u[i+sy]))
-			if o.nd == 3 {
-				nb += k.CZ * (u[i-sz] + u[i+sz])
-				mg += k.CZ * (math.Abs(u[i-sz]) + math.Abs(u[i+sz]))
-			}
-			worst = maxNaN(worst, relativeTo(rhs[i]-(k.C0*c-nb), k.C0*math.Abs(c)+mg+math.Abs(rhs[i])))
-		}
+	var args stencil.Row
+	worst, res, big := 0.0, 0.0, 0.0
+	for _, r := range o.wk.Runs[w] {
+		o.res.At(&args, o.u, o.u, o.b, r.Start, r.N)
+		q, m, b := o.backward(&o.res, &args, r.Count, o.sy, o.data)
+		worst, res, big = maxNaN(worst, q), maxNaN(res, m), maxNaN(big, b)
 	}
-	o.maxes[w], o.maxes2[w] = worst, big
+	o.maxes[w], o.maxes2[w], o.maxes3[w] = worst, big, res
 }
 
 // relativeTo is |r|/den, or |r| where den is 0.

@@ -199,9 +199,10 @@ func checkOp(t *testing.T, shape []int, media bool, threads int) {
 		}
 		cw = max(cw, math.Abs(b[i]-as.apply(u, i))/den)
 	})
-	gw, gb := op.ComponentError(u, b)
-	require.InEpsilon(t, cw, gw, 1e-9, "ComponentError")
-	require.Equal(t, big, gb, "ComponentError's ‖u‖∞")
+	gw, gr, gb := op.Backward(u, b, 0)
+	require.InEpsilon(t, cw, gw, 1e-9, "Backward")
+	require.Equal(t, op.ResidualMax(u, b), gr, "Backward's max |r|: ResidualMax's bits")
+	require.Equal(t, big, gb, "Backward's ‖u‖∞")
 	// ‖L‖∞: the largest absolute row sum, ghost couplings included.
 	norm := 0.0
 	for _, row := range as.rows {

@@ -899,6 +899,13 @@ func printSummary(w io.Writer, cfg *config.Config, rep *report.Report, cpus int,
 		if sv.CyclesPerStep > 0 {
 			fmt.Fprintf(w, ", %.1f per step", sv.CyclesPerStep)
 		}
+		if sv.ComponentError != nil {
+			last := "the last step's "
+			if sv.CyclesPerStep == 0 {
+				last = ""
+			}
+			fmt.Fprintf(w, "; %scomponentwise backward error %.3g", last, float64(*sv.ComponentError))
+		}
 		if a := sv.Adaptive; a != nil {
 			fmt.Fprintf(w, "; steps chosen by their error (rtol %g, atol %g): %d kept, %d taken again shorter, dt %.3g … %.3g",
 				float64(a.RTol), float64(a.ATol), a.Steps, a.Rejected, float64(a.DTMin), float64(a.DTMax))
@@ -943,14 +950,15 @@ func solverReport(s *solver.Solver, ranks int, discErr *report.Float) *report.So
 	for _, h := range in.History {
 		r.ResidualHistory = append(r.ResidualHistory, report.Float(h))
 	}
-	for _, h := range in.StepHistory {
+	for i, h := range in.StepHistory {
 		r.StepHistory = append(r.StepHistory, report.Float(h))
+		r.StepComponentHistory = append(r.StepComponentHistory, report.Float(in.StepComponentHistory[i]))
 	}
 	if in.FloorSolves > 0 {
 		b := report.Float(in.FloorBackward)
 		r.FloorSolves, r.FloorBackwardError = in.FloorSolves, &b
 	}
-	if in.Kind == "mgcg" && in.Scheme == "" {
+	if in.Kind == "multigrid" || in.Kind == "mgcg" {
 		b, cw := report.Float(in.BackwardError), report.Float(in.ComponentError)
 		r.BackwardError, r.ComponentError = &b, &cw
 		for i, h := range in.BackwardHistory {

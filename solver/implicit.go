@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"heat/comm"
@@ -28,6 +27,7 @@ func (s *Solver) newMultigrid() error {
 	if s.spec.Equation == Heat {
 		op = multigrid.Operator{Sigma: 1, Beta: s.spec.Scheme.theta() * s.spec.DT * s.spec.Alpha}
 		s.stepDT = s.spec.DT
+		s.normA = -1 // taken when a solve first needs it
 	}
 	p := multigrid.Problem{Shape: s.spec.Shape, Length: s.spec.Length, Faces: s.spec.Faces, Op: op, K: s.faceK(), FaceAt: s.spec.FaceAt}
 	if s.media != nil {
@@ -118,6 +118,7 @@ func (s *Solver) newMultigrid() error {
 	}
 	// No data (f = 0, zero boundary values): the solution is u = 0, and
 	// the residual is measured against the initial guess's instead.
+	s.noData = true
 	s.ref, err = mg.Residual()
 	return err
 }
@@ -182,16 +183,18 @@ func (s *Solver) stepEnd() float64 {
 }
 
 // cycle does one Poisson multigrid cycle (the first full multigrid when
-// FMG is set) and records its relative residual.
+// FMG is set; an mgcg iteration when CG is) and judges the solve by it.
 func (s *Solver) cycle() error {
 	var res float64
 	var err error
-	if s.spec.CG {
-		return s.krylov()
-	}
-	if s.spec.FMG && s.step == 0 {
+	switch {
+	case s.spec.FMG && s.step == 0:
+		// With mgcg the full-multigrid cycle is the iteration's first
+		// guess: the iterations go on from its u.
 		res, err = s.mg.FMG()
-	} else {
+	case s.spec.CG:
+		res, err = s.mg.Krylov()
+	default:
 		res, err = s.mg.Cycle()
 	}
 	if err != nil {
@@ -199,121 +202,18 @@ func (s *Solver) cycle() error {
 	}
 	s.u = s.mg.Field()
 	s.cycles++
-	s.residual = relative(res, s.ref)
-	s.history = append(s.history, s.residual)
-	s.converged = s.residual < s.spec.Tolerance
-	if !s.converged && stalled(s.history) {
-		if err := s.atFloor(res, s.ref); err != nil {
-			return err
-		}
-		s.stalled = true
+	window := cycleWindow
+	if s.spec.CG {
+		window = krylovWindow
 	}
+	done, floor, err := s.judge(&s.solve, res, s.ref, window)
+	if err != nil {
+		return err
+	}
+	s.history, s.backwardHistory, s.componentHistory = s.solve.relative, s.solve.backward, s.solve.component
+	s.stalled = floor
+	s.converged = done && !floor && s.component == s.component
 	return nil
-}
-
-// krylov does one mgcg iteration (the first a full-multigrid cycle when FMG
-// is set) and records its relative residual and
-// normwise backward error, which decides convergence.
-func (s *Solver) krylov() error {
-	var res float64
-	var err error
-	if s.spec.FMG && s.step == 0 {
-		// The full-multigrid cycle is the iteration's first guess: the
-		// iterations go on from its u.
-		res, err = s.mg.FMG()
-	} else {
-		res, err = s.mg.Krylov()
-	}
-	if err != nil {
-		return err
-	}
-	cw, normU, err := s.mg.ComponentError()
-	if err != nil {
-		return err
-	}
-	s.u = s.mg.Field()
-	s.cycles++
-	s.residual = relative(res, s.ref)
-	s.backward = relative(res, s.normA*normU+s.ref)
-	s.component = cw
-	s.history = append(s.history, s.residual)
-	s.backwardHistory = append(s.backwardHistory, s.backward)
-	s.componentHistory = append(s.componentHistory, cw)
-	s.converged = cw < s.spec.Tolerance
-	if !s.converged && stalledOver(s.componentHistory, krylovWindow) && stalledOver(s.backwardHistory, krylovWindow) {
-		if !(s.backward < floorBackward) {
-			return fmt.Errorf("mgcg stopped reducing the componentwise backward error at %.3g (normwise %.3g): not the rounding floor, the solve failed", cw, s.backward)
-		}
-		s.stalled = true
-		s.floorSteps++
-		s.floorBackward = max(s.floorBackward, s.backward)
-	}
-	return nil
-}
-
-// stalled reports whether the last of a residual history is no better than
-// 0.9× the best of the three before it: the cycles have reached the
-// rounding floor of the grid (the smoother's last rounding of u, a few ulps,
-// times the operator's 4/h²), and more would change nothing.
-func stalled(history []float64) bool {
-	n := len(history)
-	if n < 4 {
-		return false
-	}
-	return history[n-1] > 0.9*min(history[n-4], history[n-3], history[n-2])
-}
-
-// floorBackward is the normwise backward error below which cycles that
-// stopped reducing the residual have met the rounding floor (which for the
-// relative residual grows with the jumps of the media: 5e-5 on a 10⁶
-// inclusion, a backward error of 6e-15); above it they have failed.
-const floorBackward = 1e-10
-
-// atFloor checks that a stalled multigrid solve (max-norm residual res,
-// right-hand side norm ref) stalled at the rounding floor, not short of it.
-// ‖A‖∞ is the operator's as it stands: an implicit step's changes with dt.
-func (s *Solver) atFloor(res, ref float64) error {
-	normU, err := s.mg.NormU()
-	if err != nil {
-		return err
-	}
-	normA, err := s.mg.NormA()
-	if err != nil {
-		return err
-	}
-	b := relative(res, normA*normU+ref)
-	if !(b < floorBackward) {
-		return fmt.Errorf("multigrid cycles stopped reducing the residual at %.3g (relative %.3g, normwise backward error %.3g): not the rounding floor, the solve failed", res, relative(res, ref), b)
-	}
-	s.floorSteps++
-	s.floorBackward = max(s.floorBackward, b)
-	return nil
-}
-
-// krylovWindow is how many mgcg iterations may pass without a new best
-// componentwise or normwise backward error (0.9× the best before) before
-// the solve counts as stalled at the rounding floor: CG's residual is not
-// monotone, a few iterations without progress are common on the way, and
-// at jumps of 10⁴ the componentwise error stays near 1 (the insulated
-// cells' residuals) while the normwise one falls.
-const krylovWindow = 8
-
-// stalledOver reports whether the best of the last window entries of a
-// history is no better than 0.9× the best before them.
-func stalledOver(history []float64, window int) bool {
-	n := len(history)
-	if n <= window {
-		return false
-	}
-	return slices.Min(history[n-window:]) > 0.9*slices.Min(history[:n-window])
-}
-
-// relative is res/ref, 0 when both are (nothing to solve).
-func relative(res, ref float64) float64 {
-	if ref == 0 && res == 0 {
-		return 0
-	}
-	return res / ref
 }
 
 // implicitStep advances u by one backward-Euler or Crank–Nicolson step:
@@ -335,6 +235,7 @@ func (s *Solver) implicitStep() error {
 	if dt != s.stepDT {
 		s.mg.SetOperator(multigrid.Operator{Sigma: 1, Beta: theta * dt * alpha})
 		s.stepDT = dt
+		s.normA = -1 // the step's own, when a solve needs it
 	}
 	if s.spec.FacesInTime && theta != 1 {
 		if err := s.setMGFaces(s.simTime); err != nil { // the explicit half's ghosts: at the step's start
@@ -368,16 +269,20 @@ func (s *Solver) implicitStep() error {
 	if err != nil {
 		return err
 	}
+	s.mg.SetDataScale(ref)
 	limit := s.spec.MaxCycles
 	if limit == 0 {
 		limit = DefaultMaxCycles
 	}
-	hist := s.stepHistory[:0]
-	defer func() { s.stepHistory = hist }() // a failed step's too, for its report
+	s.solve.reset()
 	// An adaptive attempt's first iterate, where it has one.
 	s.first()
 	if s.spec.CG {
 		s.mg.RestartKrylov() // the step's own right-hand side
+	}
+	window := cycleWindow
+	if s.spec.CG {
+		window = krylovWindow
 	}
 	for n := 1; ; n++ {
 		var res float64
@@ -391,25 +296,21 @@ func (s *Solver) implicitStep() error {
 			return err
 		}
 		s.cycles++
-		s.residual = relative(res, ref)
-		hist = append(hist, s.residual)
-		// A step whose cycles stall above the tolerance has reached the
-		// rounding floor: it is as solved as double precision allows.
-		if s.residual < s.spec.Tolerance || math.IsNaN(s.residual) {
-			break
+		done, _, err := s.judge(&s.solve, res, ref, window)
+		if err != nil {
+			return fmt.Errorf("step %d: %w", s.step+1, err)
 		}
-		if !s.spec.CG && stalled(hist) || s.spec.CG && stalledOver(hist, krylovWindow) {
-			if err := s.atFloor(res, ref); err != nil {
-				return fmt.Errorf("step %d: %w", s.step+1, err)
-			}
+		if done {
 			break
 		}
 		if n == limit {
-			return fmt.Errorf("step %d: multigrid did not reach the relative residual %g in %d cycles (%.3g)", s.step+1, s.spec.Tolerance, limit, s.residual)
+			return fmt.Errorf("step %d: the solve did not reach the backward error %g in %d cycles (%.3g; relative residual %.3g)", s.step+1, s.spec.Tolerance, limit, s.component, s.residual)
 		}
 	}
 	s.u = s.mg.Field()
 	s.history = append(s.history, s.residual)
+	s.backwardHistory = append(s.backwardHistory, s.backward)
+	s.componentHistory = append(s.componentHistory, s.component)
 	if s.acct != nil {
 		// The implicit half's flows: uⁿ⁺¹'s ghosts at the step's end (the
 		// last cycle's residual exchanged the halo).
@@ -449,20 +350,21 @@ type SolverInfo struct {
 	Cycles   int    // multigrid cycles done
 	// History is the relative residual after each cycle (Poisson) or
 	// after each implicit step's last cycle (heat); StepHistory after each
-	// cycle of the last implicit step (the failing one, where one failed).
-	History, StepHistory []float64
+	// cycle of the last implicit step (the failing one, where one failed),
+	// StepComponentHistory its componentwise backward error.
+	History, StepHistory, StepComponentHistory []float64
 	// FloorSolves is how many solves (implicit steps, or the Poisson solve)
 	// stopped at the rounding floor above the tolerance — a success —, and
 	// FloorBackward the largest normwise backward error they stopped at.
 	FloorSolves   int
 	FloorBackward float64
-	// BackwardError is mgcg's normwise backward error ‖f − Au‖∞/(‖A‖∞‖u‖∞ +
-	// ‖f‖∞) after the last iteration, BackwardHistory after each.
+	// BackwardError is the normwise backward error ‖f − Au‖∞/(‖A‖∞‖u‖∞ +
+	// ‖f‖∞) after the last iteration, BackwardHistory as History.
 	BackwardError   float64
 	BackwardHistory []float64
-	// ComponentError is mgcg's componentwise backward error (Oettli–Prager:
+	// ComponentError is the componentwise backward error (Oettli–Prager:
 	// max over cells of |f − Au|_i/((|A||u|)_i + |f_i|)), which decides
-	// convergence; ComponentHistory after each iteration.
+	// convergence (converged.go); ComponentHistory as History.
 	ComponentError   float64
 	ComponentHistory []float64
 	MG               multigrid.Stats
@@ -478,11 +380,9 @@ func (s *Solver) Info() SolverInfo {
 		in.Kind = "multigrid"
 		if s.spec.CG {
 			in.Kind = "mgcg"
-			in.BackwardError = s.backward
-			in.BackwardHistory = s.backwardHistory
-			in.ComponentError = s.component
-			in.ComponentHistory = s.componentHistory
 		}
+		in.BackwardError, in.BackwardHistory = s.backward, s.backwardHistory
+		in.ComponentError, in.ComponentHistory = s.component, s.componentHistory
 		in.Smoother = s.spec.MG.Smoother.String()
 		in.Cycle = s.spec.MG.Cycle.String()
 		if s.spec.FMG {
@@ -490,7 +390,10 @@ func (s *Solver) Info() SolverInfo {
 		}
 		in.Cycles = s.cycles
 		in.History = s.history
-		in.StepHistory = s.stepHistory
+		if s.spec.Equation == Heat {
+			in.StepHistory = s.solve.relative
+			in.StepComponentHistory = s.solve.component
+		}
 		in.FloorSolves, in.FloorBackward = s.floorSteps, s.floorBackward
 		in.MG = s.mg.Stats()
 	}

@@ -134,18 +134,23 @@ type Solver struct {
 	mstep *operator.MediaStep
 	dt    float64 // the time step (spec.DT, or the one picked from the media's limit)
 
-	mg            *multigrid.MG // multigrid (Poisson) or the implicit steps' solver
-	ref           float64       // Poisson by multigrid: ‖b‖∞ with the boundary values lifted
-	history       []float64     // relative residual after each multigrid cycle (Poisson) or each step's last (heat)
-	stepHistory   []float64     // heat: the relative residual after each cycle of the last implicit step
-	floorSteps    int           // solves that stopped at the rounding floor (atFloor)
-	floorBackward float64       // the largest normwise backward error one stopped at
-	cycles        int           // multigrid cycles done
-	stepDT        float64       // the step the multigrid operator is set up for
-	stalled       bool          // Poisson by multigrid: the residual stopped falling above the tolerance
-	// mgcg: ‖A‖∞, the last normwise backward error, and its history.
-	normA, backward, component        float64
-	backwardHistory, componentHistory []float64
+	mg  *multigrid.MG // multigrid (Poisson) or the implicit steps' solver
+	ref float64       // Poisson by multigrid: ‖b‖∞ with the boundary values lifted
+	// The solve under way (Poisson's, or the implicit step's): its figures
+	// after each iteration (converged.go).
+	solve track
+	// After each cycle (Poisson) or each step's last (heat): the relative
+	// residual, the normwise and the componentwise backward error.
+	history, backwardHistory, componentHistory []float64
+	floorSteps                                 int     // solves that stopped at the rounding floor
+	floorBackward                              float64 // the largest normwise backward error one stopped at
+	cycles                                     int     // multigrid cycles done
+	stepDT                                     float64 // the step the multigrid operator is set up for
+	stalled                                    bool    // Poisson by multigrid: stopped at the rounding floor above the tolerance
+	// ‖A‖∞ of the operator solved (-1: not yet taken), and the last
+	// iteration's normwise and componentwise backward errors.
+	normA, backward, component float64
+	noData                     bool // Poisson with f = 0 and zero boundary values: ref is the first iterate's residual
 
 	step      int
 	simTime   float64

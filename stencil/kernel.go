@@ -24,7 +24,9 @@
 //
 //	d[j] = f[j] − (c0·c[j+1] − (cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) [+ cz·(l[j] + u[j])]))
 //
-// with c0 = σ + β·Σ2/h_a² and c_a = β/h_a².
+// with c0 = σ + β·Σ2/h_a² and c_a = β/h_a². The backward kernels
+// (BackwardKernel) reduce the same residual, with its componentwise
+// backward error and max|u|, in one pass that stores nothing.
 //
 // Every path — generic or assembly, interior, rim or temporal tile, any
 // thread count — evaluates exactly these operations in this order, and each
@@ -115,6 +117,17 @@ type RowsKernel func(k *Coeffs, r *Row, rows, stride int)
 // one pass over the field.
 type CheckKernel func(k *Coeffs, r *Row, rows, stride int) float64
 
+// BackwardKernel is, over rows like a RowsKernel's (r.D unused: the rows
+// are F's length), the backward error's pass: the largest |r_j|/den_j
+// (|r_j| where den_j is not > 0), the largest |r_j| and the largest
+// |c[j+1]|, each NaN if any term is, where r is the residual kernel's d and
+//
+//	den[j] = (c0·|c[j+1]| + (cx·(|c[j]| + |c[j+2]|) + cy·(|s[j]| + |n[j]|) [+ cz·(|l[j]| + |u[j]|)])) + max(|f[j]|, data)
+//
+// each product rounded on its own: one pass where the residual, its
+// magnitudes and the norm of u would be three.
+type BackwardKernel func(k *Coeffs, r *Row, rows, stride int, data float64) (omega, res, big float64)
+
 // Set is the row kernels of one instruction set: generic, or vector
 // kernels where the CPU has them.
 type Set struct {
@@ -132,6 +145,8 @@ type Set struct {
 	rows2D, rows3D       RowsKernel
 	resRows2D, resRows3D RowsKernel
 	check2D, check3D     CheckKernel
+	// The componentwise backward error's pass.
+	backward2D, backward3D BackwardKernel
 	// Weighted sums of two rows.
 	mix, mixAdd func(d, a, b []float64, wa, wb float64)
 	// A Dirichlet ghost row, d[j] = t − m[j].
@@ -161,6 +176,12 @@ var Generic = Set{Name: "generic",
 	resRows3D: func(k *Coeffs, r *Row, rows, stride int) { genericRows(true, opResidual, k, r, rows, stride) },
 	check3D: func(k *Coeffs, r *Row, rows, stride int) float64 {
 		return absFloat(genericRows(true, opCheck, k, r, rows, stride))
+	},
+	backward2D: func(k *Coeffs, r *Row, rows, stride int, data float64) (omega, res, big float64) {
+		return backwardRowsGeneric(false, k, r, rows, stride, data)
+	},
+	backward3D: func(k *Coeffs, r *Row, rows, stride int, data float64) (omega, res, big float64) {
+		return backwardRowsGeneric(true, k, r, rows, stride, data)
 	},
 	mix: mixGeneric, mixAdd: mixAddGeneric, reflect: reflectGeneric,
 	moments: func(m *Moments, x []float64) { momentsGeneric(m, x, 0) },
@@ -305,6 +326,66 @@ func genericRows(three bool, op rowOp, k *Coeffs, r *Row, rows, stride int) uint
 // ResidualRows is the many-row residual of a set; same bits as Residual's
 // row by row.
 func (ks Set) ResidualRows(nd int) RowsKernel { return byDims(nd, ks.resRows2D, ks.resRows3D) }
+
+// Backward is the componentwise backward error's pass of a set; every set
+// gives the generic bits.
+func (ks Set) Backward(nd int) BackwardKernel { return byDims(nd, ks.backward2D, ks.backward3D) }
+
+// backwardRows is the row length of a BackwardKernel's rows (F's), after
+// checking that the last of the rows lies inside every operand.
+func backwardRows(r *Row, rows, stride int) int {
+	n := len(r.F)
+	o := (rows - 1) * stride
+	_, _, _, _ = r.C[o:o+n+2], r.S[o:o+n], r.N[o:o+n], r.F[o:o+n]
+	if r.L != nil {
+		_, _ = r.L[o:o+n], r.U[o:o+n]
+	}
+	return n
+}
+
+// backwardRowsGeneric is the generic BackwardKernel (3D with three).
+func backwardRowsGeneric(three bool, k *Coeffs, r *Row, rows, stride int, data float64) (omega, res, big float64) {
+	if rows <= 0 {
+		return 0, 0, 0
+	}
+	n := backwardRows(r, rows, stride)
+	var q, m, b uint64
+	for i := range rows {
+		o := i * stride
+		var lo, up []float64
+		if three {
+			lo, up = r.L[o:o+n], r.U[o:o+n]
+		}
+		q, m, b = backwardRow(k, r.C[o:o+n+2], r.S[o:o+n], r.N[o:o+n], lo, up, r.F[o:o+n], data, q, m, b)
+	}
+	return absFloat(q), absFloat(m), absFloat(b)
+}
+
+// backwardRow folds one row (l nil in 2D) into the maxima's bits q, m, b.
+func backwardRow(k *Coeffs, c, s, n, l, u, f []float64, data float64, q, m, b uint64) (uint64, uint64, uint64) {
+	c, s, n = c[:len(f)+2], s[:len(f)], n[:len(f)]
+	if l != nil {
+		l, u = l[:len(f)], u[:len(f)]
+	}
+	c0, cx, cy, cz := k.C0, k.CX, k.CY, k.CZ
+	for j := range f {
+		w, mid, e := c[j], c[j+1], c[j+2]
+		x := float64(cx*(w+e)) + float64(cy*(s[j]+n[j]))
+		t := float64(cx*(math.Abs(w)+math.Abs(e))) + float64(cy*(math.Abs(s[j])+math.Abs(n[j])))
+		if l != nil {
+			x += float64(cz * (l[j] + u[j]))
+			t += float64(cz * (math.Abs(l[j]) + math.Abs(u[j])))
+		}
+		r := math.Abs(f[j] - (float64(c0*mid) - x))
+		den := float64(c0*math.Abs(mid)) + t + max(math.Abs(f[j]), data)
+		rel := r
+		if den > 0 {
+			rel = r / den
+		}
+		q, m, b = max(q, absBits(rel)), max(m, absBits(r)), max(b, absBits(mid))
+	}
+	return q, m, b
+}
 
 // Residual is the residual kernel of a 2D or 3D grid from a set.
 func (ks Set) Residual(nd int) Kernel {

@@ -37,14 +37,16 @@ var avx2 = newSet("avx2", 4, asm{
 	chk2D: heat2DChkAVX2, chk2DSrc: heat2DSrcChkAVX2, chk3D: heat3DChkAVX2, chk3DSrc: heat3DSrcChkAVX2,
 	nt2D: heat2DNTAVX2, nt2DSrc: heat2DSrcNTAVX2, res2D: residual2DAVX2, res3D: residual3DAVX2,
 	maxDiff: maxAbsDiffAVX2, max: maxAbsAVX2, mix: mixAVX2, mixAdd: mixAddAVX2, reflect: reflectAVX2, moments: momentsAVX2,
-	interp: interpAVX2, restrict2: restrict2DAVX2, restrict3: restrict3DAVX2, vars: &varAVX2})
+	interp: interpAVX2, restrict2: restrict2DAVX2, restrict3: restrict3DAVX2, vars: &varAVX2,
+	backward2D: backward2DAVX2, backward3D: backward3DAVX2})
 
 var avx512 = newSet("avx512", 8, asm{
 	heat2D: heat2DAVX512, heat2DSrc: heat2DSrcAVX512, heat3D: heat3DAVX512, heat3DSrc: heat3DSrcAVX512,
 	chk2D: heat2DChkAVX512, chk2DSrc: heat2DSrcChkAVX512, chk3D: heat3DChkAVX512, chk3DSrc: heat3DSrcChkAVX512,
 	nt2D: heat2DNTAVX512, nt2DSrc: heat2DSrcNTAVX512, res2D: residual2DAVX512, res3D: residual3DAVX512,
 	maxDiff: maxAbsDiffAVX512, max: maxAbsAVX512, mix: mixAVX512, mixAdd: mixAddAVX512, reflect: reflectAVX512, moments: momentsAVX512,
-	interp: interpAVX512, restrict2: restrict2DAVX512, restrict3: restrict3DAVX512, vars: &varAVX512})
+	interp: interpAVX512, restrict2: restrict2DAVX512, restrict3: restrict3DAVX512, vars: &varAVX512,
+	backward2D: backward2DAVX512, backward3D: backward3DAVX512})
 
 // maxDiff and maxOf run the max-norm kernels over the whole vectors and
 // the generic ones over the rest.
@@ -123,6 +125,8 @@ type asm struct {
 	restrict2   func(d, a, b *float64, cells int, w float64)
 	restrict3   func(d, a, b, c, e *float64, cells int, w float64)
 	vars        *[2]varAsm // the variable-coefficient kernels, 2D and 3D (varkernel_amd64.go)
+	backward2D  func(c, s, n, f *float64, cells, rows, stride int, c0, cx, cy, data float64) (omega, res, big uint64)
+	backward3D  func(c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz, data float64) (omega, res, big uint64)
 }
 
 // newSet wraps an instruction set's kernels: every row kernel is the
@@ -188,6 +192,24 @@ func newSet(name string, lanes int, a asm) Set {
 			return
 		}
 		a.res3D(&r.D[0], &r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], &r.F[0], len(r.D), rows, stride, k.C0, k.CX, k.CY, k.CZ)
+	}
+	// The backward error's pass: rows shorter than a vector, and a NaN
+	// data (which VMAXPD would drop), generic.
+	ks.backward2D = func(k *Coeffs, r *Row, rows, stride int, data float64) (omega, res, big float64) {
+		if rows <= 0 || len(r.F) < lanes || data != data {
+			return backwardRowsGeneric(false, k, r, rows, stride, data)
+		}
+		n := backwardRows(r, rows, stride)
+		q, m, b := a.backward2D(&r.C[0], &r.S[0], &r.N[0], &r.F[0], n, rows, stride, k.C0, k.CX, k.CY, data)
+		return absFloat(q), absFloat(m), absFloat(b)
+	}
+	ks.backward3D = func(k *Coeffs, r *Row, rows, stride int, data float64) (omega, res, big float64) {
+		if rows <= 0 || len(r.F) < lanes || data != data {
+			return backwardRowsGeneric(true, k, r, rows, stride, data)
+		}
+		n := backwardRows(r, rows, stride)
+		q, m, b := a.backward3D(&r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], &r.F[0], n, rows, stride, k.C0, k.CX, k.CY, k.CZ, data)
+		return absFloat(q), absFloat(m), absFloat(b)
 	}
 	ks.var2D, ks.var3D = varKernels(&a.vars[0], false), varKernels(&a.vars[1], true)
 	ks.residual2D = func(k *Coeffs, r *Row) { ks.resRows2D(k, r, 1, 0) }

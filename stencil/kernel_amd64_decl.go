@@ -840,6 +840,62 @@ func var2DUpdateSrcNTAVX2(d *float64, u *float64, bx *float64, by *float64, bz *
 //go:noescape
 func var2DUpdateSrcNTAVX512(d *float64, u *float64, bx *float64, by *float64, bz *float64, c *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, w float64) uint64
 
+// backward2DAVX2 returns, over j in [0, cells), cells >= 4 (AVX2; c one cell before the row),
+// and over rows rows, every operand stride cells after the last, the bits (sign
+// cleared) of the largest q, |r| and |c[j+1]|, where
+//
+//	r   = f[j] − (c0·c[j+1] − (cx·(c[j] + c[j+2]) + cy·(s[j] + n[j])))
+//	den = (c0·|c[j+1]| + (cx·(|c[j]| + |c[j+2]|) + cy·(|s[j]| + |n[j]|))) + max(|f[j]|, data)
+//	q   = |r|/den where den > 0, else |r|
+//
+// each product rounded on its own; a NaN sorts above every number. data must not
+// be NaN (VMAXPD would drop it).
+//
+//go:noescape
+func backward2DAVX2(c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, data float64) (omega uint64, res uint64, big uint64)
+
+// backward2DAVX512 returns, over j in [0, cells), cells >= 8 (AVX512; c one cell before the row),
+// and over rows rows, every operand stride cells after the last, the bits (sign
+// cleared) of the largest q, |r| and |c[j+1]|, where
+//
+//	r   = f[j] − (c0·c[j+1] − (cx·(c[j] + c[j+2]) + cy·(s[j] + n[j])))
+//	den = (c0·|c[j+1]| + (cx·(|c[j]| + |c[j+2]|) + cy·(|s[j]| + |n[j]|))) + max(|f[j]|, data)
+//	q   = |r|/den where den > 0, else |r|
+//
+// each product rounded on its own; a NaN sorts above every number. data must not
+// be NaN (VMAXPD would drop it).
+//
+//go:noescape
+func backward2DAVX512(c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, data float64) (omega uint64, res uint64, big uint64)
+
+// backward3DAVX2 returns, over j in [0, cells), cells >= 4 (AVX2; c one cell before the row),
+// and over rows rows, every operand stride cells after the last, the bits (sign
+// cleared) of the largest q, |r| and |c[j+1]|, where
+//
+//	r   = f[j] − (c0·c[j+1] − (cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cz·(l[j] + u[j])))
+//	den = (c0·|c[j+1]| + (cx·(|c[j]| + |c[j+2]|) + cy·(|s[j]| + |n[j]|) + cz·(|l[j]| + |u[j]|))) + max(|f[j]|, data)
+//	q   = |r|/den where den > 0, else |r|
+//
+// each product rounded on its own; a NaN sorts above every number. data must not
+// be NaN (VMAXPD would drop it).
+//
+//go:noescape
+func backward3DAVX2(c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, data float64) (omega uint64, res uint64, big uint64)
+
+// backward3DAVX512 returns, over j in [0, cells), cells >= 8 (AVX512; c one cell before the row),
+// and over rows rows, every operand stride cells after the last, the bits (sign
+// cleared) of the largest q, |r| and |c[j+1]|, where
+//
+//	r   = f[j] − (c0·c[j+1] − (cx·(c[j] + c[j+2]) + cy·(s[j] + n[j]) + cz·(l[j] + u[j])))
+//	den = (c0·|c[j+1]| + (cx·(|c[j]| + |c[j+2]|) + cy·(|s[j]| + |n[j]|) + cz·(|l[j]| + |u[j]|))) + max(|f[j]|, data)
+//	q   = |r|/den where den > 0, else |r|
+//
+// each product rounded on its own; a NaN sorts above every number. data must not
+// be NaN (VMAXPD would drop it).
+//
+//go:noescape
+func backward3DAVX512(c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, data float64) (omega uint64, res uint64, big uint64)
+
 // maxAbsDiffAVX2 returns the bits of the largest |a[j] − b[j]| (sign bit cleared),
 // for j in [0, cells), cells a multiple of 4.
 //

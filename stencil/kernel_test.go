@@ -575,3 +575,166 @@ func TestRowEdgesSetTheFaceGhosts(t *testing.T) {
 		}
 	}
 }
+
+// refBackward is BackwardKernel's formula written plainly, cell by cell
+// over the rows: the largest q, |r| and |m|, NaN if any is NaN.
+func refBackward(k *Coeffs, r *Row, rows, stride int, data float64) (omega, res, big float64) {
+	top := func(m, x float64) float64 {
+		if m != m || x != x {
+			return math.NaN()
+		}
+		return max(m, x)
+	}
+	// Each operand up to its capacity: the later rows lie there.
+	all := func(x []float64) []float64 { return x[:cap(x)] }
+	c, s, n, l, u, fs := all(r.C), all(r.S), all(r.N), all(r.L), all(r.U), all(r.F)
+	for i := range rows {
+		for j := range r.F {
+			o := i*stride + j
+			w, m, e, f := c[o], c[o+1], c[o+2], fs[o]
+			x := float64(k.CX*(w+e)) + float64(k.CY*(s[o]+n[o]))
+			t := float64(k.CX*(math.Abs(w)+math.Abs(e))) + float64(k.CY*(math.Abs(s[o])+math.Abs(n[o])))
+			if r.L != nil {
+				x += float64(k.CZ * (l[o] + u[o]))
+				t += float64(k.CZ * (math.Abs(l[o]) + math.Abs(u[o])))
+			}
+			rj := f - (float64(k.C0*m) - x)
+			bound := math.Abs(f) // NaN if either is, else the larger
+			if data != data || data > bound {
+				bound = data
+			}
+			den := float64(k.C0*math.Abs(m)) + t + bound
+			q := math.Abs(rj)
+			if den > 0 {
+				q /= den
+			}
+			omega, res, big = top(omega, q), top(res, math.Abs(rj)), top(big, math.Abs(m))
+		}
+	}
+	return omega, res, big
+}
+
+// backwardGrid is a field and a right side for rows rows of n cells (in 3D
+// the middle plane of three), NaN guards (operandGuard) in every cell the
+// rows do not read; fill gives each cell read. The rows start at start,
+// k.SY apart.
+func backwardGrid(rng *rand.Rand, nd, n, rows int, fill func() float64) (k Coeffs, src, f []float64, start int) {
+	sy := n + 2 + rng.IntN(3)
+	sz := 0
+	size := (rows + 2) * sy
+	if nd == 3 {
+		sz, size = size, 3*size
+	}
+	src, f = make([]float64, size), make([]float64, size)
+	for i := range src {
+		src[i], f[i] = operandGuard, operandGuard
+	}
+	start = sz + sy + 1
+	set := func(x []float64, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if math.Float64bits(x[i]) == math.Float64bits(operandGuard) {
+				x[i] = fill()
+			}
+		}
+	}
+	for i := range rows {
+		a := start + i*sy
+		set(src, a-1, a+n+1)
+		set(f, a, a+n)
+		for _, d := range []int{sy, sz} {
+			if d != 0 {
+				set(src, a-d, a-d+n)
+				set(src, a+d, a+d+n)
+			}
+		}
+	}
+	k = Coeffs{SY: sy, SZ: sz, C0: 2*rng.Float64() - 0.5, CX: 0.2 * rng.Float64(), CY: 0.2 * rng.Float64()}
+	if nd == 3 {
+		k.CZ = 0.2 * rng.Float64()
+	}
+	return k, src, f, start
+}
+
+// The backward error's pass gives, on every set, the bits of the generic
+// kernel, and the generic kernel those of the formula, for row lengths 1
+// to 27 (every tail after 0 to 3 vectors of either width), 1 to 3 rows, 2D
+// and 3D, c0 of either sign (so that some den ≤ 0), data 0, ±0, finite,
+// +∞ or NaN, with a NaN, an infinity or a zero placed anywhere; it reads
+// nothing outside the rows (a NaN guard read would show).
+func TestBackwardMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	special := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1)}
+	datas := []float64{0, 0, 0.5, 2, math.Copysign(0, -1), math.Inf(1), math.NaN()}
+	same := func(want, got float64) bool {
+		return (math.IsNaN(want) && math.IsNaN(got)) || math.Float64bits(want) == math.Float64bits(got)
+	}
+	for _, nd := range []int{2, 3} {
+		for n := 1; n <= 3*8+3; n++ {
+			for _, rows := range []int{1, 2, 3} {
+				for trial := range 3 {
+					k, src, f, start := backwardGrid(rng, nd, n, rows, func() float64 { return value(rng) })
+					if trial > 0 {
+						// One special value in a cell the rows read.
+						x := special[rng.IntN(len(special))]
+						for {
+							i := rng.IntN(len(src))
+							if !math.IsNaN(src[i]) {
+								src[i] = x
+								break
+							}
+						}
+					}
+					var r Row
+					k.At(&r, src, src, f, start, n)
+					r.D = nil // unused
+					data := datas[(n+rows+trial)%len(datas)]
+					where := fmt.Sprintf("%dD n=%d rows=%d data=%v trial %d", nd, n, rows, data, trial)
+					wq, wr, wb := refBackward(&k, &r, rows, k.SY, data)
+					gq, gr, gb := Generic.Backward(nd)(&k, &r, rows, k.SY, data)
+					require.True(t, same(wq, gq), "generic omega %v, want %v: %s", gq, wq, where)
+					require.True(t, same(wr, gr), "generic res %v, want %v: %s", gr, wr, where)
+					require.True(t, same(wb, gb), "generic big %v, want %v: %s", gb, wb, where)
+					for _, ks := range Available() {
+						q, m, b := ks.Backward(nd)(&k, &r, rows, k.SY, data)
+						require.Equal(t, []uint64{math.Float64bits(gq), math.Float64bits(gr), math.Float64bits(gb)},
+							[]uint64{math.Float64bits(q), math.Float64bits(m), math.Float64bits(b)}, "%s vs generic: %s", ks.Name, where)
+					}
+				}
+			}
+		}
+	}
+}
+
+// Where den is not > 0 a cell's error is |r| itself: den = 0 with r = 2
+// (c0 = −1, cy = 1/2, every u 1, f 0), den < 0 with r = 3 (c0 = −2), den
+// = 0 again with data 1 added, and a field of zeros (r = den = 0) gives 0
+// — on every set, at every length around the vector widths.
+func TestBackwardWithoutDenominator(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	for _, nd := range []int{2, 3} {
+		for n := 1; n <= 3*8+3; n++ {
+			for _, c := range []struct {
+				c0, u, data float64
+				omega, res  float64
+				description string
+			}{{-1, 1, 0, 2, 2, "den = 0"}, {-2, 1, 0, 3, 3, "den < 0"}, {-2, 1, 1, 3, 3, "den = 0 with data"},
+				{-2, 1, 2, 3, 3, "den = 1 with data"}, {0.5, 0, 0, 0, 0, "zeros"}} {
+				k, src, f, start := backwardGrid(rng, nd, n, 2, func() float64 { return c.u })
+				for i := range f {
+					if !math.IsNaN(f[i]) {
+						f[i] = 0
+					}
+				}
+				k.C0, k.CX, k.CY, k.CZ = c.c0, 0, 0.5, 0
+				var r Row
+				k.At(&r, src, src, f, start, n)
+				r.D = nil
+				for _, ks := range Available() {
+					q, m, b := ks.Backward(nd)(&k, &r, 2, k.SY, c.data)
+					where := fmt.Sprintf("%s %dD n=%d %s", ks.Name, nd, n, c.description)
+					require.Equal(t, []float64{c.omega, c.res, c.u}, []float64{q, m, b}, where)
+				}
+			}
+		}
+	}
+}

@@ -224,7 +224,7 @@ func TestBenchMultigrid(t *testing.T) {
 	for _, f := range rows {
 		res, err := strconv.ParseFloat(strings.TrimSuffix(f[7], "*"), 64)
 		require.NoError(t, err)
-		require.Less(t, res, 1e-10, "converged: %v", f)
+		require.Less(t, res, 1e-10, "converged (the backward error): %v", f)
 		wu, err := strconv.ParseFloat(f[8], 64)
 		require.NoError(t, err)
 		require.Greater(t, wu, 1.0, "a solve costs more than one explicit step: %v", f)

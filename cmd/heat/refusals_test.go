@@ -101,7 +101,7 @@ func TestFailedSolveReportsItsSolver(t *testing.T) {
 	code, _, stderr := heat(t, "run", "-q", "--set", "grid.shape=[32,32]", "--set", "equation.scheme=backward-euler",
 		"--set", "equation.dt=0.01", "--set", "multigrid.max_cycles=2", "--ranks", "2", "--steps", "3", "--out", out)
 	require.Equal(t, 1, code, stderr)
-	require.Contains(t, stderr, "did not reach the relative residual")
+	require.Contains(t, stderr, "did not reach the backward error")
 	data, err := os.ReadFile(filepath.Join(out, "report.json"))
 	require.NoError(t, err)
 	var rep struct {

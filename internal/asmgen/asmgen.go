@@ -70,18 +70,32 @@ func (i isa) fold(c *build.Context, v reg.VecVirtual) reg.GPVirtual {
 }
 
 // maxAbs folds |t| (as bits, sign cleared; t is overwritten) into the
-// lanes' maxima m; AVX2 has no 64-bit integer max, but the patterns, sign
-// cleared, are non-negative as signed integers too, so a compare and a
-// blend (gt its scratch) do.
+// lanes' maxima m (umax).
 func (i isa) maxAbs(c *build.Context, t, m, gt reg.VecVirtual) {
 	c.VPSLLQ(operand.U8(1), t, t)
 	c.VPSRLQ(operand.U8(1), t, t)
+	i.umax(c, t, m, gt)
+}
+
+// umax folds t, bit patterns with the sign cleared, into the lanes' maxima
+// m; AVX2 has no 64-bit integer max, but such patterns are non-negative as
+// signed integers too, so a compare and a blend (gt its scratch) do.
+func (i isa) umax(c *build.Context, t, m, gt reg.VecVirtual) {
 	if i.lanes == 8 {
 		c.VPMAXUQ(t, m, m)
 		return
 	}
 	c.VPCMPGTQ(m, t, gt)
 	c.VBLENDVPD(gt, t, m, m)
+}
+
+// and sets dst = x & mask, bit by bit (x a register or memory).
+func (i isa) and(c *build.Context, x operand.Op, mask, dst reg.VecVirtual) {
+	if i.lanes == 8 {
+		c.VPANDQ(x, mask, dst)
+	} else {
+		c.VANDPD(x, mask, dst)
+	}
 }
 
 // kernel is one row kernel: the update (heat step, Jacobi sweep) or the
@@ -811,6 +825,162 @@ func emitInterp(c *build.Context, i isa) {
 	c.RET()
 }
 
+// emitBackward writes the componentwise backward error's pass of i over
+// rows of a dims-D grid (stencil's Backward): for each cell the residual r
+// as the residual kernel computes it, the denominator
+//
+//	den = (c0·|m| + (cx·(|w| + |e|) + cy·(|s| + |n|) [+ cz·(|l| + |u|)])) + max(|f|, data)
+//
+// and q = |r|/den where den > 0 (ordered), else |r|; it returns the bits
+// (sign cleared) of the largest q, |r| and |m| over all rows. The cells
+// after a row's whole vectors are done by one more vector ending at the
+// row's end: a cell seen twice changes no maximum. The row c is read three
+// times unaligned, not shuffled as emit does: AVX2 has no registers to
+// spare, and the division, not the loads, bounds a vector.
+func emitBackward(c *build.Context, i isa, dims int) {
+	name := fmt.Sprintf("backward%dD%s", dims, i.name)
+	ops, weights, z, zabs := []string{"s", "n"}, []string{"c0", "cx", "cy"}, "", ""
+	if dims == 3 {
+		ops, weights = append(ops, "l", "u"), append(weights, "cz")
+		z, zabs = " + cz·(l[j] + u[j])", " + cz·(|l[j]| + |u[j]|)"
+	}
+	ops = append(ops, "f")
+	function(c, name, fmt.Sprintf("func(c, %s *float64, cells, rows, stride int, %s, data float64) (omega, res, big uint64)",
+		strings.Join(ops, ", "), strings.Join(weights, ", ")),
+		fmt.Sprintf("%s returns, over j in [0, cells), cells >= %d (%s; c one cell before the row),", name, i.lanes, i.name),
+		"and over rows rows, every operand stride cells after the last, the bits (sign",
+		"cleared) of the largest q, |r| and |c[j+1]|, where",
+		"",
+		fmt.Sprintf("\tr   = f[j] − (c0·c[j+1] − (cx·(c[j] + c[j+2]) + cy·(s[j] + n[j])%s))", z),
+		fmt.Sprintf("\tden = (c0·|c[j+1]| + (cx·(|c[j]| + |c[j+2]|) + cy·(|s[j]| + |n[j]|)%s)) + max(|f[j]|, data)", zabs),
+		"\tq   = |r|/den where den > 0, else |r|",
+		"",
+		"each product rounded on its own; a NaN sorts above every number. data must not",
+		"be NaN (VMAXPD would drop it).")
+	src := pointer(c, "c")
+	p := map[string]reg.GPVirtual{}
+	for _, o := range ops {
+		p[o] = pointer(c, o)
+	}
+	cells := c.Load(c.Param("cells"), c.GP64())
+	c.SHLQ(operand.U8(3), cells)
+	rows := c.Load(c.Param("rows"), c.GP64())
+	stride := c.Load(c.Param("stride"), c.GP64())
+	c.SHLQ(operand.U8(3), stride)
+	w := map[string]reg.VecVirtual{}
+	for _, name := range append(weights, "data") {
+		w[name] = broadcast(c, i, name)
+	}
+	// The sign mask 0x7fff…, and zero for den > 0; the maxima.
+	mask, zero := i.reg(c), i.reg(c)
+	bits, low := c.GP64(), c.XMM()
+	c.MOVQ(operand.U64(1<<63-1), bits)
+	c.VMOVQ(bits, low)
+	c.VPBROADCASTQ(low, mask)
+	i.zero(c, zero)
+	mq, mr, mm := i.reg(c), i.reg(c), i.reg(c)
+	for _, m := range []reg.VecVirtual{mq, mr, mm} {
+		i.zero(c, m)
+	}
+	step := 8 * i.lanes
+	idx, end := c.GP64(), c.GP64()
+	c.MOVQ(cells, end)
+	c.ANDQ(operand.I32(-int32(step)), end)
+	at := func(b reg.GPVirtual, disp int) operand.Mem { return mem(b, idx, disp) }
+	body := func() {
+		// x = cx·(w + e) and t = cx·(|w| + |e|).
+		we, ee, x, t := i.reg(c), i.reg(c), i.reg(c), i.reg(c)
+		c.VMOVUPD(at(src, 0), we)
+		c.VMOVUPD(at(src, 16), ee)
+		c.VADDPD(ee, we, x)
+		c.VMULPD(x, w["cx"], x)
+		i.and(c, we, mask, we)
+		i.and(c, ee, mask, ee)
+		c.VADDPD(ee, we, t)
+		c.VMULPD(t, w["cx"], t)
+		// x += wt·(a + b), t += wt·(|a| + |b|).
+		axis := func(a, b, wt string) {
+			y, v, z := i.reg(c), i.reg(c), i.reg(c)
+			c.VMOVUPD(at(p[a], 0), y)
+			c.VMOVUPD(at(p[b], 0), v)
+			c.VADDPD(v, y, z)
+			c.VMULPD(z, w[wt], z)
+			c.VADDPD(z, x, x)
+			i.and(c, y, mask, y)
+			i.and(c, v, mask, v)
+			c.VADDPD(v, y, y)
+			c.VMULPD(y, w[wt], y)
+			c.VADDPD(y, t, t)
+		}
+		axis("s", "n", "cy")
+		if dims == 3 {
+			axis("l", "u", "cz")
+		}
+		// x = c0·m − x; |m| into its maximum; den = c0·|m| + t.
+		m, acc := i.reg(c), i.reg(c)
+		c.VMOVUPD(at(src, 8), m)
+		c.VMULPD(m, w["c0"], acc)
+		c.VSUBPD(x, acc, x)
+		i.and(c, m, mask, m)
+		i.umax(c, m, mm, acc)
+		c.VMULPD(m, w["c0"], m)
+		c.VADDPD(m, t, t)
+		// r = f − x; den += max(|f|, data) (VMAXPD gives its first operand
+		// here where either is NaN: |f|); |r| into its maximum.
+		f := i.reg(c)
+		c.VMOVUPD(at(p["f"], 0), f)
+		c.VSUBPD(x, f, x)
+		i.and(c, f, mask, f)
+		c.VMAXPD(f, w["data"], f)
+		c.VADDPD(f, t, t)
+		i.and(c, x, mask, x)
+		i.umax(c, x, mr, f)
+		// q = |r|/den where den > 0 (_CMP_GT_OQ: false for NaN), else |r|;
+		// its sign cleared again (∞/∞ is a NaN with the sign set).
+		if i.lanes == 8 {
+			k := c.K()
+			c.VCMPPD(operand.U8(0x1e), zero, t, k)
+			c.VDIVPD(t, x, k, x)
+		} else {
+			gt, q := i.reg(c), i.reg(c)
+			c.VCMPPD(operand.U8(0x1e), zero, t, gt)
+			c.VDIVPD(t, x, q)
+			c.VBLENDVPD(gt, q, x, x)
+		}
+		i.and(c, x, mask, x)
+		i.umax(c, x, mq, f)
+	}
+	row, vec, next, done := name+"_row", name+"_vec", name+"_next", name+"_done"
+	c.Label(row)
+	c.XORQ(idx, idx)
+	c.Label(vec)
+	c.CMPQ(idx, end)
+	c.JAE(operand.LabelRef(next))
+	body()
+	c.ADDQ(operand.U32(step), idx)
+	c.JMP(operand.LabelRef(vec))
+	c.Label(next)
+	// The overlapping tail vector, where the cells are not whole vectors.
+	c.CMPQ(idx, cells)
+	c.JE(operand.LabelRef(done))
+	c.LEAQ(operand.Mem{Base: cells, Disp: -step}, idx)
+	body()
+	c.Label(done)
+	c.DECQ(rows)
+	c.JZ(operand.LabelRef(name + "_end"))
+	c.ADDQ(stride, src)
+	for _, o := range ops {
+		c.ADDQ(stride, p[o])
+	}
+	c.JMP(operand.LabelRef(row))
+	c.Label(name + "_end")
+	for r, m := range []reg.VecVirtual{mq, mr, mm} {
+		c.Store(i.fold(c, m), c.ReturnIndex(r))
+	}
+	c.VZEROUPPER()
+	c.RET()
+}
+
 // emitPrefetch writes prefetch: a PREFETCHT0 for each 64-byte line of
 // cells float64s from p (a hint: it never faults, and changes no value).
 func emitPrefetch(c *build.Context) {
@@ -843,6 +1013,11 @@ func Stencil() (asm, stubs []byte, err error) {
 	for _, k := range varKernels() {
 		for _, i := range isas {
 			emitVar(c, k, i)
+		}
+	}
+	for _, dims := range []int{2, 3} {
+		for _, i := range isas {
+			emitBackward(c, i, dims)
 		}
 	}
 	for _, diff := range []bool{true, false} {

@@ -49,7 +49,7 @@ type Equation struct {
 	// multigrid cycle; for media with large jumps, see Heterogeneous media) or `"jacobi"`
 	// (weighted Jacobi sweeps, ω = 0.8: plain Jacobi stalls on the most oscillatory mode next
 	// to a cell-centred Dirichlet face); implicit heat: `"multigrid"` cycles, or `"mgcg"` for
-	// each step, stopping on the relative residual as the cycles do; in media every multigrid
+	// each step, stopping on the backward error as the cycles do (see run.tolerance); in media every multigrid
 	// solve is mgcg (see Heterogeneous media)
 	Solver string `toml:"solver" json:"solver"`
 	// heat: `"explicit"` (FTCS), `"backward-euler"` or `"crank-nicolson"` (each step a
@@ -123,12 +123,14 @@ type Run struct {
 	// restart with a larger `--steps` still stops at it. A t_end of more than 10¹² steps, or
 	// of none, is refused naming dt
 	TEnd float64 `toml:"t_end" json:"t_end" unit:"time"`
-	// multigrid (poisson and each implicit step): converged once the relative residual ‖f −
-	// Au‖∞/‖f‖∞ < tolerance (default 1e-10; the boundary values count as part of f); jacobi:
-	// once max|Δu| of one sweep < tolerance at a check (default 1e-6). Below 1e-14 is refused.
-	// mgcg (asked for, or Poisson in heterogeneous media, where every multigrid solve is
-	// mgcg): once the componentwise backward error max_i |f − Au|_i/((|A||u|)_i + |f_i|) <
-	// tolerance (default 1e-12, at least 1e-16)
+	// multigrid and mgcg (poisson and each implicit step): converged once the componentwise
+	// backward error max_i |f − Au|_i/((|A||u|)_i + |f_i|) < tolerance — u solves exactly a
+	// problem whose every coefficient and source differ from yours by less than that
+	// fraction (an implicit step's right side, the previous state, is taken as a whole: |f_i|
+	// becomes max(|f_i|, ‖f‖∞)); its floor is a few ulps on any medium and grid (default 1e-10; mgcg, asked
+	// for or chosen for Poisson in media, 1e-12; below 1e-16 is refused; a solve that stops
+	// improving above it at the rounding floor ends there as a success, reported). jacobi:
+	// once max|Δu| of one sweep < tolerance at a check (default 1e-6)
 	Tolerance float64 `toml:"tolerance" json:"tolerance"`
 	// steps between checks: one global max-reduction of max|Δu| (Jacobi convergence, NaN
 	// detection), stop requests and progress (multigrid checks every cycle)

@@ -276,15 +276,13 @@ func (k *checker) run() *Error {
 	// mgcg as the plan decides it: asked for, or in media.
 	p, _ := plan.Decide(k.c.Case())
 	mgcg := k.c.Equation.Kind == Poisson && p.Method == plan.MGCG
-	if mgcg && r.Tolerance != 0 && r.Tolerance < 1e-16 {
-		return k.bad("run.tolerance", "%s is below what double precision can reach: mgcg's componentwise backward error stalls near 1e-16", formatFloat(r.Tolerance))
-	}
-	if !mgcg && k.c.UsesMultigrid() && r.Tolerance != 0 && r.Tolerance < 1e-14 {
-		return k.bad("run.tolerance", "%s is below what double precision can reach: the relative residual of a multigrid solve stalls near 1e-14", formatFloat(r.Tolerance))
+	if k.c.UsesMultigrid() && r.Tolerance != 0 && r.Tolerance < 1e-16 {
+		return k.bad("run.tolerance", "%s is below what double precision can reach: a solve's componentwise backward error stalls near 1e-16", formatFloat(r.Tolerance))
 	}
 	if r.Tolerance == 0 {
-		// Multigrid: the relative residual; mgcg: the componentwise
-		// backward error; Jacobi: max|Δu| of a sweep.
+		// Multigrid and mgcg: the componentwise backward error (mgcg, the
+		// choice for media with jumps, to 1e-12); Jacobi: max|Δu| of a
+		// sweep.
 		r.Tolerance = 1e-6
 		switch {
 		case mgcg:

@@ -220,8 +220,10 @@ type Solver struct {
 	// cycle (Poisson) or after each implicit step's last cycle (heat).
 	ResidualHistory []Float `json:"residual_history,omitempty"`
 	// StepHistory is the relative residual after each cycle of the last
-	// implicit step (heat): where a step failed, the failing step's.
-	StepHistory []Float `json:"step_history,omitempty"`
+	// implicit step (heat): where a step failed, the failing step's;
+	// StepComponentHistory its componentwise backward error.
+	StepHistory          []Float `json:"step_history,omitempty"`
+	StepComponentHistory []Float `json:"step_component_history,omitempty"`
 	// FloorSolves counts the solves (implicit steps, or the Poisson solve)
 	// that stopped at the rounding floor above run.tolerance — solved as
 	// far as double precision allows —, FloorBackwardError the largest
@@ -231,18 +233,18 @@ type Solver struct {
 	// Adaptive is the account of steps that chose themselves
 	// (equation.dt = "auto"); absent with fixed steps.
 	Adaptive *Adaptive `json:"adaptive,omitempty"`
-	// Stalled says the cycles stopped reducing the residual above
-	// run.tolerance: the rounding floor of the grid was reached.
+	// Stalled says the Poisson solve stopped reducing its backward errors
+	// above run.tolerance: the rounding floor of the grid was reached.
 	Stalled bool `json:"stalled,omitempty"`
-	// BackwardError is mgcg's normwise backward error ‖f − Au‖∞/(‖A‖∞‖u‖∞
-	// + ‖f‖∞) at the end (the plain relative residual has a rounding floor
-	// that grows with the jumps of the media); BackwardHistory after each
-	// iteration.
+	// BackwardError is the normwise backward error ‖f − Au‖∞/(‖A‖∞‖u‖∞
+	// + ‖f‖∞) at the end (of the Poisson solve, or the last implicit
+	// step's); BackwardHistory as ResidualHistory.
 	BackwardError   *Float  `json:"backward_error,omitempty"`
 	BackwardHistory []Float `json:"backward_history,omitempty"`
-	// ComponentError is mgcg's componentwise backward error max_i
-	// |f − Au|_i/((|A||u|)_i + |f_i|), what run.tolerance bounds for mgcg;
-	// ComponentHistory after each iteration.
+	// ComponentError is the componentwise backward error max_i
+	// |f − Au|_i/((|A||u|)_i + |f_i|) at the end, what run.tolerance bounds
+	// for every multigrid and mgcg solve; ComponentHistory as
+	// ResidualHistory.
 	ComponentError   *Float  `json:"component_error,omitempty"`
 	ComponentHistory []Float `json:"component_history,omitempty"`
 	Levels           []Level `json:"levels,omitempty"`
