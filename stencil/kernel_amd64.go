@@ -211,7 +211,7 @@ func newSet(name string, lanes int, a asm) Set {
 		q, m, b := a.backward3D(&r.C[0], &r.S[0], &r.N[0], &r.L[0], &r.U[0], &r.F[0], n, rows, stride, k.C0, k.CX, k.CY, k.CZ, data)
 		return absFloat(q), absFloat(m), absFloat(b)
 	}
-	ks.var2D, ks.var3D = varKernels(&a.vars[0], false), varKernels(&a.vars[1], true)
+	ks.var2D, ks.var3D = varKernels(&a.vars[0], false, lanes), varKernels(&a.vars[1], true, lanes)
 	ks.residual2D = func(k *Coeffs, r *Row) { ks.resRows2D(k, r, 1, 0) }
 	ks.residual3D = func(k *Coeffs, r *Row) { ks.resRows3D(k, r, 1, 0) }
 	return ks

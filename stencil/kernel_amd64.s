@@ -11727,6 +11727,432 @@ backward2DAVX2_end:
 	VZEROUPPER
 	RET
 
+// func var2DBackwardAVX2(u *float64, bx *float64, by *float64, bz *float64, m *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, data float64) (omega uint64, res uint64, big uint64)
+// Requires: AVX, AVX2, CMOV
+TEXT ·var2DBackwardAVX2(SB), NOSPLIT, $136-128
+	MOVQ         u+0(FP), AX
+	MOVQ         sy+56(FP), DX
+	SHLQ         $0x03, DX
+	LEAQ         (AX)(DX*1), CX
+	NEGQ         DX
+	MOVQ         DX, (SP)
+	MOVQ         rows+80(FP), DX
+	MOVQ         DX, 16(SP)
+	MOVQ         cells+72(FP), DX
+	SHLQ         $0x03, DX
+	MOVQ         DX, 24(SP)
+	ANDQ         $-32, DX
+	MOVQ         DX, 32(SP)
+	MOVQ         bx+8(FP), DX
+	MOVQ         by+16(FP), BX
+	MOVQ         m+32(FP), SI
+	MOVQ         f+40(FP), DI
+	VBROADCASTSD data+96(FP), Y0
+	MOVQ         $0x7fffffffffffffff, R8
+	VMOVQ        R8, X1
+	VPBROADCASTQ X1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPXOR        Y4, Y4, Y4
+	VPXOR        Y5, Y5, Y5
+
+var2DBackwardAVX2_row:
+	XORQ R8, R8
+	MOVQ (SP), R9
+
+var2DBackwardAVX2_vec:
+	CMPQ      R8, 32(SP)
+	JAE       var2DBackwardAVX2_next
+	VMOVUPD   (AX)(R8*1), Y6
+	VANDPD    Y6, Y1, Y7
+	VMOVUPD   8(AX)(R8*1), Y10
+	VSUBPD    Y6, Y10, Y11
+	VMULPD    (DX)(R8*1), Y11, Y11
+	VSUBPD    -8(AX)(R8*1), Y6, Y8
+	VMULPD    -8(DX)(R8*1), Y8, Y8
+	VSUBPD    Y8, Y11, Y8
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y7, Y10, Y10
+	VMULPD    (DX)(R8*1), Y10, Y9
+	VMOVUPD   -8(AX)(R8*1), Y10
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y10, Y7, Y10
+	VMULPD    -8(DX)(R8*1), Y10, Y10
+	VADDPD    Y10, Y9, Y9
+	VMOVUPD   (CX)(R8*1), Y10
+	VSUBPD    Y6, Y10, Y11
+	VMULPD    (BX)(R8*1), Y11, Y11
+	VADDPD    Y11, Y8, Y8
+	VMOVUPD   (AX)(R9*1), Y11
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y7, Y10, Y10
+	VMULPD    (BX)(R8*1), Y10, Y10
+	VADDPD    Y10, Y9, Y9
+	VSUBPD    Y11, Y6, Y10
+	VMULPD    (BX)(R9*1), Y10, Y10
+	VSUBPD    Y10, Y8, Y8
+	VANDPD    Y11, Y1, Y11
+	VADDPD    Y11, Y7, Y11
+	VMULPD    (BX)(R9*1), Y11, Y11
+	VADDPD    Y11, Y9, Y9
+	VPCMPGTQ  Y5, Y7, Y10
+	VBLENDVPD Y10, Y7, Y5, Y5
+	VSUBPD    Y8, Y2, Y8
+	VMOVUPD   (DI)(R8*1), Y6
+	VSUBPD    Y8, Y6, Y8
+	VMULPD    (SI)(R8*1), Y8, Y8
+	VANDPD    Y6, Y1, Y6
+	VMAXPD    Y6, Y0, Y6
+	VADDPD    Y6, Y9, Y9
+	VANDPD    Y8, Y1, Y8
+	VMOVAPD   Y8, Y11
+	VPCMPGTQ  Y4, Y11, Y10
+	VBLENDVPD Y10, Y11, Y4, Y4
+	VCMPPD    $0x1e, Y2, Y9, Y6
+	VDIVPD    Y9, Y8, Y7
+	VBLENDVPD Y6, Y7, Y8, Y8
+	VANDPD    Y8, Y1, Y8
+	VMOVUPD   (SI)(R8*1), Y7
+	VCMPPD    $0x04, Y2, Y7, Y6
+	VANDPD    Y6, Y8, Y8
+	VPCMPGTQ  Y3, Y8, Y7
+	VBLENDVPD Y7, Y8, Y3, Y3
+	ADDQ      $0x00000020, R8
+	ADDQ      $0x00000020, R9
+	JMP       var2DBackwardAVX2_vec
+
+var2DBackwardAVX2_next:
+	MOVQ      24(SP), R10
+	SUBQ      R8, R10
+	JZ        var2DBackwardAVX2_done
+	SUBQ      $0x00000020, R10
+	ADDQ      R10, R8
+	ADDQ      R10, R9
+	VMOVUPD   (AX)(R8*1), Y6
+	VANDPD    Y6, Y1, Y7
+	VMOVUPD   8(AX)(R8*1), Y10
+	VSUBPD    Y6, Y10, Y11
+	VMULPD    (DX)(R8*1), Y11, Y11
+	VSUBPD    -8(AX)(R8*1), Y6, Y8
+	VMULPD    -8(DX)(R8*1), Y8, Y8
+	VSUBPD    Y8, Y11, Y8
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y7, Y10, Y10
+	VMULPD    (DX)(R8*1), Y10, Y9
+	VMOVUPD   -8(AX)(R8*1), Y10
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y10, Y7, Y10
+	VMULPD    -8(DX)(R8*1), Y10, Y10
+	VADDPD    Y10, Y9, Y9
+	VMOVUPD   (CX)(R8*1), Y10
+	VSUBPD    Y6, Y10, Y11
+	VMULPD    (BX)(R8*1), Y11, Y11
+	VADDPD    Y11, Y8, Y8
+	VMOVUPD   (AX)(R9*1), Y11
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y7, Y10, Y10
+	VMULPD    (BX)(R8*1), Y10, Y10
+	VADDPD    Y10, Y9, Y9
+	VSUBPD    Y11, Y6, Y10
+	VMULPD    (BX)(R9*1), Y10, Y10
+	VSUBPD    Y10, Y8, Y8
+	VANDPD    Y11, Y1, Y11
+	VADDPD    Y11, Y7, Y11
+	VMULPD    (BX)(R9*1), Y11, Y11
+	VADDPD    Y11, Y9, Y9
+	VPCMPGTQ  Y5, Y7, Y10
+	VBLENDVPD Y10, Y7, Y5, Y5
+	VSUBPD    Y8, Y2, Y8
+	VMOVUPD   (DI)(R8*1), Y6
+	VSUBPD    Y8, Y6, Y8
+	VMULPD    (SI)(R8*1), Y8, Y8
+	VANDPD    Y6, Y1, Y6
+	VMAXPD    Y6, Y0, Y6
+	VADDPD    Y6, Y9, Y9
+	VANDPD    Y8, Y1, Y8
+	VMOVAPD   Y8, Y11
+	VPCMPGTQ  Y4, Y11, Y10
+	VBLENDVPD Y10, Y11, Y4, Y4
+	VCMPPD    $0x1e, Y2, Y9, Y6
+	VDIVPD    Y9, Y8, Y7
+	VBLENDVPD Y6, Y7, Y8, Y8
+	VANDPD    Y8, Y1, Y8
+	VMOVUPD   (SI)(R8*1), Y7
+	VCMPPD    $0x04, Y2, Y7, Y6
+	VANDPD    Y6, Y8, Y8
+	VPCMPGTQ  Y3, Y8, Y7
+	VBLENDVPD Y7, Y8, Y3, Y3
+
+var2DBackwardAVX2_done:
+	DECQ 16(SP)
+	JZ   var2DBackwardAVX2_end
+	MOVQ stride+88(FP), R8
+	SHLQ $0x03, R8
+	ADDQ R8, AX
+	ADDQ R8, CX
+	ADDQ R8, DX
+	ADDQ R8, BX
+	ADDQ R8, SI
+	ADDQ R8, DI
+	JMP  var2DBackwardAVX2_row
+
+var2DBackwardAVX2_end:
+	VMOVDQU Y3, 40(SP)
+	MOVQ    40(SP), AX
+	MOVQ    48(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    56(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    64(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    AX, omega+104(FP)
+	VMOVDQU Y4, 72(SP)
+	MOVQ    72(SP), AX
+	MOVQ    80(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    88(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    96(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    AX, res+112(FP)
+	VMOVDQU Y5, 104(SP)
+	MOVQ    104(SP), AX
+	MOVQ    112(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    120(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    128(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    AX, big+120(FP)
+	VZEROUPPER
+	RET
+
+// func var2DBackwardAAVX2(u *float64, bx *float64, by *float64, bz *float64, m *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, data float64) (omega uint64, res uint64, big uint64)
+// Requires: AVX, AVX2, CMOV
+TEXT ·var2DBackwardAAVX2(SB), NOSPLIT, $136-128
+	MOVQ         u+0(FP), AX
+	MOVQ         sy+56(FP), DX
+	SHLQ         $0x03, DX
+	LEAQ         (AX)(DX*1), CX
+	NEGQ         DX
+	MOVQ         DX, (SP)
+	MOVQ         rows+80(FP), DX
+	MOVQ         DX, 16(SP)
+	MOVQ         cells+72(FP), DX
+	SHLQ         $0x03, DX
+	MOVQ         DX, 24(SP)
+	ANDQ         $-32, DX
+	MOVQ         DX, 32(SP)
+	MOVQ         bx+8(FP), DX
+	MOVQ         by+16(FP), BX
+	MOVQ         m+32(FP), SI
+	MOVQ         f+40(FP), DI
+	MOVQ         a+48(FP), R8
+	VBROADCASTSD data+96(FP), Y0
+	MOVQ         $0x7fffffffffffffff, R9
+	VMOVQ        R9, X1
+	VPBROADCASTQ X1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPXOR        Y4, Y4, Y4
+	VPXOR        Y5, Y5, Y5
+
+var2DBackwardAAVX2_row:
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+var2DBackwardAAVX2_vec:
+	CMPQ      R9, 32(SP)
+	JAE       var2DBackwardAAVX2_next
+	VMOVUPD   (AX)(R9*1), Y6
+	VANDPD    Y6, Y1, Y7
+	VMOVUPD   8(AX)(R9*1), Y10
+	VSUBPD    Y6, Y10, Y11
+	VMULPD    (DX)(R9*1), Y11, Y11
+	VSUBPD    -8(AX)(R9*1), Y6, Y8
+	VMULPD    -8(DX)(R9*1), Y8, Y8
+	VSUBPD    Y8, Y11, Y8
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y7, Y10, Y10
+	VMULPD    (DX)(R9*1), Y10, Y9
+	VMULPD    (R8)(R9*1), Y6, Y12
+	VANDPD    Y12, Y1, Y11
+	VADDPD    Y9, Y11, Y9
+	VMOVUPD   -8(AX)(R9*1), Y10
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y10, Y7, Y10
+	VMULPD    -8(DX)(R9*1), Y10, Y10
+	VADDPD    Y10, Y9, Y9
+	VMOVUPD   (CX)(R9*1), Y10
+	VSUBPD    Y6, Y10, Y11
+	VMULPD    (BX)(R9*1), Y11, Y11
+	VADDPD    Y11, Y8, Y8
+	VMOVUPD   (AX)(R10*1), Y11
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y7, Y10, Y10
+	VMULPD    (BX)(R9*1), Y10, Y10
+	VADDPD    Y10, Y9, Y9
+	VSUBPD    Y11, Y6, Y10
+	VMULPD    (BX)(R10*1), Y10, Y10
+	VSUBPD    Y10, Y8, Y8
+	VANDPD    Y11, Y1, Y11
+	VADDPD    Y11, Y7, Y11
+	VMULPD    (BX)(R10*1), Y11, Y11
+	VADDPD    Y11, Y9, Y9
+	VPCMPGTQ  Y5, Y7, Y10
+	VBLENDVPD Y10, Y7, Y5, Y5
+	VSUBPD    Y8, Y12, Y8
+	VMOVUPD   (DI)(R9*1), Y6
+	VSUBPD    Y8, Y6, Y8
+	VMULPD    (SI)(R9*1), Y8, Y8
+	VANDPD    Y6, Y1, Y6
+	VMAXPD    Y6, Y0, Y6
+	VADDPD    Y6, Y9, Y9
+	VANDPD    Y8, Y1, Y8
+	VMOVAPD   Y8, Y11
+	VPCMPGTQ  Y4, Y11, Y10
+	VBLENDVPD Y10, Y11, Y4, Y4
+	VCMPPD    $0x1e, Y2, Y9, Y6
+	VDIVPD    Y9, Y8, Y7
+	VBLENDVPD Y6, Y7, Y8, Y8
+	VANDPD    Y8, Y1, Y8
+	VMOVUPD   (SI)(R9*1), Y7
+	VCMPPD    $0x04, Y2, Y7, Y6
+	VANDPD    Y6, Y8, Y8
+	VPCMPGTQ  Y3, Y8, Y7
+	VBLENDVPD Y7, Y8, Y3, Y3
+	ADDQ      $0x00000020, R9
+	ADDQ      $0x00000020, R10
+	JMP       var2DBackwardAAVX2_vec
+
+var2DBackwardAAVX2_next:
+	MOVQ      24(SP), R11
+	SUBQ      R9, R11
+	JZ        var2DBackwardAAVX2_done
+	SUBQ      $0x00000020, R11
+	ADDQ      R11, R9
+	ADDQ      R11, R10
+	VMOVUPD   (AX)(R9*1), Y6
+	VANDPD    Y6, Y1, Y7
+	VMOVUPD   8(AX)(R9*1), Y10
+	VSUBPD    Y6, Y10, Y11
+	VMULPD    (DX)(R9*1), Y11, Y11
+	VSUBPD    -8(AX)(R9*1), Y6, Y8
+	VMULPD    -8(DX)(R9*1), Y8, Y8
+	VSUBPD    Y8, Y11, Y8
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y7, Y10, Y10
+	VMULPD    (DX)(R9*1), Y10, Y9
+	VMULPD    (R8)(R9*1), Y6, Y12
+	VANDPD    Y12, Y1, Y11
+	VADDPD    Y9, Y11, Y9
+	VMOVUPD   -8(AX)(R9*1), Y10
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y10, Y7, Y10
+	VMULPD    -8(DX)(R9*1), Y10, Y10
+	VADDPD    Y10, Y9, Y9
+	VMOVUPD   (CX)(R9*1), Y10
+	VSUBPD    Y6, Y10, Y11
+	VMULPD    (BX)(R9*1), Y11, Y11
+	VADDPD    Y11, Y8, Y8
+	VMOVUPD   (AX)(R10*1), Y11
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y7, Y10, Y10
+	VMULPD    (BX)(R9*1), Y10, Y10
+	VADDPD    Y10, Y9, Y9
+	VSUBPD    Y11, Y6, Y10
+	VMULPD    (BX)(R10*1), Y10, Y10
+	VSUBPD    Y10, Y8, Y8
+	VANDPD    Y11, Y1, Y11
+	VADDPD    Y11, Y7, Y11
+	VMULPD    (BX)(R10*1), Y11, Y11
+	VADDPD    Y11, Y9, Y9
+	VPCMPGTQ  Y5, Y7, Y10
+	VBLENDVPD Y10, Y7, Y5, Y5
+	VSUBPD    Y8, Y12, Y8
+	VMOVUPD   (DI)(R9*1), Y6
+	VSUBPD    Y8, Y6, Y8
+	VMULPD    (SI)(R9*1), Y8, Y8
+	VANDPD    Y6, Y1, Y6
+	VMAXPD    Y6, Y0, Y6
+	VADDPD    Y6, Y9, Y9
+	VANDPD    Y8, Y1, Y8
+	VMOVAPD   Y8, Y11
+	VPCMPGTQ  Y4, Y11, Y10
+	VBLENDVPD Y10, Y11, Y4, Y4
+	VCMPPD    $0x1e, Y2, Y9, Y6
+	VDIVPD    Y9, Y8, Y7
+	VBLENDVPD Y6, Y7, Y8, Y8
+	VANDPD    Y8, Y1, Y8
+	VMOVUPD   (SI)(R9*1), Y7
+	VCMPPD    $0x04, Y2, Y7, Y6
+	VANDPD    Y6, Y8, Y8
+	VPCMPGTQ  Y3, Y8, Y7
+	VBLENDVPD Y7, Y8, Y3, Y3
+
+var2DBackwardAAVX2_done:
+	DECQ 16(SP)
+	JZ   var2DBackwardAAVX2_end
+	MOVQ stride+88(FP), R9
+	SHLQ $0x03, R9
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, DX
+	ADDQ R9, BX
+	ADDQ R9, SI
+	ADDQ R9, DI
+	ADDQ R9, R8
+	JMP  var2DBackwardAAVX2_row
+
+var2DBackwardAAVX2_end:
+	VMOVDQU Y3, 40(SP)
+	MOVQ    40(SP), AX
+	MOVQ    48(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    56(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    64(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    AX, omega+104(FP)
+	VMOVDQU Y4, 72(SP)
+	MOVQ    72(SP), AX
+	MOVQ    80(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    88(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    96(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    AX, res+112(FP)
+	VMOVDQU Y5, 104(SP)
+	MOVQ    104(SP), AX
+	MOVQ    112(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    120(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    128(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    AX, big+120(FP)
+	VZEROUPPER
+	RET
+
 // func backward2DAVX512(c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, data float64) (omega uint64, res uint64, big uint64)
 // Requires: AVX, AVX512F, CMOV
 TEXT ·backward2DAVX512(SB), NOSPLIT, $192-112
@@ -11924,6 +12350,480 @@ backward2DAVX512_end:
 	VZEROUPPER
 	RET
 
+// func var2DBackwardAVX512(u *float64, bx *float64, by *float64, bz *float64, m *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, data float64) (omega uint64, res uint64, big uint64)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·var2DBackwardAVX512(SB), NOSPLIT, $232-128
+	MOVQ         u+0(FP), AX
+	MOVQ         sy+56(FP), DX
+	SHLQ         $0x03, DX
+	LEAQ         (AX)(DX*1), CX
+	NEGQ         DX
+	MOVQ         DX, (SP)
+	MOVQ         rows+80(FP), DX
+	MOVQ         DX, 16(SP)
+	MOVQ         cells+72(FP), DX
+	SHLQ         $0x03, DX
+	MOVQ         DX, 24(SP)
+	ANDQ         $-64, DX
+	MOVQ         DX, 32(SP)
+	MOVQ         bx+8(FP), DX
+	MOVQ         by+16(FP), BX
+	MOVQ         m+32(FP), SI
+	MOVQ         f+40(FP), DI
+	VBROADCASTSD data+96(FP), Z0
+	MOVQ         $0x7fffffffffffffff, R8
+	VMOVQ        R8, X1
+	VPBROADCASTQ X1, Z1
+	VPXORQ       Z2, Z2, Z2
+	VPXORQ       Z3, Z3, Z3
+	VPXORQ       Z4, Z4, Z4
+	VPXORQ       Z5, Z5, Z5
+
+var2DBackwardAVX512_row:
+	XORQ R8, R8
+	MOVQ (SP), R9
+
+var2DBackwardAVX512_vec:
+	CMPQ    R8, 32(SP)
+	JAE     var2DBackwardAVX512_next
+	VMOVUPD (AX)(R8*1), Z6
+	VPANDQ  Z6, Z1, Z7
+	VMOVUPD 8(AX)(R8*1), Z10
+	VSUBPD  Z6, Z10, Z11
+	VMULPD  (DX)(R8*1), Z11, Z11
+	VSUBPD  -8(AX)(R8*1), Z6, Z8
+	VMULPD  -8(DX)(R8*1), Z8, Z8
+	VSUBPD  Z8, Z11, Z8
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z7, Z10, Z10
+	VMULPD  (DX)(R8*1), Z10, Z9
+	VMOVUPD -8(AX)(R8*1), Z10
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z10, Z7, Z10
+	VMULPD  -8(DX)(R8*1), Z10, Z10
+	VADDPD  Z10, Z9, Z9
+	VMOVUPD (CX)(R8*1), Z10
+	VSUBPD  Z6, Z10, Z11
+	VMULPD  (BX)(R8*1), Z11, Z11
+	VADDPD  Z11, Z8, Z8
+	VMOVUPD (AX)(R9*1), Z11
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z7, Z10, Z10
+	VMULPD  (BX)(R8*1), Z10, Z10
+	VADDPD  Z10, Z9, Z9
+	VSUBPD  Z11, Z6, Z10
+	VMULPD  (BX)(R9*1), Z10, Z10
+	VSUBPD  Z10, Z8, Z8
+	VPANDQ  Z11, Z1, Z11
+	VADDPD  Z11, Z7, Z11
+	VMULPD  (BX)(R9*1), Z11, Z11
+	VADDPD  Z11, Z9, Z9
+	VPMAXUQ Z7, Z5, Z5
+	VSUBPD  Z8, Z2, Z8
+	VMOVUPD (DI)(R8*1), Z6
+	VSUBPD  Z8, Z6, Z8
+	VMULPD  (SI)(R8*1), Z8, Z8
+	VPANDQ  Z6, Z1, Z6
+	VMAXPD  Z6, Z0, Z6
+	VADDPD  Z6, Z9, Z9
+	VPANDQ  Z8, Z1, Z8
+	VMOVAPD Z8, Z11
+	VPMAXUQ Z11, Z4, Z4
+	VCMPPD  $0x1e, Z2, Z9, K1
+	VDIVPD  Z9, Z8, K1, Z8
+	VPANDQ  Z8, Z1, Z8
+	VCMPPD  $0x04, (SI)(R8*1), Z2, K1
+	VPMAXUQ Z8, Z3, K1, Z3
+	ADDQ    $0x00000040, R8
+	ADDQ    $0x00000040, R9
+	JMP     var2DBackwardAVX512_vec
+
+var2DBackwardAVX512_next:
+	MOVQ    24(SP), R10
+	SUBQ    R8, R10
+	JZ      var2DBackwardAVX512_done
+	SUBQ    $0x00000040, R10
+	ADDQ    R10, R8
+	ADDQ    R10, R9
+	VMOVUPD (AX)(R8*1), Z6
+	VPANDQ  Z6, Z1, Z7
+	VMOVUPD 8(AX)(R8*1), Z10
+	VSUBPD  Z6, Z10, Z11
+	VMULPD  (DX)(R8*1), Z11, Z11
+	VSUBPD  -8(AX)(R8*1), Z6, Z8
+	VMULPD  -8(DX)(R8*1), Z8, Z8
+	VSUBPD  Z8, Z11, Z8
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z7, Z10, Z10
+	VMULPD  (DX)(R8*1), Z10, Z9
+	VMOVUPD -8(AX)(R8*1), Z10
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z10, Z7, Z10
+	VMULPD  -8(DX)(R8*1), Z10, Z10
+	VADDPD  Z10, Z9, Z9
+	VMOVUPD (CX)(R8*1), Z10
+	VSUBPD  Z6, Z10, Z11
+	VMULPD  (BX)(R8*1), Z11, Z11
+	VADDPD  Z11, Z8, Z8
+	VMOVUPD (AX)(R9*1), Z11
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z7, Z10, Z10
+	VMULPD  (BX)(R8*1), Z10, Z10
+	VADDPD  Z10, Z9, Z9
+	VSUBPD  Z11, Z6, Z10
+	VMULPD  (BX)(R9*1), Z10, Z10
+	VSUBPD  Z10, Z8, Z8
+	VPANDQ  Z11, Z1, Z11
+	VADDPD  Z11, Z7, Z11
+	VMULPD  (BX)(R9*1), Z11, Z11
+	VADDPD  Z11, Z9, Z9
+	VPMAXUQ Z7, Z5, Z5
+	VSUBPD  Z8, Z2, Z8
+	VMOVUPD (DI)(R8*1), Z6
+	VSUBPD  Z8, Z6, Z8
+	VMULPD  (SI)(R8*1), Z8, Z8
+	VPANDQ  Z6, Z1, Z6
+	VMAXPD  Z6, Z0, Z6
+	VADDPD  Z6, Z9, Z9
+	VPANDQ  Z8, Z1, Z8
+	VMOVAPD Z8, Z11
+	VPMAXUQ Z11, Z4, Z4
+	VCMPPD  $0x1e, Z2, Z9, K1
+	VDIVPD  Z9, Z8, K1, Z8
+	VPANDQ  Z8, Z1, Z8
+	VCMPPD  $0x04, (SI)(R8*1), Z2, K1
+	VPMAXUQ Z8, Z3, K1, Z3
+
+var2DBackwardAVX512_done:
+	DECQ 16(SP)
+	JZ   var2DBackwardAVX512_end
+	MOVQ stride+88(FP), R8
+	SHLQ $0x03, R8
+	ADDQ R8, AX
+	ADDQ R8, CX
+	ADDQ R8, DX
+	ADDQ R8, BX
+	ADDQ R8, SI
+	ADDQ R8, DI
+	JMP  var2DBackwardAVX512_row
+
+var2DBackwardAVX512_end:
+	VMOVDQU64 Z3, 40(SP)
+	MOVQ      40(SP), AX
+	MOVQ      48(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      56(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      64(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      72(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      80(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      88(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      96(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      AX, omega+104(FP)
+	VMOVDQU64 Z4, 104(SP)
+	MOVQ      104(SP), AX
+	MOVQ      112(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      120(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      128(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      136(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      144(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      152(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      160(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      AX, res+112(FP)
+	VMOVDQU64 Z5, 168(SP)
+	MOVQ      168(SP), AX
+	MOVQ      176(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      184(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      192(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      200(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      208(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      216(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      224(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      AX, big+120(FP)
+	VZEROUPPER
+	RET
+
+// func var2DBackwardAAVX512(u *float64, bx *float64, by *float64, bz *float64, m *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, data float64) (omega uint64, res uint64, big uint64)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·var2DBackwardAAVX512(SB), NOSPLIT, $232-128
+	MOVQ         u+0(FP), AX
+	MOVQ         sy+56(FP), DX
+	SHLQ         $0x03, DX
+	LEAQ         (AX)(DX*1), CX
+	NEGQ         DX
+	MOVQ         DX, (SP)
+	MOVQ         rows+80(FP), DX
+	MOVQ         DX, 16(SP)
+	MOVQ         cells+72(FP), DX
+	SHLQ         $0x03, DX
+	MOVQ         DX, 24(SP)
+	ANDQ         $-64, DX
+	MOVQ         DX, 32(SP)
+	MOVQ         bx+8(FP), DX
+	MOVQ         by+16(FP), BX
+	MOVQ         m+32(FP), SI
+	MOVQ         f+40(FP), DI
+	MOVQ         a+48(FP), R8
+	VBROADCASTSD data+96(FP), Z0
+	MOVQ         $0x7fffffffffffffff, R9
+	VMOVQ        R9, X1
+	VPBROADCASTQ X1, Z1
+	VPXORQ       Z2, Z2, Z2
+	VPXORQ       Z3, Z3, Z3
+	VPXORQ       Z4, Z4, Z4
+	VPXORQ       Z5, Z5, Z5
+
+var2DBackwardAAVX512_row:
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+var2DBackwardAAVX512_vec:
+	CMPQ    R9, 32(SP)
+	JAE     var2DBackwardAAVX512_next
+	VMOVUPD (AX)(R9*1), Z6
+	VPANDQ  Z6, Z1, Z7
+	VMOVUPD 8(AX)(R9*1), Z10
+	VSUBPD  Z6, Z10, Z11
+	VMULPD  (DX)(R9*1), Z11, Z11
+	VSUBPD  -8(AX)(R9*1), Z6, Z8
+	VMULPD  -8(DX)(R9*1), Z8, Z8
+	VSUBPD  Z8, Z11, Z8
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z7, Z10, Z10
+	VMULPD  (DX)(R9*1), Z10, Z9
+	VMULPD  (R8)(R9*1), Z6, Z12
+	VPANDQ  Z12, Z1, Z11
+	VADDPD  Z9, Z11, Z9
+	VMOVUPD -8(AX)(R9*1), Z10
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z10, Z7, Z10
+	VMULPD  -8(DX)(R9*1), Z10, Z10
+	VADDPD  Z10, Z9, Z9
+	VMOVUPD (CX)(R9*1), Z10
+	VSUBPD  Z6, Z10, Z11
+	VMULPD  (BX)(R9*1), Z11, Z11
+	VADDPD  Z11, Z8, Z8
+	VMOVUPD (AX)(R10*1), Z11
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z7, Z10, Z10
+	VMULPD  (BX)(R9*1), Z10, Z10
+	VADDPD  Z10, Z9, Z9
+	VSUBPD  Z11, Z6, Z10
+	VMULPD  (BX)(R10*1), Z10, Z10
+	VSUBPD  Z10, Z8, Z8
+	VPANDQ  Z11, Z1, Z11
+	VADDPD  Z11, Z7, Z11
+	VMULPD  (BX)(R10*1), Z11, Z11
+	VADDPD  Z11, Z9, Z9
+	VPMAXUQ Z7, Z5, Z5
+	VSUBPD  Z8, Z12, Z8
+	VMOVUPD (DI)(R9*1), Z6
+	VSUBPD  Z8, Z6, Z8
+	VMULPD  (SI)(R9*1), Z8, Z8
+	VPANDQ  Z6, Z1, Z6
+	VMAXPD  Z6, Z0, Z6
+	VADDPD  Z6, Z9, Z9
+	VPANDQ  Z8, Z1, Z8
+	VMOVAPD Z8, Z11
+	VPMAXUQ Z11, Z4, Z4
+	VCMPPD  $0x1e, Z2, Z9, K1
+	VDIVPD  Z9, Z8, K1, Z8
+	VPANDQ  Z8, Z1, Z8
+	VCMPPD  $0x04, (SI)(R9*1), Z2, K1
+	VPMAXUQ Z8, Z3, K1, Z3
+	ADDQ    $0x00000040, R9
+	ADDQ    $0x00000040, R10
+	JMP     var2DBackwardAAVX512_vec
+
+var2DBackwardAAVX512_next:
+	MOVQ    24(SP), R11
+	SUBQ    R9, R11
+	JZ      var2DBackwardAAVX512_done
+	SUBQ    $0x00000040, R11
+	ADDQ    R11, R9
+	ADDQ    R11, R10
+	VMOVUPD (AX)(R9*1), Z6
+	VPANDQ  Z6, Z1, Z7
+	VMOVUPD 8(AX)(R9*1), Z10
+	VSUBPD  Z6, Z10, Z11
+	VMULPD  (DX)(R9*1), Z11, Z11
+	VSUBPD  -8(AX)(R9*1), Z6, Z8
+	VMULPD  -8(DX)(R9*1), Z8, Z8
+	VSUBPD  Z8, Z11, Z8
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z7, Z10, Z10
+	VMULPD  (DX)(R9*1), Z10, Z9
+	VMULPD  (R8)(R9*1), Z6, Z12
+	VPANDQ  Z12, Z1, Z11
+	VADDPD  Z9, Z11, Z9
+	VMOVUPD -8(AX)(R9*1), Z10
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z10, Z7, Z10
+	VMULPD  -8(DX)(R9*1), Z10, Z10
+	VADDPD  Z10, Z9, Z9
+	VMOVUPD (CX)(R9*1), Z10
+	VSUBPD  Z6, Z10, Z11
+	VMULPD  (BX)(R9*1), Z11, Z11
+	VADDPD  Z11, Z8, Z8
+	VMOVUPD (AX)(R10*1), Z11
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z7, Z10, Z10
+	VMULPD  (BX)(R9*1), Z10, Z10
+	VADDPD  Z10, Z9, Z9
+	VSUBPD  Z11, Z6, Z10
+	VMULPD  (BX)(R10*1), Z10, Z10
+	VSUBPD  Z10, Z8, Z8
+	VPANDQ  Z11, Z1, Z11
+	VADDPD  Z11, Z7, Z11
+	VMULPD  (BX)(R10*1), Z11, Z11
+	VADDPD  Z11, Z9, Z9
+	VPMAXUQ Z7, Z5, Z5
+	VSUBPD  Z8, Z12, Z8
+	VMOVUPD (DI)(R9*1), Z6
+	VSUBPD  Z8, Z6, Z8
+	VMULPD  (SI)(R9*1), Z8, Z8
+	VPANDQ  Z6, Z1, Z6
+	VMAXPD  Z6, Z0, Z6
+	VADDPD  Z6, Z9, Z9
+	VPANDQ  Z8, Z1, Z8
+	VMOVAPD Z8, Z11
+	VPMAXUQ Z11, Z4, Z4
+	VCMPPD  $0x1e, Z2, Z9, K1
+	VDIVPD  Z9, Z8, K1, Z8
+	VPANDQ  Z8, Z1, Z8
+	VCMPPD  $0x04, (SI)(R9*1), Z2, K1
+	VPMAXUQ Z8, Z3, K1, Z3
+
+var2DBackwardAAVX512_done:
+	DECQ 16(SP)
+	JZ   var2DBackwardAAVX512_end
+	MOVQ stride+88(FP), R9
+	SHLQ $0x03, R9
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, DX
+	ADDQ R9, BX
+	ADDQ R9, SI
+	ADDQ R9, DI
+	ADDQ R9, R8
+	JMP  var2DBackwardAAVX512_row
+
+var2DBackwardAAVX512_end:
+	VMOVDQU64 Z3, 40(SP)
+	MOVQ      40(SP), AX
+	MOVQ      48(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      56(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      64(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      72(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      80(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      88(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      96(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      AX, omega+104(FP)
+	VMOVDQU64 Z4, 104(SP)
+	MOVQ      104(SP), AX
+	MOVQ      112(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      120(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      128(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      136(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      144(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      152(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      160(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      AX, res+112(FP)
+	VMOVDQU64 Z5, 168(SP)
+	MOVQ      168(SP), AX
+	MOVQ      176(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      184(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      192(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      200(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      208(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      216(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      224(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      AX, big+120(FP)
+	VZEROUPPER
+	RET
+
 // func backward3DAVX2(c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, data float64) (omega uint64, res uint64, big uint64)
 // Requires: AVX, AVX2, CMOV
 TEXT ·backward3DAVX2(SB), NOSPLIT, $96-136
@@ -12115,6 +13015,516 @@ backward3DAVX2_end:
 	CMPQ    CX, AX
 	CMOVQHI CX, AX
 	MOVQ    AX, big+128(FP)
+	VZEROUPPER
+	RET
+
+// func var3DBackwardAVX2(u *float64, bx *float64, by *float64, bz *float64, m *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, data float64) (omega uint64, res uint64, big uint64)
+// Requires: AVX, AVX2, CMOV
+TEXT ·var3DBackwardAVX2(SB), NOSPLIT, $136-128
+	MOVQ         u+0(FP), AX
+	MOVQ         sy+56(FP), DX
+	SHLQ         $0x03, DX
+	LEAQ         (AX)(DX*1), CX
+	NEGQ         DX
+	MOVQ         DX, (SP)
+	MOVQ         sz+64(FP), DX
+	SHLQ         $0x03, DX
+	ADDQ         DX, CX
+	NEGQ         DX
+	MOVQ         DX, 8(SP)
+	MOVQ         rows+80(FP), DX
+	MOVQ         DX, 16(SP)
+	MOVQ         cells+72(FP), DX
+	SHLQ         $0x03, DX
+	MOVQ         DX, 24(SP)
+	ANDQ         $-32, DX
+	MOVQ         DX, 32(SP)
+	MOVQ         bx+8(FP), DX
+	MOVQ         by+16(FP), BX
+	MOVQ         m+32(FP), SI
+	MOVQ         f+40(FP), DI
+	MOVQ         bz+24(FP), R8
+	VBROADCASTSD data+96(FP), Y0
+	MOVQ         $0x7fffffffffffffff, R9
+	VMOVQ        R9, X1
+	VPBROADCASTQ X1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPXOR        Y4, Y4, Y4
+	VPXOR        Y5, Y5, Y5
+
+var3DBackwardAVX2_row:
+	XORQ R9, R9
+	MOVQ (SP), R10
+	MOVQ 8(SP), R11
+
+var3DBackwardAVX2_vec:
+	CMPQ      R9, 32(SP)
+	JAE       var3DBackwardAVX2_next
+	VMOVUPD   (AX)(R9*1), Y6
+	VANDPD    Y6, Y1, Y7
+	VMOVUPD   8(AX)(R9*1), Y10
+	VSUBPD    Y6, Y10, Y11
+	VMULPD    (DX)(R9*1), Y11, Y11
+	VSUBPD    -8(AX)(R9*1), Y6, Y8
+	VMULPD    -8(DX)(R9*1), Y8, Y8
+	VSUBPD    Y8, Y11, Y8
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y7, Y10, Y10
+	VMULPD    (DX)(R9*1), Y10, Y9
+	VMOVUPD   -8(AX)(R9*1), Y10
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y10, Y7, Y10
+	VMULPD    -8(DX)(R9*1), Y10, Y10
+	VADDPD    Y10, Y9, Y9
+	VMOVUPD   (CX)(R11*1), Y10
+	VSUBPD    Y6, Y10, Y11
+	VMULPD    (BX)(R9*1), Y11, Y11
+	VADDPD    Y11, Y8, Y8
+	VMOVUPD   (AX)(R10*1), Y11
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y7, Y10, Y10
+	VMULPD    (BX)(R9*1), Y10, Y10
+	VADDPD    Y10, Y9, Y9
+	VSUBPD    Y11, Y6, Y10
+	VMULPD    (BX)(R10*1), Y10, Y10
+	VSUBPD    Y10, Y8, Y8
+	VANDPD    Y11, Y1, Y11
+	VADDPD    Y11, Y7, Y11
+	VMULPD    (BX)(R10*1), Y11, Y11
+	VADDPD    Y11, Y9, Y9
+	VMOVUPD   (CX)(R10*1), Y10
+	VSUBPD    Y6, Y10, Y11
+	VMULPD    (R8)(R9*1), Y11, Y11
+	VADDPD    Y11, Y8, Y8
+	VMOVUPD   (AX)(R11*1), Y11
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y7, Y10, Y10
+	VMULPD    (R8)(R9*1), Y10, Y10
+	VADDPD    Y10, Y9, Y9
+	VSUBPD    Y11, Y6, Y10
+	VMULPD    (R8)(R11*1), Y10, Y10
+	VSUBPD    Y10, Y8, Y8
+	VANDPD    Y11, Y1, Y11
+	VADDPD    Y11, Y7, Y11
+	VMULPD    (R8)(R11*1), Y11, Y11
+	VADDPD    Y11, Y9, Y9
+	VPCMPGTQ  Y5, Y7, Y10
+	VBLENDVPD Y10, Y7, Y5, Y5
+	VSUBPD    Y8, Y2, Y8
+	VMOVUPD   (DI)(R9*1), Y6
+	VSUBPD    Y8, Y6, Y8
+	VMULPD    (SI)(R9*1), Y8, Y8
+	VANDPD    Y6, Y1, Y6
+	VMAXPD    Y6, Y0, Y6
+	VADDPD    Y6, Y9, Y9
+	VANDPD    Y8, Y1, Y8
+	VMOVAPD   Y8, Y11
+	VPCMPGTQ  Y4, Y11, Y10
+	VBLENDVPD Y10, Y11, Y4, Y4
+	VCMPPD    $0x1e, Y2, Y9, Y6
+	VDIVPD    Y9, Y8, Y7
+	VBLENDVPD Y6, Y7, Y8, Y8
+	VANDPD    Y8, Y1, Y8
+	VMOVUPD   (SI)(R9*1), Y7
+	VCMPPD    $0x04, Y2, Y7, Y6
+	VANDPD    Y6, Y8, Y8
+	VPCMPGTQ  Y3, Y8, Y7
+	VBLENDVPD Y7, Y8, Y3, Y3
+	ADDQ      $0x00000020, R9
+	ADDQ      $0x00000020, R10
+	ADDQ      $0x00000020, R11
+	JMP       var3DBackwardAVX2_vec
+
+var3DBackwardAVX2_next:
+	MOVQ      24(SP), R12
+	SUBQ      R9, R12
+	JZ        var3DBackwardAVX2_done
+	SUBQ      $0x00000020, R12
+	ADDQ      R12, R9
+	ADDQ      R12, R10
+	ADDQ      R12, R11
+	VMOVUPD   (AX)(R9*1), Y6
+	VANDPD    Y6, Y1, Y7
+	VMOVUPD   8(AX)(R9*1), Y10
+	VSUBPD    Y6, Y10, Y11
+	VMULPD    (DX)(R9*1), Y11, Y11
+	VSUBPD    -8(AX)(R9*1), Y6, Y8
+	VMULPD    -8(DX)(R9*1), Y8, Y8
+	VSUBPD    Y8, Y11, Y8
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y7, Y10, Y10
+	VMULPD    (DX)(R9*1), Y10, Y9
+	VMOVUPD   -8(AX)(R9*1), Y10
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y10, Y7, Y10
+	VMULPD    -8(DX)(R9*1), Y10, Y10
+	VADDPD    Y10, Y9, Y9
+	VMOVUPD   (CX)(R11*1), Y10
+	VSUBPD    Y6, Y10, Y11
+	VMULPD    (BX)(R9*1), Y11, Y11
+	VADDPD    Y11, Y8, Y8
+	VMOVUPD   (AX)(R10*1), Y11
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y7, Y10, Y10
+	VMULPD    (BX)(R9*1), Y10, Y10
+	VADDPD    Y10, Y9, Y9
+	VSUBPD    Y11, Y6, Y10
+	VMULPD    (BX)(R10*1), Y10, Y10
+	VSUBPD    Y10, Y8, Y8
+	VANDPD    Y11, Y1, Y11
+	VADDPD    Y11, Y7, Y11
+	VMULPD    (BX)(R10*1), Y11, Y11
+	VADDPD    Y11, Y9, Y9
+	VMOVUPD   (CX)(R10*1), Y10
+	VSUBPD    Y6, Y10, Y11
+	VMULPD    (R8)(R9*1), Y11, Y11
+	VADDPD    Y11, Y8, Y8
+	VMOVUPD   (AX)(R11*1), Y11
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y7, Y10, Y10
+	VMULPD    (R8)(R9*1), Y10, Y10
+	VADDPD    Y10, Y9, Y9
+	VSUBPD    Y11, Y6, Y10
+	VMULPD    (R8)(R11*1), Y10, Y10
+	VSUBPD    Y10, Y8, Y8
+	VANDPD    Y11, Y1, Y11
+	VADDPD    Y11, Y7, Y11
+	VMULPD    (R8)(R11*1), Y11, Y11
+	VADDPD    Y11, Y9, Y9
+	VPCMPGTQ  Y5, Y7, Y10
+	VBLENDVPD Y10, Y7, Y5, Y5
+	VSUBPD    Y8, Y2, Y8
+	VMOVUPD   (DI)(R9*1), Y6
+	VSUBPD    Y8, Y6, Y8
+	VMULPD    (SI)(R9*1), Y8, Y8
+	VANDPD    Y6, Y1, Y6
+	VMAXPD    Y6, Y0, Y6
+	VADDPD    Y6, Y9, Y9
+	VANDPD    Y8, Y1, Y8
+	VMOVAPD   Y8, Y11
+	VPCMPGTQ  Y4, Y11, Y10
+	VBLENDVPD Y10, Y11, Y4, Y4
+	VCMPPD    $0x1e, Y2, Y9, Y6
+	VDIVPD    Y9, Y8, Y7
+	VBLENDVPD Y6, Y7, Y8, Y8
+	VANDPD    Y8, Y1, Y8
+	VMOVUPD   (SI)(R9*1), Y7
+	VCMPPD    $0x04, Y2, Y7, Y6
+	VANDPD    Y6, Y8, Y8
+	VPCMPGTQ  Y3, Y8, Y7
+	VBLENDVPD Y7, Y8, Y3, Y3
+
+var3DBackwardAVX2_done:
+	DECQ 16(SP)
+	JZ   var3DBackwardAVX2_end
+	MOVQ stride+88(FP), R9
+	SHLQ $0x03, R9
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, DX
+	ADDQ R9, BX
+	ADDQ R9, R8
+	ADDQ R9, SI
+	ADDQ R9, DI
+	JMP  var3DBackwardAVX2_row
+
+var3DBackwardAVX2_end:
+	VMOVDQU Y3, 40(SP)
+	MOVQ    40(SP), AX
+	MOVQ    48(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    56(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    64(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    AX, omega+104(FP)
+	VMOVDQU Y4, 72(SP)
+	MOVQ    72(SP), AX
+	MOVQ    80(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    88(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    96(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    AX, res+112(FP)
+	VMOVDQU Y5, 104(SP)
+	MOVQ    104(SP), AX
+	MOVQ    112(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    120(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    128(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    AX, big+120(FP)
+	VZEROUPPER
+	RET
+
+// func var3DBackwardAAVX2(u *float64, bx *float64, by *float64, bz *float64, m *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, data float64) (omega uint64, res uint64, big uint64)
+// Requires: AVX, AVX2, CMOV
+TEXT ·var3DBackwardAAVX2(SB), NOSPLIT, $136-128
+	MOVQ         u+0(FP), AX
+	MOVQ         sy+56(FP), DX
+	SHLQ         $0x03, DX
+	LEAQ         (AX)(DX*1), CX
+	NEGQ         DX
+	MOVQ         DX, (SP)
+	MOVQ         sz+64(FP), DX
+	SHLQ         $0x03, DX
+	ADDQ         DX, CX
+	NEGQ         DX
+	MOVQ         DX, 8(SP)
+	MOVQ         rows+80(FP), DX
+	MOVQ         DX, 16(SP)
+	MOVQ         cells+72(FP), DX
+	SHLQ         $0x03, DX
+	MOVQ         DX, 24(SP)
+	ANDQ         $-32, DX
+	MOVQ         DX, 32(SP)
+	MOVQ         bx+8(FP), DX
+	MOVQ         by+16(FP), BX
+	MOVQ         m+32(FP), SI
+	MOVQ         f+40(FP), DI
+	MOVQ         bz+24(FP), R8
+	MOVQ         a+48(FP), R9
+	VBROADCASTSD data+96(FP), Y0
+	MOVQ         $0x7fffffffffffffff, R10
+	VMOVQ        R10, X1
+	VPBROADCASTQ X1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPXOR        Y4, Y4, Y4
+	VPXOR        Y5, Y5, Y5
+
+var3DBackwardAAVX2_row:
+	XORQ R10, R10
+	MOVQ (SP), R11
+	MOVQ 8(SP), R12
+
+var3DBackwardAAVX2_vec:
+	CMPQ      R10, 32(SP)
+	JAE       var3DBackwardAAVX2_next
+	VMOVUPD   (AX)(R10*1), Y6
+	VANDPD    Y6, Y1, Y7
+	VMOVUPD   8(AX)(R10*1), Y10
+	VSUBPD    Y6, Y10, Y11
+	VMULPD    (DX)(R10*1), Y11, Y11
+	VSUBPD    -8(AX)(R10*1), Y6, Y8
+	VMULPD    -8(DX)(R10*1), Y8, Y8
+	VSUBPD    Y8, Y11, Y8
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y7, Y10, Y10
+	VMULPD    (DX)(R10*1), Y10, Y9
+	VMULPD    (R9)(R10*1), Y6, Y12
+	VANDPD    Y12, Y1, Y11
+	VADDPD    Y9, Y11, Y9
+	VMOVUPD   -8(AX)(R10*1), Y10
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y10, Y7, Y10
+	VMULPD    -8(DX)(R10*1), Y10, Y10
+	VADDPD    Y10, Y9, Y9
+	VMOVUPD   (CX)(R12*1), Y10
+	VSUBPD    Y6, Y10, Y11
+	VMULPD    (BX)(R10*1), Y11, Y11
+	VADDPD    Y11, Y8, Y8
+	VMOVUPD   (AX)(R11*1), Y11
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y7, Y10, Y10
+	VMULPD    (BX)(R10*1), Y10, Y10
+	VADDPD    Y10, Y9, Y9
+	VSUBPD    Y11, Y6, Y10
+	VMULPD    (BX)(R11*1), Y10, Y10
+	VSUBPD    Y10, Y8, Y8
+	VANDPD    Y11, Y1, Y11
+	VADDPD    Y11, Y7, Y11
+	VMULPD    (BX)(R11*1), Y11, Y11
+	VADDPD    Y11, Y9, Y9
+	VMOVUPD   (CX)(R11*1), Y10
+	VSUBPD    Y6, Y10, Y11
+	VMULPD    (R8)(R10*1), Y11, Y11
+	VADDPD    Y11, Y8, Y8
+	VMOVUPD   (AX)(R12*1), Y11
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y7, Y10, Y10
+	VMULPD    (R8)(R10*1), Y10, Y10
+	VADDPD    Y10, Y9, Y9
+	VSUBPD    Y11, Y6, Y10
+	VMULPD    (R8)(R12*1), Y10, Y10
+	VSUBPD    Y10, Y8, Y8
+	VANDPD    Y11, Y1, Y11
+	VADDPD    Y11, Y7, Y11
+	VMULPD    (R8)(R12*1), Y11, Y11
+	VADDPD    Y11, Y9, Y9
+	VPCMPGTQ  Y5, Y7, Y10
+	VBLENDVPD Y10, Y7, Y5, Y5
+	VSUBPD    Y8, Y12, Y8
+	VMOVUPD   (DI)(R10*1), Y6
+	VSUBPD    Y8, Y6, Y8
+	VMULPD    (SI)(R10*1), Y8, Y8
+	VANDPD    Y6, Y1, Y6
+	VMAXPD    Y6, Y0, Y6
+	VADDPD    Y6, Y9, Y9
+	VANDPD    Y8, Y1, Y8
+	VMOVAPD   Y8, Y11
+	VPCMPGTQ  Y4, Y11, Y10
+	VBLENDVPD Y10, Y11, Y4, Y4
+	VCMPPD    $0x1e, Y2, Y9, Y6
+	VDIVPD    Y9, Y8, Y7
+	VBLENDVPD Y6, Y7, Y8, Y8
+	VANDPD    Y8, Y1, Y8
+	VMOVUPD   (SI)(R10*1), Y7
+	VCMPPD    $0x04, Y2, Y7, Y6
+	VANDPD    Y6, Y8, Y8
+	VPCMPGTQ  Y3, Y8, Y7
+	VBLENDVPD Y7, Y8, Y3, Y3
+	ADDQ      $0x00000020, R10
+	ADDQ      $0x00000020, R11
+	ADDQ      $0x00000020, R12
+	JMP       var3DBackwardAAVX2_vec
+
+var3DBackwardAAVX2_next:
+	MOVQ      24(SP), R13
+	SUBQ      R10, R13
+	JZ        var3DBackwardAAVX2_done
+	SUBQ      $0x00000020, R13
+	ADDQ      R13, R10
+	ADDQ      R13, R11
+	ADDQ      R13, R12
+	VMOVUPD   (AX)(R10*1), Y6
+	VANDPD    Y6, Y1, Y7
+	VMOVUPD   8(AX)(R10*1), Y10
+	VSUBPD    Y6, Y10, Y11
+	VMULPD    (DX)(R10*1), Y11, Y11
+	VSUBPD    -8(AX)(R10*1), Y6, Y8
+	VMULPD    -8(DX)(R10*1), Y8, Y8
+	VSUBPD    Y8, Y11, Y8
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y7, Y10, Y10
+	VMULPD    (DX)(R10*1), Y10, Y9
+	VMULPD    (R9)(R10*1), Y6, Y12
+	VANDPD    Y12, Y1, Y11
+	VADDPD    Y9, Y11, Y9
+	VMOVUPD   -8(AX)(R10*1), Y10
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y10, Y7, Y10
+	VMULPD    -8(DX)(R10*1), Y10, Y10
+	VADDPD    Y10, Y9, Y9
+	VMOVUPD   (CX)(R12*1), Y10
+	VSUBPD    Y6, Y10, Y11
+	VMULPD    (BX)(R10*1), Y11, Y11
+	VADDPD    Y11, Y8, Y8
+	VMOVUPD   (AX)(R11*1), Y11
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y7, Y10, Y10
+	VMULPD    (BX)(R10*1), Y10, Y10
+	VADDPD    Y10, Y9, Y9
+	VSUBPD    Y11, Y6, Y10
+	VMULPD    (BX)(R11*1), Y10, Y10
+	VSUBPD    Y10, Y8, Y8
+	VANDPD    Y11, Y1, Y11
+	VADDPD    Y11, Y7, Y11
+	VMULPD    (BX)(R11*1), Y11, Y11
+	VADDPD    Y11, Y9, Y9
+	VMOVUPD   (CX)(R11*1), Y10
+	VSUBPD    Y6, Y10, Y11
+	VMULPD    (R8)(R10*1), Y11, Y11
+	VADDPD    Y11, Y8, Y8
+	VMOVUPD   (AX)(R12*1), Y11
+	VANDPD    Y10, Y1, Y10
+	VADDPD    Y7, Y10, Y10
+	VMULPD    (R8)(R10*1), Y10, Y10
+	VADDPD    Y10, Y9, Y9
+	VSUBPD    Y11, Y6, Y10
+	VMULPD    (R8)(R12*1), Y10, Y10
+	VSUBPD    Y10, Y8, Y8
+	VANDPD    Y11, Y1, Y11
+	VADDPD    Y11, Y7, Y11
+	VMULPD    (R8)(R12*1), Y11, Y11
+	VADDPD    Y11, Y9, Y9
+	VPCMPGTQ  Y5, Y7, Y10
+	VBLENDVPD Y10, Y7, Y5, Y5
+	VSUBPD    Y8, Y12, Y8
+	VMOVUPD   (DI)(R10*1), Y6
+	VSUBPD    Y8, Y6, Y8
+	VMULPD    (SI)(R10*1), Y8, Y8
+	VANDPD    Y6, Y1, Y6
+	VMAXPD    Y6, Y0, Y6
+	VADDPD    Y6, Y9, Y9
+	VANDPD    Y8, Y1, Y8
+	VMOVAPD   Y8, Y11
+	VPCMPGTQ  Y4, Y11, Y10
+	VBLENDVPD Y10, Y11, Y4, Y4
+	VCMPPD    $0x1e, Y2, Y9, Y6
+	VDIVPD    Y9, Y8, Y7
+	VBLENDVPD Y6, Y7, Y8, Y8
+	VANDPD    Y8, Y1, Y8
+	VMOVUPD   (SI)(R10*1), Y7
+	VCMPPD    $0x04, Y2, Y7, Y6
+	VANDPD    Y6, Y8, Y8
+	VPCMPGTQ  Y3, Y8, Y7
+	VBLENDVPD Y7, Y8, Y3, Y3
+
+var3DBackwardAAVX2_done:
+	DECQ 16(SP)
+	JZ   var3DBackwardAAVX2_end
+	MOVQ stride+88(FP), R10
+	SHLQ $0x03, R10
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, DX
+	ADDQ R10, BX
+	ADDQ R10, R8
+	ADDQ R10, SI
+	ADDQ R10, DI
+	ADDQ R10, R9
+	JMP  var3DBackwardAAVX2_row
+
+var3DBackwardAAVX2_end:
+	VMOVDQU Y3, 40(SP)
+	MOVQ    40(SP), AX
+	MOVQ    48(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    56(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    64(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    AX, omega+104(FP)
+	VMOVDQU Y4, 72(SP)
+	MOVQ    72(SP), AX
+	MOVQ    80(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    88(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    96(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    AX, res+112(FP)
+	VMOVDQU Y5, 104(SP)
+	MOVQ    104(SP), AX
+	MOVQ    112(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    120(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    128(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    AX, big+120(FP)
 	VZEROUPPER
 	RET
 
@@ -12337,6 +13747,564 @@ backward3DAVX512_end:
 	CMPQ      CX, AX
 	CMOVQHI   CX, AX
 	MOVQ      AX, big+128(FP)
+	VZEROUPPER
+	RET
+
+// func var3DBackwardAVX512(u *float64, bx *float64, by *float64, bz *float64, m *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, data float64) (omega uint64, res uint64, big uint64)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·var3DBackwardAVX512(SB), NOSPLIT, $232-128
+	MOVQ         u+0(FP), AX
+	MOVQ         sy+56(FP), DX
+	SHLQ         $0x03, DX
+	LEAQ         (AX)(DX*1), CX
+	NEGQ         DX
+	MOVQ         DX, (SP)
+	MOVQ         sz+64(FP), DX
+	SHLQ         $0x03, DX
+	ADDQ         DX, CX
+	NEGQ         DX
+	MOVQ         DX, 8(SP)
+	MOVQ         rows+80(FP), DX
+	MOVQ         DX, 16(SP)
+	MOVQ         cells+72(FP), DX
+	SHLQ         $0x03, DX
+	MOVQ         DX, 24(SP)
+	ANDQ         $-64, DX
+	MOVQ         DX, 32(SP)
+	MOVQ         bx+8(FP), DX
+	MOVQ         by+16(FP), BX
+	MOVQ         m+32(FP), SI
+	MOVQ         f+40(FP), DI
+	MOVQ         bz+24(FP), R8
+	VBROADCASTSD data+96(FP), Z0
+	MOVQ         $0x7fffffffffffffff, R9
+	VMOVQ        R9, X1
+	VPBROADCASTQ X1, Z1
+	VPXORQ       Z2, Z2, Z2
+	VPXORQ       Z3, Z3, Z3
+	VPXORQ       Z4, Z4, Z4
+	VPXORQ       Z5, Z5, Z5
+
+var3DBackwardAVX512_row:
+	XORQ R9, R9
+	MOVQ (SP), R10
+	MOVQ 8(SP), R11
+
+var3DBackwardAVX512_vec:
+	CMPQ    R9, 32(SP)
+	JAE     var3DBackwardAVX512_next
+	VMOVUPD (AX)(R9*1), Z6
+	VPANDQ  Z6, Z1, Z7
+	VMOVUPD 8(AX)(R9*1), Z10
+	VSUBPD  Z6, Z10, Z11
+	VMULPD  (DX)(R9*1), Z11, Z11
+	VSUBPD  -8(AX)(R9*1), Z6, Z8
+	VMULPD  -8(DX)(R9*1), Z8, Z8
+	VSUBPD  Z8, Z11, Z8
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z7, Z10, Z10
+	VMULPD  (DX)(R9*1), Z10, Z9
+	VMOVUPD -8(AX)(R9*1), Z10
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z10, Z7, Z10
+	VMULPD  -8(DX)(R9*1), Z10, Z10
+	VADDPD  Z10, Z9, Z9
+	VMOVUPD (CX)(R11*1), Z10
+	VSUBPD  Z6, Z10, Z11
+	VMULPD  (BX)(R9*1), Z11, Z11
+	VADDPD  Z11, Z8, Z8
+	VMOVUPD (AX)(R10*1), Z11
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z7, Z10, Z10
+	VMULPD  (BX)(R9*1), Z10, Z10
+	VADDPD  Z10, Z9, Z9
+	VSUBPD  Z11, Z6, Z10
+	VMULPD  (BX)(R10*1), Z10, Z10
+	VSUBPD  Z10, Z8, Z8
+	VPANDQ  Z11, Z1, Z11
+	VADDPD  Z11, Z7, Z11
+	VMULPD  (BX)(R10*1), Z11, Z11
+	VADDPD  Z11, Z9, Z9
+	VMOVUPD (CX)(R10*1), Z10
+	VSUBPD  Z6, Z10, Z11
+	VMULPD  (R8)(R9*1), Z11, Z11
+	VADDPD  Z11, Z8, Z8
+	VMOVUPD (AX)(R11*1), Z11
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z7, Z10, Z10
+	VMULPD  (R8)(R9*1), Z10, Z10
+	VADDPD  Z10, Z9, Z9
+	VSUBPD  Z11, Z6, Z10
+	VMULPD  (R8)(R11*1), Z10, Z10
+	VSUBPD  Z10, Z8, Z8
+	VPANDQ  Z11, Z1, Z11
+	VADDPD  Z11, Z7, Z11
+	VMULPD  (R8)(R11*1), Z11, Z11
+	VADDPD  Z11, Z9, Z9
+	VPMAXUQ Z7, Z5, Z5
+	VSUBPD  Z8, Z2, Z8
+	VMOVUPD (DI)(R9*1), Z6
+	VSUBPD  Z8, Z6, Z8
+	VMULPD  (SI)(R9*1), Z8, Z8
+	VPANDQ  Z6, Z1, Z6
+	VMAXPD  Z6, Z0, Z6
+	VADDPD  Z6, Z9, Z9
+	VPANDQ  Z8, Z1, Z8
+	VMOVAPD Z8, Z11
+	VPMAXUQ Z11, Z4, Z4
+	VCMPPD  $0x1e, Z2, Z9, K1
+	VDIVPD  Z9, Z8, K1, Z8
+	VPANDQ  Z8, Z1, Z8
+	VCMPPD  $0x04, (SI)(R9*1), Z2, K1
+	VPMAXUQ Z8, Z3, K1, Z3
+	ADDQ    $0x00000040, R9
+	ADDQ    $0x00000040, R10
+	ADDQ    $0x00000040, R11
+	JMP     var3DBackwardAVX512_vec
+
+var3DBackwardAVX512_next:
+	MOVQ    24(SP), R12
+	SUBQ    R9, R12
+	JZ      var3DBackwardAVX512_done
+	SUBQ    $0x00000040, R12
+	ADDQ    R12, R9
+	ADDQ    R12, R10
+	ADDQ    R12, R11
+	VMOVUPD (AX)(R9*1), Z6
+	VPANDQ  Z6, Z1, Z7
+	VMOVUPD 8(AX)(R9*1), Z10
+	VSUBPD  Z6, Z10, Z11
+	VMULPD  (DX)(R9*1), Z11, Z11
+	VSUBPD  -8(AX)(R9*1), Z6, Z8
+	VMULPD  -8(DX)(R9*1), Z8, Z8
+	VSUBPD  Z8, Z11, Z8
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z7, Z10, Z10
+	VMULPD  (DX)(R9*1), Z10, Z9
+	VMOVUPD -8(AX)(R9*1), Z10
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z10, Z7, Z10
+	VMULPD  -8(DX)(R9*1), Z10, Z10
+	VADDPD  Z10, Z9, Z9
+	VMOVUPD (CX)(R11*1), Z10
+	VSUBPD  Z6, Z10, Z11
+	VMULPD  (BX)(R9*1), Z11, Z11
+	VADDPD  Z11, Z8, Z8
+	VMOVUPD (AX)(R10*1), Z11
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z7, Z10, Z10
+	VMULPD  (BX)(R9*1), Z10, Z10
+	VADDPD  Z10, Z9, Z9
+	VSUBPD  Z11, Z6, Z10
+	VMULPD  (BX)(R10*1), Z10, Z10
+	VSUBPD  Z10, Z8, Z8
+	VPANDQ  Z11, Z1, Z11
+	VADDPD  Z11, Z7, Z11
+	VMULPD  (BX)(R10*1), Z11, Z11
+	VADDPD  Z11, Z9, Z9
+	VMOVUPD (CX)(R10*1), Z10
+	VSUBPD  Z6, Z10, Z11
+	VMULPD  (R8)(R9*1), Z11, Z11
+	VADDPD  Z11, Z8, Z8
+	VMOVUPD (AX)(R11*1), Z11
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z7, Z10, Z10
+	VMULPD  (R8)(R9*1), Z10, Z10
+	VADDPD  Z10, Z9, Z9
+	VSUBPD  Z11, Z6, Z10
+	VMULPD  (R8)(R11*1), Z10, Z10
+	VSUBPD  Z10, Z8, Z8
+	VPANDQ  Z11, Z1, Z11
+	VADDPD  Z11, Z7, Z11
+	VMULPD  (R8)(R11*1), Z11, Z11
+	VADDPD  Z11, Z9, Z9
+	VPMAXUQ Z7, Z5, Z5
+	VSUBPD  Z8, Z2, Z8
+	VMOVUPD (DI)(R9*1), Z6
+	VSUBPD  Z8, Z6, Z8
+	VMULPD  (SI)(R9*1), Z8, Z8
+	VPANDQ  Z6, Z1, Z6
+	VMAXPD  Z6, Z0, Z6
+	VADDPD  Z6, Z9, Z9
+	VPANDQ  Z8, Z1, Z8
+	VMOVAPD Z8, Z11
+	VPMAXUQ Z11, Z4, Z4
+	VCMPPD  $0x1e, Z2, Z9, K1
+	VDIVPD  Z9, Z8, K1, Z8
+	VPANDQ  Z8, Z1, Z8
+	VCMPPD  $0x04, (SI)(R9*1), Z2, K1
+	VPMAXUQ Z8, Z3, K1, Z3
+
+var3DBackwardAVX512_done:
+	DECQ 16(SP)
+	JZ   var3DBackwardAVX512_end
+	MOVQ stride+88(FP), R9
+	SHLQ $0x03, R9
+	ADDQ R9, AX
+	ADDQ R9, CX
+	ADDQ R9, DX
+	ADDQ R9, BX
+	ADDQ R9, R8
+	ADDQ R9, SI
+	ADDQ R9, DI
+	JMP  var3DBackwardAVX512_row
+
+var3DBackwardAVX512_end:
+	VMOVDQU64 Z3, 40(SP)
+	MOVQ      40(SP), AX
+	MOVQ      48(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      56(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      64(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      72(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      80(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      88(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      96(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      AX, omega+104(FP)
+	VMOVDQU64 Z4, 104(SP)
+	MOVQ      104(SP), AX
+	MOVQ      112(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      120(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      128(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      136(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      144(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      152(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      160(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      AX, res+112(FP)
+	VMOVDQU64 Z5, 168(SP)
+	MOVQ      168(SP), AX
+	MOVQ      176(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      184(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      192(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      200(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      208(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      216(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      224(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      AX, big+120(FP)
+	VZEROUPPER
+	RET
+
+// func var3DBackwardAAVX512(u *float64, bx *float64, by *float64, bz *float64, m *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, data float64) (omega uint64, res uint64, big uint64)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·var3DBackwardAAVX512(SB), NOSPLIT, $232-128
+	MOVQ         u+0(FP), AX
+	MOVQ         sy+56(FP), DX
+	SHLQ         $0x03, DX
+	LEAQ         (AX)(DX*1), CX
+	NEGQ         DX
+	MOVQ         DX, (SP)
+	MOVQ         sz+64(FP), DX
+	SHLQ         $0x03, DX
+	ADDQ         DX, CX
+	NEGQ         DX
+	MOVQ         DX, 8(SP)
+	MOVQ         rows+80(FP), DX
+	MOVQ         DX, 16(SP)
+	MOVQ         cells+72(FP), DX
+	SHLQ         $0x03, DX
+	MOVQ         DX, 24(SP)
+	ANDQ         $-64, DX
+	MOVQ         DX, 32(SP)
+	MOVQ         bx+8(FP), DX
+	MOVQ         by+16(FP), BX
+	MOVQ         m+32(FP), SI
+	MOVQ         f+40(FP), DI
+	MOVQ         bz+24(FP), R8
+	MOVQ         a+48(FP), R9
+	VBROADCASTSD data+96(FP), Z0
+	MOVQ         $0x7fffffffffffffff, R10
+	VMOVQ        R10, X1
+	VPBROADCASTQ X1, Z1
+	VPXORQ       Z2, Z2, Z2
+	VPXORQ       Z3, Z3, Z3
+	VPXORQ       Z4, Z4, Z4
+	VPXORQ       Z5, Z5, Z5
+
+var3DBackwardAAVX512_row:
+	XORQ R10, R10
+	MOVQ (SP), R11
+	MOVQ 8(SP), R12
+
+var3DBackwardAAVX512_vec:
+	CMPQ    R10, 32(SP)
+	JAE     var3DBackwardAAVX512_next
+	VMOVUPD (AX)(R10*1), Z6
+	VPANDQ  Z6, Z1, Z7
+	VMOVUPD 8(AX)(R10*1), Z10
+	VSUBPD  Z6, Z10, Z11
+	VMULPD  (DX)(R10*1), Z11, Z11
+	VSUBPD  -8(AX)(R10*1), Z6, Z8
+	VMULPD  -8(DX)(R10*1), Z8, Z8
+	VSUBPD  Z8, Z11, Z8
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z7, Z10, Z10
+	VMULPD  (DX)(R10*1), Z10, Z9
+	VMULPD  (R9)(R10*1), Z6, Z12
+	VPANDQ  Z12, Z1, Z11
+	VADDPD  Z9, Z11, Z9
+	VMOVUPD -8(AX)(R10*1), Z10
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z10, Z7, Z10
+	VMULPD  -8(DX)(R10*1), Z10, Z10
+	VADDPD  Z10, Z9, Z9
+	VMOVUPD (CX)(R12*1), Z10
+	VSUBPD  Z6, Z10, Z11
+	VMULPD  (BX)(R10*1), Z11, Z11
+	VADDPD  Z11, Z8, Z8
+	VMOVUPD (AX)(R11*1), Z11
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z7, Z10, Z10
+	VMULPD  (BX)(R10*1), Z10, Z10
+	VADDPD  Z10, Z9, Z9
+	VSUBPD  Z11, Z6, Z10
+	VMULPD  (BX)(R11*1), Z10, Z10
+	VSUBPD  Z10, Z8, Z8
+	VPANDQ  Z11, Z1, Z11
+	VADDPD  Z11, Z7, Z11
+	VMULPD  (BX)(R11*1), Z11, Z11
+	VADDPD  Z11, Z9, Z9
+	VMOVUPD (CX)(R11*1), Z10
+	VSUBPD  Z6, Z10, Z11
+	VMULPD  (R8)(R10*1), Z11, Z11
+	VADDPD  Z11, Z8, Z8
+	VMOVUPD (AX)(R12*1), Z11
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z7, Z10, Z10
+	VMULPD  (R8)(R10*1), Z10, Z10
+	VADDPD  Z10, Z9, Z9
+	VSUBPD  Z11, Z6, Z10
+	VMULPD  (R8)(R12*1), Z10, Z10
+	VSUBPD  Z10, Z8, Z8
+	VPANDQ  Z11, Z1, Z11
+	VADDPD  Z11, Z7, Z11
+	VMULPD  (R8)(R12*1), Z11, Z11
+	VADDPD  Z11, Z9, Z9
+	VPMAXUQ Z7, Z5, Z5
+	VSUBPD  Z8, Z12, Z8
+	VMOVUPD (DI)(R10*1), Z6
+	VSUBPD  Z8, Z6, Z8
+	VMULPD  (SI)(R10*1), Z8, Z8
+	VPANDQ  Z6, Z1, Z6
+	VMAXPD  Z6, Z0, Z6
+	VADDPD  Z6, Z9, Z9
+	VPANDQ  Z8, Z1, Z8
+	VMOVAPD Z8, Z11
+	VPMAXUQ Z11, Z4, Z4
+	VCMPPD  $0x1e, Z2, Z9, K1
+	VDIVPD  Z9, Z8, K1, Z8
+	VPANDQ  Z8, Z1, Z8
+	VCMPPD  $0x04, (SI)(R10*1), Z2, K1
+	VPMAXUQ Z8, Z3, K1, Z3
+	ADDQ    $0x00000040, R10
+	ADDQ    $0x00000040, R11
+	ADDQ    $0x00000040, R12
+	JMP     var3DBackwardAAVX512_vec
+
+var3DBackwardAAVX512_next:
+	MOVQ    24(SP), R13
+	SUBQ    R10, R13
+	JZ      var3DBackwardAAVX512_done
+	SUBQ    $0x00000040, R13
+	ADDQ    R13, R10
+	ADDQ    R13, R11
+	ADDQ    R13, R12
+	VMOVUPD (AX)(R10*1), Z6
+	VPANDQ  Z6, Z1, Z7
+	VMOVUPD 8(AX)(R10*1), Z10
+	VSUBPD  Z6, Z10, Z11
+	VMULPD  (DX)(R10*1), Z11, Z11
+	VSUBPD  -8(AX)(R10*1), Z6, Z8
+	VMULPD  -8(DX)(R10*1), Z8, Z8
+	VSUBPD  Z8, Z11, Z8
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z7, Z10, Z10
+	VMULPD  (DX)(R10*1), Z10, Z9
+	VMULPD  (R9)(R10*1), Z6, Z12
+	VPANDQ  Z12, Z1, Z11
+	VADDPD  Z9, Z11, Z9
+	VMOVUPD -8(AX)(R10*1), Z10
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z10, Z7, Z10
+	VMULPD  -8(DX)(R10*1), Z10, Z10
+	VADDPD  Z10, Z9, Z9
+	VMOVUPD (CX)(R12*1), Z10
+	VSUBPD  Z6, Z10, Z11
+	VMULPD  (BX)(R10*1), Z11, Z11
+	VADDPD  Z11, Z8, Z8
+	VMOVUPD (AX)(R11*1), Z11
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z7, Z10, Z10
+	VMULPD  (BX)(R10*1), Z10, Z10
+	VADDPD  Z10, Z9, Z9
+	VSUBPD  Z11, Z6, Z10
+	VMULPD  (BX)(R11*1), Z10, Z10
+	VSUBPD  Z10, Z8, Z8
+	VPANDQ  Z11, Z1, Z11
+	VADDPD  Z11, Z7, Z11
+	VMULPD  (BX)(R11*1), Z11, Z11
+	VADDPD  Z11, Z9, Z9
+	VMOVUPD (CX)(R11*1), Z10
+	VSUBPD  Z6, Z10, Z11
+	VMULPD  (R8)(R10*1), Z11, Z11
+	VADDPD  Z11, Z8, Z8
+	VMOVUPD (AX)(R12*1), Z11
+	VPANDQ  Z10, Z1, Z10
+	VADDPD  Z7, Z10, Z10
+	VMULPD  (R8)(R10*1), Z10, Z10
+	VADDPD  Z10, Z9, Z9
+	VSUBPD  Z11, Z6, Z10
+	VMULPD  (R8)(R12*1), Z10, Z10
+	VSUBPD  Z10, Z8, Z8
+	VPANDQ  Z11, Z1, Z11
+	VADDPD  Z11, Z7, Z11
+	VMULPD  (R8)(R12*1), Z11, Z11
+	VADDPD  Z11, Z9, Z9
+	VPMAXUQ Z7, Z5, Z5
+	VSUBPD  Z8, Z12, Z8
+	VMOVUPD (DI)(R10*1), Z6
+	VSUBPD  Z8, Z6, Z8
+	VMULPD  (SI)(R10*1), Z8, Z8
+	VPANDQ  Z6, Z1, Z6
+	VMAXPD  Z6, Z0, Z6
+	VADDPD  Z6, Z9, Z9
+	VPANDQ  Z8, Z1, Z8
+	VMOVAPD Z8, Z11
+	VPMAXUQ Z11, Z4, Z4
+	VCMPPD  $0x1e, Z2, Z9, K1
+	VDIVPD  Z9, Z8, K1, Z8
+	VPANDQ  Z8, Z1, Z8
+	VCMPPD  $0x04, (SI)(R10*1), Z2, K1
+	VPMAXUQ Z8, Z3, K1, Z3
+
+var3DBackwardAAVX512_done:
+	DECQ 16(SP)
+	JZ   var3DBackwardAAVX512_end
+	MOVQ stride+88(FP), R10
+	SHLQ $0x03, R10
+	ADDQ R10, AX
+	ADDQ R10, CX
+	ADDQ R10, DX
+	ADDQ R10, BX
+	ADDQ R10, R8
+	ADDQ R10, SI
+	ADDQ R10, DI
+	ADDQ R10, R9
+	JMP  var3DBackwardAAVX512_row
+
+var3DBackwardAAVX512_end:
+	VMOVDQU64 Z3, 40(SP)
+	MOVQ      40(SP), AX
+	MOVQ      48(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      56(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      64(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      72(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      80(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      88(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      96(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      AX, omega+104(FP)
+	VMOVDQU64 Z4, 104(SP)
+	MOVQ      104(SP), AX
+	MOVQ      112(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      120(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      128(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      136(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      144(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      152(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      160(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      AX, res+112(FP)
+	VMOVDQU64 Z5, 168(SP)
+	MOVQ      168(SP), AX
+	MOVQ      176(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      184(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      192(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      200(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      208(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      216(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      224(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      AX, big+120(FP)
 	VZEROUPPER
 	RET
 

@@ -854,6 +854,38 @@ func var2DUpdateSrcNTAVX512(d *float64, u *float64, bx *float64, by *float64, bz
 //go:noescape
 func backward2DAVX2(c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, data float64) (omega uint64, res uint64, big uint64)
 
+// var2DBackwardAVX2 returns, over j in [0, cells), cells >= 4 (AVX2), and over rows rows,
+// every operand stride cells after the last, the bits (sign cleared) of the largest
+// q over the cells with m[j] ≠ 0, of the largest |r| and of the largest |u[j]|, where
+//
+//	r   = m[j]·(f[j] − (0 − φ))
+//	t   = bx[j]·(|u[j+1]| + |u[j]|) + bx[j−1]·(|u[j]| + |u[j−1]|)
+//	      + by[j]·(|u[j+sy]| + |u[j]|) + by[j−sy]·(|u[j]| + |u[j−sy]|)
+//	q   = |r|/(t + max(|f[j]|, data)) where that is > 0, else |r|
+//
+// with φ the flux sum of cell j over x, y (sy) (stencil/varkernel.go),
+// each product rounded on its own, summed left to right; a NaN sorts above every
+// number. data must not be NaN (VMAXPD would drop it).
+//
+//go:noescape
+func var2DBackwardAVX2(u *float64, bx *float64, by *float64, bz *float64, m *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, data float64) (omega uint64, res uint64, big uint64)
+
+// var2DBackwardAAVX2 returns, over j in [0, cells), cells >= 4 (AVX2), and over rows rows,
+// every operand stride cells after the last, the bits (sign cleared) of the largest
+// q over the cells with m[j] ≠ 0, of the largest |r| and of the largest |u[j]|, where
+//
+//	r   = m[j]·(f[j] − (a[j]·u[j] − φ))
+//	t   = |a[j]·u[j]| + bx[j]·(|u[j+1]| + |u[j]|) + bx[j−1]·(|u[j]| + |u[j−1]|)
+//	      + by[j]·(|u[j+sy]| + |u[j]|) + by[j−sy]·(|u[j]| + |u[j−sy]|)
+//	q   = |r|/(t + max(|f[j]|, data)) where that is > 0, else |r|
+//
+// with φ the flux sum of cell j over x, y (sy) (stencil/varkernel.go),
+// each product rounded on its own, summed left to right; a NaN sorts above every
+// number. data must not be NaN (VMAXPD would drop it).
+//
+//go:noescape
+func var2DBackwardAAVX2(u *float64, bx *float64, by *float64, bz *float64, m *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, data float64) (omega uint64, res uint64, big uint64)
+
 // backward2DAVX512 returns, over j in [0, cells), cells >= 8 (AVX512; c one cell before the row),
 // and over rows rows, every operand stride cells after the last, the bits (sign
 // cleared) of the largest q, |r| and |c[j+1]|, where
@@ -867,6 +899,38 @@ func backward2DAVX2(c *float64, s *float64, n *float64, f *float64, cells int, r
 //
 //go:noescape
 func backward2DAVX512(c *float64, s *float64, n *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, data float64) (omega uint64, res uint64, big uint64)
+
+// var2DBackwardAVX512 returns, over j in [0, cells), cells >= 8 (AVX512), and over rows rows,
+// every operand stride cells after the last, the bits (sign cleared) of the largest
+// q over the cells with m[j] ≠ 0, of the largest |r| and of the largest |u[j]|, where
+//
+//	r   = m[j]·(f[j] − (0 − φ))
+//	t   = bx[j]·(|u[j+1]| + |u[j]|) + bx[j−1]·(|u[j]| + |u[j−1]|)
+//	      + by[j]·(|u[j+sy]| + |u[j]|) + by[j−sy]·(|u[j]| + |u[j−sy]|)
+//	q   = |r|/(t + max(|f[j]|, data)) where that is > 0, else |r|
+//
+// with φ the flux sum of cell j over x, y (sy) (stencil/varkernel.go),
+// each product rounded on its own, summed left to right; a NaN sorts above every
+// number. data must not be NaN (VMAXPD would drop it).
+//
+//go:noescape
+func var2DBackwardAVX512(u *float64, bx *float64, by *float64, bz *float64, m *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, data float64) (omega uint64, res uint64, big uint64)
+
+// var2DBackwardAAVX512 returns, over j in [0, cells), cells >= 8 (AVX512), and over rows rows,
+// every operand stride cells after the last, the bits (sign cleared) of the largest
+// q over the cells with m[j] ≠ 0, of the largest |r| and of the largest |u[j]|, where
+//
+//	r   = m[j]·(f[j] − (a[j]·u[j] − φ))
+//	t   = |a[j]·u[j]| + bx[j]·(|u[j+1]| + |u[j]|) + bx[j−1]·(|u[j]| + |u[j−1]|)
+//	      + by[j]·(|u[j+sy]| + |u[j]|) + by[j−sy]·(|u[j]| + |u[j−sy]|)
+//	q   = |r|/(t + max(|f[j]|, data)) where that is > 0, else |r|
+//
+// with φ the flux sum of cell j over x, y (sy) (stencil/varkernel.go),
+// each product rounded on its own, summed left to right; a NaN sorts above every
+// number. data must not be NaN (VMAXPD would drop it).
+//
+//go:noescape
+func var2DBackwardAAVX512(u *float64, bx *float64, by *float64, bz *float64, m *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, data float64) (omega uint64, res uint64, big uint64)
 
 // backward3DAVX2 returns, over j in [0, cells), cells >= 4 (AVX2; c one cell before the row),
 // and over rows rows, every operand stride cells after the last, the bits (sign
@@ -882,6 +946,38 @@ func backward2DAVX512(c *float64, s *float64, n *float64, f *float64, cells int,
 //go:noescape
 func backward3DAVX2(c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, data float64) (omega uint64, res uint64, big uint64)
 
+// var3DBackwardAVX2 returns, over j in [0, cells), cells >= 4 (AVX2), and over rows rows,
+// every operand stride cells after the last, the bits (sign cleared) of the largest
+// q over the cells with m[j] ≠ 0, of the largest |r| and of the largest |u[j]|, where
+//
+//	r   = m[j]·(f[j] − (0 − φ))
+//	t   = bx[j]·(|u[j+1]| + |u[j]|) + bx[j−1]·(|u[j]| + |u[j−1]|)
+//	      + by[j]·(|u[j+sy]| + |u[j]|) + by[j−sy]·(|u[j]| + |u[j−sy]|) + bz[j]·(|u[j+sz]| + |u[j]|) + bz[j−sz]·(|u[j]| + |u[j−sz]|)
+//	q   = |r|/(t + max(|f[j]|, data)) where that is > 0, else |r|
+//
+// with φ the flux sum of cell j over x, y (sy) and z (sz) (stencil/varkernel.go),
+// each product rounded on its own, summed left to right; a NaN sorts above every
+// number. data must not be NaN (VMAXPD would drop it).
+//
+//go:noescape
+func var3DBackwardAVX2(u *float64, bx *float64, by *float64, bz *float64, m *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, data float64) (omega uint64, res uint64, big uint64)
+
+// var3DBackwardAAVX2 returns, over j in [0, cells), cells >= 4 (AVX2), and over rows rows,
+// every operand stride cells after the last, the bits (sign cleared) of the largest
+// q over the cells with m[j] ≠ 0, of the largest |r| and of the largest |u[j]|, where
+//
+//	r   = m[j]·(f[j] − (a[j]·u[j] − φ))
+//	t   = |a[j]·u[j]| + bx[j]·(|u[j+1]| + |u[j]|) + bx[j−1]·(|u[j]| + |u[j−1]|)
+//	      + by[j]·(|u[j+sy]| + |u[j]|) + by[j−sy]·(|u[j]| + |u[j−sy]|) + bz[j]·(|u[j+sz]| + |u[j]|) + bz[j−sz]·(|u[j]| + |u[j−sz]|)
+//	q   = |r|/(t + max(|f[j]|, data)) where that is > 0, else |r|
+//
+// with φ the flux sum of cell j over x, y (sy) and z (sz) (stencil/varkernel.go),
+// each product rounded on its own, summed left to right; a NaN sorts above every
+// number. data must not be NaN (VMAXPD would drop it).
+//
+//go:noescape
+func var3DBackwardAAVX2(u *float64, bx *float64, by *float64, bz *float64, m *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, data float64) (omega uint64, res uint64, big uint64)
+
 // backward3DAVX512 returns, over j in [0, cells), cells >= 8 (AVX512; c one cell before the row),
 // and over rows rows, every operand stride cells after the last, the bits (sign
 // cleared) of the largest q, |r| and |c[j+1]|, where
@@ -895,6 +991,38 @@ func backward3DAVX2(c *float64, s *float64, n *float64, l *float64, u *float64, 
 //
 //go:noescape
 func backward3DAVX512(c *float64, s *float64, n *float64, l *float64, u *float64, f *float64, cells int, rows int, stride int, c0 float64, cx float64, cy float64, cz float64, data float64) (omega uint64, res uint64, big uint64)
+
+// var3DBackwardAVX512 returns, over j in [0, cells), cells >= 8 (AVX512), and over rows rows,
+// every operand stride cells after the last, the bits (sign cleared) of the largest
+// q over the cells with m[j] ≠ 0, of the largest |r| and of the largest |u[j]|, where
+//
+//	r   = m[j]·(f[j] − (0 − φ))
+//	t   = bx[j]·(|u[j+1]| + |u[j]|) + bx[j−1]·(|u[j]| + |u[j−1]|)
+//	      + by[j]·(|u[j+sy]| + |u[j]|) + by[j−sy]·(|u[j]| + |u[j−sy]|) + bz[j]·(|u[j+sz]| + |u[j]|) + bz[j−sz]·(|u[j]| + |u[j−sz]|)
+//	q   = |r|/(t + max(|f[j]|, data)) where that is > 0, else |r|
+//
+// with φ the flux sum of cell j over x, y (sy) and z (sz) (stencil/varkernel.go),
+// each product rounded on its own, summed left to right; a NaN sorts above every
+// number. data must not be NaN (VMAXPD would drop it).
+//
+//go:noescape
+func var3DBackwardAVX512(u *float64, bx *float64, by *float64, bz *float64, m *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, data float64) (omega uint64, res uint64, big uint64)
+
+// var3DBackwardAAVX512 returns, over j in [0, cells), cells >= 8 (AVX512), and over rows rows,
+// every operand stride cells after the last, the bits (sign cleared) of the largest
+// q over the cells with m[j] ≠ 0, of the largest |r| and of the largest |u[j]|, where
+//
+//	r   = m[j]·(f[j] − (a[j]·u[j] − φ))
+//	t   = |a[j]·u[j]| + bx[j]·(|u[j+1]| + |u[j]|) + bx[j−1]·(|u[j]| + |u[j−1]|)
+//	      + by[j]·(|u[j+sy]| + |u[j]|) + by[j−sy]·(|u[j]| + |u[j−sy]|) + bz[j]·(|u[j+sz]| + |u[j]|) + bz[j−sz]·(|u[j]| + |u[j−sz]|)
+//	q   = |r|/(t + max(|f[j]|, data)) where that is > 0, else |r|
+//
+// with φ the flux sum of cell j over x, y (sy) and z (sz) (stencil/varkernel.go),
+// each product rounded on its own, summed left to right; a NaN sorts above every
+// number. data must not be NaN (VMAXPD would drop it).
+//
+//go:noescape
+func var3DBackwardAAVX512(u *float64, bx *float64, by *float64, bz *float64, m *float64, f *float64, a *float64, sy int, sz int, cells int, rows int, stride int, data float64) (omega uint64, res uint64, big uint64)
 
 // maxAbsDiffAVX2 returns the bits of the largest |a[j] − b[j]| (sign bit cleared),
 // for j in [0, cells), cells a multiple of 4.

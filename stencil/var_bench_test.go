@@ -199,3 +199,44 @@ func (b *varBox) constStep() func() {
 		b.u, b.d = b.d, b.u
 	}
 }
+
+// BenchmarkVarBackward is the backward error's pass of variable
+// coefficients (VarKernels.Backward) over the box, set by set, beside the
+// residual kernel over it: the pass that ends each media solve's cycle
+// against the pass it replaced a part of.
+func BenchmarkVarBackward(b *testing.B) {
+	for _, nd := range []int{2, 3} {
+		for _, n := range benchSizes(nd) {
+			box := sync.OnceValue(func() *varBox {
+				vb := newVarBox(nd, n)
+				vb.k.M = make([]float64, len(vb.u))
+				for i := range vb.k.M {
+					vb.k.M[i] = 1
+				}
+				return vb
+			})
+			for _, op := range []string{"backward", "residual"} {
+				for _, ks := range Available() {
+					b.Run(fmt.Sprintf("dims=%d/n=%d/op=%s/set=%s", nd, n, op, ks.Name), func(b *testing.B) {
+						box := box()
+						vk, ps := ks.Var(nd), box.planes()
+						for b.Loop() {
+							for _, p := range ps {
+								if op == "backward" {
+									vk.Backward(&box.k, box.u, box.d, 0, p, box.n, box.n, box.sy)
+								} else {
+									vk.Residual(&box.k, box.k.S, box.u, box.d, 0, p, box.n, box.n, box.sy)
+								}
+							}
+						}
+						cells := 1
+						for range nd {
+							cells *= n
+						}
+						b.ReportMetric(float64(cells)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mupdates/s")
+					})
+				}
+			}
+		}
+	}
+}

@@ -70,6 +70,7 @@ const (
 type VarKernels struct {
 	Update, Check, Residual, Apply, Smooth VarKernel
 	Stream                                 VarKernel
+	Backward                               VarBackwardKernel
 }
 
 // Var is the set's variable-coefficient kernels for a 2D or 3D box.
@@ -108,8 +109,11 @@ func genericVar(three bool) VarKernels {
 		}
 	}
 	update := mk(varUpdate)
+	backward := func(k *VarCoeffs, u, f []float64, data float64, start, n, rows, stride int) (omega, res, big float64) {
+		return varBackward(three, k, u, f, data, start, n, rows, stride)
+	}
 	return VarKernels{Update: update, Check: mk(varCheck), Residual: mk(varResidual), Apply: mk(varApply), Smooth: mk(varSmooth),
-		Stream: update}
+		Stream: update, Backward: backward}
 }
 
 // flux2D sets phi[j] to the 2D flux sum of cell i+j (the file's comment).

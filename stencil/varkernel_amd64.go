@@ -17,9 +17,13 @@ type varAsmKernel func(d, u, bx, by, bz, c, f, a *float64, sy, sz, cells, rows, 
 // with non-temporal stores, without and with f (nil: the dimension does
 // not stream, 3D: internal/asmgen/var.go says why).
 type varAsm struct {
-	ops    [5][2]varAsmKernel
-	stream [2]varAsmKernel
+	ops      [5][2]varAsmKernel
+	stream   [2]varAsmKernel
+	backward [2]varBackwardAsm // without and with A
 }
+
+// varBackwardAsm is the signature of the backward error's assembly passes.
+type varBackwardAsm func(u, bx, by, bz, m, f, a *float64, sy, sz, cells, rows, stride int, data float64) (omega, res, big uint64)
 
 var varAVX2 = [2]varAsm{{ops: [5][2]varAsmKernel{
 	{var2DUpdateAVX2, var2DUpdateSrcAVX2},
@@ -27,13 +31,14 @@ var varAVX2 = [2]varAsm{{ops: [5][2]varAsmKernel{
 	{var2DResidualAVX2, var2DResidualAAVX2},
 	{var2DApplyAVX2, var2DApplyAAVX2},
 	{var2DSmoothAVX2, var2DSmoothAAVX2},
-}, stream: [2]varAsmKernel{var2DUpdateNTAVX2, var2DUpdateSrcNTAVX2}}, {ops: [5][2]varAsmKernel{
+}, stream: [2]varAsmKernel{var2DUpdateNTAVX2, var2DUpdateSrcNTAVX2},
+	backward: [2]varBackwardAsm{var2DBackwardAVX2, var2DBackwardAAVX2}}, {ops: [5][2]varAsmKernel{
 	{var3DUpdateAVX2, var3DUpdateSrcAVX2},
 	{var3DCheckAVX2, var3DCheckSrcAVX2},
 	{var3DResidualAVX2, var3DResidualAAVX2},
 	{var3DApplyAVX2, var3DApplyAAVX2},
 	{var3DSmoothAVX2, var3DSmoothAAVX2},
-}}}
+}, backward: [2]varBackwardAsm{var3DBackwardAVX2, var3DBackwardAAVX2}}}
 
 var varAVX512 = [2]varAsm{{ops: [5][2]varAsmKernel{
 	{var2DUpdateAVX512, var2DUpdateSrcAVX512},
@@ -41,19 +46,20 @@ var varAVX512 = [2]varAsm{{ops: [5][2]varAsmKernel{
 	{var2DResidualAVX512, var2DResidualAAVX512},
 	{var2DApplyAVX512, var2DApplyAAVX512},
 	{var2DSmoothAVX512, var2DSmoothAAVX512},
-}, stream: [2]varAsmKernel{var2DUpdateNTAVX512, var2DUpdateSrcNTAVX512}}, {ops: [5][2]varAsmKernel{
+}, stream: [2]varAsmKernel{var2DUpdateNTAVX512, var2DUpdateSrcNTAVX512},
+	backward: [2]varBackwardAsm{var2DBackwardAVX512, var2DBackwardAAVX512}}, {ops: [5][2]varAsmKernel{
 	{var3DUpdateAVX512, var3DUpdateSrcAVX512},
 	{var3DCheckAVX512, var3DCheckSrcAVX512},
 	{var3DResidualAVX512, var3DResidualAAVX512},
 	{var3DApplyAVX512, var3DApplyAAVX512},
 	{var3DSmoothAVX512, var3DSmoothAAVX512},
-}}}
+}, backward: [2]varBackwardAsm{var3DBackwardAVX512, var3DBackwardAAVX512}}}
 
 // varKernels wraps one dimension's assembly kernels: each call checks once
 // that every cell its rows touch lies in the slices (varBounds), then runs
 // the assembly over all the rows; no rows or cells go to the generic
 // kernel (its behaviour for them, nothing or a panic, is the contract's).
-func varKernels(a *varAsm, three bool) VarKernels {
+func varKernels(a *varAsm, three bool, lanes int) VarKernels {
 	generic := genericVar(three)
 	mk := func(op varOp, kernels *[2]varAsmKernel, g VarKernel) VarKernel {
 		return func(k *VarCoeffs, d, u, f []float64, w float64, start, n, rows, stride int) float64 {
@@ -79,6 +85,24 @@ func varKernels(a *varAsm, three bool) VarKernels {
 		Residual: mk(varResidual, &a.ops[varResidual], generic.Residual),
 		Apply:    mk(varApply, &a.ops[varApply], generic.Apply),
 		Smooth:   mk(varSmooth, &a.ops[varSmooth], generic.Smooth),
+	}
+	// The backward error's pass: rows shorter than a vector, and a NaN
+	// data (which VMAXPD would drop), generic.
+	ks.Backward = func(k *VarCoeffs, u, f []float64, data float64, start, n, rows, stride int) (omega, res, big float64) {
+		if n < lanes || rows <= 0 || data != data {
+			return generic.Backward(k, u, f, data, start, n, rows, stride)
+		}
+		_, fp, ap := varBounds(varResidual, three, k, u, u, f, start, n, rows, stride)
+		opt := 0
+		if ap != nil {
+			opt = 1
+		}
+		var bz *float64
+		if three {
+			bz = &k.BZ[start]
+		}
+		q, m, b := a.backward[opt](&u[start], &k.BX[start], &k.BY[start], bz, &k.M[start], fp, ap, k.SY, k.SZ, n, rows, stride, data)
+		return absFloat(q), absFloat(m), absFloat(b)
 	}
 	ks.Stream = ks.Update
 	if a.stream[0] != nil {

@@ -871,17 +871,7 @@ func emitBackward(c *build.Context, i isa, dims int) {
 	for _, name := range append(weights, "data") {
 		w[name] = broadcast(c, i, name)
 	}
-	// The sign mask 0x7fff…, and zero for den > 0; the maxima.
-	mask, zero := i.reg(c), i.reg(c)
-	bits, low := c.GP64(), c.XMM()
-	c.MOVQ(operand.U64(1<<63-1), bits)
-	c.VMOVQ(bits, low)
-	c.VPBROADCASTQ(low, mask)
-	i.zero(c, zero)
-	mq, mr, mm := i.reg(c), i.reg(c), i.reg(c)
-	for _, m := range []reg.VecVirtual{mq, mr, mm} {
-		i.zero(c, m)
-	}
+	mask, zero, mq, mr, mm := backwardRegs(c, i)
 	step := 8 * i.lanes
 	idx, end := c.GP64(), c.GP64()
 	c.MOVQ(cells, end)
@@ -981,6 +971,22 @@ func emitBackward(c *build.Context, i isa, dims int) {
 	c.RET()
 }
 
+// backwardRegs are a backward pass's constants, the sign mask 0x7fff… and
+// zero (for den > 0), and its maxima, cleared.
+func backwardRegs(c *build.Context, i isa) (mask, zero, mq, mr, mm reg.VecVirtual) {
+	mask, zero = i.reg(c), i.reg(c)
+	bits, low := c.GP64(), c.XMM()
+	c.MOVQ(operand.U64(1<<63-1), bits)
+	c.VMOVQ(bits, low)
+	c.VPBROADCASTQ(low, mask)
+	i.zero(c, zero)
+	mq, mr, mm = i.reg(c), i.reg(c), i.reg(c)
+	for _, m := range []reg.VecVirtual{mq, mr, mm} {
+		i.zero(c, m)
+	}
+	return mask, zero, mq, mr, mm
+}
+
 // emitPrefetch writes prefetch: a PREFETCHT0 for each 64-byte line of
 // cells float64s from p (a hint: it never faults, and changes no value).
 func emitPrefetch(c *build.Context) {
@@ -1018,6 +1024,8 @@ func Stencil() (asm, stubs []byte, err error) {
 	for _, dims := range []int{2, 3} {
 		for _, i := range isas {
 			emitBackward(c, i, dims)
+			emitVarBackward(c, i, dims, false)
+			emitVarBackward(c, i, dims, true)
 		}
 	}
 	for _, diff := range []bool{true, false} {

@@ -177,6 +177,29 @@ func mem(base, index reg.GPVirtual, disp int) operand.Mem {
 	return operand.Mem{Base: base, Index: index, Scale: 1, Disp: disp}
 }
 
+// neighbourBases loads u and sets up, u's second base (at +sy, and +sz in
+// 3D), and the index registers' start values −8·sy and −8·sz into the
+// locals negSY and negSZ (varStreams).
+func neighbourBases(c *build.Context, three bool, negSY, negSZ operand.Mem) (u, up reg.GPVirtual) {
+	u = pointer(c, "u")
+	up = c.GP64()
+	t := c.GP64()
+	c.Load(c.Param("sy"), t)
+	c.SHLQ(operand.U8(3), t)
+	c.LEAQ(mem(u, t, 0), up)
+	c.NEGQ(t)
+	c.MOVQ(t, negSY)
+	if three {
+		t = c.GP64()
+		c.Load(c.Param("sz"), t)
+		c.SHLQ(operand.U8(3), t)
+		c.ADDQ(t, up)
+		c.NEGQ(t)
+		c.MOVQ(t, negSZ)
+	}
+	return u, up
+}
+
 // emitVar writes one variable-coefficient kernel.
 func emitVar(c *build.Context, k varKernel, i isa) {
 	name := k.name(i)
@@ -191,22 +214,7 @@ func emitVar(c *build.Context, k varKernel, i isa) {
 		headEnd = c.AllocLocal(8)
 	}
 	var s varStreams
-	s.u = pointer(c, "u")
-	s.up = c.GP64()
-	t := c.GP64()
-	c.Load(c.Param("sy"), t)
-	c.SHLQ(operand.U8(3), t)
-	c.LEAQ(mem(s.u, t, 0), s.up)
-	c.NEGQ(t)
-	c.MOVQ(t, negSY)
-	if three {
-		t = c.GP64()
-		c.Load(c.Param("sz"), t)
-		c.SHLQ(operand.U8(3), t)
-		c.ADDQ(t, s.up)
-		c.NEGQ(t)
-		c.MOVQ(t, negSZ)
-	}
+	s.u, s.up = neighbourBases(c, three, negSY, negSZ)
 	rows := c.Load(c.Param("rows"), c.GP64())
 	c.MOVQ(rows, rowsLeft)
 	cells := c.Load(c.Param("cells"), c.GP64())
@@ -424,4 +432,223 @@ func varBody(c *build.Context, k varKernel, v width, s varStreams, off int, wt, 
 		}
 	}
 	v.store(t, at(s.d))
+}
+
+// varBackwardSignature is the variable-coefficient backward error's pass:
+// pointers to cell i of the first row of u, the face coefficients, the
+// mask M, f and A (bz nil in 2D, a nil without A), the strides, the cells
+// of a row (at least a vector's), the rows and the stride between them in
+// cells, and the data scale.
+const varBackwardSignature = "func(u, bx, by, bz, m, f, a *float64, sy, sz, cells, rows, stride int, data float64) (omega, res, big uint64)"
+
+// emitVarBackward writes the backward error's pass of variable
+// coefficients (stencil/varbackward.go): per cell φ as the other kernels
+// compute it, the residual r = M·(f − (a·u − φ)) of the residual kernel,
+// t = |a·u| + Σ b·(|u'| + |u|) over the faces in the generic's order, and
+// the maxima of |r|/(t + max(|f|, data)) over the cells with M ≠ 0, of |r|
+// and of |u|. It stores nothing, so a row's cells after its whole vectors
+// are one more vector ending at the row's end, computed again from the same
+// operands (a maximum does not mind a cell seen twice).
+func emitVarBackward(c *build.Context, i isa, dims int, withA bool) {
+	opt := ""
+	au := "0"
+	if withA {
+		opt, au = "A", "a[j]·u[j]"
+	}
+	name := fmt.Sprintf("var%dDBackward%s%s", dims, opt, i.name)
+	z, zt := "", ""
+	if dims == 3 {
+		z, zt = " and z (sz)", " + bz[j]·(|u[j+sz]| + |u[j]|) + bz[j−sz]·(|u[j]| + |u[j−sz]|)"
+	}
+	first := ""
+	if withA {
+		first = "|a[j]·u[j]| + "
+	}
+	function(c, name, varBackwardSignature,
+		fmt.Sprintf("%s returns, over j in [0, cells), cells >= %d (%s), and over rows rows,", name, i.lanes, i.name),
+		"every operand stride cells after the last, the bits (sign cleared) of the largest",
+		"q over the cells with m[j] ≠ 0, of the largest |r| and of the largest |u[j]|, where",
+		"",
+		fmt.Sprintf("\tr   = m[j]·(f[j] − (%s − φ))", au),
+		fmt.Sprintf("\tt   = %sbx[j]·(|u[j+1]| + |u[j]|) + bx[j−1]·(|u[j]| + |u[j−1]|)", first),
+		fmt.Sprintf("\t      + by[j]·(|u[j+sy]| + |u[j]|) + by[j−sy]·(|u[j]| + |u[j−sy]|)%s", zt),
+		"\tq   = |r|/(t + max(|f[j]|, data)) where that is > 0, else |r|",
+		"",
+		fmt.Sprintf("with φ the flux sum of cell j over x, y (sy)%s (stencil/varkernel.go),", z),
+		"each product rounded on its own, summed left to right; a NaN sorts above every",
+		"number. data must not be NaN (VMAXPD would drop it).")
+	three := dims == 3
+	var s varStreams
+	negSY, negSZ := c.AllocLocal(8), c.AllocLocal(8)
+	s.u, s.up = neighbourBases(c, three, negSY, negSZ)
+	rowsLeft, cellEnd, vecEnd := c.AllocLocal(8), c.AllocLocal(8), c.AllocLocal(8)
+	rows := c.Load(c.Param("rows"), c.GP64())
+	c.MOVQ(rows, rowsLeft)
+	cells := c.Load(c.Param("cells"), c.GP64())
+	c.SHLQ(operand.U8(3), cells)
+	c.MOVQ(cells, cellEnd)
+	step := 8 * i.lanes
+	c.ANDQ(operand.I32(-int32(step)), cells)
+	c.MOVQ(cells, vecEnd)
+	s.bx, s.by, s.c, s.f = pointer(c, "bx"), pointer(c, "by"), pointer(c, "m"), pointer(c, "f")
+	if three {
+		s.bz = pointer(c, "bz")
+	}
+	if withA {
+		s.a = pointer(c, "a")
+	}
+	data := broadcast(c, i, "data")
+	mask, zero, mq, mr, mm := backwardRegs(c, i)
+	s.i0, s.is = c.GP64(), c.GP64()
+	if three {
+		s.iz = c.GP64()
+	}
+	// abs sets dst = |x| (x a register or memory).
+	abs := func(x operand.Op, dst reg.VecVirtual) { i.and(c, x, mask, dst) }
+	body := func() {
+		m := func(base, index reg.GPVirtual, disp int) operand.Mem { return mem(base, index, disp) }
+		at := func(b reg.GPVirtual) operand.Mem { return m(b, s.i0, 0) }
+		mid, am, phi, tt, x, y := i.reg(c), i.reg(c), i.reg(c), i.reg(c), i.reg(c), i.reg(c)
+		c.VMOVUPD(at(s.u), mid)
+		abs(mid, am)
+		// φ = bx[i]·(u[i+1] − mid) − bx[i−1]·(mid − u[i−1]), as varBody.
+		c.VMOVUPD(m(s.u, s.i0, 8), x)
+		c.VSUBPD(mid, x, y)
+		c.VMULPD(at(s.bx), y, y)
+		c.VSUBPD(m(s.u, s.i0, -8), mid, phi)
+		c.VMULPD(m(s.bx, s.i0, -8), phi, phi)
+		c.VSUBPD(phi, y, phi)
+		// t = [|a·mid| +] bx[i]·(|u[i+1]| + |mid|) + bx[i−1]·(|mid| + |u[i−1]|).
+		abs(x, x)
+		c.VADDPD(am, x, x)
+		c.VMULPD(at(s.bx), x, tt)
+		var au reg.VecVirtual
+		if withA {
+			au = i.reg(c)
+			c.VMULPD(at(s.a), mid, au)
+			abs(au, y)
+			c.VADDPD(tt, y, tt)
+		}
+		c.VMOVUPD(m(s.u, s.i0, -8), x)
+		abs(x, x)
+		c.VADDPD(x, am, x)
+		c.VMULPD(m(s.bx, s.i0, -8), x, x)
+		c.VADDPD(x, tt, tt)
+		// The y and z axes: φ += b[i]·(u[i+s] − mid) − b[i−s]·(mid − u[i−s]),
+		// t += b[i]·(|u[i+s]| + |mid|) + b[i−s]·(|mid| + |u[i−s]|).
+		axis := func(b reg.GPVirtual, plus, minus operand.Mem, below reg.GPVirtual) {
+			c.VMOVUPD(plus, x)
+			c.VSUBPD(mid, x, y)
+			c.VMULPD(at(b), y, y)
+			c.VADDPD(y, phi, phi)
+			c.VMOVUPD(minus, y)
+			// y is u[i−s]; φ −= b[i−s]·(mid − y) after t's first term.
+			abs(x, x)
+			c.VADDPD(am, x, x)
+			c.VMULPD(at(b), x, x)
+			c.VADDPD(x, tt, tt)
+			c.VSUBPD(y, mid, x)
+			c.VMULPD(m(b, below, 0), x, x)
+			c.VSUBPD(x, phi, phi)
+			abs(y, y)
+			c.VADDPD(y, am, y)
+			c.VMULPD(m(b, below, 0), y, y)
+			c.VADDPD(y, tt, tt)
+		}
+		if three {
+			axis(s.by, m(s.up, s.iz, 0), m(s.u, s.is, 0), s.is)
+			axis(s.bz, m(s.up, s.is, 0), m(s.u, s.iz, 0), s.iz)
+		} else {
+			axis(s.by, m(s.up, s.i0, 0), m(s.u, s.is, 0), s.is)
+		}
+		// |mid| into its maximum.
+		i.umax(c, am, mm, x)
+		// r = m·(f − (a·mid − φ)), or m·(f − (0 − φ)).
+		if withA {
+			c.VSUBPD(phi, au, phi)
+		} else {
+			c.VSUBPD(phi, zero, phi)
+		}
+		f := i.reg(c)
+		c.VMOVUPD(at(s.f), f)
+		c.VSUBPD(phi, f, phi)
+		c.VMULPD(at(s.c), phi, phi)
+		// den = t + max(|f|, data) (VMAXPD gives its second source, |f|,
+		// where either is NaN); |r| into its maximum.
+		abs(f, f)
+		c.VMAXPD(f, data, f)
+		c.VADDPD(f, tt, tt)
+		abs(phi, phi)
+		c.VMOVAPD(phi, y)
+		i.umax(c, y, mr, x)
+		// q = |r|/den where den > 0 (_CMP_GT_OQ: false for NaN), else |r|,
+		// its sign cleared again (∞/∞ is a NaN with the sign set), into its
+		// maximum where m ≠ 0 (_CMP_NEQ_UQ).
+		if i.lanes == 8 {
+			k, free := c.K(), c.K()
+			c.VCMPPD(operand.U8(0x1e), zero, tt, k)
+			c.VDIVPD(tt, phi, k, phi)
+			abs(phi, phi)
+			c.VCMPPD(operand.U8(0x04), at(s.c), zero, free)
+			c.VPMAXUQ(phi, mq, free, mq)
+		} else {
+			gt, q := i.reg(c), i.reg(c)
+			c.VCMPPD(operand.U8(0x1e), zero, tt, gt)
+			c.VDIVPD(tt, phi, q)
+			c.VBLENDVPD(gt, q, phi, phi)
+			abs(phi, phi)
+			c.VMOVUPD(at(s.c), q)
+			c.VCMPPD(operand.U8(0x04), zero, q, gt)
+			c.VANDPD(gt, phi, phi)
+			i.umax(c, phi, mq, q)
+		}
+	}
+	row, vec, next, done, end := name+"_row", name+"_vec", name+"_next", name+"_done", name+"_end"
+	c.Label(row)
+	c.XORQ(s.i0, s.i0)
+	c.MOVQ(negSY, s.is)
+	if three {
+		c.MOVQ(negSZ, s.iz)
+	}
+	c.Label(vec)
+	c.CMPQ(s.i0, vecEnd)
+	c.JAE(operand.LabelRef(next))
+	body()
+	for _, r := range []reg.GPVirtual{s.i0, s.is, s.iz} {
+		if r != nil {
+			c.ADDQ(operand.U32(step), r)
+		}
+	}
+	c.JMP(operand.LabelRef(vec))
+	c.Label(next)
+	// The overlapping tail vector, where the cells are not whole vectors:
+	// the index registers moved back to cellEnd − a vector.
+	d := c.GP64()
+	c.MOVQ(cellEnd, d)
+	c.SUBQ(s.i0, d)
+	c.JZ(operand.LabelRef(done))
+	c.SUBQ(operand.U32(step), d)
+	for _, r := range []reg.GPVirtual{s.i0, s.is, s.iz} {
+		if r != nil {
+			c.ADDQ(d, r)
+		}
+	}
+	body()
+	c.Label(done)
+	c.DECQ(rowsLeft)
+	c.JZ(operand.LabelRef(end))
+	stride := c.Load(c.Param("stride"), c.GP64())
+	c.SHLQ(operand.U8(3), stride)
+	for _, b := range []reg.GPVirtual{s.u, s.up, s.bx, s.by, s.bz, s.c, s.f, s.a} {
+		if b != nil {
+			c.ADDQ(stride, b)
+		}
+	}
+	c.JMP(operand.LabelRef(row))
+	c.Label(end)
+	for r, m := range []reg.VecVirtual{mq, mr, mm} {
+		c.Store(i.fold(c, m), c.ReturnIndex(r))
+	}
+	c.VZEROUPPER()
+	c.RET()
 }
