@@ -42,7 +42,8 @@ func specOf(cfg *config.Config, w *World) solver.Spec {
 	mg := cfg.Multigrid
 	s.MG = multigrid.Options{
 		Smoother: multigrid.Smoother(slices.Index(plan.Smoothers, mg.Smoother)),
-		Pre:      mg.Pre, Post: mg.Post, Levels: mg.Levels,
+		// The sweeps a user chose are full multigrid's too.
+		Pre: mg.Pre, Post: mg.Post, FMGPre: mg.Pre, FMGPost: mg.Post, Levels: mg.Levels,
 		Constant:    mg.Interpolation == "constant",
 		GatherBelow: mg.AgglomerateBelow, GatherCells: mg.GatherCells,
 	}
