@@ -98,14 +98,14 @@ func (c Cycle) Visits(l int) int {
 type Options struct {
 	Smoother  Smoother
 	Cycle     Cycle
-	Pre, Post int     // sweeps before and after the coarse correction; 0: (3,1) in 2D and (4,4) in 3D (Jacobi, Chebyshev), (2,2) (Gauss–Seidel)
+	Pre, Post int // sweeps before and after the coarse correction; 0: (3,1) in 2D and (4,4) in 3D (Jacobi, Chebyshev), (2,2) (Gauss–Seidel)
 	// FMGPre, FMGPost are full multigrid's V-cycles' sweeps; 0: (3,2) in
 	// 3D (Jacobi, Chebyshev), else the cycles' defaults — not Pre and
 	// Post, which a preconditioner's cycles may set for themselves.
 	FMGPre, FMGPost int
-	Levels    int     // levels of the hierarchy, the fine grid included; 0: as many as the shape allows
-	Constant  bool    // piecewise-constant prolongation instead of linear
-	Omega     float64 // Jacobi weight; 0: 4/5 in 2D, 6/7 in 3D
+	Levels          int     // levels of the hierarchy, the fine grid included; 0: as many as the shape allows
+	Constant        bool    // piecewise-constant prolongation instead of linear
+	Omega           float64 // Jacobi weight; 0: 4/5 in 2D, 6/7 in 3D
 	// GatherBelow gathers the coarse levels onto rank 0 once a rank's box
 	// of the next level would have fewer cells than this along an axis;
 	// 0: 32 (below that the levels' halo exchanges cost more than rank 0
@@ -982,13 +982,25 @@ var ErrNotConverged = errors.New("multigrid: not converged")
 
 // StepRHS sets the fine level's right-hand side to the known part of an
 // implicit time step, b = ρc·u + c·∇·(k∇u) + scale·src (src may be nil;
-// operator.Op.StepRHS), from the current u with the problem's boundary
-// values. Crank–Nicolson has c = (1−θ)·dt·α; backward Euler c = 0.
-func (m *MG) StepRHS(c float64, src []float64, scale float64) error {
+// operator.Op.StepRHS), from the state u (a field of the fine level's
+// layout: Field, or a copy of it, whose ghosts it fills) with the
+// problem's boundary values. Crank–Nicolson has c = (1−θ)·dt·α; backward
+// Euler c = 0.
+func (m *MG) StepRHS(u []float64, c float64, src []float64, scale float64) error {
 	f := m.levels[0]
-	if err := f.exchange(f.u, f.bc); err != nil {
+	if err := f.exchange(u, f.bc); err != nil {
 		return err
 	}
-	f.op.StepRHS(f.b, f.u, src, c, scale)
+	f.op.StepRHS(f.b, u, src, c, scale)
 	return nil
+}
+
+// SetField makes x (a field of the fine level's layout) the fine level's
+// u, the cycles' iterate, and returns the field it was: a caller keeps a
+// solution by taking the buffer instead of copying it.
+func (m *MG) SetField(x []float64) []float64 {
+	f := m.levels[0]
+	old := f.u
+	f.u = x[:len(old)]
+	return old
 }

@@ -58,6 +58,12 @@ type ctrl struct {
 	// The last step kept: its length and error estimate (diagnostics).
 	lastDT, lastErr float64
 	un, u1          []float64 // the field at the step's start, the whole step's end
+	// next is the next step's start, written by the pass that makes the
+	// kept field (the estimate, or backward Euler's extrapolation) and
+	// swapped with un when the step is kept; started says un holds the
+	// current start (false until the first attempt has copied it).
+	next    []float64
+	started bool
 	// guess is the first iterate of the next solve: the halves start from
 	// the whole step's values, not from uⁿ.
 	guess      guess
@@ -95,7 +101,7 @@ func (s *Solver) newCtrl() {
 		return
 	}
 	n := len(s.u)
-	s.ctrl = &ctrl{a: a, un: make([]float64, n), u1: make([]float64, n), maxes: make([]float64, s.parts),
+	s.ctrl = &ctrl{a: a, un: make([]float64, n), u1: make([]float64, n), next: make([]float64, n), maxes: make([]float64, s.parts),
 		Controller: Controller{Next: a.DTInitial, DTMin: math.Inf(1)}}
 }
 
@@ -184,11 +190,12 @@ func (s *Solver) adaptiveStep() error {
 			return e2
 		}
 		if ok && err <= 1 {
+			t0 := time.Now()
 			if s.order() == 1 {
-				t0 := time.Now()
 				s.extrapolate()
-				s.stats.Control += time.Since(t0)
 			}
+			c.un, c.next = c.next, c.un // the kept field, the next step's start
+			s.stats.Control += time.Since(t0)
 			s.simTime = end
 			c.lastDT, c.lastErr = dt, err
 			c.Accepted++
@@ -240,17 +247,26 @@ func (s *Solver) adaptiveStep() error {
 func (s *Solver) attempt(t, dt, end, endTerms float64) (est float64, ok bool, err error) {
 	c := s.ctrl
 	t0 := time.Now()
-	s.parallel(func(lo, hi int) { copy(c.un[lo:hi], s.u[lo:hi]) })
+	if !c.started {
+		// The first attempt's start; later ones were written by the pass
+		// that made the field kept (estimate, extrapolate).
+		s.parallel(func(lo, hi int) { copy(c.un[lo:hi], s.u[lo:hi]) })
+		c.started = true
+	}
 	s.acct.save(&c.acct)
 	s.stats.Control += time.Since(t0)
 	// The whole step, for the estimate only.
 	if err := s.implicitTo(t, dt, endTerms); err != nil {
 		return 0, false, err
 	}
+	// Its end is kept by taking the multigrid's buffer (u1's becomes the
+	// iterate, which the first half's first iterate overwrites whole); the
+	// first half starts from the saved uⁿ, so nothing is copied back.
 	t0 = time.Now()
-	s.parallel(func(lo, hi int) { copy(c.u1[lo:hi], s.u[lo:hi]) })
+	c.u1 = s.mg.SetField(c.u1)
+	s.u = c.un
 	s.acct.save(&c.full)
-	s.restoreStart()
+	s.acct.restore(c.acct)
 	s.stats.Control += time.Since(t0)
 	// The two halves: the step kept, each solve starting from the whole
 	// step's values (halfway, then its end) rather than from its uⁿ.
@@ -265,6 +281,7 @@ func (s *Solver) attempt(t, dt, end, endTerms float64) (est float64, ok bool, er
 	}
 	s.simTime, c.guess = t, fromStart
 	if err != nil {
+		s.u = s.mg.Field()
 		return 0, false, err
 	}
 	t0 = time.Now()
@@ -279,13 +296,15 @@ func (s *Solver) attempt(t, dt, end, endTerms float64) (est float64, ok bool, er
 // extrapolate replaces backward Euler's two halves by 2·u_halves − u_whole
 // (Richardson): second order and, like backward Euler, L-stable (the
 // amplification 2/(1 − z/2)² − 1/(1 − z) goes to 0 as z → −∞); the error
-// estimate, of the halves, bounds it. The energy account is extrapolated
-// alike (it is linear in the steps' flows), so the balance still closes.
+// estimate, of the halves, bounds it. It writes the result to the next
+// step's start too. The energy account is extrapolated alike (it is linear
+// in the steps' flows), so the balance still closes.
 func (s *Solver) extrapolate() {
 	c := s.ctrl
 	s.parallel(func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			s.u[i] = float64(2*s.u[i]) - c.u1[i]
+			x := float64(2*s.u[i]) - c.u1[i]
+			s.u[i], c.next[i] = x, x
 		}
 	})
 	if e := s.acct; e != nil {
@@ -352,24 +371,38 @@ func (s *Solver) implicitTo(t, dt, endTerms float64) error {
 }
 
 // estimate is the global max over the free cells of |u − u1| / (den·(atol +
-// rtol·max(|uⁿ|, |u|))): the same on every rank. Collective.
+// rtol·max(|uⁿ|, |u|))): the same on every rank. Collective. Where the
+// halves' field is kept as it is (order 2), it copies the box's cells of u
+// to the next step's start in the same pass.
 func (s *Solver) estimate(den float64) (float64, error) {
 	c := s.ctrl
-	u, u1, un := s.u, c.u1, c.un
+	u, u1, un, next := s.u, c.u1, c.un, c.next
+	keep := s.order() == 2
 	rtol, atol := c.a.RTol, c.a.ATol
 	// Each worker over its rows, dividing only where a cell may pass its
-	// largest so far (|d| > m·w): the max, without a division a cell.
+	// largest so far: the max, without a division a cell.
 	s.team.Run(s.parts, func(w int) {
 		m := 0.0
 		for _, r := range [2]*region{&s.inner, &s.rim} {
 			for _, rw := range r.rows[r.share[w]:r.share[w+1]] {
-				for i := rw.Start; i < rw.Start+rw.N; i++ {
-					wt := den * (atol + rtol*max(math.Abs(un[i]), math.Abs(u[i])))
-					d := math.Abs(u[i] - u1[i])
-					if d > m*wt || d != d {
-						if e := d / wt; e > m || e != e {
-							m = e
-						}
+				lo, hi := rw.Start, rw.Start+rw.N
+				uc, u1c, unc := u[lo:hi], u1[lo:hi], un[lo:hi]
+				if keep {
+					copy(next[lo:hi], uc)
+				}
+				u1c, unc = u1c[:len(uc)], unc[:len(uc)]
+				for j, x := range uc {
+					// |d| below m·wt less a margin past the products'
+					// rounding (1e-15 over 2^-53) cannot give a quotient
+					// above m, so the max is exact whatever the order the
+					// cells come in (the split); a NaN fails the test.
+					d := math.Abs(x - u1c[j])
+					sc := atol + rtol*max(math.Abs(unc[j]), math.Abs(x))
+					if d < m*den*sc*(1-1e-15) {
+						continue
+					}
+					if e := d / (den * sc); e > m || e != e {
+						m = e
 					}
 				}
 			}

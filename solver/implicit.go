@@ -217,8 +217,10 @@ func (s *Solver) cycle() error {
 }
 
 // implicitStep advances u by one backward-Euler or Crank–Nicolson step:
-// b = uⁿ + (1−θ)·dt·α∇²uⁿ + dt·f, then cycles from uⁿ until the relative
-// residual is below the tolerance.
+// b = uⁿ + (1−θ)·dt·α∇²uⁿ + dt·f from uⁿ = s.u (the multigrid's field, or
+// an adaptive attempt's saved start), then cycles from uⁿ (or the
+// attempt's first iterate) until the backward error is below the
+// tolerance; s.u is the multigrid's field after it.
 func (s *Solver) implicitStep() error {
 	dt := s.spec.DT
 	switch {
@@ -247,7 +249,7 @@ func (s *Solver) implicitStep() error {
 			return err
 		}
 	}
-	if err := s.mg.StepRHS((1-theta)*dt*alpha, s.f, dt/s.spec.DT*s.srcW); err != nil {
+	if err := s.mg.StepRHS(s.u, (1-theta)*dt*alpha, s.f, dt/s.spec.DT*s.srcW); err != nil {
 		return err
 	}
 	if theta != 1 {

@@ -28,6 +28,11 @@ func Memory(spec Spec, g *decomp.Grid, r int) int64 {
 			// z_old, p, q, the cycle's iterate and buffer, z − z_old).
 			fields += 8
 		}
+		if spec.Adaptive != nil {
+			// Steps that choose themselves: the step's start, the whole
+			// step's end and the next step's start (solver/adaptive.go).
+			fields += 3
+		}
 		if spec.Media != nil {
 			// Per level a scratch field (the residual's norm); per coarse
 			// level at most the K-cycle's four vectors; and, while the
