@@ -8,6 +8,7 @@ import (
 
 	"heat/comm"
 	"heat/decomp"
+	"heat/operator"
 )
 
 // Time steps that choose themselves (equation.dt = "auto"): each implicit
@@ -379,32 +380,18 @@ func (s *Solver) estimate(den float64) (float64, error) {
 	u, u1, un, next := s.u, c.u1, c.un, c.next
 	keep := s.order() == 2
 	rtol, atol := c.a.RTol, c.a.ATol
-	// Each worker over its rows, dividing only where a cell may pass its
-	// largest so far: the max, without a division a cell.
+	// Each worker over its rows (the vector kernels' pass, which also
+	// writes the next step's start where the field is kept as it is).
 	s.team.Run(s.parts, func(w int) {
 		m := 0.0
 		for _, r := range [2]*region{&s.inner, &s.rim} {
 			for _, rw := range r.rows[r.share[w]:r.share[w+1]] {
 				lo, hi := rw.Start, rw.Start+rw.N
-				uc, u1c, unc := u[lo:hi], u1[lo:hi], un[lo:hi]
+				var nx []float64
 				if keep {
-					copy(next[lo:hi], uc)
+					nx = next[lo:hi]
 				}
-				u1c, unc = u1c[:len(uc)], unc[:len(uc)]
-				for j, x := range uc {
-					// |d| below m·wt less a margin past the products'
-					// rounding (1e-15 over 2^-53) cannot give a quotient
-					// above m, so the max is exact whatever the order the
-					// cells come in (the split); a NaN fails the test.
-					d := math.Abs(x - u1c[j])
-					sc := atol + rtol*max(math.Abs(unc[j]), math.Abs(x))
-					if d < m*den*sc*(1-1e-15) {
-						continue
-					}
-					if e := d / (den * sc); e > m || e != e {
-						m = e
-					}
-				}
+				m = max(m, operator.StepError(u[lo:hi], u1[lo:hi], un[lo:hi], nx, den, atol, rtol))
 			}
 		}
 		c.maxes[w] = m

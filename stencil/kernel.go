@@ -136,7 +136,9 @@ type Set struct {
 	residual2D, residual3D Kernel
 	// The max-norms, as absBits of the largest magnitude.
 	maxAbsDiff func(a, b []float64) uint64
-	maxAbs     func(x []float64) uint64
+	// The step controller's error estimate over a row (StepError).
+	stepError func(u, v, w, next []float64, den, atol, rtol float64) uint64
+	maxAbs    func(x []float64) uint64
 	// The 2D update with non-temporal stores (nil: the update itself; 3D
 	// has none, its short rows measured slower streamed).
 	stream2D Kernel
@@ -166,7 +168,7 @@ var Generic = Set{Name: "generic",
 	heat2D:     func(k *Coeffs, r *Row) { genericRows(false, opUpdate, k, r, 1, 0) },
 	heat3D:     func(k *Coeffs, r *Row) { genericRows(true, opUpdate, k, r, 1, 0) },
 	residual2D: residual2DGeneric, residual3D: residual3DGeneric,
-	maxAbsDiff: maxAbsDiffGeneric, maxAbs: maxAbsGeneric,
+	maxAbsDiff: maxAbsDiffGeneric, maxAbs: maxAbsGeneric, stepError: stepErrorGeneric,
 	rows2D: func(k *Coeffs, r *Row, rows, stride int) { genericRows(false, opUpdate, k, r, rows, stride) },
 	rows3D: func(k *Coeffs, r *Row, rows, stride int) { genericRows(true, opUpdate, k, r, rows, stride) },
 	check2D: func(k *Coeffs, r *Row, rows, stride int) float64 {
@@ -414,6 +416,29 @@ func (k *Coeffs) At(r *Row, dst, src, f []float64, i, n int) {
 // MaxAbsDiff is max |a[j] − b[j]| over a (b at least as long); a NaN
 // anywhere makes it NaN.
 func MaxAbsDiff(a, b []float64) float64 { return absFloat(Active.maxAbsDiff(a, b[:len(a)])) }
+
+// StepError is the step controller's error estimate over a row of set ks:
+// the largest |u[j] − v[j]| / (den·(atol + rtol·max(|w[j]|, |u[j]|))) for j
+// in [0, len(u)), each operation rounded on its own (NaN where any is
+// NaN); with next not nil it also copies u into next, in the same pass (v,
+// w and next at least as long as u).
+func (ks Set) StepError(u, v, w, next []float64, den, atol, rtol float64) float64 {
+	return absFloat(ks.stepError(u, v[:len(u)], w[:len(u)], next, den, atol, rtol))
+}
+
+// stepErrorGeneric is the generic StepError, as bits.
+func stepErrorGeneric(u, v, w, next []float64, den, atol, rtol float64) uint64 {
+	if next != nil {
+		copy(next[:len(u)], u)
+	}
+	v, w = v[:len(u)], w[:len(u)]
+	var m uint64
+	for j, x := range u {
+		s := float64(den * float64(atol+float64(rtol*max(math.Abs(w[j]), math.Abs(x)))))
+		m = max(m, absBits(math.Abs(x-v[j])/s))
+	}
+	return m
+}
 
 // Mix sets d[j] = wa·a[j] + wb·b[j] over d (a and b at least as long).
 func Mix(d, a, b []float64, wa, wb float64) {

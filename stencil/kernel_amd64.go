@@ -36,7 +36,7 @@ var avx2 = newSet("avx2", 4, asm{
 	heat2D: heat2DAVX2, heat2DSrc: heat2DSrcAVX2, heat3D: heat3DAVX2, heat3DSrc: heat3DSrcAVX2,
 	chk2D: heat2DChkAVX2, chk2DSrc: heat2DSrcChkAVX2, chk3D: heat3DChkAVX2, chk3DSrc: heat3DSrcChkAVX2,
 	nt2D: heat2DNTAVX2, nt2DSrc: heat2DSrcNTAVX2, res2D: residual2DAVX2, res3D: residual3DAVX2,
-	maxDiff: maxAbsDiffAVX2, max: maxAbsAVX2, mix: mixAVX2, mixAdd: mixAddAVX2, reflect: reflectAVX2, moments: momentsAVX2,
+	maxDiff: maxAbsDiffAVX2, max: maxAbsAVX2, stepErr: stepErrorAVX2, stepErrKeep: stepErrorKeepAVX2, mix: mixAVX2, mixAdd: mixAddAVX2, reflect: reflectAVX2, moments: momentsAVX2,
 	interp: interpAVX2, restrict2: restrict2DAVX2, restrict3: restrict3DAVX2, vars: &varAVX2,
 	backward2D: backward2DAVX2, backward3D: backward3DAVX2})
 
@@ -44,7 +44,7 @@ var avx512 = newSet("avx512", 8, asm{
 	heat2D: heat2DAVX512, heat2DSrc: heat2DSrcAVX512, heat3D: heat3DAVX512, heat3DSrc: heat3DSrcAVX512,
 	chk2D: heat2DChkAVX512, chk2DSrc: heat2DSrcChkAVX512, chk3D: heat3DChkAVX512, chk3DSrc: heat3DSrcChkAVX512,
 	nt2D: heat2DNTAVX512, nt2DSrc: heat2DSrcNTAVX512, res2D: residual2DAVX512, res3D: residual3DAVX512,
-	maxDiff: maxAbsDiffAVX512, max: maxAbsAVX512, mix: mixAVX512, mixAdd: mixAddAVX512, reflect: reflectAVX512, moments: momentsAVX512,
+	maxDiff: maxAbsDiffAVX512, max: maxAbsAVX512, stepErr: stepErrorAVX512, stepErrKeep: stepErrorKeepAVX512, mix: mixAVX512, mixAdd: mixAddAVX512, reflect: reflectAVX512, moments: momentsAVX512,
 	interp: interpAVX512, restrict2: restrict2DAVX512, restrict3: restrict3DAVX512, vars: &varAVX512,
 	backward2D: backward2DAVX512, backward3D: backward3DAVX512})
 
@@ -117,6 +117,8 @@ type asm struct {
 	res2D       func(d, c, s, n, f *float64, cells, rows, stride int, c0, cx, cy float64)
 	res3D       func(d, c, s, n, l, u, f *float64, cells, rows, stride int, c0, cx, cy, cz float64)
 	maxDiff     func(a, b *float64, cells int) uint64
+	stepErr     func(u, v, w *float64, cells int, den, atol, rtol float64) uint64
+	stepErrKeep func(u, v, w, next *float64, cells int, den, atol, rtol float64) uint64
 	max         func(a *float64, cells int) uint64
 	mix, mixAdd func(d, a, b *float64, cells int, wa, wb float64)
 	reflect     func(d, m *float64, cells int, t float64)
@@ -137,6 +139,22 @@ func newSet(name string, lanes int, a asm) Set {
 		maxAbsDiff: maxDiff(lanes, a.maxDiff), maxAbs: maxOf(lanes, a.max),
 		mix: mixer(lanes, a.mix, mixGeneric), mixAdd: mixer(lanes, a.mixAdd, mixAddGeneric),
 		reflect: reflector(lanes, a.reflect)}
+	// The step error's whole vectors in the kernel, the rest generic.
+	ks.stepError = func(u, v, w, next []float64, den, atol, rtol float64) uint64 {
+		n := len(u) &^ (lanes - 1)
+		var m uint64
+		switch {
+		case n == 0:
+		case next != nil:
+			m = a.stepErrKeep(&u[0], &v[:n][0], &w[:n][0], &next[:n][0], n, den, atol, rtol)
+		default:
+			m = a.stepErr(&u[0], &v[:n][0], &w[:n][0], n, den, atol, rtol)
+		}
+		if next != nil {
+			next = next[n:]
+		}
+		return max(m, stepErrorGeneric(u[n:], v[n:], w[n:], next, den, atol, rtol))
+	}
 	// Whole groups of eight cells in the kernel, the rest generic.
 	ks.moments = func(m *Moments, x []float64) {
 		v := len(x) &^ 7

@@ -14486,6 +14486,264 @@ maxAbsAVX512_done:
 	VZEROUPPER
 	RET
 
+// func stepErrorAVX2(u *float64, v *float64, w *float64, cells int, den float64, atol float64, rtol float64) uint64
+// Requires: AVX, AVX2, CMOV
+TEXT ·stepErrorAVX2(SB), NOSPLIT, $32-64
+	MOVQ         u+0(FP), AX
+	MOVQ         v+8(FP), CX
+	MOVQ         w+16(FP), DX
+	VBROADCASTSD den+32(FP), Y0
+	VBROADCASTSD atol+40(FP), Y1
+	VBROADCASTSD rtol+48(FP), Y2
+	MOVQ         $0x7fffffffffffffff, BX
+	VMOVQ        BX, X3
+	VPBROADCASTQ X3, Y3
+	VPXOR        Y4, Y4, Y4
+	VPXOR        Y4, Y4, Y4
+	VPXOR        Y5, Y5, Y5
+	VPXOR        Y5, Y5, Y5
+	MOVQ         cells+24(FP), BX
+	SHLQ         $0x03, BX
+	XORQ         SI, SI
+	XORQ         DI, DI
+
+stepErrorAVX2_loop:
+	CMPQ      SI, BX
+	JAE       stepErrorAVX2_done
+	VMOVUPD   (AX)(SI*1), Y5
+	VANDPD    (DX)(SI*1), Y3, Y6
+	VANDPD    Y5, Y3, Y7
+	VMAXPD    Y6, Y7, Y6
+	VMULPD    Y2, Y6, Y6
+	VADDPD    Y6, Y1, Y6
+	VMULPD    Y6, Y0, Y6
+	VSUBPD    (CX)(SI*1), Y5, Y7
+	VANDPD    Y7, Y3, Y7
+	VDIVPD    Y6, Y7, Y7
+	VPSLLQ    $0x01, Y7, Y7
+	VPSRLQ    $0x01, Y7, Y7
+	VPCMPGTQ  Y4, Y7, Y5
+	VBLENDVPD Y5, Y7, Y4, Y4
+	ADDQ      $0x00000020, SI
+	ADDQ      $0x00000040, DI
+	JMP       stepErrorAVX2_loop
+
+stepErrorAVX2_done:
+	VMOVDQU Y4, (SP)
+	MOVQ    (SP), AX
+	MOVQ    8(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    16(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    24(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    AX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func stepErrorAVX512(u *float64, v *float64, w *float64, cells int, den float64, atol float64, rtol float64) uint64
+// Requires: AVX, AVX512F, CMOV
+TEXT ·stepErrorAVX512(SB), NOSPLIT, $64-64
+	MOVQ         u+0(FP), AX
+	MOVQ         v+8(FP), CX
+	MOVQ         w+16(FP), DX
+	VBROADCASTSD den+32(FP), Z0
+	VBROADCASTSD atol+40(FP), Z1
+	VBROADCASTSD rtol+48(FP), Z2
+	MOVQ         $0x7fffffffffffffff, BX
+	VMOVQ        BX, X3
+	VPBROADCASTQ X3, Z3
+	VPXORQ       Z4, Z4, Z4
+	VPXORQ       Z5, Z5, Z5
+	VPXORQ       Z6, Z6, Z6
+	VPXORQ       Z7, Z7, Z7
+	MOVQ         cells+24(FP), BX
+	SHLQ         $0x03, BX
+	XORQ         SI, SI
+	XORQ         DI, DI
+
+stepErrorAVX512_loop:
+	CMPQ    SI, BX
+	JAE     stepErrorAVX512_done
+	VMOVUPD (AX)(SI*1), Z4
+	VPANDQ  (DX)(SI*1), Z3, Z6
+	VPANDQ  Z4, Z3, Z7
+	VMAXPD  Z6, Z7, Z6
+	VMULPD  Z2, Z6, Z6
+	VADDPD  Z6, Z1, Z6
+	VMULPD  Z6, Z0, Z6
+	VSUBPD  (CX)(SI*1), Z4, Z7
+	VPANDQ  Z7, Z3, Z7
+	VDIVPD  Z6, Z7, Z7
+	VPSLLQ  $0x01, Z7, Z7
+	VPSRLQ  $0x01, Z7, Z7
+	VPMAXUQ Z7, Z5, Z5
+	ADDQ    $0x00000040, SI
+	ADDQ    $0x00000080, DI
+	JMP     stepErrorAVX512_loop
+
+stepErrorAVX512_done:
+	VMOVDQU64 Z5, (SP)
+	MOVQ      (SP), AX
+	MOVQ      8(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      16(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      24(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      32(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      40(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      48(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      56(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      AX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func stepErrorKeepAVX2(u *float64, v *float64, w *float64, next *float64, cells int, den float64, atol float64, rtol float64) uint64
+// Requires: AVX, AVX2, CMOV
+TEXT ·stepErrorKeepAVX2(SB), NOSPLIT, $32-72
+	MOVQ         u+0(FP), AX
+	MOVQ         v+8(FP), CX
+	MOVQ         w+16(FP), DX
+	MOVQ         next+24(FP), BX
+	VBROADCASTSD den+40(FP), Y0
+	VBROADCASTSD atol+48(FP), Y1
+	VBROADCASTSD rtol+56(FP), Y2
+	MOVQ         $0x7fffffffffffffff, SI
+	VMOVQ        SI, X3
+	VPBROADCASTQ X3, Y3
+	VPXOR        Y4, Y4, Y4
+	VPXOR        Y4, Y4, Y4
+	VPXOR        Y5, Y5, Y5
+	VPXOR        Y5, Y5, Y5
+	MOVQ         cells+32(FP), SI
+	SHLQ         $0x03, SI
+	XORQ         DI, DI
+	XORQ         R8, R8
+
+stepErrorKeepAVX2_loop:
+	CMPQ      DI, SI
+	JAE       stepErrorKeepAVX2_done
+	VMOVUPD   (AX)(DI*1), Y5
+	VMOVUPD   Y5, (BX)(DI*1)
+	VANDPD    (DX)(DI*1), Y3, Y6
+	VANDPD    Y5, Y3, Y7
+	VMAXPD    Y6, Y7, Y6
+	VMULPD    Y2, Y6, Y6
+	VADDPD    Y6, Y1, Y6
+	VMULPD    Y6, Y0, Y6
+	VSUBPD    (CX)(DI*1), Y5, Y7
+	VANDPD    Y7, Y3, Y7
+	VDIVPD    Y6, Y7, Y7
+	VPSLLQ    $0x01, Y7, Y7
+	VPSRLQ    $0x01, Y7, Y7
+	VPCMPGTQ  Y4, Y7, Y5
+	VBLENDVPD Y5, Y7, Y4, Y4
+	ADDQ      $0x00000020, DI
+	ADDQ      $0x00000040, R8
+	JMP       stepErrorKeepAVX2_loop
+
+stepErrorKeepAVX2_done:
+	VMOVDQU Y4, (SP)
+	MOVQ    (SP), AX
+	MOVQ    8(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    16(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    24(SP), CX
+	CMPQ    CX, AX
+	CMOVQHI CX, AX
+	MOVQ    AX, ret+64(FP)
+	VZEROUPPER
+	RET
+
+// func stepErrorKeepAVX512(u *float64, v *float64, w *float64, next *float64, cells int, den float64, atol float64, rtol float64) uint64
+// Requires: AVX, AVX512F, CMOV
+TEXT ·stepErrorKeepAVX512(SB), NOSPLIT, $64-72
+	MOVQ         u+0(FP), AX
+	MOVQ         v+8(FP), CX
+	MOVQ         w+16(FP), DX
+	MOVQ         next+24(FP), BX
+	VBROADCASTSD den+40(FP), Z0
+	VBROADCASTSD atol+48(FP), Z1
+	VBROADCASTSD rtol+56(FP), Z2
+	MOVQ         $0x7fffffffffffffff, SI
+	VMOVQ        SI, X3
+	VPBROADCASTQ X3, Z3
+	VPXORQ       Z4, Z4, Z4
+	VPXORQ       Z5, Z5, Z5
+	VPXORQ       Z6, Z6, Z6
+	VPXORQ       Z7, Z7, Z7
+	MOVQ         cells+32(FP), SI
+	SHLQ         $0x03, SI
+	XORQ         DI, DI
+	XORQ         R8, R8
+
+stepErrorKeepAVX512_loop:
+	CMPQ    DI, SI
+	JAE     stepErrorKeepAVX512_done
+	VMOVUPD (AX)(DI*1), Z4
+	VMOVUPD Z4, (BX)(DI*1)
+	VPANDQ  (DX)(DI*1), Z3, Z6
+	VPANDQ  Z4, Z3, Z7
+	VMAXPD  Z6, Z7, Z6
+	VMULPD  Z2, Z6, Z6
+	VADDPD  Z6, Z1, Z6
+	VMULPD  Z6, Z0, Z6
+	VSUBPD  (CX)(DI*1), Z4, Z7
+	VPANDQ  Z7, Z3, Z7
+	VDIVPD  Z6, Z7, Z7
+	VPSLLQ  $0x01, Z7, Z7
+	VPSRLQ  $0x01, Z7, Z7
+	VPMAXUQ Z7, Z5, Z5
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000080, R8
+	JMP     stepErrorKeepAVX512_loop
+
+stepErrorKeepAVX512_done:
+	VMOVDQU64 Z5, (SP)
+	MOVQ      (SP), AX
+	MOVQ      8(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      16(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      24(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      32(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      40(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      48(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      56(SP), CX
+	CMPQ      CX, AX
+	CMOVQHI   CX, AX
+	MOVQ      AX, ret+64(FP)
+	VZEROUPPER
+	RET
+
 // func mixAVX2(d *float64, a *float64, b *float64, cells int, wa float64, wb float64)
 // Requires: AVX
 TEXT ·mixAVX2(SB), NOSPLIT, $0-48

@@ -1048,6 +1048,40 @@ func maxAbsAVX2(a *float64, cells int) uint64
 //go:noescape
 func maxAbsAVX512(a *float64, cells int) uint64
 
+// stepErrorAVX2 returns the bits (sign cleared) of the largest
+// |u[j] − v[j]| / (den·(atol + rtol·max(|w[j]|, |u[j]|))) for j in [0, cells),
+// cells a multiple of 4, each operation rounded on its own (a NaN
+// sorts above every number; VMAXPD gives |w[j]| where either is NaN).
+//
+//go:noescape
+func stepErrorAVX2(u *float64, v *float64, w *float64, cells int, den float64, atol float64, rtol float64) uint64
+
+// stepErrorAVX512 returns the bits (sign cleared) of the largest
+// |u[j] − v[j]| / (den·(atol + rtol·max(|w[j]|, |u[j]|))) for j in [0, cells),
+// cells a multiple of 8, each operation rounded on its own (a NaN
+// sorts above every number; VMAXPD gives |w[j]| where either is NaN).
+//
+//go:noescape
+func stepErrorAVX512(u *float64, v *float64, w *float64, cells int, den float64, atol float64, rtol float64) uint64
+
+// stepErrorKeepAVX2 returns the bits (sign cleared) of the largest
+// |u[j] − v[j]| / (den·(atol + rtol·max(|w[j]|, |u[j]|))) for j in [0, cells),
+// cells a multiple of 4, each operation rounded on its own (a NaN
+// sorts above every number; VMAXPD gives |w[j]| where either is NaN).
+// It also sets next[j] = u[j].
+//
+//go:noescape
+func stepErrorKeepAVX2(u *float64, v *float64, w *float64, next *float64, cells int, den float64, atol float64, rtol float64) uint64
+
+// stepErrorKeepAVX512 returns the bits (sign cleared) of the largest
+// |u[j] − v[j]| / (den·(atol + rtol·max(|w[j]|, |u[j]|))) for j in [0, cells),
+// cells a multiple of 8, each operation rounded on its own (a NaN
+// sorts above every number; VMAXPD gives |w[j]| where either is NaN).
+// It also sets next[j] = u[j].
+//
+//go:noescape
+func stepErrorKeepAVX512(u *float64, v *float64, w *float64, next *float64, cells int, den float64, atol float64, rtol float64) uint64
+
 // mixAVX2 sets, for j in [0, cells), cells a multiple of 4 (AVX2):
 //
 //	d[j] = wa·a[j] + wb·b[j]

@@ -632,6 +632,51 @@ func emitMax(c *build.Context, i isa, diff bool) {
 	c.RET()
 }
 
+// emitStepError writes the step controller's error estimate over a row
+// (stencil.Set.StepError): the bits of the largest |u[j] − v[j]| / (den·(atol
+// + rtol·max(|w[j]|, |u[j]|))), and with keep next[j] = u[j].
+func emitStepError(c *build.Context, i isa, keep bool) {
+	name, sig := "stepError"+i.name, "func(u, v, w *float64, cells int, den, atol, rtol float64) uint64"
+	if keep {
+		name, sig = "stepErrorKeep"+i.name, "func(u, v, w, next *float64, cells int, den, atol, rtol float64) uint64"
+	}
+	doc := []string{fmt.Sprintf("%s returns the bits (sign cleared) of the largest", name),
+		"|u[j] − v[j]| / (den·(atol + rtol·max(|w[j]|, |u[j]|))) for j in [0, cells),",
+		fmt.Sprintf("cells a multiple of %d, each operation rounded on its own (a NaN", i.lanes),
+		"sorts above every number; VMAXPD gives |w[j]| where either is NaN)."}
+	if keep {
+		doc = append(doc, "It also sets next[j] = u[j].")
+	}
+	function(c, name, sig, doc...)
+	u, v, w := pointer(c, "u"), pointer(c, "v"), pointer(c, "w")
+	var next reg.GPVirtual
+	if keep {
+		next = pointer(c, "next")
+	}
+	den, atol, rtol := broadcast(c, i, "den"), broadcast(c, i, "atol"), broadcast(c, i, "rtol")
+	mask, _, m, _, _ := backwardRegs(c, i)
+	elementwise(c, i, name, func(at func(reg.GPVirtual) operand.Mem) {
+		x, t, d := i.reg(c), i.reg(c), i.reg(c)
+		c.VMOVUPD(at(u), x)
+		if keep {
+			c.VMOVUPD(x, at(next))
+		}
+		i.and(c, at(w), mask, t)
+		i.and(c, x, mask, d)
+		c.VMAXPD(t, d, t)
+		c.VMULPD(rtol, t, t)
+		c.VADDPD(t, atol, t)
+		c.VMULPD(t, den, t)
+		c.VSUBPD(at(v), x, d)
+		i.and(c, d, mask, d)
+		c.VDIVPD(t, d, d)
+		i.maxAbs(c, d, m, i.reg(c))
+	})
+	c.Store(i.fold(c, m), c.ReturnIndex(0))
+	c.VZEROUPPER()
+	c.RET()
+}
+
 // emitMix writes the weighted sum of two rows of i: d[j] = wa·a[j] +
 // wb·b[j], or with add d[j] = d[j] + (wa·a[j] + wb·b[j]) (the multigrid's
 // linear prolongation), for j in [0, cells), cells a multiple of the lanes.
@@ -1031,6 +1076,11 @@ func Stencil() (asm, stubs []byte, err error) {
 	for _, diff := range []bool{true, false} {
 		for _, i := range isas {
 			emitMax(c, i, diff)
+		}
+	}
+	for _, keep := range []bool{false, true} {
+		for _, i := range isas {
+			emitStepError(c, i, keep)
 		}
 	}
 	for _, add := range []bool{false, true} {
