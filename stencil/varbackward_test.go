@@ -143,7 +143,7 @@ func TestStepErrorMatchesReference(t *testing.T) {
 			want := 0.0
 			nan := false
 			for j := range n {
-				e := math.Abs(u[j]-v[j]) / float64(den*float64(atol+float64(rtol*max(math.Abs(w[j]), math.Abs(u[j])))))
+				e := math.Abs(u[j]-v[j]) / product(den, sum(atol, product(rtol, max(math.Abs(w[j]), math.Abs(u[j])))))
 				if math.IsNaN(e) {
 					nan = true
 				}
@@ -177,3 +177,13 @@ func TestStepErrorMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// product and sum are a·b and a + b, each rounded on its own: calls the
+// compiler cannot fuse into a multiply-add (on arm64 it fused the
+// reference's c + a·b despite float64(…), and c + product(a, b) too).
+//
+//go:noinline
+func product(a, b float64) float64 { return a * b }
+
+//go:noinline
+func sum(a, b float64) float64 { return a + b }
