@@ -178,9 +178,9 @@ func TestStepErrorMatchesReference(t *testing.T) {
 	}
 }
 
-// product and sum are a·b and a + b, each rounded on its own: calls the
-// compiler cannot fuse into a multiply-add (on arm64 it fused the
-// reference's c + a·b despite float64(…), and c + product(a, b) too).
+// product and sum are a·b and a + b, each rounded on its own: calls, so
+// that the compiler emits each as its own instruction (on arm64 it emitted
+// the reference's atol + rtol·max(…) as a multiply-add despite float64(…)).
 //
 //go:noinline
 func product(a, b float64) float64 { return a * b }
