@@ -200,6 +200,17 @@ func neighbourBases(c *build.Context, three bool, negSY, negSZ operand.Mem) (u, 
 	return u, up
 }
 
+// rowStart is a row's label and the index registers set to its first cell
+// (iz only in 3D, where it was allocated).
+func (s varStreams) rowStart(c *build.Context, row string, negSY, negSZ operand.Mem) {
+	c.Label(row)
+	c.XORQ(s.i0, s.i0)
+	c.MOVQ(negSY, s.is)
+	if s.iz != nil {
+		c.MOVQ(negSZ, s.iz)
+	}
+}
+
 // emitVar writes one variable-coefficient kernel.
 func emitVar(c *build.Context, k varKernel, i isa) {
 	name := k.name(i)
@@ -253,12 +264,7 @@ func emitVar(c *build.Context, k varKernel, i isa) {
 		s.iz = c.GP64()
 	}
 	row, vec, tail, next, end := name+"_row", name+"_vec", name+"_tail", name+"_next", name+"_end"
-	c.Label(row)
-	c.XORQ(s.i0, s.i0)
-	c.MOVQ(negSY, s.is)
-	if three {
-		c.MOVQ(negSZ, s.iz)
-	}
+	s.rowStart(c, row, negSY, negSZ)
 	// step moves the index registers on by n bytes.
 	step := func(n int) {
 		c.ADDQ(operand.U32(n), s.i0)
@@ -604,12 +610,7 @@ func emitVarBackward(c *build.Context, i isa, dims int, withA bool) {
 		}
 	}
 	row, vec, next, done, end := name+"_row", name+"_vec", name+"_next", name+"_done", name+"_end"
-	c.Label(row)
-	c.XORQ(s.i0, s.i0)
-	c.MOVQ(negSY, s.is)
-	if three {
-		c.MOVQ(negSZ, s.iz)
-	}
+	s.rowStart(c, row, negSY, negSZ)
 	c.Label(vec)
 	c.CMPQ(s.i0, vecEnd)
 	c.JAE(operand.LabelRef(next))
