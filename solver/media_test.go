@@ -25,6 +25,11 @@ func (g *globalMedia) fn() MediaFunc {
 	return func(_ comm.Comm, lo, hi []int) (k, rhoC, held []float64, err error) {
 		nd := len(g.shape)
 		idx := slices.Clone(lo)
+		cells := 1
+		for a := range nd {
+			cells *= hi[a] - lo[a]
+		}
+		k, rhoC, held = make([]float64, 0, cells), make([]float64, 0, cells), make([]float64, 0, cells)
 		for {
 			i := 0
 			for a := range nd {
