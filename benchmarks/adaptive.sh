@@ -3,7 +3,8 @@
 # on two problems: the power module (configs/power-module-3d: a 3D stack of
 # three materials, a convective face, a 50 W heater switched on at t = 1 s)
 # to 60 s by backward Euler, and a decaying sine mode (configs/
-# implicit-heat-2d, 256²) to t = 0.1 by Crank–Nicolson. Per problem: a
+# implicit-heat-2d, 256²) to t = 0.1 by Crank–Nicolson; each also by SDIRK4
+# choosing its steps (and the sine mode by SDIRK4's fixed dt = 0.025). Per problem: a
 # reference of fixed steps dt/16, the fixed-step run of dt, and adaptive
 # runs at several rtol; each run's probes against the reference's at the
 # common times (max |Δ| over the probes and times), its steps, the solves
@@ -61,16 +62,24 @@ run pm-fixed "${pm[@]}" --set equation.dt=0.1 --set output.probe_every=10
 for rtol in 1e-2 6e-3 4e-3 3e-3 2e-3 1e-3; do
 	run "pm-auto-$rtol" "${pm[@]}" --set 'equation.dt="auto"' --set equation.rtol="$rtol" --set equation.atol="$rtol" --set output.probe_dt=5
 done
-compare pm-ref pm-fixed pm-auto-1e-2 pm-auto-6e-3 pm-auto-4e-3 pm-auto-3e-3 pm-auto-2e-3 pm-auto-1e-3
+for rtol in 3e-3 1e-3; do
+	run "pm-sdirk4-$rtol" "${pm[@]}" --set equation.scheme=sdirk4 --set 'equation.dt="auto"' --set equation.rtol="$rtol" --set equation.atol="$rtol" --set output.probe_dt=5
+done
+compare pm-ref pm-fixed pm-auto-1e-2 pm-auto-6e-3 pm-auto-4e-3 pm-auto-3e-3 pm-auto-2e-3 pm-auto-1e-3 pm-sdirk4-3e-3 pm-sdirk4-1e-3
 
-echo "== sine mode, 256², to t = 0.1, Crank–Nicolson (probe at the centre)"
+echo "== sine mode, 256², to t = 0.1, Crank–Nicolson (probe at the centre; the adaptive runs' every 0.05, so their steps are not held to 0.01)"
 sm=(-c implicit-heat-2d --set 'output.probe=[{name = "centre", at = [0.5, 0.5]}]')
 run sm-ref "${sm[@]}" --set equation.dt=0.0000625 --set output.probe_every=160
 run sm-fixed "${sm[@]}" --set equation.dt=0.001 --set output.probe_every=10
 for rtol in 1e-4 1e-5 1e-6; do
-	run "sm-auto-$rtol" "${sm[@]}" --set 'equation.dt="auto"' --set equation.rtol="$rtol" --set output.probe_dt=0.01
+	run "sm-auto-$rtol" "${sm[@]}" --set 'equation.dt="auto"' --set equation.rtol="$rtol" --set output.probe_dt=0.05
 done
-compare sm-ref sm-fixed sm-auto-1e-4 sm-auto-1e-5 sm-auto-1e-6
+# SDIRK4 (fourth order, five solves a step), fixed and choosing its steps.
+run sm-sdirk4-fixed "${sm[@]}" --set equation.scheme=sdirk4 --set equation.dt=0.025 --set output.probe_every=2
+for rtol in 3e-3 1e-3 3e-4 1e-4; do
+	run "sm-sdirk4-$rtol" "${sm[@]}" --set equation.scheme=sdirk4 --set 'equation.dt="auto"' --set equation.rtol="$rtol" --set output.probe_dt=0.05
+done
+compare sm-ref sm-fixed sm-auto-1e-4 sm-auto-1e-5 sm-auto-1e-6 sm-sdirk4-fixed sm-sdirk4-3e-3 sm-sdirk4-1e-3 sm-sdirk4-3e-4 sm-sdirk4-1e-4
 
 echo "== the controller's own share at 1024² (sine mode to t = 0.02, Crank–Nicolson, rtol 1e-5)"
 run big "${sm[@]}" --set 'grid.shape=[1024,1024]' --set run.t_end=0.02 --set 'equation.dt="auto"' --set equation.rtol=1e-5 --set output.probe_dt=0.01

@@ -8,13 +8,15 @@ import (
 // mediaOp is the operator of heterogeneous media on the variable-
 // coefficient kernels (Media.Implicit's coefficients).
 type mediaOp struct {
-	m       *Media
-	wk      *Work
-	nd, sy  int
-	vk      stencil.VarKernels
-	vc      *stencil.VarCoeffs
-	rhs     *stencil.VarCoeffs // StepRHS's ρc·u − c·L₀u, for rhsC
-	rhsC    float64
+	m      *Media
+	wk     *Work
+	nd, sy int
+	vk     stencil.VarKernels
+	vc     *stencil.VarCoeffs
+	// StepRHS's coefficients of ρc·u − c·L₀u for the last two c (an SDIRK
+	// step alternates two: its stages' 0 and their time derivatives' dt).
+	rhs     [2]*stencil.VarCoeffs
+	rhsC    [2]float64
 	scratch []float64 // ResidualMax's residual
 	// The operands of the sweep under way (see uniformOp).
 	dst, u, b             []float64
@@ -100,12 +102,18 @@ func (o *mediaOp) Backward(u, b []float64, data float64) (omega, res, big float6
 
 // StepRHS: dst = M·(ρc·u + c·∇·(k∇u)) + scale·src.
 func (o *mediaOp) StepRHS(dst, u, src []float64, c, scale float64) {
-	if o.rhs == nil || o.rhsC != c {
-		o.rhs, o.rhsC = o.m.Implicit(1, -c), c // A = ρc, faces −c·k_f/h²
+	switch {
+	case o.rhs[0] != nil && o.rhsC[0] == c:
+	case o.rhs[1] != nil && o.rhsC[1] == c:
+		o.rhs[0], o.rhs[1], o.rhsC[0], o.rhsC[1] = o.rhs[1], o.rhs[0], o.rhsC[1], o.rhsC[0]
+	default:
+		o.rhs[1], o.rhsC[1] = o.rhs[0], o.rhsC[0]
+		o.rhs[0], o.rhsC[0] = o.m.Implicit(1, -c), c // A = ρc, faces −c·k_f/h²
 	}
+	vc := o.rhs[0]
 	o.wk.Team.Run(o.wk.Parts, func(w int) {
 		for _, r := range o.wk.Runs[w] {
-			o.vk.Apply(o.rhs, dst, u, nil, 0, r.Start, r.N, r.Count, o.sy)
+			o.vk.Apply(vc, dst, u, nil, 0, r.Start, r.N, r.Count, o.sy)
 			if src == nil {
 				continue
 			}

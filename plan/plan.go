@@ -15,7 +15,7 @@ import (
 )
 
 // Schemes are the heat time schemes' names, as configs give them.
-var Schemes = []string{"explicit", "backward-euler", "crank-nicolson"}
+var Schemes = []string{"explicit", "backward-euler", "crank-nicolson", "sdirk4"}
 
 // Smoothers are the multigrid smoothers' names.
 var Smoothers = []string{"chebyshev", "jacobi", "rbgs"}
@@ -90,7 +90,7 @@ func Decide(c Case) (Plan, *Refusal) {
 	case !c.Poisson && c.Solver == "jacobi" && implicit:
 		return p, &Refusal{"equation.solver", fmt.Sprintf("\"jacobi\" solves poisson problems only; %s heat steps are solved by multigrid", c.Scheme)}
 	case !c.Poisson && c.Solver == "mgcg" && !implicit:
-		return p, &Refusal{"equation.solver", "\"mgcg\" solves poisson problems and implicit heat steps (backward-euler, crank-nicolson); explicit steps solve nothing"}
+		return p, &Refusal{"equation.solver", "\"mgcg\" solves poisson problems and implicit heat steps (backward-euler, crank-nicolson, sdirk4); explicit steps solve nothing"}
 	case !c.Poisson && !implicit:
 		p.Method, p.StabilityLimit = Explicit, true
 	case c.Poisson && c.Solver == "jacobi":

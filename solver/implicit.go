@@ -176,6 +176,9 @@ func (s *Solver) runMG(ctx context.Context, target int) error {
 // and faces at its end) are taken at: the next step's time, or the
 // adaptive attempt's (the left limit where it lands on an event).
 func (s *Solver) stepEnd() float64 {
+	if s.stageEnd != nil {
+		return *s.stageEnd // an SDIRK stage's
+	}
 	if s.ctrl != nil {
 		return s.ctrl.endTerms
 	}
@@ -229,16 +232,11 @@ func (s *Solver) implicitStep() error {
 	case s.step == s.spec.Steps-1:
 		dt = s.spec.LastDT()
 	}
+	if s.spec.Scheme == SDIRK4 {
+		return s.sdirkFixed(dt)
+	}
 	theta := s.spec.Scheme.theta()
-	alpha := s.spec.Alpha
-	if s.media != nil {
-		alpha = 1 // the media's faces carry k
-	}
-	if dt != s.stepDT {
-		s.mg.SetOperator(multigrid.Operator{Sigma: 1, Beta: theta * dt * alpha})
-		s.stepDT = dt
-		s.normA = -1 // the step's own, when a solve needs it
-	}
+	alpha := s.setStep(dt)
 	if s.spec.FacesInTime && theta != 1 {
 		if err := s.setMGFaces(s.simTime); err != nil { // the explicit half's ghosts: at the step's start
 			return err
@@ -267,6 +265,44 @@ func (s *Solver) implicitStep() error {
 			return err
 		}
 	}
+	if err := s.solveStep(); err != nil {
+		return err
+	}
+	if s.acct != nil {
+		// The implicit half's flows: uⁿ⁺¹'s ghosts at the step's end (the
+		// last cycle's residual exchanged the halo).
+		if s.spec.SourceAt != nil {
+			if err := s.powerAt(s.stepEnd()); err != nil {
+				return err
+			}
+		}
+		operator.ApplyFaces(s.mg.FineFaces(), s.u)
+		s.account(s.u, theta, dt)
+	}
+	return nil
+}
+
+// setStep sets the multigrid's operator up for a step (SDIRK4: each stage)
+// of dt, ρc − θ·dt·α·∇·(k∇), where dt changed, and returns the α of the
+// right side (1 in media, whose faces carry k).
+func (s *Solver) setStep(dt float64) (alpha float64) {
+	alpha = s.spec.Alpha
+	if s.media != nil {
+		alpha = 1
+	}
+	if dt != s.stepDT {
+		s.mg.SetOperator(multigrid.Operator{Sigma: 1, Beta: s.spec.Scheme.theta() * dt * alpha})
+		s.stepDT = dt
+		s.normA = -1 // the step's own, when a solve needs it
+	}
+	return alpha
+}
+
+// solveStep solves the implicit step's system, its right-hand side built,
+// until the backward error is below the tolerance (from the attempt's
+// first iterate, where it has one, else from the multigrid's field); s.u
+// is the multigrid's field after it.
+func (s *Solver) solveStep() error {
 	ref, err := s.mg.RHSNorm()
 	if err != nil {
 		return err
@@ -313,17 +349,6 @@ func (s *Solver) implicitStep() error {
 	s.history = append(s.history, s.residual)
 	s.backwardHistory = append(s.backwardHistory, s.backward)
 	s.componentHistory = append(s.componentHistory, s.component)
-	if s.acct != nil {
-		// The implicit half's flows: uⁿ⁺¹'s ghosts at the step's end (the
-		// last cycle's residual exchanged the halo).
-		if s.spec.SourceAt != nil {
-			if err := s.powerAt(s.stepEnd()); err != nil {
-				return err
-			}
-		}
-		operator.ApplyFaces(s.mg.FineFaces(), s.u)
-		s.account(s.u, theta, dt)
-	}
 	return nil
 }
 
@@ -351,7 +376,8 @@ type SolverInfo struct {
 	Cycle    string // multigrid: "v", "w", "fmg" (then V-cycles)
 	Cycles   int    // multigrid cycles done
 	// History is the relative residual after each cycle (Poisson) or
-	// after each implicit step's last cycle (heat); StepHistory after each
+	// after each implicit solve's last cycle (heat: a step's, or each of
+	// an SDIRK4 step's five stages'); StepHistory after each
 	// cycle of the last implicit step (the failing one, where one failed),
 	// StepComponentHistory its componentwise backward error.
 	History, StepHistory, StepComponentHistory []float64

@@ -254,3 +254,40 @@ func TestImplicitMGCGOnARandomMap(t *testing.T) {
 		require.Equal(t, want, fingerprint(field), "ranks %d threads %d", rt[0], rt[1])
 	}
 }
+
+// SDIRK4 is of order four: against the grid's own decay of a sine mode
+// (exact in space: the discrete operator's eigenvalue λ_h), halving dt
+// divides the error by 16; a stage's wrong coefficient drops the order.
+// The steps are far beyond the explicit limit, and the field has the same
+// bits on 1 and 3 ranks and 1 and 2 threads.
+func TestSDIRK4IsFourthOrder(t *testing.T) {
+	shape := []int{32, 32}
+	const tEnd = 0.4
+	lambda := 0.0
+	for _, n := range shape {
+		h := 1 / float64(n)
+		lambda += 4 / (h * h) * math.Pow(math.Sin(math.Pi*h/2), 2)
+	}
+	var errs []float64
+	for _, dt := range []float64{0.1, 0.05, 0.025} {
+		s, _ := sineDecay(shape, SDIRK4, dt, tEnd)
+		s.Tolerance = 1e-13
+		exact := func(x []float64) float64 {
+			return math.Exp(-s.Alpha*lambda*tEnd) * math.Sin(math.Pi*x[0]) * math.Sin(math.Pi*x[1])
+		}
+		require.Greater(t, dt, 100*operator.NewUniform(s.Alpha, s.Spacing()).StableDT())
+		out := run(t, 1, s)
+		errs = append(errs, maxErr(s, out.field, exact))
+		if dt == 0.05 {
+			out3 := run(t, 3, s)
+			require.Equal(t, fingerprint(out.field), fingerprint(out3.field), "3 ranks")
+			s.Threads = 2
+			require.Equal(t, fingerprint(out.field), fingerprint(run(t, 1, s).field), "2 threads")
+		}
+	}
+	for i := 1; i < len(errs); i++ {
+		r := errs[i-1] / errs[i]
+		t.Logf("sdirk4: error %.3e → %.3e, ratio %.2f", errs[i-1], errs[i], r)
+		require.InDelta(t, 16, r, 4)
+	}
+}

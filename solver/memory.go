@@ -28,6 +28,14 @@ func Memory(spec Spec, g *decomp.Grid, r int) int64 {
 			// z_old, p, q, the cycle's iterate and buffer, z − z_old).
 			fields += 8
 		}
+		if spec.Scheme == SDIRK4 {
+			// The stages' Vᵢ and X₁…X₄, and with fixed steps uⁿ
+			// (solver/sdirk.go).
+			fields += 5
+			if spec.Adaptive == nil {
+				fields++
+			}
+		}
 		if spec.Adaptive != nil {
 			// Steps that choose themselves: the step's start, the whole
 			// step's end and the next step's start (solver/adaptive.go).

@@ -142,11 +142,13 @@ type Solver struct {
 	// After each cycle (Poisson) or each step's last (heat): the relative
 	// residual, the normwise and the componentwise backward error.
 	history, backwardHistory, componentHistory []float64
-	floorSteps                                 int     // solves that stopped at the rounding floor
-	floorBackward                              float64 // the largest normwise backward error one stopped at
-	cycles                                     int     // multigrid cycles done
-	stepDT                                     float64 // the step the multigrid operator is set up for
-	stalled                                    bool    // Poisson by multigrid: stopped at the rounding floor above the tolerance
+	floorSteps                                 int      // solves that stopped at the rounding floor
+	floorBackward                              float64  // the largest normwise backward error one stopped at
+	cycles                                     int      // multigrid cycles done
+	stepDT                                     float64  // the step the multigrid operator is set up for
+	sd                                         *sdirk   // SDIRK4's stages
+	stageEnd                                   *float64 // an SDIRK stage's time, its terms taken there (stepEnd)
+	stalled                                    bool     // Poisson by multigrid: stopped at the rounding floor above the tolerance
 	// ‖A‖∞ of the operator solved (-1: not yet taken), and the last
 	// iteration's normwise and componentwise backward errors.
 	normA, backward, component float64

@@ -240,14 +240,21 @@ const (
 	// CrankNicolson solves (I − ½dt·α∇²)uⁿ⁺¹ = (I + ½dt·α∇²)uⁿ + dt·f:
 	// second order, stable for any dt.
 	CrankNicolson
+	// SDIRK4 is five implicit stages a step (solver/sdirk.go): fourth
+	// order, L-stable, with an embedded third-order error estimate.
+	SDIRK4
 )
 
 func (s Scheme) String() string { return plan.Schemes[s] }
 
 // theta is the implicit weight θ of the scheme.
+// SDIRK4's is each stage's, γ.
 func (s Scheme) theta() float64 {
-	if s == CrankNicolson {
+	switch s {
+	case CrankNicolson:
 		return 0.5
+	case SDIRK4:
+		return sdirkGamma
 	}
 	return 1
 }

@@ -99,11 +99,17 @@ func readTable(t *testing.T, path string) [][]string {
 // and the source's energy is exactly q × (t_end − 1) × the area; the
 // energy balance closes.
 func TestAdaptiveStepsTrackAHeaterSwitch(t *testing.T) {
+	for _, scheme := range []string{"crank-nicolson", "sdirk4"} {
+		t.Run(scheme, func(t *testing.T) { adaptiveHeater(t, scheme) })
+	}
+}
+
+func adaptiveHeater(t *testing.T, scheme string) {
 	exact := adaptiveExact()
 	prev := math.Inf(1)
 	for _, rtol := range []string{"1e-3", "1e-4", "1e-5"} {
 		out := t.TempDir()
-		code, _, stderr := heat(t, adaptiveArgs(out, "--set", "equation.rtol="+rtol)...)
+		code, _, stderr := heat(t, adaptiveArgs(out, "--set", "equation.rtol="+rtol, "--set", "equation.scheme="+scheme)...)
 		require.Zero(t, code, stderr)
 		rep := readReport(t, filepath.Join(out, "report.json"))
 		require.Equal(t, 2.0, float64(rep.SimTime), "the run ends exactly at t_end")
@@ -121,6 +127,7 @@ func TestAdaptiveStepsTrackAHeaterSwitch(t *testing.T) {
 		prev = e
 		eb := rep.EnergyBalance
 		require.InEpsilon(t, 2.0, float64(eb.Source), 1e-10, "the heater's energy: q × (t_end − 1) × 1")
+		t.Logf("balance: relative residual %.3g", float64(eb.RelativeResidual))
 		require.Less(t, float64(eb.RelativeResidual), 1e-10)
 	}
 }
@@ -197,15 +204,21 @@ func TestAdaptiveSnapshotsAndCheckpointsByTime(t *testing.T) {
 // the straight run's steps (diagnostics.csv's dt and error estimate, row
 // for row) to its field.sha256.
 func TestAdaptiveRestartTakesTheSameSteps(t *testing.T) {
+	for _, scheme := range []string{"crank-nicolson", "sdirk4"} {
+		t.Run(scheme, func(t *testing.T) { adaptiveRestart(t, scheme) })
+	}
+}
+
+func adaptiveRestart(t *testing.T, scheme string) {
 	straight := t.TempDir()
-	code, _, stderr := heat(t, adaptiveArgs(straight, "--set", "output.diagnostics_every=1")...)
+	code, _, stderr := heat(t, adaptiveArgs(straight, "--set", "output.diagnostics_every=1", "--set", "equation.scheme="+scheme)...)
 	require.Zero(t, code, stderr)
 	rep := readReport(t, filepath.Join(straight, "report.json"))
 	steps := rep.Steps
 	require.Greater(t, steps, 20)
 
 	half := t.TempDir()
-	code, _, stderr = heat(t, adaptiveArgs(half, "--set", "output.diagnostics_every=1", "--ranks", "2",
+	code, _, stderr = heat(t, adaptiveArgs(half, "--set", "output.diagnostics_every=1", "--set", "equation.scheme="+scheme, "--ranks", "2",
 		"--set", "checkpoint.every=12", "--steps", "12")...)
 	require.Zero(t, code, stderr)
 	require.Contains(t, stderr, "run.steps = 12 came before run.t_end = 2: the steps that choose themselves ended at t = ")
@@ -276,10 +289,16 @@ func TestAdaptiveRefusals(t *testing.T) {
 // header (the media's step was written back over "auto"), the plots read
 // it, the heater's switch at t = 1 is an event, and the balance closes.
 func TestAdaptiveInMedia(t *testing.T) {
+	for _, scheme := range []string{"backward-euler", "sdirk4"} {
+		t.Run(scheme, func(t *testing.T) { adaptiveMedia(t, scheme) })
+	}
+}
+
+func adaptiveMedia(t *testing.T, scheme string) {
 	out := t.TempDir()
 	code, _, stderr := heat(t, "run", "-q", "-c", "power-module-3d", "--out", out, "--set", "grid.shape=[8,32,32]", "--set", "run.t_end=3", "--set", `equation.dt="auto"`,
 		"--set", "equation.rtol=1e-3", "--set", "equation.atol=1e-2", "--set", "output.diagnostics_every=1", "--set", "output.formats=[]",
-		"--set", "run.tolerance=1e-12")
+		"--set", "run.tolerance=1e-12", "--set", "equation.scheme="+scheme)
 	require.Zero(t, code, stderr)
 	rep := readReport(t, filepath.Join(out, "report.json"))
 	require.NotNil(t, rep.Solver.Adaptive)
@@ -298,6 +317,7 @@ func TestAdaptiveInMedia(t *testing.T) {
 	}
 	require.True(t, landed, "a step ends at the switch, t = 1")
 	require.InEpsilon(t, 50*2.0, float64(rep.EnergyBalance.Source), 1e-9, "50 W from t = 1 to 3")
+	t.Logf("%d steps, balance %.3g", rep.Steps, float64(rep.EnergyBalance.RelativeResidual))
 	require.Less(t, float64(rep.EnergyBalance.RelativeResidual), 1e-8)
 	code, _, stderr = heat(t, "plot", out)
 	require.Zero(t, code, stderr)

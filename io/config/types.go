@@ -52,8 +52,9 @@ type Equation struct {
 	// each step, stopping on the backward error as the cycles do (see run.tolerance); in media every multigrid
 	// solve is mgcg (see Heterogeneous media)
 	Solver string `toml:"solver" json:"solver"`
-	// heat: `"explicit"` (FTCS), `"backward-euler"` or `"crank-nicolson"` (each step a
-	// multigrid solve; any dt is stable)
+	// heat: `"explicit"` (FTCS), `"backward-euler"`, `"crank-nicolson"` (each step a
+	// multigrid solve; any dt is stable) or `"sdirk4"` (five solves a step, fourth order,
+	// L-stable; with dt = "auto" its own error estimate costs no extra solve)
 	Scheme string `toml:"scheme" json:"scheme"`
 	// diffusivity α (heat); without maps and materials also the conductivity k of the faces
 	Alpha float64 `toml:"alpha" json:"alpha" unit:"length²/time"`

@@ -207,7 +207,7 @@ type Algebraic struct {
 // multigrid (Poisson, implicit heat steps).
 type Solver struct {
 	Kind     string `json:"kind"`             // "explicit", "jacobi", "multigrid" or "mgcg"
-	Scheme   string `json:"scheme,omitempty"` // heat: "explicit", "backward-euler", "crank-nicolson"
+	Scheme   string `json:"scheme,omitempty"` // heat: "explicit", "backward-euler", "crank-nicolson", "sdirk4"
 	Smoother string `json:"smoother,omitempty"`
 	Cycle    string `json:"cycle,omitempty"`  // "v", "w", "fmg" (one FMG cycle, then V-cycles)
 	Cycles   int    `json:"cycles,omitempty"` // multigrid cycles done (all steps together for heat)
