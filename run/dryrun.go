@@ -52,8 +52,12 @@ func summary(w io.Writer, cfg *config.Config, spec solver.Spec, g *decomp.Grid, 
 	switch {
 	case spec.Adaptive != nil:
 		a := spec.Adaptive
-		how = fmt.Sprintf("%s steps chosen by their error to run.t_end = %g (rtol %g, atol %g; dt from %.6g within [%.6g, %.6g]), landing on %d event(s)",
-			cfg.Equation.Scheme, cfg.Run.TEnd, a.RTol, a.ATol, a.DTInitial, a.DTMin, a.DTMax, len(a.Events))
+		first := "the field's rate at the start"
+		if a.DTInitial > 0 {
+			first = fmt.Sprintf("%.6g", a.DTInitial)
+		}
+		how = fmt.Sprintf("%s steps chosen by their error to run.t_end = %g (rtol %g, atol %g; dt from %s within [%.6g, %.6g]), landing on %d event(s)",
+			cfg.Equation.Scheme, cfg.Run.TEnd, a.RTol, a.ATol, first, a.DTMin, a.DTMax, len(a.Events))
 		if cfg.Run.Steps < config.MaxAdaptiveSteps {
 			how += fmt.Sprintf(", at most %d steps (run.steps)", cfg.Run.Steps)
 		}

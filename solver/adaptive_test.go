@@ -51,3 +51,27 @@ func TestAdaptiveStepsMeetTheTolerance(t *testing.T) {
 		}
 	}
 }
+
+// Without a first step given, the first is 0.01·‖u/sc‖∞/‖∂u/∂t/sc‖∞: on a
+// sine mode, an eigenvector of the grid's operator, ∂u/∂t = −α·λ_h·u and
+// the maxima meet at the same cell, so it is 0.01/(α·λ_h). The same on 3
+// ranks.
+func TestAdaptiveFirstStepFromTheField(t *testing.T) {
+	shape := []int{32, 32}
+	const tEnd = 0.2
+	s, _ := sineDecay(shape, SDIRK4, 0, tEnd)
+	s.Tolerance = 1e-12
+	s.DT = tEnd * 1e-6
+	s.Steps = 1
+	s.Adaptive = &Adaptive{RTol: 1e-3, ATol: 1e-3, DTMin: tEnd * 1e-12, DTMax: tEnd, Events: []float64{tEnd}}
+	lambda := 0.0
+	for _, n := range shape {
+		h := 1 / float64(n)
+		lambda += 4 / (h * h) * math.Pow(math.Sin(math.Pi*h/2), 2)
+	}
+	for _, ranks := range []int{1, 3} {
+		out := run(t, ranks, s)
+		require.Equal(t, 1, out.ctl.Accepted)
+		require.InEpsilon(t, 0.01/(s.Alpha*lambda), out.simTime, 1e-9, "%d ranks", ranks)
+	}
+}

@@ -69,6 +69,7 @@ func (s *Solver) sdirkState() *sdirk {
 		if s.ctrl == nil {
 			s.sd.un = make([]float64, n)
 		}
+		s.fault(append([][]float64{s.sd.un, s.sd.v}, s.sd.x[:]...)...)
 	}
 	return s.sd
 }

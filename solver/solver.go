@@ -283,6 +283,9 @@ func New(c comm.Comm, spec Spec) (*Solver, error) {
 			return nil, err
 		}
 		s.newCtrl()
+		if spec.Scheme == SDIRK4 {
+			s.sdirkState()
+		}
 	}
 	if err := s.newEnergy(); err != nil {
 		s.Close()

@@ -218,7 +218,7 @@ func (s *Spec) checkAdaptive(a *Adaptive) error {
 		return fmt.Errorf("solver: steps that choose themselves need an end time")
 	case !(a.RTol > 0) || !(a.ATol >= 0):
 		return fmt.Errorf("solver: tolerances rtol %g, atol %g: rtol must be positive, atol not negative", a.RTol, a.ATol)
-	case !(a.DTMin > 0 && a.DTMin <= a.DTInitial && a.DTInitial <= a.DTMax):
+	case !(a.DTMin > 0 && a.DTMin <= a.DTMax && (a.DTInitial == 0 || a.DTMin <= a.DTInitial && a.DTInitial <= a.DTMax)):
 		return fmt.Errorf("solver: steps dt_min %g, dt_initial %g, dt_max %g out of order", a.DTMin, a.DTInitial, a.DTMax)
 	case len(a.Events) == 0 || a.Events[len(a.Events)-1] != s.TEnd:
 		return fmt.Errorf("solver: the events must end at t_end = %g", s.TEnd)

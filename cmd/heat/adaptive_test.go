@@ -255,7 +255,7 @@ func TestAdaptiveRefusals(t *testing.T) {
 	require.Zero(t, code, stderr)
 	require.Contains(t, stdout, "rtol = 0.0001\n")
 	require.Contains(t, stdout, "atol = 0.0001\n")
-	require.Contains(t, stdout, "# problem      heat 24x24: crank-nicolson steps chosen by their error to run.t_end = 2 (rtol 0.0001, atol 0.0001; dt from 2e-06 within [2e-12, 2]), landing on 2 event(s)")
+	require.Contains(t, stdout, "# problem      heat 24x24: crank-nicolson steps chosen by their error to run.t_end = 2 (rtol 0.0001, atol 0.0001; dt from the field's rate at the start within [2e-12, 2]), landing on 2 event(s)")
 	for _, c := range []struct {
 		set  []string
 		want string

@@ -186,7 +186,13 @@ func (c *Config) TimeStep() float64 {
 		return 0
 	}
 	if c.Adaptive() {
-		return c.Equation.DTInitial
+		// The first step where one is given; else the scale the source is
+		// laid out at (the solver chooses the first step itself).
+		e := c.Equation
+		if e.DTInitial > 0 {
+			return e.DTInitial
+		}
+		return max(e.DTMin, min(e.DTMax, c.Run.TEnd*1e-6))
 	}
 	if c.Equation.DT.V > 0 || c.Implicit() {
 		return c.Equation.DT.V

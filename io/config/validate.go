@@ -384,21 +384,21 @@ func (k *checker) adaptive() *Error {
 	if e.DTMin == 0 {
 		e.DTMin = min(e.DTMax, r.TEnd*1e-12)
 	}
-	if e.DTInitial == 0 {
-		e.DTInitial = max(e.DTMin, min(e.DTMax, r.TEnd*1e-6))
-	}
 	for _, x := range []struct {
 		key string
 		v   float64
 	}{{"equation.dt_min", e.DTMin}, {"equation.dt_max", e.DTMax}, {"equation.dt_initial", e.DTInitial}} {
+		if x.key == "equation.dt_initial" && x.v == 0 {
+			continue // chosen by the solver from the field at the start
+		}
 		if !(x.v > 0) || math.IsInf(x.v, 0) {
-			return k.bad(x.key, "must be positive and finite (got %s)", formatFloat(x.v))
+			return k.bad(x.key, "must be positive and finite, or 0 (the default) (got %s)", formatFloat(x.v))
 		}
 	}
 	if e.DTMin > e.DTMax {
 		return k.bad("equation.dt_min", "%s is larger than equation.dt_max = %s", formatFloat(e.DTMin), formatFloat(e.DTMax))
 	}
-	if e.DTInitial < e.DTMin || e.DTInitial > e.DTMax {
+	if e.DTInitial != 0 && (e.DTInitial < e.DTMin || e.DTInitial > e.DTMax) {
 		return k.bad("equation.dt_initial", "%s lies outside [dt_min, dt_max] = [%s, %s]", formatFloat(e.DTInitial), formatFloat(e.DTMin), formatFloat(e.DTMax))
 	}
 	if q := r.TEnd / e.DTMin; !(q <= MaxSteps) {
