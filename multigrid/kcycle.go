@@ -1,5 +1,7 @@
 package multigrid
 
+import "heat/internal/hugemem"
+
 // The K-cycle (Notay and Vassilevski, "Recursive Krylov-based multigrid
 // cycles", 2008): in media each mixed coarse level's error equation
 // (judgeMixed: the medium varies inside its cells, and every level below
@@ -29,7 +31,7 @@ func (m *MG) kcycle(j int) error {
 	c := m.levels[j]
 	if c.kc == nil {
 		n := c.lay.Len()
-		c.kc = &kvectors{r0: make([]float64, n), v1: make([]float64, n), w1: make([]float64, n), w2: make([]float64, n)}
+		c.kc = &kvectors{r0: hugemem.Floats(n), v1: hugemem.Floats(n), w1: hugemem.Floats(n), w2: hugemem.Floats(n)}
 	}
 	k := c.kc
 	copy(k.r0, c.b)

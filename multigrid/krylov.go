@@ -2,6 +2,7 @@ package multigrid
 
 import (
 	"fmt"
+	"heat/internal/hugemem"
 
 	"heat/comm"
 	"heat/decomp"
@@ -43,8 +44,8 @@ func (m *MG) krylovState() *krylov {
 	if m.kry == nil {
 		f := m.levels[0]
 		n := f.lay.Len()
-		k := &krylov{r: make([]float64, n), z: make([]float64, n), zOld: make([]float64, n), p: make([]float64, n),
-			q: make([]float64, n), w1: make([]float64, n), w2: make([]float64, n), d: make([]float64, n)}
+		k := &krylov{r: hugemem.Floats(n), z: hugemem.Floats(n), zOld: hugemem.Floats(n), p: hugemem.Floats(n),
+			q: hugemem.Floats(n), w1: hugemem.Floats(n), w2: hugemem.Floats(n), d: hugemem.Floats(n)}
 		m.kry = k
 	}
 	return m.kry

@@ -1,6 +1,7 @@
 package multigrid
 
 import (
+	"heat/internal/hugemem"
 	"math"
 
 	"heat/comm"
@@ -50,7 +51,7 @@ func (m *MG) setMedia(fine *operator.Media) error {
 	alloc := func() []float64 { return nil }
 	if m.agg != nil {
 		dst = m.agg.levels[0]
-		alloc = func() []float64 { return make([]float64, dst.lay.Len()) }
+		alloc = func() []float64 { return hugemem.Floats(dst.lay.Len()) }
 	}
 	b, lowTo := make([][]float64, nd), make([][]float64, nd)
 	for a := range nd {
@@ -115,14 +116,14 @@ func (m *MG) coarsenMedia(f, c *level) error {
 		if err := f.restrictTo(c, src); err != nil {
 			return nil, err
 		}
-		out := make([]float64, c.lay.Len())
+		out := hugemem.Floats(c.lay.Len())
 		c.forCells(func(i int) { out[i] = c.b[i] })
 		return out, nil
 	}
 	// The free mask with its ghosts: the neighbours' through the halo, 1
 	// beyond a physical face (whose ghost formula stays a face of the coarse
 	// cells on it).
-	free := make([]float64, f.lay.Len())
+	free := hugemem.Floats(f.lay.Len())
 	for i := range free {
 		free[i] = 1
 	}
@@ -131,12 +132,12 @@ func (m *MG) coarsenMedia(f, c *level) error {
 		return err
 	}
 	low := fine.LowFaces(f.hasNeighbour)
-	tie := make([]float64, f.lay.Len())
+	tie := hugemem.Floats(f.lay.Len())
 	upper := make([][]float64, nd)
 	for a := range nd {
-		upper[a] = make([]float64, f.lay.Len())
+		upper[a] = hugemem.Floats(f.lay.Len())
 	}
-	rc := make([]float64, f.lay.Len())
+	rc := hugemem.Floats(f.lay.Len())
 	f.eachRow(func(lo, hi int) {
 		var lc [3]int
 		f.lay.Coords(lo, lc[:nd])
@@ -243,7 +244,7 @@ const (
 func (m *MG) judgeMixed(f, c *level, share []float64, restricted func([]float64) ([]float64, error)) error {
 	fine := f.med
 	nd := len(f.shape)
-	x, x2 := make([]float64, f.lay.Len()), make([]float64, f.lay.Len())
+	x, x2 := hugemem.Floats(f.lay.Len()), hugemem.Floats(f.lay.Len())
 	f.eachRow(func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			if fine.Free[i] == 0 {

@@ -2,6 +2,7 @@ package operator
 
 import (
 	"heat/decomp"
+	"heat/internal/hugemem"
 	"heat/stencil"
 )
 
@@ -29,7 +30,7 @@ type mediaOp struct {
 func NewMediaOp(m *Media, wk *Work) Op {
 	nd := len(m.Lay.N)
 	o := &mediaOp{m: m, wk: wk, nd: nd, sy: m.Lay.Stride[nd-2], vk: stencil.Active.Var(nd),
-		scratch: make([]float64, m.Lay.Len()),
+		scratch: hugemem.Floats(m.Lay.Len()),
 		maxes:   make([]float64, wk.Parts), maxes2: make([]float64, wk.Parts), maxes3: make([]float64, wk.Parts)}
 	o.smoothW, o.resW = o.smoothPart, o.residualPart
 	return o

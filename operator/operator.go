@@ -18,6 +18,7 @@ package operator
 
 import (
 	"fmt"
+	"heat/internal/hugemem"
 	"math"
 
 	"heat/decomp"
@@ -86,8 +87,8 @@ func NewMedia(lay decomp.Layout, h []float64, k, rhoC, held []float64, hasNeighb
 	if len(k) != n || len(rhoC) != n || len(held) != n {
 		return nil, fmt.Errorf("operator: media of %d, %d, %d cells for a box of %d", len(k), len(rhoC), len(held), n)
 	}
-	m := &Media{Lay: lay, H: h, K: make([]float64, lay.Len()), RhoC: make([]float64, lay.Len()),
-		Held: make([]float64, lay.Len()), Free: make([]float64, lay.Len())}
+	m := &Media{Lay: lay, H: h, K: hugemem.Floats(lay.Len()), RhoC: hugemem.Floats(lay.Len()),
+		Held: hugemem.Floats(lay.Len()), Free: hugemem.Floats(lay.Len())}
 	for i := range m.Held {
 		m.Held[i] = math.NaN()
 	}
@@ -138,7 +139,7 @@ func (m *Media) faces(hasNeighbour [][2]bool, exchange Exchange) error {
 	ApplyFaces(GhostFaces(lay, mirror, hasNeighbour), m.K)
 	m.B = make([][]float64, nd)
 	for a := range nd {
-		b := make([]float64, lay.Len())
+		b := hugemem.Floats(lay.Len())
 		inv2 := 1 / (m.H[a] * m.H[a])
 		st := lay.Stride[a]
 		// The faces above every cell of the box, and above the ghost layer
@@ -340,7 +341,7 @@ func NewCoarse(lay decomp.Layout, h []float64, b [][]float64, rhoC, free, tie []
 func (m *Media) LowFaces(hasNeighbour [][2]bool) [][]float64 {
 	out := make([][]float64, len(m.B))
 	for a := range m.B {
-		out[a] = make([]float64, m.Lay.Len())
+		out[a] = hugemem.Floats(m.Lay.Len())
 		if hasNeighbour[a][0] {
 			continue
 		}

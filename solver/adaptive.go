@@ -2,6 +2,7 @@ package solver
 
 import (
 	"fmt"
+	"heat/internal/hugemem"
 	"math"
 	"slices"
 	"time"
@@ -103,7 +104,7 @@ func (s *Solver) newCtrl() {
 		return
 	}
 	n := len(s.u)
-	c := &ctrl{a: a, un: make([]float64, n), u1: make([]float64, n), next: make([]float64, n), maxes: make([]float64, s.parts),
+	c := &ctrl{a: a, un: hugemem.Floats(n), u1: hugemem.Floats(n), next: hugemem.Floats(n), maxes: make([]float64, s.parts),
 		Controller: Controller{Next: a.DTInitial, DTMin: math.Inf(1)}}
 	s.ctrl = c
 	s.fault(c.un, c.u1, c.next)

@@ -1,6 +1,7 @@
 package solver
 
 import (
+	"heat/internal/hugemem"
 	"time"
 
 	"heat/operator"
@@ -62,12 +63,12 @@ type sdirk struct {
 func (s *Solver) sdirkState() *sdirk {
 	if s.sd == nil {
 		n := len(s.u)
-		s.sd = &sdirk{v: make([]float64, n)}
+		s.sd = &sdirk{v: hugemem.Floats(n)}
 		for j := range s.sd.x {
-			s.sd.x[j] = make([]float64, n)
+			s.sd.x[j] = hugemem.Floats(n)
 		}
 		if s.ctrl == nil {
-			s.sd.un = make([]float64, n)
+			s.sd.un = hugemem.Floats(n)
 		}
 		s.fault(append([][]float64{s.sd.un, s.sd.v}, s.sd.x[:]...)...)
 	}
