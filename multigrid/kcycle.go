@@ -1,7 +1,5 @@
 package multigrid
 
-import "heat/internal/hugemem"
-
 // The K-cycle (Notay and Vassilevski, "Recursive Krylov-based multigrid
 // cycles", 2008): in media each mixed coarse level's error equation
 // (judgeMixed: the medium varies inside its cells, and every level below
@@ -31,7 +29,7 @@ func (m *MG) kcycle(j int) error {
 	c := m.levels[j]
 	if c.kc == nil {
 		n := c.lay.Len()
-		c.kc = &kvectors{r0: hugemem.Floats(n), v1: hugemem.Floats(n), w1: hugemem.Floats(n), w2: hugemem.Floats(n)}
+		c.kc = &kvectors{r0: m.take(n), v1: m.take(n), w1: m.take(n), w2: m.take(n)}
 	}
 	k := c.kc
 	copy(k.r0, c.b)

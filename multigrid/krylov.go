@@ -2,7 +2,6 @@ package multigrid
 
 import (
 	"fmt"
-	"heat/internal/hugemem"
 
 	"heat/comm"
 	"heat/decomp"
@@ -44,8 +43,8 @@ func (m *MG) krylovState() *krylov {
 	if m.kry == nil {
 		f := m.levels[0]
 		n := f.lay.Len()
-		k := &krylov{r: hugemem.Floats(n), z: hugemem.Floats(n), zOld: hugemem.Floats(n), p: hugemem.Floats(n),
-			q: hugemem.Floats(n), w1: hugemem.Floats(n), w2: hugemem.Floats(n), d: hugemem.Floats(n)}
+		k := &krylov{r: m.take(n), z: m.take(n), zOld: m.take(n), p: m.take(n),
+			q: m.take(n), w1: m.take(n), w2: m.take(n), d: m.take(n)}
 		m.kry = k
 	}
 	return m.kry

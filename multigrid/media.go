@@ -46,7 +46,7 @@ func (m *MG) setMedia(fine *operator.Media) error {
 	lastL := m.levels[len(m.levels)-1]
 	last := lastL.med
 	nd := len(lastL.shape)
-	low := last.LowFaces(lastL.hasNeighbour)
+	low := last.LowFaces(lastL.hasNeighbour, hugemem.Floats)
 	var dst *level
 	alloc := func() []float64 { return nil }
 	if m.agg != nil {
@@ -123,7 +123,7 @@ func (m *MG) coarsenMedia(f, c *level) error {
 	// The free mask with its ghosts: the neighbours' through the halo, 1
 	// beyond a physical face (whose ghost formula stays a face of the coarse
 	// cells on it).
-	free := hugemem.Floats(f.lay.Len())
+	free := m.take(f.lay.Len())
 	for i := range free {
 		free[i] = 1
 	}
@@ -131,13 +131,13 @@ func (m *MG) coarsenMedia(f, c *level) error {
 	if err := f.halo(free); err != nil {
 		return err
 	}
-	low := fine.LowFaces(f.hasNeighbour)
-	tie := hugemem.Floats(f.lay.Len())
+	low := fine.LowFaces(f.hasNeighbour, m.take)
+	tie := m.take(f.lay.Len())
 	upper := make([][]float64, nd)
 	for a := range nd {
-		upper[a] = hugemem.Floats(f.lay.Len())
+		upper[a] = m.take(f.lay.Len())
 	}
-	rc := hugemem.Floats(f.lay.Len())
+	rc := m.take(f.lay.Len())
 	f.eachRow(func(lo, hi int) {
 		var lc [3]int
 		f.lay.Coords(lo, lc[:nd])
@@ -218,6 +218,9 @@ func (m *MG) coarsenMedia(f, c *level) error {
 		return err
 	}
 	c.setMedia(operator.NewCoarse(c.lay, c.h, b, cm.RhoC, cm.Free, cm.Tie))
+	m.give(free, tie, rc)
+	m.give(upper...)
+	m.give(low...)
 	return m.judgeMixed(f, c, share, restricted)
 }
 
@@ -244,7 +247,8 @@ const (
 func (m *MG) judgeMixed(f, c *level, share []float64, restricted func([]float64) ([]float64, error)) error {
 	fine := f.med
 	nd := len(f.shape)
-	x, x2 := hugemem.Floats(f.lay.Len()), hugemem.Floats(f.lay.Len())
+	x, x2 := m.take(f.lay.Len()), m.take(f.lay.Len())
+	defer m.give(x, x2)
 	f.eachRow(func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			if fine.Free[i] == 0 {

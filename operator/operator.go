@@ -337,11 +337,11 @@ func NewCoarse(lay decomp.Layout, h []float64, b [][]float64, rhoC, free, tie []
 // LowFaces is, per axis, a field of the box's cells holding the
 // coefficient of the face below each cell on the box's low physical face
 // along that axis (0 elsewhere): the boundary faces as box cells, so that
-// they travel wherever the box's cells do.
-func (m *Media) LowFaces(hasNeighbour [][2]bool) [][]float64 {
+// they travel wherever the box's cells do. alloc gives each field, zeroed.
+func (m *Media) LowFaces(hasNeighbour [][2]bool, alloc func(n int) []float64) [][]float64 {
 	out := make([][]float64, len(m.B))
 	for a := range m.B {
-		out[a] = hugemem.Floats(m.Lay.Len())
+		out[a] = alloc(m.Lay.Len())
 		if hasNeighbour[a][0] {
 			continue
 		}
