@@ -1,10 +1,10 @@
 package multigrid
 
 import (
-	"heat/internal/hugemem"
 	"math"
 
 	"heat/comm"
+	"heat/internal/hugemem"
 	"heat/operator"
 )
 

@@ -17,7 +17,6 @@ package multigrid
 import (
 	"errors"
 	"fmt"
-	"heat/internal/hugemem"
 	"math"
 	"slices"
 	"time"
@@ -26,6 +25,7 @@ import (
 	"heat/decomp"
 	"heat/halo"
 	"heat/internal/exactsum"
+	"heat/internal/hugemem"
 	"heat/internal/team"
 	"heat/operator"
 	"heat/plan"

@@ -18,10 +18,10 @@ package operator
 
 import (
 	"fmt"
-	"heat/internal/hugemem"
 	"math"
 
 	"heat/decomp"
+	"heat/internal/hugemem"
 	"heat/stencil"
 )
 

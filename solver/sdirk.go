@@ -1,9 +1,9 @@
 package solver
 
 import (
-	"heat/internal/hugemem"
 	"time"
 
+	"heat/internal/hugemem"
 	"heat/operator"
 )
 
