@@ -211,7 +211,7 @@ func maxGrowth(n int) float64 {
 // ten steps growing. The same on every rank (max-norms). Collective.
 func (s *Solver) firstStep() (float64, error) {
 	c, t := s.ctrl, s.simTime
-	alpha := s.setStep(s.spec.DT)
+	alpha := s.rhsAlpha()
 	s.stageEnd = &t
 	defer func() { s.stageEnd = nil }()
 	if s.spec.FacesInTime {
@@ -356,11 +356,13 @@ func (s *Solver) adaptiveStep() error {
 	}
 }
 
-// attempt takes the step [t, end] of length dt whole and as two halves,
-// leaves the halves' field (and energy account) in place, and returns the
-// error estimate: max over cells of |u_halves − u_whole| / ((2^p − 1)·(atol
-// + rtol·max(|uⁿ|, |u_halves|))). ok is false where a solve met a value
-// that is not finite (the estimate is then +Inf). Collective.
+// attempt takes the step [t, end] of length dt — SDIRK4's stages, or a
+// θ-scheme's step whole and as two halves —, leaves the kept field (and
+// energy account) in place, and returns the error estimate: max over cells
+// of |u − û| / (den·(atol + rtol·max(|uⁿ|, |u|))), û SDIRK4's embedded
+// solution (den 1) or the whole step's end (den 2^p − 1). ok is false where
+// a solve met a value that is not finite (the estimate is then +Inf).
+// Collective.
 func (s *Solver) attempt(t, dt, end, endTerms float64) (est float64, ok bool, err error) {
 	c := s.ctrl
 	t0 := time.Now()
@@ -372,29 +374,40 @@ func (s *Solver) attempt(t, dt, end, endTerms float64) (est float64, ok bool, er
 	}
 	s.acct.save(&c.acct)
 	s.stats.Control += time.Since(t0)
+	den := 1.0
 	if s.spec.Scheme == SDIRK4 {
-		// The stages, then the embedded solution beside their end.
-		if err := s.sdirkStep(c.un, t, dt, endTerms); err != nil {
-			s.u = s.mg.Field()
-			return 0, false, err
-		}
-		s.sdirkEmbedded(c.u1)
-		t0 = time.Now()
-		defer func() { s.stats.Control += time.Since(t0) }()
-		est, err = s.estimate(1)
-		if err != nil {
-			return 0, false, err
-		}
-		return est, !math.IsNaN(est) && !math.IsInf(est, 0), nil
+		err = s.sdirkStep(c.un, t, dt, endTerms)
+	} else {
+		err = s.doubled(t, dt, end, endTerms)
+		den = float64(int(1)<<s.order() - 1)
 	}
-	// The whole step, for the estimate only.
-	if err := s.implicitTo(t, dt, endTerms); err != nil {
+	if err != nil {
+		s.u = s.mg.Field()
 		return 0, false, err
+	}
+	if s.spec.Scheme == SDIRK4 {
+		s.sdirkEmbedded(c.u1) // û beside the stages' end
+	}
+	t0 = time.Now()
+	defer func() { s.stats.Control += time.Since(t0) }()
+	est, err = s.estimate(den)
+	if err != nil {
+		return 0, false, err
+	}
+	return est, !math.IsNaN(est) && !math.IsInf(est, 0), nil
+}
+
+// doubled takes a θ-scheme's step whole (its end to the controller's u1,
+// for the estimate only), then as two halves, which it keeps.
+func (s *Solver) doubled(t, dt, end, endTerms float64) error {
+	c := s.ctrl
+	if err := s.implicitTo(t, dt, endTerms); err != nil {
+		return err
 	}
 	// Its end is kept by taking the multigrid's buffer (u1's becomes the
 	// iterate, which the first half's first iterate overwrites whole); the
 	// first half starts from the saved uⁿ, so nothing is copied back.
-	t0 = time.Now()
+	t0 := time.Now()
 	c.u1 = s.mg.SetField(c.u1)
 	s.u = c.un
 	s.acct.save(&c.full)
@@ -405,24 +418,14 @@ func (s *Solver) attempt(t, dt, end, endTerms float64) (est float64, ok bool, er
 	h := dt / 2
 	mid := t + h
 	c.guess = halfway
-	err = s.implicitTo(t, h, mid)
+	err := s.implicitTo(t, h, mid)
 	if err == nil {
 		s.simTime = mid
 		c.guess = wholeEnd
 		err = s.implicitTo(mid, end-mid, endTerms)
 	}
 	s.simTime, c.guess = t, fromStart
-	if err != nil {
-		s.u = s.mg.Field()
-		return 0, false, err
-	}
-	t0 = time.Now()
-	defer func() { s.stats.Control += time.Since(t0) }()
-	est, err = s.estimate(float64(int(1)<<s.order() - 1))
-	if err != nil {
-		return 0, false, err
-	}
-	return est, !math.IsNaN(est) && !math.IsInf(est, 0), nil
+	return err
 }
 
 // extrapolate replaces backward Euler's two halves by 2·u_halves − u_whole

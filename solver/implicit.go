@@ -282,14 +282,19 @@ func (s *Solver) implicitStep() error {
 	return nil
 }
 
-// setStep sets the multigrid's operator up for a step (SDIRK4: each stage)
-// of dt, ρc − θ·dt·α·∇·(k∇), where dt changed, and returns the α of the
-// right side (1 in media, whose faces carry k).
-func (s *Solver) setStep(dt float64) (alpha float64) {
-	alpha = s.spec.Alpha
+// rhsAlpha is the α of an implicit step's right side: the spec's, 1 in
+// media (whose faces carry k).
+func (s *Solver) rhsAlpha() float64 {
 	if s.media != nil {
-		alpha = 1
+		return 1
 	}
+	return s.spec.Alpha
+}
+
+// setStep sets the multigrid's operator up for a step (SDIRK4: each stage)
+// of dt, ρc − θ·dt·α·∇·(k∇), where dt changed, and returns rhsAlpha.
+func (s *Solver) setStep(dt float64) (alpha float64) {
+	alpha = s.rhsAlpha()
 	if dt != s.stepDT {
 		s.mg.SetOperator(multigrid.Operator{Sigma: 1, Beta: s.spec.Scheme.theta() * dt * alpha})
 		s.stepDT = dt
