@@ -50,8 +50,7 @@ type level struct {
 	parity      []int
 	share       []int          // part w takes rows[share[w]:share[w+1]]
 	runs        [][]decomp.Run // part w's rows as runs, for the many-row kernel
-	tm          *team.Team
-	parts       int // the parts a sweep of the level is cut into (team.PartsFor)
+	parts       int            // the parts a sweep of the level is cut into (team.PartsFor)
 
 	// Heterogeneous media (nil: uniform): the level's media, the cells
 	// that are not free (and the top level's values of them).
@@ -71,7 +70,7 @@ type level struct {
 // tag is the base tag of the level's plans.
 func newLevel(c comm.Comm, topo *decomp.Grid, shape []int, length []float64, box decomp.Box, faces [][2]operator.Face, tm *team.Team, tag int) (*level, error) {
 	nd := len(shape)
-	l := &level{c: c, topo: topo, shape: slices.Clone(shape), tm: tm}
+	l := &level{c: c, topo: topo, shape: slices.Clone(shape)}
 	l.h = make([]float64, nd)
 	for a := range nd {
 		l.h[a] = length[a] / float64(shape[a])

@@ -22,9 +22,11 @@ type Work struct {
 	Runs   [][]decomp.Run
 }
 
-// NewWork cuts the box of lay for the workers of tm.
+// NewWork cuts the box of lay for the workers of tm (a small box: for
+// its caller alone, team.For).
 func NewWork(lay decomp.Layout, tm *team.Team) *Work {
 	nd := len(lay.N)
+	tm = tm.For(lay.Box.Size())
 	wk := &Work{Lay: lay, Team: tm}
 	g := make([]int, nd)
 	lay.ForRows(decomp.Box{Lo: make([]int, nd), Hi: lay.N}, func(start, n int) {

@@ -11,6 +11,7 @@ import (
 	"heat/comm"
 	"heat/comm/local"
 	"heat/internal/exactsum"
+	"heat/internal/team"
 	"heat/stencil"
 )
 
@@ -349,6 +350,11 @@ func TestMediaMultigridBitForBit(t *testing.T) {
 					require.Equal(t, want, got, "%v %s %s cg %v fmg %v ranks %d threads %d", shape, c.eq, c.scheme, c.cg, c.fmg, ranks, threads)
 				}
 			}
+			// The small levels on one worker, as outside the tests.
+			restore := team.SetSoloCells(soloDefault)
+			spec.Threads = 2
+			require.Equal(t, want, fingerprint(run(t, 2, spec).field), "%v %s %s cg %v fmg %v: levels of ≤ %d cells on one worker", shape, c.eq, c.scheme, c.cg, c.fmg, soloDefault)
+			restore()
 			// Process grids of 4 ranks, and every kernel set.
 			grids := [][]int{{4, 1}, {1, 4}, {2, 2}}
 			if nd == 3 {

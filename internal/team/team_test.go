@@ -80,3 +80,34 @@ func TestTeamTakesThePartsOfWorkersThatCannotRun(t *testing.T) {
 		}
 	}
 }
+
+// A sweep of at most SoloCells cells runs on its caller alone (one part,
+// no dispatch), a larger one on the team, and a team of one is itself.
+func TestSmallSweepsRunOnTheCaller(t *testing.T) {
+	tm := New(2, false)
+	defer tm.Close()
+	small := tm.For(SoloCells)
+	if small == tm || small.Workers() != 1 {
+		t.Fatalf("a sweep of %d cells: a team of %d workers, want the caller alone", SoloCells, small.Workers())
+	}
+	if big := tm.For(SoloCells + 1); big != tm {
+		t.Fatalf("a sweep of %d cells: a team of %d workers, want the rank's %d", SoloCells+1, big.Workers(), tm.Workers())
+	}
+	one := New(1, false)
+	if one.For(1) != one {
+		t.Fatal("a team of one gave another team for a small sweep")
+	}
+	// One part, run once.
+	if parts := small.PartsFor(SoloCells); parts != 1 {
+		t.Fatalf("a small sweep in %d parts, want 1", parts)
+	}
+	var ran []int
+	small.Run(1, func(p int) { ran = append(ran, p) })
+	if len(ran) != 1 || ran[0] != 0 {
+		t.Fatalf("the small sweep ran parts %v, want [0]", ran)
+	}
+	defer SetSoloCells(0)()
+	if got := tm.For(1); got != tm {
+		t.Fatal("SoloCells 0: a one-cell sweep left the team")
+	}
+}
