@@ -85,8 +85,8 @@ func (s *Solver) sdirkFixed(dt float64) error {
 
 // sdirkStep takes the five stages of the step [t, t + dt] from uⁿ = un
 // (whose values the multigrid's field holds too: the first stage's first
-// iterate, each later stage starting from the one before). It leaves U₅,
-// the step's end, as s.u and V₅ in the scratch for the estimate.
+// iterate; the later stages' are stageStart's). It leaves U₅, the step's
+// end, as s.u and V₅ in the scratch for the estimate.
 func (s *Solver) sdirkStep(un []float64, t, dt, endTerms float64) error {
 	sd := s.sdirkState()
 	alpha := s.setStep(dt)
@@ -162,22 +162,58 @@ func (s *Solver) derivative(x, b, u []float64) {
 	})
 }
 
-// stageStart writes Vᵢ = uⁿ + Σ_{j<i} a_ij·Xⱼ, the terms in the order of j.
-// The stage's solve starts from Uᵢ₋₁, the multigrid's field: Vᵢ + γ·Xᵢ₋₁
-// would be nearer in the smooth modes, but Xⱼ carries the solve's error
-// times h·L in the stiff ones, and the sine mode's stages took as many
-// cycles from it (rtol 1e-3: 123 against 107; 1e-5: 242 against 220).
+// stageStart writes Vᵢ = uⁿ + Σ_{j<i} a_ij·Xⱼ, the terms in the order of j,
+// and the stage's first iterate. Stages 2–4 start from Vᵢ + γ·X̃ᵢ₋₁, X̃ᵢ₋₁
+// = (Uᵢ₋₁ − Vᵢ₋₁)/γ the last stage's derivative as its solve gave it
+// (Uᵢ₋₁ + Vᵢ − Vᵢ₋₁, in the same pass): Uᵢ₋₁ itself is a step of
+// (cᵢ − cᵢ₋₁)·h behind in the smooth modes (the sine mode, 256², rtol 1e-4:
+// the stages' first cycle left a backward error of 1–4e-7 from Uᵢ₋₁, 2–3e-8
+// from this; 106 cycles against 115). The operator's Xᵢ₋₁ would carry the
+// solve's error times h·L in the stiff modes (123 cycles), and so does Vᵢ:
+// the last stage, whose V₅ sums the Xⱼ with weights up to 7.8, starts from
+// U₄ (from V₅ + γ·X̃₄ it took 5–6 cycles, not 3).
 func (s *Solver) stageStart(i int, un []float64) {
 	sd := s.sd
 	coef := sdirkA[i][:i]
 	v, x := sd.v, sd.x
+	prev := v
+	if i == 1 {
+		prev = un
+	}
+	u := s.mg.Field()
 	s.parallel(func(lo, hi int) {
-		for k := lo; k < hi; k++ {
-			y := un[k]
-			for j, a := range coef {
-				y += float64(a * x[j][k])
+		// The sum unrolled by its length (a loop over the terms took
+		// three times as long), the terms in the order of j; stages 2–4
+		// shift their iterate (prev is Vᵢ₋₁, read before it is
+		// overwritten), the last does not.
+		v, un, prev, u := v[lo:hi], un[lo:hi], prev[lo:hi], u[lo:hi]
+		x0 := x[0][lo:hi]
+		switch i {
+		case 1:
+			for k := range v {
+				y := un[k] + float64(coef[0]*x0[k])
+				u[k] += y - prev[k]
+				v[k] = y
 			}
-			v[k] = y
+		case 2:
+			x1 := x[1][lo:hi]
+			for k := range v {
+				y := un[k] + float64(coef[0]*x0[k]) + float64(coef[1]*x1[k])
+				u[k] += y - prev[k]
+				v[k] = y
+			}
+		case 3:
+			x1, x2 := x[1][lo:hi], x[2][lo:hi]
+			for k := range v {
+				y := un[k] + float64(coef[0]*x0[k]) + float64(coef[1]*x1[k]) + float64(coef[2]*x2[k])
+				u[k] += y - prev[k]
+				v[k] = y
+			}
+		default:
+			x1, x2, x3 := x[1][lo:hi], x[2][lo:hi], x[3][lo:hi]
+			for k := range v {
+				v[k] = un[k] + float64(coef[0]*x0[k]) + float64(coef[1]*x1[k]) + float64(coef[2]*x2[k]) + float64(coef[3]*x3[k])
+			}
 		}
 	})
 }

@@ -76,9 +76,9 @@ type Equation struct {
 	DTMin float64 `toml:"dt_min" json:"dt_min" unit:"time"`
 	// dt = "auto": the largest step (default run.t_end)
 	DTMax float64 `toml:"dt_max" json:"dt_max" unit:"time"`
-	// dt = "auto": the first step; 0 (the default) chooses it from the field at the start,
-	// 0.01·‖u/sc‖∞/‖∂u/∂t/sc‖∞ with sc = atol + rtol·|u| (the step that changes the field by
-	// a hundredth, as the tolerance weighs it; run.t_end × 1e-6 for a field at rest)
+	// dt = "auto": the first step; 0 (the default) chooses it from the field at the start
+	// (Hairer's: h₀ = 0.01·‖u/sc‖∞/‖∂u/∂t/sc‖∞ with sc = atol + rtol·|u|, then how fast
+	// ∂u/∂t turns over h₀ bounds it; run.t_end × 1e-6 for a field at rest)
 	DTInitial float64 `toml:"dt_initial" json:"dt_initial" unit:"time"`
 }
 
