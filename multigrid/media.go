@@ -66,7 +66,7 @@ func (m *MG) setMedia(fine *operator.Media) error {
 	rc, free, tie := alloc(), alloc(), alloc()
 	lastTie := last.Tie
 	if lastTie == nil {
-		lastTie = make([]float64, lastL.lay.Len()) // the fine level: nothing tied
+		lastTie = hugemem.Floats(lastL.lay.Len()) // the fine level: nothing tied
 	}
 	for _, p := range [][2][]float64{{last.RhoC, rc}, {last.Free, free}, {lastTie, tie}} {
 		if err := m.gat.gather(p[0], p[1]); err != nil {
@@ -192,7 +192,7 @@ func (m *MG) coarsenMedia(f, c *level) error {
 	if err != nil {
 		return err
 	}
-	cm.Free = make([]float64, len(share))
+	cm.Free = hugemem.Floats(len(share))
 	for i, x := range share {
 		if x > 0 {
 			cm.Free[i] = 1

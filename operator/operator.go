@@ -118,7 +118,7 @@ func (m *Media) scatter(src, dst []float64) {
 // Gather copies a laid-out field's box cells into C order (the inverse of
 // the layout, for checkpoints and snapshots).
 func (m *Media) Gather(src []float64) []float64 {
-	out := make([]float64, 0, m.Lay.Box.Size())
+	out := hugemem.Floats(m.Lay.Box.Size())[:0]
 	m.Lay.ForRows(m.box(), func(start, n int) {
 		out = append(out, src[start:start+n]...)
 	})
@@ -202,7 +202,7 @@ func (m *Media) coeffs() *stencil.VarCoeffs {
 // and S = dt/ρc on free cells, 0 on holes and held cells.
 func (m *Media) Explicit(dt float64) *stencil.VarCoeffs {
 	vc := m.coeffs()
-	vc.S = make([]float64, m.Lay.Len())
+	vc.S = hugemem.Floats(m.Lay.Len())
 	m.SetStep(vc, dt)
 	return vc
 }
@@ -224,7 +224,7 @@ func (m *Media) SetStep(vc *stencil.VarCoeffs, dt float64) {
 // weighted Jacobi sweeps: W = 1/Σ_faces(k_f/h²) on free cells, 0 elsewhere.
 func (m *Media) Jacobi() *stencil.VarCoeffs {
 	vc := m.coeffs()
-	vc.W = make([]float64, m.Lay.Len())
+	vc.W = hugemem.Floats(m.Lay.Len())
 	m.Lay.ForRows(m.box(), func(start, n int) {
 		for i := start; i < start+n; i++ {
 			if m.Free[i] != 0 {
@@ -261,7 +261,7 @@ func (m *Media) Implicit(sigma, beta float64) *stencil.VarCoeffs {
 	if beta != 1 {
 		b := make([][]float64, nd)
 		for a := range b {
-			b[a] = make([]float64, len(m.B[a]))
+			b[a] = hugemem.Floats(len(m.B[a]))
 			for i, x := range m.B[a] {
 				b[a][i] = float64(beta * x)
 			}
@@ -272,7 +272,7 @@ func (m *Media) Implicit(sigma, beta float64) *stencil.VarCoeffs {
 		}
 	}
 	if sigma != 0 || m.Tie != nil {
-		vc.A = make([]float64, m.Lay.Len())
+		vc.A = hugemem.Floats(m.Lay.Len())
 		for i, x := range m.RhoC {
 			vc.A[i] = float64(sigma * x)
 			if m.Tie != nil {
@@ -280,7 +280,7 @@ func (m *Media) Implicit(sigma, beta float64) *stencil.VarCoeffs {
 			}
 		}
 	}
-	vc.W = make([]float64, m.Lay.Len())
+	vc.W = hugemem.Floats(m.Lay.Len())
 	m.Lay.ForRows(m.box(), func(start, n int) {
 		for i := start; i < start+n; i++ {
 			if m.Free[i] == 0 {

@@ -5,6 +5,7 @@ import (
 
 	"heat/comm"
 	"heat/decomp"
+	"heat/internal/hugemem"
 )
 
 // gatherTag is the message tag of Gather's pieces.
@@ -34,7 +35,7 @@ func (s *Solver) gather(src []float64, dst *[]float64) ([]float64, error) {
 	local := decomp.Box{Lo: make([]int, nd), Hi: s.lay.N}
 	if s.c.Rank() != 0 {
 		if len(s.gatherSend) != s.lay.Box.Size() {
-			s.gatherSend = make([]float64, s.lay.Box.Size())
+			s.gatherSend = hugemem.Floats(s.lay.Box.Size())
 		}
 		k := 0
 		s.lay.ForRows(local, func(start, n int) { k += copy(s.gatherSend[k:], src[start:start+n]) })
@@ -49,7 +50,7 @@ func (s *Solver) gather(src []float64, dst *[]float64) ([]float64, error) {
 		total *= n
 	}
 	if len(*dst) != total {
-		*dst = make([]float64, total)
+		*dst = hugemem.Floats(total)
 	}
 	gathered := *dst
 	whole := decomp.NewLayout(decomp.Box{Lo: make([]int, nd), Hi: s.spec.Shape}, 0)
@@ -69,7 +70,7 @@ func (s *Solver) gather(src []float64, dst *[]float64) ([]float64, error) {
 	reqs := make([]comm.Request, 0, s.c.Size()-1)
 	for r := 1; r < s.c.Size(); r++ {
 		if n := s.grid.Box(r).Size(); len(s.gatherRecv[r]) != n {
-			s.gatherRecv[r] = make([]float64, n)
+			s.gatherRecv[r] = hugemem.Floats(n)
 		}
 		req, err := s.c.Irecv(s.gatherRecv[r], r, gatherTag)
 		if err != nil {

@@ -5,8 +5,9 @@ import (
 	"unsafe"
 )
 
-// minBytes is the size below which advice is not worth a system call.
-const minBytes = 4 << 20
+// minBytes is the size below which advice is not worth a system call
+// (it holds no whole huge page wherever it starts).
+const minBytes = Page
 
 // advise asks for huge pages over the 2 MiB-aligned part of b. It is a hint:
 // where transparent huge pages are off, or the call fails, memory stays as
@@ -16,7 +17,7 @@ func advise(b []byte) {
 	if n < minBytes {
 		return
 	}
-	const huge = 2 << 20
+	const huge = Page
 	p := unsafe.Pointer(unsafe.SliceData(b))
 	start := uintptr(p)
 	lo := (start + huge - 1) &^ (huge - 1)

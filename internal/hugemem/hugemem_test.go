@@ -2,6 +2,7 @@ package hugemem
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -48,5 +49,19 @@ func TestBytesIsZeroedAndUsable(t *testing.T) {
 			}
 		}
 		require.Equal(t, -1, bad, "a byte not kept")
+	}
+}
+
+// From a huge page on, an array starts on a huge-page boundary (its whole
+// huge pages can be huge), and holds exactly what was asked.
+func TestLargeArraysStartOnHugePages(t *testing.T) {
+	for _, n := range []int{Page / 8, Page/8 + 1, 1026 * 1026, 3*Page/8 - 5, 5 * Page / 8} {
+		b := Floats(n)
+		require.Len(t, b, n)
+		require.Equal(t, n, cap(b), "room past the end")
+		require.Zero(t, uintptr(unsafe.Pointer(&b[0]))%Page, "%d values start inside a huge page", n)
+		y := Bytes(8 * n)
+		require.Len(t, y, 8*n)
+		require.Zero(t, uintptr(unsafe.Pointer(&y[0]))%Page, "%d bytes start inside a huge page", 8*n)
 	}
 }

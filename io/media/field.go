@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"heat/field"
+	"heat/internal/hugemem"
 )
 
 // A field from a file — a run's initial u (initial.kind = "file"), a source
@@ -61,7 +62,7 @@ func CheckFieldValues(ctx context.Context, key, path string, grid []int, opts ..
 // value; so is a chunk that is not stored (unless FillMissing), naming it
 // and, as Cell, its first cell in the box.
 func ReadField(key, path string, grid, lo, hi []int, opts ...FieldOption) ([]float64, error) {
-	dst := make([]float64, field.Cells(boxShape(lo, hi)))
+	dst := hugemem.Floats(field.Cells(boxShape(lo, hi)))
 	if err := readMap(fieldRef(key, path, opts), grid, lo, hi, dst); err != nil {
 		return nil, err
 	}

@@ -33,6 +33,7 @@ import (
 	"strings"
 
 	"heat/field"
+	"heat/internal/hugemem"
 )
 
 // Region kinds.
@@ -469,7 +470,7 @@ func (s *Spec) Fill(lo, hi []int) (*Cells, error) {
 	if err := s.checkMaterials(); err != nil {
 		return nil, err
 	}
-	c := &Cells{K: make([]float64, n), RhoC: make([]float64, n), Fixed: make([]float64, n)}
+	c := &Cells{K: hugemem.Floats(n), RhoC: hugemem.Floats(n), Fixed: hugemem.Floats(n)}
 	fill(c.K, s.K)
 	fill(c.RhoC, 1)
 	fill(c.Fixed, math.NaN())

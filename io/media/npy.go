@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"heat/field"
+	"heat/internal/hugemem"
 	"heat/internal/safefile"
 )
 
@@ -192,7 +193,7 @@ func (a *npyArray) read(lo, hi []int, dst []float64) error {
 func (a *npyArray) readValues(k int, dst []float64) error {
 	nb := len(dst) * a.item
 	if cap(a.buf) < nb {
-		a.buf = make([]byte, nb)
+		a.buf = hugemem.Bytes(nb)
 	}
 	b := a.buf[:nb]
 	if _, err := a.f.ReadAt(b, a.start+int64(k)*int64(a.item)); err != nil {
@@ -205,7 +206,7 @@ func (a *npyArray) readValues(k int, dst []float64) error {
 // scan reads the whole file in blocks of maxBlock values.
 func (a *npyArray) scan(fn func(vals []float64, at func(int) []int, missing string) error) error {
 	total := field.Cells(a.dims)
-	vals := make([]float64, min(total, maxBlock))
+	vals := hugemem.Floats(min(total, maxBlock))
 	for start := 0; start < total; start += maxBlock {
 		v := vals[:min(maxBlock, total-start)]
 		if err := a.readValues(start, v); err != nil {
