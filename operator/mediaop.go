@@ -14,10 +14,14 @@ type mediaOp struct {
 	nd, sy int
 	vk     stencil.VarKernels
 	vc     *stencil.VarCoeffs
+	own    Scaled // vc's arrays
 	// StepRHS's coefficients of ρc·u − c·L₀u for the last two c (an SDIRK
-	// step alternates two: its stages' 0 and their time derivatives' dt).
-	rhs     [2]*stencil.VarCoeffs
+	// step alternates two: its stages' 0 and their time derivatives' dt),
+	// slot last the latest used.
+	rhs     [2]Scaled
 	rhsC    [2]float64
+	rhsSet  [2]bool
+	last    int
 	scratch []float64 // ResidualMax's residual
 	// The operands of the sweep under way (see uniformOp).
 	dst, u, b             []float64
@@ -36,7 +40,7 @@ func NewMediaOp(m *Media, wk *Work) Op {
 	return o
 }
 
-func (o *mediaOp) Scale(sigma, beta float64) { o.vc = o.m.Implicit(sigma, beta) }
+func (o *mediaOp) Scale(sigma, beta float64) { o.vc = o.m.ImplicitOn(&o.own, o.wk, sigma, beta) }
 
 // Jacobi reads every ghost from u: the caller sets the physical ones with
 // ApplyFaces (faces is unused).
@@ -103,15 +107,18 @@ func (o *mediaOp) Backward(u, b []float64, data float64) (omega, res, big float6
 
 // StepRHS: dst = M·(ρc·u + c·∇·(k∇u)) + scale·src.
 func (o *mediaOp) StepRHS(dst, u, src []float64, c, scale float64) {
+	k := o.last
 	switch {
-	case o.rhs[0] != nil && o.rhsC[0] == c:
-	case o.rhs[1] != nil && o.rhsC[1] == c:
-		o.rhs[0], o.rhs[1], o.rhsC[0], o.rhsC[1] = o.rhs[1], o.rhs[0], o.rhsC[1], o.rhsC[0]
+	case o.rhsSet[k] && o.rhsC[k] == c:
+	case o.rhsSet[1-k] && o.rhsC[1-k] == c:
+		k = 1 - k
 	default:
-		o.rhs[1], o.rhsC[1] = o.rhs[0], o.rhsC[0]
-		o.rhs[0], o.rhsC[0] = o.m.Implicit(1, -c), c // A = ρc, faces −c·k_f/h²
+		k = 1 - k                              // over the one used longer ago
+		o.m.ImplicitOn(&o.rhs[k], o.wk, 1, -c) // A = ρc, faces −c·k_f/h²
+		o.rhsC[k], o.rhsSet[k] = c, true
 	}
-	vc := o.rhs[0]
+	o.last = k
+	vc := &o.rhs[k].vc
 	o.wk.Team.Run(o.wk.Parts, func(w int) {
 		for _, r := range o.wk.Runs[w] {
 			o.vk.Apply(vc, dst, u, nil, 0, r.Start, r.N, r.Count, o.sy)

@@ -256,42 +256,104 @@ func (m *Media) Hold(u []float64) {
 // off-diagonal sum), so the smoothers' interval ends at 2 as in the uniform
 // case.
 func (m *Media) Implicit(sigma, beta float64) *stencil.VarCoeffs {
-	vc := m.coeffs()
+	return m.ImplicitOn(new(Scaled), nil, sigma, beta)
+}
+
+// Scaled holds the arrays of one scaling of a Media's operator (Implicit's
+// coefficients) for the next to write over: a step controller rescales the
+// operator at every step length (the power module to 60 s: some 80
+// scalings, each of its levels' arrays new, were 15% of the run).
+type Scaled struct {
+	vc   stencil.VarCoeffs
+	b    [3][]float64
+	a, w []float64
+}
+
+// ImplicitOn is Implicit written into s's arrays (made at the first call),
+// its passes split over the parts of wk (nil: the caller alone). It
+// returns s's coefficients, valid until the next call on s. The same
+// values cell by cell as Implicit, however split.
+func (m *Media) ImplicitOn(s *Scaled, wk *Work, sigma, beta float64) *stencil.VarCoeffs {
 	nd := len(m.Lay.N)
+	n := m.Lay.Len()
+	own := func(p *[]float64) []float64 {
+		if len(*p) != n {
+			*p = hugemem.Floats(n)
+		}
+		return *p
+	}
+	s.vc = *m.coeffs()
+	vc := &s.vc
+	var b [3][]float64
 	if beta != 1 {
-		b := make([][]float64, nd)
-		for a := range b {
-			b[a] = hugemem.Floats(len(m.B[a]))
-			for i, x := range m.B[a] {
-				b[a][i] = float64(beta * x)
-			}
+		for a := range nd {
+			b[a] = own(&s.b[a])
 		}
 		vc.BX, vc.BY = b[nd-1], b[nd-2]
 		if nd == 3 {
 			vc.BZ = b[0]
 		}
 	}
-	if sigma != 0 || m.Tie != nil {
-		vc.A = hugemem.Floats(m.Lay.Len())
-		for i, x := range m.RhoC {
-			vc.A[i] = float64(sigma * x)
-			if m.Tie != nil {
-				vc.A[i] += float64(beta * m.Tie[i])
+	tie := m.Tie
+	var aa []float64
+	if sigma != 0 || tie != nil {
+		aa = own(&s.a)
+	}
+	vc.A = aa
+	w := own(&s.w)
+	vc.W = w
+	parts, run := 1, func(f func(int)) { f(0) }
+	if wk != nil {
+		parts, run = wk.Parts, func(f func(int)) { wk.Team.Run(wk.Parts, f) }
+	}
+	// Every index: the scaled faces, A and a cleared W; then W = 1/D on
+	// the box's free cells.
+	run(func(p int) {
+		lo, hi := p*n/parts, (p+1)*n/parts
+		for a := range nd {
+			if b[a] != nil {
+				src, dst := m.B[a][lo:hi], b[a][lo:hi]
+				for i, x := range src {
+					dst[i] = float64(beta * x)
+				}
 			}
 		}
+		if aa != nil {
+			for i := lo; i < hi; i++ {
+				aa[i] = float64(sigma * m.RhoC[i])
+				if tie != nil {
+					aa[i] += float64(beta * tie[i])
+				}
+			}
+		}
+		clear(w[lo:hi])
+	})
+	rows := func(p int) []decomp.Span {
+		if wk == nil {
+			return nil
+		}
+		return wk.Rows[wk.Share[p]:wk.Share[p+1]]
 	}
-	vc.W = hugemem.Floats(m.Lay.Len())
-	m.Lay.ForRows(m.box(), func(start, n int) {
-		for i := start; i < start+n; i++ {
-			if m.Free[i] == 0 {
-				continue
+	run(func(p int) {
+		each := func(start, cnt int) {
+			for i := start; i < start+cnt; i++ {
+				if m.Free[i] == 0 {
+					continue
+				}
+				d := 0.0
+				if aa != nil {
+					d = aa[i]
+				}
+				d += float64(beta * m.faceSum(i))
+				w[i] = 1 / d
 			}
-			d := 0.0
-			if vc.A != nil {
-				d = vc.A[i]
-			}
-			d += float64(beta * m.faceSum(i))
-			vc.W[i] = 1 / d
+		}
+		if wk == nil {
+			m.Lay.ForRows(m.box(), each)
+			return
+		}
+		for _, r := range rows(p) {
+			each(r.Start, r.N)
 		}
 	})
 	return vc
