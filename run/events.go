@@ -84,6 +84,7 @@ func adaptiveOf(cfg *config.Config) (a *solver.Adaptive, notes []string, err err
 			return nil, nil, err
 		}
 	}
+	switches := slices.Clone(events)
 	var pauses []float64
 	for _, dt := range []float64{probeDT(cfg), snapshotDT(cfg), cfg.Checkpoint.EveryTime} {
 		for k := 1; dt > 0 && float64(k)*dt < tEnd; k++ {
@@ -100,8 +101,16 @@ func adaptiveOf(cfg *config.Config) (a *solver.Adaptive, notes []string, err err
 	// 3 × 0.1 = 0.30000000000000004): no step of a few ulps between them.
 	events = slices.CompactFunc(events, func(a, b float64) bool { return math.Abs(b-a) < 1e-6*e.DTMin })
 	events[len(events)-1] = tEnd // the last run of close times holds t_end: it stays
+	// The events a switch of the forcing became (a close time merged into
+	// one event keeps the event's value).
+	var jumps []float64
+	for _, t := range events[:len(events)-1] {
+		if slices.ContainsFunc(switches, func(s float64) bool { return math.Abs(s-t) < 1e-6*e.DTMin }) {
+			jumps = append(jumps, t)
+		}
+	}
 	return &solver.Adaptive{RTol: e.RTol, ATol: e.ATol, DTMin: e.DTMin, DTMax: e.DTMax, DTInitial: e.DTInitial,
-		Events: events, Pauses: pauses}, notes, nil
+		Events: events, Pauses: pauses, Switches: jumps}, notes, nil
 }
 
 // probeDT and snapshotDT are the intervals of the probes' and snapshots'

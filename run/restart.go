@@ -510,7 +510,8 @@ func controllerExtra(c *solver.Controller) map[string]any {
 		dtMin = 0
 	}
 	return map[string]any{"next": c.Next, "err_prev": c.ErrPrev, "rejected": c.Rejected,
-		"accepted": c.Accepted, "rejects": c.Rejects, "dt_min": dtMin, "dt_max": c.DTMax}
+		"accepted": c.Accepted, "rejects": c.Rejects, "dt_min": dtMin, "dt_max": c.DTMax,
+		"fresh": c.Fresh, "fresh_at": c.FreshAt}
 }
 
 // controllerOf reads what controllerExtra wrote; false where the
@@ -529,6 +530,10 @@ func controllerOf(extra map[string]any) (solver.Controller, bool) {
 		Rejects: int(num("rejects")), DTMin: num("dt_min"), DTMax: num("dt_max")}
 	rejected, has := a["rejected"].(bool)
 	c.Rejected = rejected
+	// fresh and fresh_at came later: a checkpoint without them has none.
+	c.Fresh, _ = a["fresh"].(bool)
+	freshAt, _ := a["fresh_at"].(float64)
+	c.FreshAt = int(freshAt)
 	if !ok || !has || !(c.Next > 0) {
 		return solver.Controller{}, false
 	}
