@@ -288,40 +288,56 @@ func (o *uniformOp) stepPart(w int) {
 	c, scale, src := o.stepC, o.stepS, o.stepSrc
 	for _, r := range o.wk.Rows[o.wk.Share[w]:o.wk.Share[w+1]] {
 		u, b := o.u[r.Start:r.Start+r.N], o.dst[r.Start:r.Start+r.N]
+		var s []float64
+		if src != nil {
+			s = src[r.Start : r.Start+r.N]
+		}
 		if c == 0 {
 			copy(b, u)
-		} else {
-			o.lap.At(&args, o.dst, o.u, nil, r.Start, r.N)
-			laplacianRow(&o.lap, &args)
-			for j := range b {
-				b[j] = u[j] + c*b[j]
-			}
-		}
-		if src != nil {
-			s := src[r.Start : r.Start+r.N]
-			for j := range b {
+			for j := range s {
 				b[j] += scale * s[j]
 			}
+			continue
 		}
+		o.lap.At(&args, o.dst, o.u, nil, r.Start, r.N)
+		stepRow(&o.lap, &args, c, scale, s)
 	}
 }
 
-// laplacianRow sets d = cx·((w−c)+(e−c)) + cy·((s−c)+(n−c)) [+ cz·((l−c)+(u−c))]:
-// ∇²u with c_a = 1/h_a², each axis' term over differences from the centre.
-func laplacianRow(k *stencil.Coeffs, r *stencil.Row) {
-	c, d, s, n := r.C, r.D, r.S[:len(r.D)], r.N[:len(r.D)]
-	c = c[:len(d)+2]
-	if r.L == nil {
+// stepRow sets d = u + c·∇²u [+ scale·s] over a row, ∇²u = cx·((w−m)+(e−m))
+// + cy·((s−m)+(n−m)) [+ cz·((l−m)+(u−m))] with c_a = 1/h_a², each axis'
+// term over differences from the centre m, every product rounded on its
+// own: one pass (three before, the same bits: 1024² Crank–Nicolson's right
+// side took 2.5× as long).
+func stepRow(k *stencil.Coeffs, r *stencil.Row, c, scale float64, src []float64) {
+	ce, d, so, no := r.C, r.D, r.S[:len(r.D)], r.N[:len(r.D)]
+	ce = ce[:len(d)+2]
+	cx, cy := k.CX, k.CY
+	switch {
+	case r.L == nil && src == nil:
 		for j := range d {
-			m := c[j+1]
-			d[j] = float64(k.CX*((c[j]-m)+(c[j+2]-m))) + float64(k.CY*((s[j]-m)+(n[j]-m)))
+			m := ce[j+1]
+			l := float64(cx*((ce[j]-m)+(ce[j+2]-m))) + float64(cy*((so[j]-m)+(no[j]-m)))
+			d[j] = m + float64(c*l)
 		}
-		return
-	}
-	lo, up := r.L[:len(d)], r.U[:len(d)]
-	for j := range d {
-		m := c[j+1]
-		d[j] = float64(k.CX*((c[j]-m)+(c[j+2]-m))) + float64(k.CY*((s[j]-m)+(n[j]-m))) + float64(k.CZ*((lo[j]-m)+(up[j]-m)))
+	case r.L == nil:
+		src = src[:len(d)]
+		for j := range d {
+			m := ce[j+1]
+			l := float64(cx*((ce[j]-m)+(ce[j+2]-m))) + float64(cy*((so[j]-m)+(no[j]-m)))
+			d[j] = m + float64(c*l) + float64(scale*src[j])
+		}
+	default:
+		lo, up, cz := r.L[:len(d)], r.U[:len(d)], k.CZ
+		for j := range d {
+			m := ce[j+1]
+			l := float64(cx*((ce[j]-m)+(ce[j+2]-m))) + float64(cy*((so[j]-m)+(no[j]-m))) + float64(cz*((lo[j]-m)+(up[j]-m)))
+			x := m + float64(c*l)
+			if src != nil {
+				x += float64(scale * src[j])
+			}
+			d[j] = x
+		}
 	}
 }
 
