@@ -39,7 +39,7 @@ func (h *Hierarchy) cycle(i int) {
 	for r := range p.Rows {
 		s := l.x[r]
 		for k := p.Ptr[r]; k < p.Ptr[r+1]; k++ {
-			s += p.Val[k] * c.x[p.Col[k]]
+			s += float64(p.Val[k] * c.x[p.Col[k]])
 		}
 		l.x[r] = s
 	}
@@ -69,7 +69,7 @@ func (l *Level) relax(i int) {
 	s := l.b[i]
 	for k := a.Ptr[i]; k < a.Ptr[i+1]; k++ {
 		if j := int(a.Col[k]); j != i {
-			s -= a.Val[k] * l.x[j]
+			s -= float64(a.Val[k] * l.x[j])
 		}
 	}
 	l.x[i] = s * l.inv[i]
@@ -81,7 +81,7 @@ func (l *Level) residual() {
 	for i := range a.Rows {
 		s := l.b[i]
 		for k := a.Ptr[i]; k < a.Ptr[i+1]; k++ {
-			s -= a.Val[k] * l.x[a.Col[k]]
+			s -= float64(a.Val[k] * l.x[a.Col[k]])
 		}
 		l.r[i] = s
 	}
@@ -112,7 +112,7 @@ func factor(a *Matrix) *dense {
 		row := d.l[j*n : j*n+n]
 		s := row[j]
 		for k := range j {
-			s -= row[k] * row[k]
+			s -= float64(row[k] * row[k])
 		}
 		if !(s > 1e-12*scale[j]) {
 			d.skip[j] = true
@@ -127,7 +127,7 @@ func factor(a *Matrix) *dense {
 			ri := d.l[i*n : i*n+n]
 			t := ri[j]
 			for k := range j {
-				t -= ri[k] * row[k]
+				t -= float64(ri[k] * row[k])
 			}
 			ri[j] = t / piv
 		}
@@ -145,7 +145,7 @@ func (d *dense) solve(x, b []float64) {
 		}
 		s := b[i]
 		for k := range i {
-			s -= d.l[i*n+k] * x[k]
+			s -= float64(d.l[i*n+k] * x[k])
 		}
 		x[i] = s / d.l[i*n+i]
 	}
@@ -156,7 +156,7 @@ func (d *dense) solve(x, b []float64) {
 		}
 		s := x[i]
 		for k := i + 1; k < n; k++ {
-			s -= d.l[k*n+i] * x[k]
+			s -= float64(d.l[k*n+i] * x[k])
 		}
 		x[i] = s / d.l[i*n+i]
 	}

@@ -56,7 +56,7 @@ func (a *Matrix) MulVec(y, x []float64) {
 	for i := range a.Rows {
 		s := 0.0
 		for k := a.Ptr[i]; k < a.Ptr[i+1]; k++ {
-			s += a.Val[k] * x[a.Col[k]]
+			s += float64(a.Val[k] * x[a.Col[k]])
 		}
 		y[i] = s
 	}
@@ -138,7 +138,7 @@ func mul(a, b *Matrix) *Matrix {
 			for l := b.Ptr[kk]; l < b.Ptr[kk+1]; l++ {
 				j := b.Col[l]
 				if p := where[j]; p > start {
-					c.Val[p-1] += aik * b.Val[l]
+					c.Val[p-1] += float64(aik * b.Val[l])
 					continue
 				}
 				c.Col[end], c.Val[end] = j, aik*b.Val[l]

@@ -76,7 +76,7 @@ func (h *Hierarchy) Scale(sigma, beta float64) error {
 			return fmt.Errorf("amg: level %d has no mass (SetMass first)", i)
 		}
 		for k, s := range l.parts.stiff {
-			l.A.Val[k] = sigma*l.parts.mass[k] + beta*s
+			l.A.Val[k] = float64(sigma*l.parts.mass[k]) + float64(beta*s)
 		}
 		if err := l.invert(i); err != nil {
 			return err

@@ -58,14 +58,14 @@ func (g Geometry) CellVolume() float64 {
 // Centre is the coordinate of the centre of cell i along axis a,
 // (i+0.5)·H(a): the centre the solver evaluates profiles, sources and
 // faces at.
-func (g Geometry) Centre(a, i int) float64 { return (float64(i) + 0.5) * g.H(a) }
+func (g Geometry) Centre(a, i int) float64 { return float64((float64(i) + 0.5) * g.H(a)) }
 
 // CentreScaled is the centre of cell i along axis a computed as
 // (i+0.5)·length/shape, multiplying before dividing: the form line-outs
 // plot and compare with exact solutions. It may differ from Centre in the
 // last bit; keep it where its bits are recorded.
 func (g Geometry) CentreScaled(a, i int) float64 {
-	return (float64(i) + 0.5) * g.Extent(a) / float64(g.Shape[a])
+	return float64((float64(i)+0.5)*g.Extent(a)) / float64(g.Shape[a])
 }
 
 // CentreOf sets x to the centre of the cell with global index idx, Centre

@@ -95,8 +95,8 @@ func (l *level) bottomSolve(bc *boundary, singular bool) error {
 		}
 		alpha := rz / pq
 		l.forCells(func(i int) {
-			x[i] += alpha * p[i]
-			r[i] -= alpha * q[i]
+			x[i] += float64(alpha * p[i])
+			r[i] -= float64(alpha * q[i])
 		})
 		precondition()
 		next := l.dot(r, z)
@@ -106,7 +106,7 @@ func (l *level) bottomSolve(bc *boundary, singular bool) error {
 		}
 		beta := next / rz
 		rz = next
-		l.forCells(func(i int) { p[i] = z[i] + beta*p[i] })
+		l.forCells(func(i int) { p[i] = z[i] + float64(beta*p[i]) })
 	}
 	if singular {
 		l.subtractMean(x)
@@ -123,7 +123,7 @@ func (l *level) dot(a, b []float64) float64 {
 	s := 0.0
 	for _, r := range l.rows {
 		for j := r.Start; j < r.Start+r.N; j++ {
-			s += a[j] * b[j]
+			s += float64(a[j] * b[j])
 		}
 	}
 	return s
@@ -187,14 +187,14 @@ func (l *level) bottomSolveDense(bc *boundary) error {
 		s := f.rhs[i]
 		row := f.l[i*n : i*n+i]
 		for j, v := range row {
-			s -= v * y[j]
+			s -= float64(v * y[j])
 		}
 		y[i] = s / f.l[i*n+i]
 	}
 	for i := n - 1; i >= 0; i-- { // Lᵀ·x = y
 		s := y[i]
 		for j := i + 1; j < n; j++ {
-			s -= f.l[j*n+i] * y[j]
+			s -= float64(f.l[j*n+i] * y[j])
 		}
 		y[i] = s / f.l[i*n+i]
 	}
@@ -233,7 +233,7 @@ func (l *level) factor() (*cholesky, error) {
 	for j := range n {
 		d := f.l[j*n+j]
 		for k := range j {
-			d -= f.l[j*n+k] * f.l[j*n+k]
+			d -= float64(f.l[j*n+k] * f.l[j*n+k])
 		}
 		if !(d > 0) {
 			return nil, fmt.Errorf("multigrid: the bottom level %s is not positive definite (pivot %g at cell %d)", l, d, f.cells[j])
@@ -243,7 +243,7 @@ func (l *level) factor() (*cholesky, error) {
 		for i := j + 1; i < n; i++ {
 			s := f.l[i*n+j]
 			for k := range j {
-				s -= f.l[i*n+k] * f.l[j*n+k]
+				s -= float64(f.l[i*n+k] * f.l[j*n+k])
 			}
 			f.l[i*n+j] = s / d
 		}

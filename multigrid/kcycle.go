@@ -58,7 +58,7 @@ func (m *MG) kcycle(j int) error {
 	c.eachRow(func(lo, hi int) {
 		b, r0, w1 := c.b[lo:hi], k.r0[lo:hi], k.w1[lo:hi]
 		for i := range b {
-			b[i] = r0[i] - a1*w1[i]
+			b[i] = r0[i] - float64(a1*w1[i])
 		}
 	})
 	clear(c.u)
@@ -83,7 +83,7 @@ func (m *MG) kcycle(j int) error {
 	c.eachRow(func(lo, hi int) {
 		u, v1 := c.u[lo:hi], k.v1[lo:hi]
 		for i := range u {
-			u[i] = c1*v1[i] + c2*u[i]
+			u[i] = float64(c1*v1[i]) + float64(c2*u[i])
 		}
 	})
 	return nil

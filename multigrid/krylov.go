@@ -91,8 +91,8 @@ func (m *MG) Krylov() (float64, error) {
 	f.eachRow(func(lo, hi int) {
 		u, p, r, q := f.u[lo:hi], k.p[lo:hi], k.r[lo:hi], k.q[lo:hi]
 		for j := range u {
-			u[j] += alpha * p[j]
-			r[j] -= alpha * q[j]
+			u[j] += float64(alpha * p[j])
+			r[j] -= float64(alpha * q[j])
 		}
 	})
 	flexible := len(m.pre) != len(m.post) || f.med != nil
@@ -127,7 +127,7 @@ func (m *MG) Krylov() (float64, error) {
 	f.eachRow(func(lo, hi int) {
 		p, z := k.p[lo:hi], k.z[lo:hi]
 		for j := range p {
-			p[j] = z[j] + beta*p[j]
+			p[j] = z[j] + float64(beta*p[j])
 		}
 	})
 	m.stats.Cycles++

@@ -169,11 +169,11 @@ func (m *MG) coarsenMedia(f, c *level) error {
 				}
 				u := b[i]
 				if free[i+st] == 0 {
-					tie[i] += u * inv
+					tie[i] += float64(u * inv)
 					u = 0
 				}
 				if free[i-st] == 0 {
-					tie[i] += b[i-st] * inv
+					tie[i] += float64(b[i-st] * inv)
 				}
 				if upperChild {
 					up[i] = u
@@ -277,7 +277,7 @@ func (m *MG) judgeMixed(f, c *level, share []float64, restricted func([]float64)
 		}
 		count[0]++
 		mu := mean[i] / share[i]
-		if sq[i]/share[i]-mu*mu > mixedSpread*mixedSpread {
+		if sq[i]/share[i]-float64(mu*mu) > mixedSpread*mixedSpread {
 			count[1]++
 		}
 	})

@@ -564,7 +564,7 @@ func weights(opt Options, nd, n int) []float64 {
 	for k := range w {
 		switch opt.Smoother {
 		case Chebyshev:
-			x := (b+cheb)/2 + (b-cheb)/2*math.Cos(math.Pi*float64(2*k+1)/float64(2*n))
+			x := (b+cheb)/2 + float64((b-cheb)/2*math.Cos(math.Pi*float64(2*k+1)/float64(2*n)))
 			w[k] = 1 / x
 		default:
 			w[k] = opt.Omega

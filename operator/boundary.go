@@ -162,7 +162,7 @@ func ApplyFaces(faces []GhostFace, u []float64) {
 func affine(g, m, a, b []float64) int {
 	m, a, b = m[:len(g)], a[:len(g)], b[:len(g)]
 	for j := range g {
-		g[j] = a[j]*m[j] + b[j]
+		g[j] = float64(a[j]*m[j]) + b[j]
 	}
 	return len(g)
 }

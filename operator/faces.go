@@ -125,7 +125,7 @@ func (b *Boundary) centre(axis, side, mirror int) []float64 {
 	for a := range nd {
 		// A corner ghost's mirror lies past another face: the nearest
 		// cell's centre along that axis (the value of the face beside it).
-		b.xs[a] = min(max((float64(b.g[a])+0.5)*b.H[a], 0.5*b.H[a]), b.Length[a]-0.5*b.H[a])
+		b.xs[a] = min(max((float64(b.g[a])+0.5)*b.H[a], 0.5*b.H[a]), b.Length[a]-float64(0.5*b.H[a]))
 	}
 	b.xs[axis] = 0
 	if side == 1 {

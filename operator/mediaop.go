@@ -129,7 +129,7 @@ func (o *mediaOp) StepRHS(dst, u, src []float64, c, scale float64) {
 				a := r.Start + i*o.sy
 				b, s := dst[a:a+r.N], src[a:a+r.N]
 				for j := range b {
-					b[j] += scale * s[j]
+					b[j] += float64(scale * s[j])
 				}
 			}
 		}

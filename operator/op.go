@@ -295,7 +295,7 @@ func (o *uniformOp) stepPart(w int) {
 		if c == 0 {
 			copy(b, u)
 			for j := range s {
-				b[j] += scale * s[j]
+				b[j] += float64(scale * s[j])
 			}
 			continue
 		}

@@ -249,7 +249,7 @@ func interpRow(dst, src []float64, g0, clo, r int, linear bool) {
 		return
 	}
 	if g0%2 == 1 {
-		dst[0] = near*src[p] + far*src[p+1]
+		dst[0] = float64(near*src[p]) + float64(far*src[p+1])
 		p++
 		j = 1
 	}
@@ -258,6 +258,6 @@ func interpRow(dst, src []float64, g0, clo, r int, linear bool) {
 	p += pairs
 	j += 2 * pairs
 	if j < len(dst) {
-		dst[j] = near*src[p] + far*src[p-1]
+		dst[j] = float64(near*src[p]) + float64(far*src[p-1])
 	}
 }

@@ -33,8 +33,8 @@ func (u Uniform) StableDT() float64 {
 // neighbours along a) + f', with c_a = α·dt/h_a² and c0 = 1 − 2·Σc_a, and
 // returns the source's scale in f' (dt).
 func (u Uniform) Explicit(k *stencil.Coeffs, dt float64) (sourceScale float64) {
-	k.CX, k.CY, k.CZ = u.Alpha*dt*u.Inv2[2], u.Alpha*dt*u.Inv2[1], u.Alpha*dt*u.Inv2[0]
-	k.C0 = 1 - 2*(k.CX+k.CY+k.CZ)
+	k.CX, k.CY, k.CZ = float64(u.Alpha*dt*u.Inv2[2]), float64(u.Alpha*dt*u.Inv2[1]), float64(u.Alpha*dt*u.Inv2[0])
+	k.C0 = 1 - float64(2*(k.CX+k.CY+k.CZ))
 	return dt
 }
 
@@ -59,7 +59,7 @@ func (u Uniform) Jacobi(k *stencil.Coeffs) (sourceScale float64) {
 // σ + β·Σ2/h_a², c_a = β/h_a²) and returns the diagonal. α is folded into
 // β by the caller (an implicit step's β = θ·dt·α).
 func (u Uniform) Residual(k *stencil.Coeffs, sigma, beta float64) (diag float64) {
-	diag = sigma + beta*2*(u.Inv2[0]+u.Inv2[1]+u.Inv2[2])
+	diag = sigma + float64(beta*2*(u.Inv2[0]+u.Inv2[1]+u.Inv2[2]))
 	k.C0, k.CX, k.CY, k.CZ = diag, beta*u.Inv2[2], beta*u.Inv2[1], beta*u.Inv2[0]
 	return diag
 }

@@ -65,8 +65,8 @@ func (s *UniformStep) Shorten(r float64) {
 	if r == 1 {
 		return
 	}
-	s.k.CX, s.k.CY, s.k.CZ = s.base.CX*r, s.base.CY*r, s.base.CZ*r
-	s.k.C0 = 1 - 2*(s.k.CX+s.k.CY+s.k.CZ)
+	s.k.CX, s.k.CY, s.k.CZ = float64(s.base.CX*r), float64(s.base.CY*r), float64(s.base.CZ*r)
+	s.k.C0 = 1 - float64(2*(s.k.CX+s.k.CY+s.k.CZ))
 	s.k.CF = r
 }
 

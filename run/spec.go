@@ -115,7 +115,7 @@ func exactOf(cfg *config.Config, t float64) solver.Profile {
 	k2 := 0.0
 	for a, m := range p.Mode {
 		k := float64(m) * math.Pi / cfg.Grid.Length[a]
-		k2 += k * k
+		k2 += float64(k * k)
 	}
 	scale := -1 / k2
 	if cfg.Equation.Kind == config.Heat {

@@ -248,7 +248,7 @@ func (s *Solver) firstStep() (float64, error) {
 		for _, r := range [2]*region{&s.inner, &s.rim} {
 			for _, rw := range r.rows[r.share[w]:r.share[w+1]] {
 				for i := rw.Start; i < rw.Start+rw.N; i++ {
-					sc := atol + rtol*math.Abs(u[i])
+					sc := atol + float64(rtol*math.Abs(u[i]))
 					d0, d1 = max(d0, math.Abs(u[i])/sc), max(d1, math.Abs(rate[i])/sc)
 				}
 			}
@@ -294,7 +294,7 @@ func (s *Solver) secondLook(h0, d1, alpha float64) (float64, error) {
 	u, rate, y := s.u, c.u1, c.next
 	s.parallel(func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			y[i] = u[i] + h0*rate[i]
+			y[i] = u[i] + float64(h0*rate[i])
 		}
 	})
 	if err := s.mg.StepRHS(y, alpha, s.f, s.srcW/s.spec.DT); err != nil {
@@ -319,7 +319,7 @@ func (s *Solver) secondLook(h0, d1, alpha float64) (float64, error) {
 					case free[i] != 0:
 						r1 = b[i]/rhoC[i] - y[i]
 					}
-					sc := atol + rtol*math.Abs(u[i])
+					sc := atol + float64(rtol*math.Abs(u[i]))
 					d2 = max(d2, math.Abs(r1-rate[i])/sc)
 				}
 			}

@@ -51,7 +51,7 @@ func (s *Solver) judge(t *track, res, ref float64, window int) (done, floor bool
 		}
 	}
 	s.residual = relative(res, ref)
-	s.backward = relative(res, s.normA*normU+ref)
+	s.backward = relative(res, float64(s.normA*normU)+ref)
 	s.component = omega
 	t.relative = append(t.relative, s.residual)
 	t.backward = append(t.backward, s.backward)

@@ -92,7 +92,7 @@ func (s *Solver) sdirkStep(un []float64, t, dt, endTerms float64) error {
 	alpha := s.setStep(dt)
 	defer func() { s.stageEnd = nil }()
 	for i := range sdirkStages {
-		at := t + sdirkC[i]*dt
+		at := t + float64(sdirkC[i]*dt)
 		if i == sdirkStages-1 {
 			at = endTerms
 		}

@@ -293,7 +293,7 @@ func (s *Spec) usesMG() bool {
 // LastDT is the length of step Steps: shortened to end at TEnd, or DT.
 func (s *Spec) LastDT() float64 {
 	if s.TEnd > 0 {
-		return s.TEnd - float64(s.Steps-1)*s.DT
+		return s.TEnd - float64(float64(s.Steps-1)*s.DT)
 	}
 	return s.DT
 }
@@ -369,7 +369,7 @@ func Random(shape []int, seed int64, value, background float64) Profile {
 			k = k*uint64(shape[a]) + uint64(i)
 		}
 		z := splitmix(uint64(seed)*0x9E3779B97F4A7C15 ^ splitmix(k))
-		return background + value*float64(z>>11)/(1<<53)
+		return background + float64(value*float64(z>>11)/(1<<53))
 	}
 }
 

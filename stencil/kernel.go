@@ -470,8 +470,8 @@ func interpGeneric(d, s []float64, near, far float64) {
 	s = s[:len(d)/2+2]
 	for j := 0; j+1 < len(d); j += 2 {
 		p := s[j/2+1]
-		d[j] = near*p + far*s[j/2]
-		d[j+1] = near*p + far*s[j/2+2]
+		d[j] = float64(near*p) + float64(far*s[j/2])
+		d[j+1] = float64(near*p) + float64(far*s[j/2+2])
 	}
 }
 

@@ -758,7 +758,7 @@ func (k *checker) placement(prefix string, p *Profile) {
 		outside = outside || x < 0 || x > g.Length[a]
 		i := min(max(math.Floor(x/geo.H(a)), 0), float64(g.Shape[a]-1))
 		d := geo.Centre(a, int(i)) - x
-		near += d * d
+		near += float64(d * d)
 	}
 	field := map[string]string{"initial": "the initial field", "source": "the source"}[prefix]
 	empty := p.Kind == "hotspot" && near > p.Radius*p.Radius

@@ -283,7 +283,7 @@ func (tb *Table) At(t float64) float64 {
 		return vs[i]
 	}
 	w := (t - ts[i-1]) / (ts[i] - ts[i-1])
-	return (1-w)*vs[i-1] + w*vs[i]
+	return float64((1-w)*vs[i-1]) + float64(w*vs[i])
 }
 
 // Knots are the table's times, ascending (read only): where its slope

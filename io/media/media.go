@@ -426,7 +426,7 @@ func (s *Spec) nearest(a int, v float64) int {
 	j := int(max(0, min(float64(n-1), math.Floor(v/geo.H(a)-0.5))))
 	best := j
 	for i := max(0, j-1); i <= min(n-1, j+2); i++ {
-		if d, e := geo.Centre(a, i)-v, geo.Centre(a, best)-v; d*d < e*e {
+		if d, e := geo.Centre(a, i)-v, geo.Centre(a, best)-v; float64(d*d) < float64(e*e) {
 			best = i
 		}
 	}
@@ -544,7 +544,7 @@ func (r *Region) Contains(x []float64) bool {
 	case HalfSpace:
 		dot := 0.0
 		for a, v := range x {
-			dot += (v - r.Point[a]) * r.Normal[a]
+			dot += float64((v - r.Point[a]) * r.Normal[a])
 		}
 		return dot >= 0
 	}
@@ -556,7 +556,7 @@ func dist2(x, c []float64, skip int) float64 {
 	d := 0.0
 	for a, v := range x {
 		if a != skip {
-			d += (v - c[a]) * (v - c[a])
+			d += float64((v - c[a]) * (v - c[a]))
 		}
 	}
 	return d

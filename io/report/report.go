@@ -357,7 +357,7 @@ func (s *Stats) Add(xs []float64) {
 			hi = x
 		}
 		sum += x
-		sq += x * x
+		sq += float64(x * x)
 	}
 	s.Min, s.Max, s.Sum, s.SumSq = lo, hi, sum, sq
 	s.N += len(xs)
