@@ -18,6 +18,7 @@ import (
 	"heat/comm/local"
 	"heat/comm/mpi"
 	"heat/decomp"
+	"heat/internal/hugemem"
 	"heat/internal/wait"
 	"heat/io/config"
 	"heat/io/report"
@@ -146,7 +147,7 @@ func Run(ctx context.Context, opt Options) error {
 	rep.PeakRSS = peakRSS()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	rep.GoSys = int64(ms.Sys)
+	rep.GoSys = int64(ms.Sys) - hugemem.Padding()
 	rep.ExitCode = ExitCode(final)
 	paths := []string{filepath.Join(cfg.Output.Dir, "report.json")}
 	if err := j.held.outHeld(); err != nil {

@@ -5,7 +5,10 @@
 // about a second; 2 MiB pages need 512× fewer faults and TLB entries.
 package hugemem
 
-import "unsafe"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
 // Page is the huge page: arrays of at least Page bytes start on a
 // multiple of it.
@@ -45,7 +48,17 @@ func alloc[T any](n int) []T {
 	b := make([]T, (max(span, nb)+Page)/size)
 	start := uintptr(unsafe.Pointer(&b[0]))
 	off := int((Page-start%Page)%Page) / size
+	padding.Add(int64(len(b)*size - max(span, nb)))
 	b = b[off : off+n : off+n]
 	advise(unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), span))
 	return b
 }
+
+// padding is the bytes of address space alloc has added to align arrays
+// and that nothing touches.
+var padding atomic.Int64
+
+// Padding is the address space this process's arrays were given to start
+// on huge-page boundaries and never touch (under Page an array of Page
+// bytes or more): Go's MemStats.Sys counts it, resident memory does not.
+func Padding() int64 { return padding.Load() }

@@ -65,3 +65,15 @@ func TestLargeArraysStartOnHugePages(t *testing.T) {
 		require.Zero(t, uintptr(unsafe.Pointer(&y[0]))%Page, "%d bytes start inside a huge page", 8*n)
 	}
 }
+
+// The padding that aligns a large array is counted, and a small array
+// adds none.
+func TestPaddingIsCounted(t *testing.T) {
+	before := Padding()
+	_ = Floats(100)
+	require.Equal(t, before, Padding(), "a small array")
+	b := Floats(3*Page/8 + 5)
+	require.Greater(t, Padding(), before)
+	require.Less(t, Padding()-before, int64(2*Page), "under two huge pages an array")
+	_ = b
+}

@@ -39,7 +39,8 @@ type Report struct {
 	// comparison.
 	PeakRSS int64 `json:"peak_rss_bytes"`
 	// GoSys is the memory rank 0's Go runtime obtained from the OS (its
-	// heap, stacks and metadata), at the end of the run.
+	// heap, stacks and metadata), at the end of the run, less the address
+	// space that aligns large arrays on huge pages and is never touched.
 	GoSys int64 `json:"go_sys_bytes"`
 
 	Version    string  `json:"version"`
