@@ -28,6 +28,9 @@ func adaptiveOf(cfg *config.Config) (a *solver.Adaptive, notes []string, err err
 	}
 	e, tEnd := cfg.Equation, cfg.Run.TEnd
 	events := slices.Clone(cfg.Run.Events)
+	// The times the forcing may jump: run.events and the expressions'
+	// switches (a table is linear between its knots: continuous there).
+	switches := slices.Clone(cfg.Run.Events)
 	add := func(key string, v config.Value) error {
 		switch {
 		case v.Expr != "":
@@ -40,6 +43,7 @@ func adaptiveOf(cfg *config.Config) (a *solver.Adaptive, notes []string, err err
 				notes = append(notes, fmt.Sprintf("%s = %q reads t in a way whose switches heat cannot find (t compared after arithmetic, floor, ceil, round, a let): steps that choose themselves land only on those listed in run.events", key, v.Expr))
 			}
 			events = append(events, times...)
+			switches = append(switches, times...)
 		case v.Table != "":
 			tab, err := expr.LoadTable(key, v.Table)
 			if err != nil {
@@ -84,7 +88,6 @@ func adaptiveOf(cfg *config.Config) (a *solver.Adaptive, notes []string, err err
 			return nil, nil, err
 		}
 	}
-	switches := slices.Clone(events)
 	var pauses []float64
 	for _, dt := range []float64{probeDT(cfg), snapshotDT(cfg), cfg.Checkpoint.EveryTime} {
 		for k := 1; dt > 0 && float64(k)*dt < tEnd; k++ {

@@ -14,8 +14,9 @@ import (
 
 // The events steps land on: run.events, the knots of a face's time table
 // inside the run, a source's switch found in its expression, the probe
-// times (also the pauses) and t_end last, sorted once each; a switch that
-// cannot be found and a table too long to follow knot by knot are told.
+// times (also the pauses) and t_end last, sorted once each; the switches
+// among them; a switch that cannot be found and a table too long to follow
+// knot by knot are told.
 func TestAdaptiveEvents(t *testing.T) {
 	dir := t.TempDir()
 	table := filepath.Join(dir, "wall.csv")
@@ -33,6 +34,9 @@ func TestAdaptiveEvents(t *testing.T) {
 	require.Empty(t, notes)
 	require.Equal(t, []float64{0.25, 0.3, 0.45, 0.5, 0.7, 0.75, 1}, a.Events)
 	require.Equal(t, []float64{0.25, 0.5, 0.75}, a.Pauses)
+	// The forcing may jump at run.events and the expression's switch, not
+	// at the table's knots (linear between them) nor the probe times.
+	require.Equal(t, []float64{0.3, 0.45, 0.5}, a.Switches)
 	require.Equal(t, 1e-4, a.RTol)
 	require.Equal(t, 1e-4, a.ATol)
 

@@ -36,9 +36,9 @@ type Adaptive struct {
 	DTInitial  float64 // first step; 0: chosen from the field's rate at the start (firstStep)
 	// Events are the times steps land on, ascending, the run's end (TEnd)
 	// the last; Pauses those after which RunTo returns (probe times);
-	// Switches those where the forcing may jump (run.events, the
-	// expressions' switches, the tables' knots), after which the next step
-	// is chosen afresh from the field, as the first is.
+	// Switches those where the forcing may jump (run.events and the
+	// expressions' switches; a table is continuous at its knots), after
+	// which the next step is chosen afresh from the field, as the first is.
 	Events, Pauses, Switches []float64
 }
 

@@ -138,9 +138,10 @@ type Run struct {
 	// detection), stop requests and progress (multigrid checks every cycle)
 	CheckEvery int `toml:"check_every" json:"check_every"`
 	// heat with equation.dt = "auto": times at which the source or a face changes abruptly; no
-	// step straddles one (the steps land on it). Each in (0, t_end]. The switches of
-	// expressions that compare t with a number (`t < 1 ? 0 : 50`) and the knots of time tables
-	// are found without being listed
+	// step straddles one (the steps land on it), and the step after one is chosen afresh from
+	// the field. Each in (0, t_end]. The switches of expressions that compare t with a number
+	// (`t < 1 ? 0 : 50`) and the knots of time tables (steps land on them only) are found
+	// without being listed
 	Events []float64 `toml:"events" json:"events" unit:"time"`
 }
 
