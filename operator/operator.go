@@ -22,6 +22,7 @@ import (
 
 	"heat/decomp"
 	"heat/internal/hugemem"
+	"heat/internal/team"
 	"heat/stencil"
 )
 
@@ -256,7 +257,7 @@ func (m *Media) Hold(u []float64) {
 // off-diagonal sum), so the smoothers' interval ends at 2 as in the uniform
 // case.
 func (m *Media) Implicit(sigma, beta float64) *stencil.VarCoeffs {
-	return m.ImplicitOn(new(Scaled), nil, sigma, beta)
+	return m.ImplicitOn(new(Scaled), NewWork(m.Lay, team.New(1, false)), sigma, beta)
 }
 
 // Scaled holds the arrays of one scaling of a Media's operator (Implicit's
@@ -270,7 +271,7 @@ type Scaled struct {
 }
 
 // ImplicitOn is Implicit written into s's arrays (made at the first call),
-// its passes split over the parts of wk (nil: the caller alone). It
+// its passes split over the parts of wk. It
 // returns s's coefficients, valid until the next call on s. The same
 // values cell by cell as Implicit, however split.
 func (m *Media) ImplicitOn(s *Scaled, wk *Work, sigma, beta float64) *stencil.VarCoeffs {
@@ -302,13 +303,10 @@ func (m *Media) ImplicitOn(s *Scaled, wk *Work, sigma, beta float64) *stencil.Va
 	vc.A = aa
 	w := own(&s.w)
 	vc.W = w
-	parts, run := 1, func(f func(int)) { f(0) }
-	if wk != nil {
-		parts, run = wk.Parts, func(f func(int)) { wk.Team.Run(wk.Parts, f) }
-	}
 	// Every index: the scaled faces, A and a cleared W; then W = 1/D on
 	// the box's free cells.
-	run(func(p int) {
+	parts := wk.Parts
+	wk.Team.Run(parts, func(p int) {
 		lo, hi := p*n/parts, (p+1)*n/parts
 		for a := range nd {
 			if b[a] != nil {
@@ -328,15 +326,9 @@ func (m *Media) ImplicitOn(s *Scaled, wk *Work, sigma, beta float64) *stencil.Va
 		}
 		clear(w[lo:hi])
 	})
-	rows := func(p int) []decomp.Span {
-		if wk == nil {
-			return nil
-		}
-		return wk.Rows[wk.Share[p]:wk.Share[p+1]]
-	}
-	run(func(p int) {
-		each := func(start, cnt int) {
-			for i := start; i < start+cnt; i++ {
+	wk.Each(func(_ int, rows []decomp.Span, _ []int) {
+		for _, r := range rows {
+			for i := r.Start; i < r.Start+r.N; i++ {
 				if m.Free[i] == 0 {
 					continue
 				}
@@ -347,13 +339,6 @@ func (m *Media) ImplicitOn(s *Scaled, wk *Work, sigma, beta float64) *stencil.Va
 				d += float64(beta * m.faceSum(i))
 				w[i] = 1 / d
 			}
-		}
-		if wk == nil {
-			m.Lay.ForRows(m.box(), each)
-			return
-		}
-		for _, r := range rows(p) {
-			each(r.Start, r.N)
 		}
 	})
 	return vc

@@ -78,7 +78,7 @@ type ctrl struct {
 	// guess is the first iterate of the next solve: the halves start from
 	// the whole step's values, not from uⁿ.
 	guess      guess
-	maxes      []float64    // each worker's share of the estimate
+	maxes      []float64    // each worker's running maxima (rowMaxes)
 	acct, full accountState // the account at the step's start, and after the whole step
 	paused     bool         // the last step landed on a pause time
 }
@@ -112,7 +112,7 @@ func (s *Solver) newCtrl() {
 		return
 	}
 	n := len(s.u)
-	c := &ctrl{a: a, un: hugemem.Floats(n), u1: hugemem.Floats(n), next: hugemem.Floats(n), maxes: make([]float64, s.parts),
+	c := &ctrl{a: a, un: hugemem.Floats(n), u1: hugemem.Floats(n), next: hugemem.Floats(n), maxes: make([]float64, 2*s.parts),
 		Controller: Controller{Next: a.DTInitial, DTMin: math.Inf(1)}}
 	s.ctrl = c
 	s.fault(c.un, c.u1, c.next)
@@ -242,28 +242,16 @@ func (s *Solver) firstStep() (float64, error) {
 	}
 	s.derivative(rate, s.mg.RHS(), u)
 	rtol, atol := c.a.RTol, c.a.ATol
-	d1s := make([]float64, s.parts)
-	s.team.Run(s.parts, func(w int) {
-		d0, d1 := 0.0, 0.0
-		for _, r := range [2]*region{&s.inner, &s.rim} {
-			for _, rw := range r.rows[r.share[w]:r.share[w+1]] {
-				for i := rw.Start; i < rw.Start+rw.N; i++ {
-					sc := atol + float64(rtol*math.Abs(u[i]))
-					d0, d1 = max(d0, math.Abs(u[i])/sc), max(d1, math.Abs(rate[i])/sc)
-				}
-			}
+	d, err := s.rowMaxes(2, func(lo, hi int, m []float64) {
+		for i := lo; i < hi; i++ {
+			sc := atol + float64(rtol*math.Abs(u[i]))
+			m[0], m[1] = max(m[0], math.Abs(u[i])/sc), max(m[1], math.Abs(rate[i])/sc)
 		}
-		c.maxes[w], d1s[w] = d0, d1
 	})
-	d0, d1 := 0.0, 0.0
-	for w := range d1s {
-		d0, d1 = max(d0, c.maxes[w]), max(d1, d1s[w])
-	}
-	out := make([]float64, 2)
-	if err := s.c.Allreduce(comm.Max, []float64{d0, d1}, out); err != nil {
+	if err != nil {
 		return 0, err
 	}
-	d0, d1 = out[0], out[1]
+	d0, d1 := d[0], d[1]
 	h := 1e-6 * s.spec.TEnd
 	if d0 >= 1e-5 && d1 >= 1e-5 {
 		h = 0.01 * d0 / d1
@@ -306,35 +294,24 @@ func (s *Solver) secondLook(h0, d1, alpha float64) (float64, error) {
 		rhoC, free = s.media.RhoC, s.media.Free
 	}
 	rtol, atol := c.a.RTol, c.a.ATol
-	s.team.Run(s.parts, func(w int) {
-		d2 := 0.0
-		for _, r := range [2]*region{&s.inner, &s.rim} {
-			for _, rw := range r.rows[r.share[w]:r.share[w+1]] {
-				for i := rw.Start; i < rw.Start+rw.N; i++ {
-					// The rate at y, as derivative writes it.
-					var r1 float64
-					switch {
-					case rhoC == nil:
-						r1 = b[i] - y[i]
-					case free[i] != 0:
-						r1 = b[i]/rhoC[i] - y[i]
-					}
-					sc := atol + float64(rtol*math.Abs(u[i]))
-					d2 = max(d2, math.Abs(r1-rate[i])/sc)
-				}
+	d, err := s.rowMaxes(1, func(lo, hi int, m []float64) {
+		for i := lo; i < hi; i++ {
+			// The rate at y, as derivative writes it.
+			var r1 float64
+			switch {
+			case rhoC == nil:
+				r1 = b[i] - y[i]
+			case free[i] != 0:
+				r1 = b[i]/rhoC[i] - y[i]
 			}
+			sc := atol + float64(rtol*math.Abs(u[i]))
+			m[0] = max(m[0], math.Abs(r1-rate[i])/sc)
 		}
-		c.maxes[w] = d2
 	})
-	d2 := 0.0
-	for _, m := range c.maxes {
-		d2 = max(d2, m)
-	}
-	out := make([]float64, 1)
-	if err := s.c.Allreduce(comm.Max, []float64{d2}, out); err != nil {
+	if err != nil {
 		return 0, err
 	}
-	d2 = out[0] / h0
+	d2 := d[0] / h0
 	k := float64(s.order() + 1)
 	h1 := math.Pow(0.01/max(d1, d2), 1/k)
 	return min(100*h0, h1), nil
@@ -604,31 +581,45 @@ func (s *Solver) estimate(den float64) (float64, error) {
 	u, u1, un, next := s.u, c.u1, c.un, c.next
 	keep := s.spec.Scheme != BackwardEuler
 	rtol, atol := c.a.RTol, c.a.ATol
-	// Each worker over its rows (the vector kernels' pass, which also
-	// writes the next step's start where the field is kept as it is).
+	// The vector kernels' pass, which also writes the next step's start
+	// where the field is kept as it is.
+	d, err := s.rowMaxes(1, func(lo, hi int, m []float64) {
+		var nx []float64
+		if keep {
+			nx = next[lo:hi]
+		}
+		m[0] = max(m[0], operator.StepError(u[lo:hi], u1[lo:hi], un[lo:hi], nx, den, atol, rtol))
+	})
+	if err != nil {
+		return 0, err
+	}
+	return d[0], nil
+}
+
+// rowMaxes is, for each of the k (at most 2) running maxima that row keeps
+// in m over a row [lo, hi) of the box's own cells, its maximum over the
+// grid: each worker over its rows, then one max-reduction, the same on
+// every rank (a NaN anywhere is the result). Collective.
+func (s *Solver) rowMaxes(k int, row func(lo, hi int, m []float64)) ([]float64, error) {
+	c := s.ctrl
 	s.team.Run(s.parts, func(w int) {
-		m := 0.0
+		m := c.maxes[k*w : k*w+k]
+		clear(m)
 		for _, r := range [2]*region{&s.inner, &s.rim} {
 			for _, rw := range r.rows[r.share[w]:r.share[w+1]] {
-				lo, hi := rw.Start, rw.Start+rw.N
-				var nx []float64
-				if keep {
-					nx = next[lo:hi]
-				}
-				m = max(m, operator.StepError(u[lo:hi], u1[lo:hi], un[lo:hi], nx, den, atol, rtol))
+				row(rw.Start, rw.Start+rw.N, m)
 			}
 		}
-		c.maxes[w] = m
 	})
-	local := 0.0
-	for _, m := range c.maxes {
-		if m > local || m != m {
-			local = m
+	local := make([]float64, k)
+	for w := range s.parts {
+		for j := range k {
+			local[j] = max(local[j], c.maxes[k*w+j])
 		}
 	}
-	out := []float64{0}
-	err := s.c.Allreduce(comm.Max, []float64{local}, out)
-	return out[0], err
+	out := make([]float64, k)
+	err := s.c.Allreduce(comm.Max, local, out)
+	return out, err
 }
 
 // accountState is the energy account's integrals at a step's start, to go

@@ -35,11 +35,7 @@ func alloc[T any](n int) []T {
 	size := int(unsafe.Sizeof(*new(T)))
 	nb := n * size
 	if nb < Page {
-		b := make([]T, n)
-		if n > 0 {
-			advise(unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), nb))
-		}
-		return b
+		return make([]T, n) // no whole huge page in it, wherever it starts
 	}
 	span := nb &^ (Page - 1)
 	if nb-span >= Page/2 {
