@@ -80,7 +80,7 @@ func Default() *Config {
 		Output: Output{Dir: "heat-out", Fingerprint: true, Formats: []string{"png"}, Slice: "z=mid", Cmap: "viridis",
 			Range: []float64{}, ImageSize: 1024, Label: "u", ImageFormat: "png", DiagnosticsEvery: 10, ProgressEvery: 30, ProbeEvery: 1},
 		Checkpoint: Checkpoint{Keep: 2, Level: 1, Chunk: []int{}, Async: true},
-		Multigrid:  Multigrid{Smoother: "chebyshev", Cycle: "f", Interpolation: "linear", MaxCycles: 50},
+		Multigrid:  Multigrid{Smoother: "chebyshev", Cycle: "auto", Interpolation: "linear", MaxCycles: 50},
 	}
 }
 

@@ -49,7 +49,7 @@ var (
 	solverKinds   = []string{"multigrid", "mgcg", "jacobi"}
 	schemeKinds   = plan.Schemes
 	smootherKinds = plan.Smoothers
-	cycleKinds    = append(slices.Clone(plan.Cycles), "fmg")
+	cycleKinds    = append([]string{"auto"}, append(slices.Clone(plan.Cycles), "fmg")...)
 	interpKinds   = []string{"linear", "constant"}
 	boundaryKinds = []string{Dirichlet, Neumann, Robin, Periodic}
 	initialKinds  = []string{"constant", "hotspot", "gaussian", "sine", "random", "expr", "file"}
