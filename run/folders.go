@@ -44,6 +44,15 @@ type folders struct {
 	files *manifest
 }
 
+// abandon lets go of the locks of a run refused while it claimed its
+// folders, before it wrote anything: the output folder's lock file goes
+// too where this run made it (a folder holding another run's results, or
+// a link planted as report.json, kept nothing of the refused run).
+func (f *folders) abandon() {
+	f.ckpt.Unlock()
+	f.out.Abandon()
+}
+
 // release lets go of both locks (after the manifest is closed).
 func (f *folders) release() error {
 	if f == nil {
@@ -130,19 +139,19 @@ func claimFolders(cfg *config.Config, report string, overwrite bool, runID strin
 		return nil, Usagef("output folder %s: %v", out, err)
 	}
 	if f.files, err = takeOutput(cfg, runID, overwrite, restart, inputs, warn); err != nil {
-		f.release()
+		f.abandon()
 		return nil, err
 	}
 	if ckptsDue {
 		if _, inOut := f.files.rel(cfg.Checkpoint.Dir); inOut {
 			if err := f.files.claimDir(cfg.Checkpoint.Dir); err != nil {
-				f.release()
+				f.abandon()
 				return nil, UsageError{err}
 			}
 		}
 	}
 	if err := check(dirs[1:]); err != nil {
-		f.release()
+		f.abandon()
 		return nil, err
 	}
 	// The fixed names the run writes, checked now: a link planted as one
@@ -159,17 +168,17 @@ func claimFolders(cfg *config.Config, report string, overwrite bool, runID strin
 	}
 	for _, p := range claims {
 		if err := f.files.claim(p); err != nil {
-			f.release()
+			f.abandon()
 			return nil, UsageError{err}
 		}
 	}
 	if ckptsDue {
 		if err := f.files.recordCheckpoints(cfg.Checkpoint.Dir); err != nil {
-			f.release()
+			f.abandon()
 			return nil, err
 		}
 		if f.ckpt, err = claimCheckpoints(cfg.Checkpoint.Dir, runID); err != nil {
-			f.release()
+			f.abandon()
 			return nil, err
 		}
 	}

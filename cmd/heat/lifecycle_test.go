@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -84,6 +85,35 @@ func TestOutputFolderHoldsOneRun(t *testing.T) {
 	require.FileExists(t, filepath.Join(out, "snapshots", "u-00000003.png"))
 	require.NoDirExists(t, filepath.Join(out, "checkpoints"))
 	require.Equal(t, 6, readReport(t, filepath.Join(out, "report.json")).Steps)
+}
+
+// A run refused because its output folder holds what it did not write —
+// another program's report.json, a link or a FIFO planted under a name it
+// writes — leaves the folder as it was: no lock file either.
+func TestRefusedRunLeavesTheFolderAsItWas(t *testing.T) {
+	target := filepath.Join(t.TempDir(), "precious")
+	require.NoError(t, os.WriteFile(target, []byte("mine"), 0o644))
+	for _, plant := range []func(dir string) error{
+		func(dir string) error { return os.WriteFile(filepath.Join(dir, "report.json"), []byte("{}"), 0o644) },
+		func(dir string) error { return os.Symlink(target, filepath.Join(dir, "report.json")) },
+		func(dir string) error { return syscall.Mkfifo(filepath.Join(dir, "diagnostics.csv"), 0o644) },
+	} {
+		dir := t.TempDir()
+		require.NoError(t, plant(dir))
+		listing := func() []string {
+			names, err := filepath.Glob(filepath.Join(dir, "*")) // dot files too
+			require.NoError(t, err)
+			return names
+		}
+		before := listing()
+		code, _, stderr := heat(t, "run", "-q", "--out", dir, "--steps", "2", "--set", "grid.shape=[16,16]")
+		require.Equal(t, 2, code, stderr)
+		require.Contains(t, stderr, "--overwrite")
+		require.Equal(t, before, listing(), "the refused run left its folder as it was")
+	}
+	data, err := os.ReadFile(target)
+	require.NoError(t, err)
+	require.Equal(t, "mine", string(data))
 }
 
 // --dry-run prints the resolved config, the split and the memory, and

@@ -67,3 +67,47 @@ func TestHeldDetectsALostLock(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ".lock"), nil, 0o644))
 	require.ErrorIs(t, l.Held(), ErrLost, "another file under the lock's name")
 }
+
+// Abandon removes the lock file where Take made it, and only there: a
+// refused run leaves a folder as it found it.
+func TestAbandonRemovesOnlyWhatItMade(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, ".lock")
+	a, err := Take(dir, ".lock", "run-a")
+	require.NoError(t, err)
+	_, err = Take(dir, ".lock", "run-b")
+	require.ErrorIs(t, err, ErrLocked, "held until abandoned")
+	require.NoError(t, a.Abandon())
+	require.NoFileExists(t, path)
+
+	b, err := Take(dir, ".lock", "run-b")
+	require.NoError(t, err, "the folder is free again")
+	require.NoError(t, b.Unlock())
+	require.FileExists(t, path, "an unlocked lock file stays")
+	c, err := Take(dir, ".lock", "run-c")
+	require.NoError(t, err)
+	require.NoError(t, c.Abandon())
+	require.FileExists(t, path, "c did not make the file: it stays")
+}
+
+// A run that opened the lock file just before its maker abandoned it
+// (removed under the lock) does not hold the removed file: Take checks,
+// once it holds it, that the file is still the folder's, and takes the
+// folder's anew.
+func TestTakeAfterAnAbandonHoldsTheFoldersFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, ".lock")
+	a, err := Take(dir, ".lock", "run-a")
+	require.NoError(t, err)
+	stale, _, err := openLockFile(path) // as a second Take would, before its flock
+	require.NoError(t, err)
+	defer stale.Close()
+	require.NoError(t, a.Abandon())
+	require.NoError(t, flock(stale), "the removed file's lock is free")
+	l := &Lock{f: stale, path: path}
+	require.ErrorIs(t, l.Held(), ErrLost, "what Take checks after its flock")
+	b, err := Take(dir, ".lock", "run-b")
+	require.NoError(t, err)
+	require.NoError(t, b.Held())
+	require.NoError(t, b.Unlock())
+}
