@@ -92,10 +92,10 @@ type Multigrid struct {
 	// mgcg from it)
 	Cycle string `toml:"cycle" json:"cycle"`
 	// smoothing sweeps before each coarse correction; 0: 3 (2D) or 4 (3D) for chebyshev and
-	// jacobi, 2 for rbgs
+	// jacobi, 2 for rbgs (SDIRK4's stages in 2D under cycle "auto": 4; mgcg: 4)
 	Pre int `toml:"pre" json:"pre"`
 	// smoothing sweeps after each coarse correction; 0: 1 (2D) or 4 (3D) for chebyshev and
-	// jacobi, 2 for rbgs
+	// jacobi, 2 for rbgs (SDIRK4's stages in 2D under cycle "auto": 3; mgcg: 4)
 	Post int `toml:"post" json:"post"`
 	// levels, the fine grid included; 0: as many as the grid allows; more is refused naming
 	// the limit
