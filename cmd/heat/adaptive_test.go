@@ -167,13 +167,20 @@ func TestAdaptiveStepsAfterAProbeTime(t *testing.T) {
 
 // Probes by time: with output.probe_dt = 0.1 the rows are at t = 0, 0.1,
 // 0.2, … 2 — each k × 0.1 to the last bit —, and probes.csv, the steps and
-// the field have the same bits on 1, 3 and 4 ranks and 1 and 2 threads.
+// the field have the same bits on 1, 2, 3, 4 and 6 ranks and 1 and 2
+// threads, by Crank–Nicolson (F-cycles) and SDIRK4 (V-cycles).
 func TestAdaptiveProbesByTime(t *testing.T) {
+	for _, scheme := range []string{"crank-nicolson", "sdirk4"} {
+		t.Run(scheme, func(t *testing.T) { adaptiveProbes(t, scheme) })
+	}
+}
+
+func adaptiveProbes(t *testing.T, scheme string) {
 	var want [][]string
 	var sha string
-	for _, split := range [][2]string{{"1", "1"}, {"3", "2"}, {"4", "1"}, {"1", "2"}} {
+	for _, split := range [][2]string{{"1", "1"}, {"3", "2"}, {"4", "1"}, {"1", "2"}, {"2", "1"}, {"6", "1"}} {
 		out := t.TempDir()
-		code, _, stderr := heat(t, adaptiveArgs(out, "--ranks", split[0], "--threads", split[1],
+		code, _, stderr := heat(t, adaptiveArgs(out, "--ranks", split[0], "--threads", split[1], "--set", "equation.scheme="+scheme,
 			"--set", `output.probe=[{name = "centre", at = [0.5, 0.5]}, {name = "corner", at = [0.1, 0.2]}]`,
 			"--set", "output.probe_dt=0.1")...)
 		require.Zero(t, code, stderr)
