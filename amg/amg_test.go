@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -114,7 +115,7 @@ func TestMulTranspose(t *testing.T) {
 	}
 	a, da := random(7, 5)
 	c, dc := random(5, 6)
-	prod := mul(a, c)
+	prod := mul(nil, a, c)
 	require.NoError(t, prod.check())
 	for i := range 7 {
 		want := make([]float64, 6)
@@ -287,7 +288,7 @@ func TestScaledHierarchy(t *testing.T) {
 				}
 			}
 			if lev.P != nil {
-				want = mul(lev.R, mul(lev.A, lev.P))
+				want = mul(nil, lev.R, mul(nil, lev.A, lev.P))
 			}
 		}
 		_, its := pcg(t, a, h, b, 1e-10, 40)
@@ -308,4 +309,52 @@ func TestScaledHierarchy(t *testing.T) {
 
 func cloneMatrix(a *Matrix) *Matrix {
 	return &Matrix{Rows: a.Rows, Cols: a.Cols, Ptr: slices.Clone(a.Ptr), Col: slices.Clone(a.Col), Val: slices.Clone(a.Val)}
+}
+
+// splitIn is a Parallel of parts parts, each on its own goroutine, of
+// uneven sizes.
+func splitIn(parts int) Parallel {
+	return func(n int, f func(lo, hi int)) {
+		var wg sync.WaitGroup
+		lo := 0
+		for p := range parts {
+			hi := n * (p + 1) * (p + 2) / (parts * (parts + 1))
+			if p == parts-1 {
+				hi = n
+			}
+			from := lo
+			wg.Go(func() { f(from, hi) })
+			lo = hi
+		}
+		wg.Wait()
+	}
+}
+
+// The setup split over goroutines builds the same hierarchy, bit for bit,
+// as in one: the levels' matrices, interpolations and the scaled sums.
+func TestParallelSetupSameBits(t *testing.T) {
+	const n = 80
+	l := diffusion(n, n, randomMap(n*n, 1e4, 5), false)
+	mass := make([]float64, n*n)
+	for i := range mass {
+		mass[i] = 1 + float64(i%7)/7
+	}
+	build := func(par Parallel) *Hierarchy {
+		h, err := Setup(cloneMatrix(l), Options{Parallel: par})
+		require.NoError(t, err)
+		require.NoError(t, h.SetMass(mass))
+		require.NoError(t, h.Scale(1, 0.3))
+		return h
+	}
+	one := build(nil)
+	require.Greater(t, len(one.Levels), 3)
+	for _, parts := range []int{2, 3, 7} {
+		h := build(splitIn(parts))
+		require.Len(t, h.Levels, len(one.Levels))
+		for i, lev := range h.Levels {
+			want := one.Levels[i]
+			require.Equal(t, want.A, lev.A, "%d parts, level %d: A", parts, i)
+			require.Equal(t, want.P, lev.P, "%d parts, level %d: P", parts, i)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package amg
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 )
 
@@ -9,13 +10,25 @@ import (
 func BenchmarkSetup(b *testing.B) {
 	for _, n := range []int{256, 1024} {
 		a := diffusion(n, n, randomMap(n*n, 1e4, 1), false)
-		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			for b.Loop() {
-				if _, err := Setup(a, Options{}); err != nil {
-					b.Fatal(err)
+		for _, parts := range []int{1, 2} {
+			var par Parallel
+			if parts > 1 {
+				par = func(n int, f func(lo, hi int)) {
+					var wg sync.WaitGroup
+					for p := range parts {
+						wg.Go(func() { f(n*p/parts, n*(p+1)/parts) })
+					}
+					wg.Wait()
 				}
 			}
-		})
+			b.Run(fmt.Sprintf("n=%d/parts=%d", n, parts), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := Setup(a, Options{Parallel: par}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ package amg
 import (
 	"fmt"
 	"slices"
+	"sync"
 )
 
 // Matrix is a sparse matrix in compressed rows: row i's entries are
@@ -107,45 +108,108 @@ func (a *Matrix) transpose() *Matrix {
 	return t
 }
 
+// Parallel runs f over parts [lo, hi) of [0, n) — possibly at once, on
+// other goroutines — and returns when every part is done.
+type Parallel func(n int, f func(lo, hi int))
+
+// serial is the Parallel of one part, in the caller.
+func serial(n int, f func(lo, hi int)) { f(0, n) }
+
+// buildRows is a matrix of rows rows and cols columns whose rows [lo, hi)
+// build appends to part (Ptr starting at 0, Val nil where values is
+// false), over the parts par makes. Each row is built alone, so the
+// matrix is the same bits however par splits; the parts are joined in
+// the order of their rows.
+func buildRows(par Parallel, rows, cols int, values bool, build func(part *Matrix, lo, hi int)) *Matrix {
+	if par == nil {
+		par = serial
+	}
+	type piece struct {
+		lo int
+		m  *Matrix
+	}
+	var mu sync.Mutex
+	var pieces []piece
+	par(rows, func(lo, hi int) {
+		m := &Matrix{Rows: hi - lo, Cols: cols, Ptr: make([]int, 1, hi-lo+1)}
+		if values {
+			m.Val = []float64{}
+		}
+		build(m, lo, hi)
+		mu.Lock()
+		pieces = append(pieces, piece{lo, m})
+		mu.Unlock()
+	})
+	if len(pieces) == 1 {
+		return pieces[0].m
+	}
+	slices.SortFunc(pieces, func(a, b piece) int { return a.lo - b.lo })
+	nnz := 0
+	for _, p := range pieces {
+		nnz += len(p.m.Col)
+	}
+	c := &Matrix{Rows: rows, Cols: cols, Ptr: make([]int, 1, rows+1), Col: make([]int32, 0, nnz)}
+	if values {
+		c.Val = make([]float64, 0, nnz)
+	}
+	for _, p := range pieces {
+		base := len(c.Col)
+		for _, q := range p.m.Ptr[1:] {
+			c.Ptr = append(c.Ptr, base+q)
+		}
+		c.Col = append(c.Col, p.m.Col...)
+		c.Val = append(c.Val, p.m.Val...)
+	}
+	return c
+}
+
 // mul is A·B (Gustavson's row by row product): a pass to count each
 // row's entries, then one to sum them, each row's entries in the order
-// they are first met, each sum in the order of A's and B's entries.
-func mul(a, b *Matrix) *Matrix {
-	c := &Matrix{Rows: a.Rows, Cols: b.Cols, Ptr: make([]int, a.Rows+1)}
-	where := make([]int, b.Cols) // position+1 of column j in the row being built
-	for j := range where {
-		where[j] = -1
+// they are first met, each sum in the order of A's and B's entries; each
+// pass over the rows in parts over par.
+func mul(par Parallel, a, b *Matrix) *Matrix {
+	if par == nil {
+		par = serial
 	}
-	for i := range a.Rows {
-		n := 0
-		for k := a.Ptr[i]; k < a.Ptr[i+1]; k++ {
-			kk := a.Col[k]
-			for _, j := range b.Col[b.Ptr[kk]:b.Ptr[kk+1]] {
-				if where[j] != i {
-					where[j] = i
-					n++
+	c := &Matrix{Rows: a.Rows, Cols: b.Cols, Ptr: make([]int, a.Rows+1)}
+	par(a.Rows, func(lo, hi int) {
+		where := make([]int, b.Cols) // row+1 of the last row that met column j
+		for i := lo; i < hi; i++ {
+			n := 0
+			for k := a.Ptr[i]; k < a.Ptr[i+1]; k++ {
+				kk := a.Col[k]
+				for _, j := range b.Col[b.Ptr[kk]:b.Ptr[kk+1]] {
+					if where[j] != i+1 {
+						where[j] = i + 1
+						n++
+					}
 				}
 			}
+			c.Ptr[i+1] = n
 		}
-		c.Ptr[i+1] = c.Ptr[i] + n
+	})
+	for i := range a.Rows {
+		c.Ptr[i+1] += c.Ptr[i]
 	}
 	c.Col, c.Val = make([]int32, c.Ptr[a.Rows]), make([]float64, c.Ptr[a.Rows])
-	clear(where)
-	for i := range a.Rows {
-		start, end := c.Ptr[i], c.Ptr[i]
-		for k := a.Ptr[i]; k < a.Ptr[i+1]; k++ {
-			aik, kk := a.Val[k], a.Col[k]
-			for l := b.Ptr[kk]; l < b.Ptr[kk+1]; l++ {
-				j := b.Col[l]
-				if p := where[j]; p > start {
-					c.Val[p-1] += float64(aik * b.Val[l])
-					continue
+	par(a.Rows, func(lo, hi int) {
+		where := make([]int, b.Cols) // place+1 of column j in its row, if that row is the one being built
+		for i := lo; i < hi; i++ {
+			start, end := c.Ptr[i], c.Ptr[i]
+			for k := a.Ptr[i]; k < a.Ptr[i+1]; k++ {
+				aik, kk := a.Val[k], a.Col[k]
+				for l := b.Ptr[kk]; l < b.Ptr[kk+1]; l++ {
+					j := b.Col[l]
+					if p := where[j]; p > start {
+						c.Val[p-1] += float64(aik * b.Val[l])
+						continue
+					}
+					c.Col[end], c.Val[end] = j, aik*b.Val[l]
+					end++
+					where[j] = end
 				}
-				c.Col[end], c.Val[end] = j, aik*b.Val[l]
-				end++
-				where[j] = end
 			}
 		}
-	}
+	})
 	return c
 }

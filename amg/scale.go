@@ -42,7 +42,7 @@ func (h *Hierarchy) SetMass(m []float64) error {
 		}
 		l.parts = &scaled{stiff: slices.Clone(l.A.Val), mass: mass}
 		if l.P != nil {
-			mm = mul(l.R, mul(mm, l.P))
+			mm = mul(h.par, l.R, mul(h.par, mm, l.P))
 		}
 	}
 	return nil

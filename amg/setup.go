@@ -16,6 +16,11 @@ type Options struct {
 	Dominance float64
 	// Bottom is the largest level solved by its dense factor; 0: 200.
 	Bottom int
+	// Parallel splits the setup's row-by-row passes (the strong
+	// couplings, the interpolation, the Galerkin products, then SetMass's
+	// and Scale's) over goroutines; nil: one. Each row is built alone in
+	// a fixed order: the same hierarchy, bit for bit, however it splits.
+	Parallel Parallel
 }
 
 // MaxLevels bounds the hierarchy's depth.
@@ -36,6 +41,7 @@ type Level struct {
 type Hierarchy struct {
 	Levels []*Level
 	bottom *dense
+	par    Parallel // Options.Parallel
 }
 
 // Setup builds the hierarchy of a, a symmetric matrix with positive
@@ -58,7 +64,7 @@ func Setup(a *Matrix, opt Options) (*Hierarchy, error) {
 	if opt.Bottom == 0 {
 		opt.Bottom = 200
 	}
-	h := &Hierarchy{}
+	h := &Hierarchy{par: opt.Parallel}
 	for {
 		l := &Level{A: a, inv: make([]float64, a.Rows), x: make([]float64, a.Rows), b: make([]float64, a.Rows), r: make([]float64, a.Rows)}
 		if err := l.invert(len(h.Levels)); err != nil {
@@ -68,14 +74,14 @@ func Setup(a *Matrix, opt Options) (*Hierarchy, error) {
 		if a.Rows <= opt.Bottom || len(h.Levels) == MaxLevels {
 			break
 		}
-		s := strength(a, opt.Theta, opt.Dominance)
+		s := strength(opt.Parallel, a, opt.Theta, opt.Dominance)
 		cf, nc := coarsen(s)
 		if nc == 0 || nc == a.Rows || float64(nc) > 0.9*float64(a.Rows) && a.Rows <= 4*opt.Bottom {
 			break // nothing left to coarsen (a level of held-off rows)
 		}
-		l.P = interpolation(a, s, cf, nc)
+		l.P = interpolation(opt.Parallel, a, s, cf, nc)
 		l.R = l.P.transpose()
-		a = mul(l.R, mul(a, l.P))
+		a = mul(opt.Parallel, l.R, mul(opt.Parallel, a, l.P))
 	}
 	last := h.Levels[len(h.Levels)-1]
 	if last.A.Rows > maxDense {
@@ -114,29 +120,29 @@ func (a *Matrix) diag(i int) float64 {
 // strength is the strong couplings: row i lists the j ≠ i with
 // −a_ij ≥ θ·max_k(−a_ik) > 0, none for a row whose sum exceeds dominance
 // times its diagonal.
-func strength(a *Matrix, theta, dominance float64) *Matrix {
-	s := &Matrix{Rows: a.Rows, Cols: a.Cols, Ptr: make([]int, 1, a.Rows+1)}
-	for i := range a.Rows {
-		most, sum, d := 0.0, 0.0, 0.0
-		for k := a.Ptr[i]; k < a.Ptr[i+1]; k++ {
-			v := a.Val[k]
-			sum += v
-			if int(a.Col[k]) == i {
-				d = v
-			} else {
-				most = max(most, -v)
-			}
-		}
-		if most > 0 && sum <= dominance*d {
+func strength(par Parallel, a *Matrix, theta, dominance float64) *Matrix {
+	return buildRows(par, a.Rows, a.Cols, false, func(s *Matrix, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			most, sum, d := 0.0, 0.0, 0.0
 			for k := a.Ptr[i]; k < a.Ptr[i+1]; k++ {
-				if j := a.Col[k]; int(j) != i && -a.Val[k] >= theta*most {
-					s.Col = append(s.Col, j)
+				v := a.Val[k]
+				sum += v
+				if int(a.Col[k]) == i {
+					d = v
+				} else {
+					most = max(most, -v)
 				}
 			}
+			if most > 0 && sum <= dominance*d {
+				for k := a.Ptr[i]; k < a.Ptr[i+1]; k++ {
+					if j := a.Col[k]; int(j) != i && -a.Val[k] >= theta*most {
+						s.Col = append(s.Col, j)
+					}
+				}
+			}
+			s.Ptr = append(s.Ptr, len(s.Col))
 		}
-		s.Ptr = append(s.Ptr, len(s.Col))
-	}
-	return s
+	})
 }
 
 // Kinds of a point in the coarsening.
@@ -267,7 +273,7 @@ func coarsen(s *Matrix) (cf []int8, nc int) {
 // over C_i in the share of its own couplings to them (one that has none is
 // counted weak), and the weak couplings (and any positive one) lumped into
 // the diagonal: a row that sums to zero interpolates a constant exactly.
-func interpolation(a, s *Matrix, cf []int8, nc int) *Matrix {
+func interpolation(par Parallel, a, s *Matrix, cf []int8, nc int) *Matrix {
 	index := make([]int32, a.Rows) // a coarse point's column
 	c := int32(0)
 	for i, k := range cf {
@@ -276,10 +282,16 @@ func interpolation(a, s *Matrix, cf []int8, nc int) *Matrix {
 			c++
 		}
 	}
-	strong := make([]bool, a.Cols) // s's row i, as flags
-	at := make([]int, a.Cols)      // 1 + the place of a point of C_i in the row being built
-	p := &Matrix{Rows: a.Rows, Cols: nc, Ptr: make([]int, 1, a.Rows+1)}
-	for i := range a.Rows {
+	return buildRows(par, a.Rows, nc, true, func(p *Matrix, lo, hi int) {
+		strong := make([]bool, a.Cols) // s's row i, as flags
+		at := make([]int, a.Cols)      // 1 + the place of a point of C_i in the row being built
+		interpolate(p, lo, hi, a, s, cf, index, strong, at)
+	})
+}
+
+// interpolate appends rows [lo, hi) of the interpolation to p.
+func interpolate(p *Matrix, lo, hi int, a, s *Matrix, cf []int8, index []int32, strong []bool, at []int) {
+	for i := lo; i < hi; i++ {
 		start := len(p.Col)
 		switch {
 		case cf[i] == coarse:
@@ -341,7 +353,6 @@ func interpolation(a, s *Matrix, cf []int8, nc int) *Matrix {
 		}
 		p.Ptr = append(p.Ptr, len(p.Col))
 	}
-	return p
 }
 
 // buckets hold the undecided points by weight, the highest first; a point

@@ -8,6 +8,7 @@ import (
 	"heat/amg"
 	"heat/comm"
 	"heat/decomp"
+	"heat/internal/team"
 	"heat/operator"
 )
 
@@ -47,6 +48,7 @@ type algebraic struct {
 	whole      decomp.Layout
 	cells      []int
 	h          *amg.Hierarchy
+	par        amg.Parallel // the setup's passes over rank 0's workers
 	x, b       []float64
 	rAll, zAll []float64
 	stats      AlgebraicStats
@@ -102,6 +104,7 @@ func (m *MG) newAlgebraic() *algebraic {
 	a := &algebraic{stale: true}
 	if c.Rank() == 0 {
 		a.whole = decomp.NewLayout(global, 1)
+		a.par = rowsOver(f.wk.Team)
 	}
 	a.gat = newGatherer(c, f.lay, 0, members, boxes, a.whole)
 	a.gat.tag = comm.TagAlgebraic
@@ -132,22 +135,43 @@ func (a *algebraic) build(m *MG) error {
 	for range nd {
 		colours *= 3
 	}
+	// Each free cell's colour (the digits x mod 3 along each axis, the
+	// first axis the most significant) and its neighbours' below and above
+	// along each axis (none: outside the grid), once: nb[0] the cell's,
+	// nb[1+2a] and nb[2+2a] the neighbours'. A probe of one colour gives
+	// each cell the entry of the one cell of that colour among it and its
+	// neighbours.
+	const none = 255
+	nb := make([][]uint8, 1+2*nd)
+	for e := range nb {
+		nb[e] = make([]uint8, n)
+	}
 	g := make([]int, nd)
-	colourOf := func(g []int) int {
-		c := 0
+	f.forCells(func(i int) {
+		if free[i] == 0 {
+			return
+		}
+		f.lay.Global(i, g)
+		c, place := 0, colours
 		for _, x := range g {
 			c = 3*c + x%3
 		}
-		return c
-	}
+		nb[0][i] = uint8(c)
+		for ax, x := range g {
+			place /= 3
+			for side, d := range [2]int{-1, 1} {
+				nb[1+2*ax+side][i] = none
+				if y := x + d; y >= 0 && y < f.shape[ax] {
+					nb[1+2*ax+side][i] = uint8(c + (y%3-x%3)*place)
+				}
+			}
+		}
+	})
 	for colour := range colours {
 		clear(probe)
 		f.forCells(func(i int) {
-			if free[i] != 0 {
-				f.lay.Global(i, g)
-				if colourOf(g) == colour {
-					probe[i] = 1
-				}
+			if free[i] != 0 && int(nb[0][i]) == colour {
+				probe[i] = 1
 			}
 		})
 		if err := f.exchange(probe, f.bc0); err != nil {
@@ -158,20 +182,10 @@ func (a *algebraic) build(m *MG) error {
 			if free[i] == 0 {
 				return
 			}
-			f.lay.Global(i, g)
-			if colourOf(g) == colour {
-				entries[0][i] = out[i]
-				return
-			}
-			for ax := range nd {
-				for side, d := range [2]int{-1, 1} {
-					g[ax] += d
-					inside := g[ax] >= 0 && g[ax] < f.shape[ax]
-					hit := inside && colourOf(g) == colour
-					g[ax] -= d
-					if hit {
-						entries[1+2*ax+side][i] = out[i]
-					}
+			for e := range nb {
+				if int(nb[e][i]) == colour {
+					entries[e][i] = out[i]
+					return
 				}
 			}
 		})
@@ -285,7 +299,7 @@ func (a *algebraic) setup(all [][]float64, shape []int, withMass bool, op Operat
 		}
 		b.EndRow()
 	}
-	h, err := amg.Setup(b.Matrix(), amg.Options{})
+	h, err := amg.Setup(b.Matrix(), amg.Options{Parallel: a.par})
 	if err != nil {
 		return err
 	}
@@ -358,6 +372,19 @@ func (a *algebraic) precondition(m *MG, r, z []float64) error {
 		}
 	}
 	return a.gat.scatter(a.zAll, z)
+}
+
+// rowsOver is the amg.Parallel of tm's workers (the caller alone for
+// rows of at most team.SoloCells): a part each.
+func rowsOver(tm *team.Team) amg.Parallel {
+	return func(n int, f func(lo, hi int)) {
+		t := tm.For(n)
+		parts := t.Workers()
+		t.Run(parts, func(p int) {
+			lo, hi := decomp.Split(n, parts, p)
+			f(lo, hi)
+		})
+	}
 }
 
 // robinVaries says whether a Robin face's coefficient changes in time:
