@@ -331,7 +331,8 @@ func splitIn(parts int) Parallel {
 }
 
 // The setup split over goroutines builds the same hierarchy, bit for bit,
-// as in one: the levels' matrices, interpolations and the scaled sums.
+// as in one: the levels' matrices, interpolations and the scaled sums; and
+// its cycle gives the same bits.
 func TestParallelSetupSameBits(t *testing.T) {
 	const n = 80
 	l := diffusion(n, n, randomMap(n*n, 1e4, 5), false)
@@ -348,6 +349,12 @@ func TestParallelSetupSameBits(t *testing.T) {
 	}
 	one := build(nil)
 	require.Greater(t, len(one.Levels), 3)
+	b := make([]float64, n*n)
+	for i := range b {
+		b[i] = float64(i%11) - 5
+	}
+	want := make([]float64, n*n)
+	one.Cycle(want, b)
 	for _, parts := range []int{2, 3, 7} {
 		h := build(splitIn(parts))
 		require.Len(t, h.Levels, len(one.Levels))
@@ -356,5 +363,8 @@ func TestParallelSetupSameBits(t *testing.T) {
 			require.Equal(t, want.A, lev.A, "%d parts, level %d: A", parts, i)
 			require.Equal(t, want.P, lev.P, "%d parts, level %d: P", parts, i)
 		}
+		x := make([]float64, n*n)
+		h.Cycle(x, b)
+		require.Equal(t, want, x, "%d parts: a cycle (its residuals, restrictions and interpolations split)", parts)
 	}
 }

@@ -11,16 +11,7 @@ func BenchmarkSetup(b *testing.B) {
 	for _, n := range []int{256, 1024} {
 		a := diffusion(n, n, randomMap(n*n, 1e4, 1), false)
 		for _, parts := range []int{1, 2} {
-			var par Parallel
-			if parts > 1 {
-				par = func(n int, f func(lo, hi int)) {
-					var wg sync.WaitGroup
-					for p := range parts {
-						wg.Go(func() { f(n*p/parts, n*(p+1)/parts) })
-					}
-					wg.Wait()
-				}
-			}
+			par := evenParts(parts)
 			b.Run(fmt.Sprintf("n=%d/parts=%d", n, parts), func(b *testing.B) {
 				for b.Loop() {
 					if _, err := Setup(a, Options{Parallel: par}); err != nil {
@@ -35,19 +26,36 @@ func BenchmarkSetup(b *testing.B) {
 func BenchmarkCycle(b *testing.B) {
 	for _, n := range []int{256, 1024} {
 		a := diffusion(n, n, randomMap(n*n, 1e4, 1), false)
-		h, err := Setup(a, Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		x, r := make([]float64, n*n), make([]float64, n*n)
-		for i := range r {
-			r[i] = 1
-		}
-		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			for b.Loop() {
-				h.Cycle(x, r)
+		for _, parts := range []int{1, 2} {
+			h, err := Setup(a, Options{Parallel: evenParts(parts)})
+			if err != nil {
+				b.Fatal(err)
 			}
-		})
+			x, r := make([]float64, n*n), make([]float64, n*n)
+			for i := range r {
+				r[i] = 1
+			}
+			b.Run(fmt.Sprintf("n=%d/parts=%d", n, parts), func(b *testing.B) {
+				for b.Loop() {
+					h.Cycle(x, r)
+				}
+			})
+		}
+	}
+}
+
+// evenParts is a Parallel of parts even parts on goroutines (nil: one, in
+// the caller).
+func evenParts(parts int) Parallel {
+	if parts == 1 {
+		return nil
+	}
+	return func(n int, f func(lo, hi int)) {
+		var wg sync.WaitGroup
+		for p := range parts {
+			wg.Go(func() { f(n*p/parts, n*(p+1)/parts) })
+		}
+		wg.Wait()
 	}
 }
 

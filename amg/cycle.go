@@ -30,19 +30,21 @@ func (h *Hierarchy) cycle(i int) {
 	for range sweeps {
 		l.forward()
 	}
-	l.residual()
 	c := h.Levels[i+1]
-	l.R.MulVec(c.b, l.r)
+	h.rows(l.A.Rows, func(lo, hi int) { l.residual(lo, hi) })
+	h.rows(c.A.Rows, func(lo, hi int) { l.R.mulRows(c.b, l.r, lo, hi) })
 	h.cycle(i + 1)
 	// x += P·x_c
 	p := l.P
-	for r := range p.Rows {
-		s := l.x[r]
-		for k := p.Ptr[r]; k < p.Ptr[r+1]; k++ {
-			s += float64(p.Val[k] * c.x[p.Col[k]])
+	h.rows(p.Rows, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			s := l.x[r]
+			for k := p.Ptr[r]; k < p.Ptr[r+1]; k++ {
+				s += float64(p.Val[k] * c.x[p.Col[k]])
+			}
+			l.x[r] = s
 		}
-		l.x[r] = s
-	}
+	})
 	for range sweeps {
 		l.backward()
 	}
@@ -75,10 +77,21 @@ func (l *Level) relax(i int) {
 	l.x[i] = s * l.inv[i]
 }
 
-// residual sets r = b − A·x.
-func (l *Level) residual() {
+// rows runs f over [0, n) in the parts of the hierarchy's Parallel: the
+// cycle's passes whose rows are each computed alone (the residual, the
+// restriction, the interpolation), the same bits however they split.
+func (h *Hierarchy) rows(n int, f func(lo, hi int)) {
+	if h.par == nil {
+		f(0, n)
+		return
+	}
+	h.par(n, f)
+}
+
+// residual sets rows [lo, hi) of r = b − A·x.
+func (l *Level) residual(lo, hi int) {
 	a := l.A
-	for i := range a.Rows {
+	for i := lo; i < hi; i++ {
 		s := l.b[i]
 		for k := a.Ptr[i]; k < a.Ptr[i+1]; k++ {
 			s -= float64(a.Val[k] * l.x[a.Col[k]])

@@ -53,8 +53,11 @@ func (b *Builder) Matrix() *Matrix { return &b.m }
 func (a *Matrix) Nonzeros() int { return len(a.Col) }
 
 // MulVec sets y = A·x.
-func (a *Matrix) MulVec(y, x []float64) {
-	for i := range a.Rows {
+func (a *Matrix) MulVec(y, x []float64) { a.mulRows(y, x, 0, a.Rows) }
+
+// mulRows sets rows [lo, hi) of y = A·x.
+func (a *Matrix) mulRows(y, x []float64, lo, hi int) {
+	for i := lo; i < hi; i++ {
 		s := 0.0
 		for k := a.Ptr[i]; k < a.Ptr[i+1]; k++ {
 			s += float64(a.Val[k] * x[a.Col[k]])
