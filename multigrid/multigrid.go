@@ -611,6 +611,13 @@ func (m *MG) RHSNorm() (float64, error) {
 // whose far tails are not asked for digits of their own).
 func (m *MG) SetDataScale(d float64) { m.data = d }
 
+// SetCycle sets the kind of the cycles that follow and returns the kind
+// they were.
+func (m *MG) SetCycle(c Cycle) (was Cycle) {
+	was, m.opt.Cycle = m.opt.Cycle, c
+	return was
+}
+
 func (m *MG) globalMax(x float64) (float64, error) {
 	out := []float64{0}
 	if err := m.c.Allreduce(comm.Max, []float64{x}, out); err != nil {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"heat/internal/hugemem"
+	"heat/multigrid"
 	"heat/operator"
 )
 
@@ -115,7 +116,7 @@ func (s *Solver) sdirkStep(un []float64, t, dt, endTerms float64) error {
 		if err := s.mg.StepRHS(v, 0, s.f, sdirkGamma*dt/s.spec.DT*s.srcW); err != nil {
 			return err
 		}
-		if err := s.solveStep(); err != nil {
+		if err := s.stageSolve(i == sdirkStages-1); err != nil {
 			return err
 		}
 		u := s.mg.Field()
@@ -139,6 +140,19 @@ func (s *Solver) sdirkStep(un []float64, t, dt, endTerms float64) error {
 	}
 	s.u = s.mg.Field()
 	return nil
+}
+
+// stageSolve solves a stage, the last by F-cycles where Spec.EndF asks it:
+// the 256² sine mode (SDIRK4 rtol 3e-4, stages by V(4,3)) closed its
+// energy balance to 3.1e-8 of the flow with the last stage by V, to
+// 4.4e-11 by F (1.8e-10 with every stage by F), in 71 cycles against 75.
+func (s *Solver) stageSolve(last bool) error {
+	if !last || !s.spec.EndF || s.spec.CG {
+		return s.solveStep()
+	}
+	was := s.mg.SetCycle(multigrid.F)
+	defer s.mg.SetCycle(was)
+	return s.solveStep()
 }
 
 // derivative writes x = b/ρc − u on the cells a step updates (uniform: ρc

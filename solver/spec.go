@@ -72,6 +72,12 @@ type Spec struct {
 	Multigrid bool
 	MG        multigrid.Options
 	FMG       bool // poisson: the first cycle is full multigrid
+	// EndF solves SDIRK4's last stage by F-cycles whatever MG.Cycle is:
+	// its solve residual is the one that enters the step's end and the
+	// energy balance, and a V-cycle leaves a smooth, one-signed residual
+	// whose sum the componentwise backward error bounds only loosely
+	// (multigrid.cycle "auto": the stages by V(4,3), the last by F(4,3)).
+	EndF bool
 	// CG solves Poisson by conjugate gradients preconditioned with one
 	// multigrid cycle (mgcg; Multigrid must be set too): each step is one
 	// iteration, and Tolerance bounds the componentwise backward error

@@ -87,7 +87,8 @@ type Multigrid struct {
 	// `"chebyshev"` (Jacobi sweeps with Chebyshev weights), `"jacobi"` (weighted Jacobi, ω =
 	// 4/5 in 2D, 6/7 in 3D), `"rbgs"` (red-black Gauss–Seidel)
 	Smoother string `toml:"smoother" json:"smoother"`
-	// `"auto"` (F; SDIRK4's stages in 2D: V with 4 and 3 sweeps; mgcg: V, or W for 3D Poisson),
+	// `"auto"` (F; SDIRK4's stages in 2D: V with 4 and 3 sweeps, the last stage F; mgcg: V, or W
+	// for 3D Poisson),
 	// `"f"`, `"w"`, `"v"`, or `"fmg"` (one full-multigrid cycle, then V-cycles; in media, then
 	// mgcg from it)
 	Cycle string `toml:"cycle" json:"cycle"`
