@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,31 +38,50 @@ const outLock = ".heat.lock"
 var results = []string{"report.json", "diagnostics.csv", ProbesFile, "snapshots", PlotsDir, "checkpoints"}
 
 // folders are what a run holds of the places it writes: the output
-// folder's lock and manifest, the checkpoint folder's lock.
+// folder's lock and manifest, the checkpoint folder's lock, and the
+// folders the run made for them (made: deepest first).
 type folders struct {
 	out   *lockfile.Lock
 	ckpt  *checkpoint.Lock
 	files *manifest
+	made  []string
 }
 
-// abandon lets go of the locks of a run refused while it claimed its
-// folders, before it wrote anything: the output folder's lock file goes
-// too where this run made it (a folder holding another run's results, or
-// a link planted as report.json, kept nothing of the refused run).
-func (f *folders) abandon() {
-	f.ckpt.Unlock()
-	f.out.Abandon()
-}
-
-// release lets go of both locks (after the manifest is closed).
+// release lets go of both locks (after the manifest is closed). A run
+// that wrote nothing in its output folder (refused before its work: the
+// folder holds another run's results, a link is planted under a name it
+// writes) leaves it as it found it: its lock file goes where it made it,
+// and the folders it made go where they are empty.
 func (f *folders) release() error {
 	if f == nil {
 		return nil
 	}
 	err := f.files.close()
 	f.ckpt.Unlock()
-	f.out.Unlock()
+	if !f.files.wroteNothing() {
+		f.out.Unlock()
+		return err
+	}
+	f.out.Abandon()
+	for _, dir := range f.made {
+		_ = os.Remove(dir) // only where empty
+	}
 	return err
+}
+
+// missing are dir and those of its parents that do not exist, deepest
+// first: what creating dir makes.
+func missing(dir string) []string {
+	var out []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+			return out
+		}
+		out = append(out, d)
+		if filepath.Dir(d) == d {
+			return out
+		}
+	}
 }
 
 // outHeld (rank 0) checks the run still holds its output folder: a folder
@@ -127,10 +147,15 @@ func claimFolders(cfg *config.Config, report string, overwrite bool, runID strin
 	}
 	// The output folder first (its lock and manifest), then the others,
 	// so that the manifest lists the folders the run makes in it.
+	f := &folders{}
+	for _, d := range dirs {
+		f.made = append(f.made, missing(d.dir)...)
+	}
+	slices.SortFunc(f.made, func(a, b string) int { return len(b) - len(a) }) // a folder before its parent
 	if err := check(dirs[:1]); err != nil {
+		f.release()
 		return nil, err
 	}
-	f := &folders{}
 	var err error
 	if f.out, err = lockfile.Take(out, outLock, runID); err != nil {
 		if errors.Is(err, lockfile.ErrLocked) {
@@ -139,19 +164,19 @@ func claimFolders(cfg *config.Config, report string, overwrite bool, runID strin
 		return nil, Usagef("output folder %s: %v", out, err)
 	}
 	if f.files, err = takeOutput(cfg, runID, overwrite, restart, inputs, warn); err != nil {
-		f.abandon()
+		f.release()
 		return nil, err
 	}
 	if ckptsDue {
 		if _, inOut := f.files.rel(cfg.Checkpoint.Dir); inOut {
 			if err := f.files.claimDir(cfg.Checkpoint.Dir); err != nil {
-				f.abandon()
+				f.release()
 				return nil, UsageError{err}
 			}
 		}
 	}
 	if err := check(dirs[1:]); err != nil {
-		f.abandon()
+		f.release()
 		return nil, err
 	}
 	// The fixed names the run writes, checked now: a link planted as one
@@ -168,17 +193,17 @@ func claimFolders(cfg *config.Config, report string, overwrite bool, runID strin
 	}
 	for _, p := range claims {
 		if err := f.files.claim(p); err != nil {
-			f.abandon()
+			f.release()
 			return nil, UsageError{err}
 		}
 	}
 	if ckptsDue {
 		if err := f.files.recordCheckpoints(cfg.Checkpoint.Dir); err != nil {
-			f.abandon()
+			f.release()
 			return nil, err
 		}
 		if f.ckpt, err = claimCheckpoints(cfg.Checkpoint.Dir, runID); err != nil {
-			f.abandon()
+			f.release()
 			return nil, err
 		}
 	}

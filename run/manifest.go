@@ -59,6 +59,7 @@ type manifest struct {
 	w      *os.File // nil: read only
 	closed bool
 	fresh  bool // made by this run (newManifest)
+	gone   bool // close removed it: the run wrote nothing in the folder
 }
 
 // errNoManifest is an output folder without a manifest.
@@ -347,21 +348,39 @@ func (m *manifest) close() error {
 		err = cerr
 	}
 	if m.fresh && !m.anyExists() {
-		if rerr := os.Remove(filepath.Join(m.dir, manifestFile)); err == nil && !errors.Is(rerr, fs.ErrNotExist) {
+		rerr := os.Remove(filepath.Join(m.dir, manifestFile))
+		m.gone = rerr == nil || errors.Is(rerr, fs.ErrNotExist)
+		if err == nil && !m.gone {
 			err = rerr
 		}
 	}
 	return err
 }
 
-// anyExists says whether any file or folder the manifest lists, or any
-// checkpoint folder it names, exists.
+// wroteNothing says whether the run left nothing in the folder: no
+// manifest taken (refused before it), or one close removed.
+func (m *manifest) wroteNothing() bool {
+	if m == nil {
+		return true
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.gone
+}
+
+// anyExists says whether any file the manifest lists exists, any folder
+// it lists holds anything, or any checkpoint folder it names holds a
+// checkpoint: an empty folder the run made is not something it wrote (a
+// run refused after it made its checkpoint folder left nothing).
 func (m *manifest) anyExists() bool {
-	for _, set := range []map[string]bool{m.files, m.dirs} {
-		for rel := range set {
-			if exists(filepath.Join(m.dir, filepath.FromSlash(rel))) {
-				return true
-			}
+	for rel := range m.files {
+		if exists(filepath.Join(m.dir, filepath.FromSlash(rel))) {
+			return true
+		}
+	}
+	for rel := range m.dirs {
+		if ents, err := os.ReadDir(filepath.Join(m.dir, filepath.FromSlash(rel))); err == nil && len(ents) > 0 {
+			return true
 		}
 	}
 	for _, dir := range m.ckpts {

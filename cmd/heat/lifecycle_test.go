@@ -89,7 +89,8 @@ func TestOutputFolderHoldsOneRun(t *testing.T) {
 
 // A run refused because its output folder holds what it did not write —
 // another program's report.json, a link or a FIFO planted under a name it
-// writes — leaves the folder as it was: no lock file either.
+// writes — leaves the folder as it was: no lock file, no manifest, no
+// folder it made.
 func TestRefusedRunLeavesTheFolderAsItWas(t *testing.T) {
 	target := filepath.Join(t.TempDir(), "precious")
 	require.NoError(t, os.WriteFile(target, []byte("mine"), 0o644))
@@ -111,6 +112,23 @@ func TestRefusedRunLeavesTheFolderAsItWas(t *testing.T) {
 		require.Contains(t, stderr, "--overwrite")
 		require.Equal(t, before, listing(), "the refused run left its folder as it was")
 	}
+	// Refused after it took the folder (--report names a link): an empty
+	// folder stays empty, and folders the run made for itself — the
+	// output folder, its parent, its checkpoint folder — are gone.
+	report := filepath.Join(t.TempDir(), "r.json")
+	require.NoError(t, os.Symlink(target, report))
+	empty := t.TempDir()
+	code, _, stderr := heat(t, "run", "-q", "--out", empty, "--steps", "2", "--set", "grid.shape=[16,16]", "--report", report)
+	require.Equal(t, 2, code, stderr)
+	names, err := os.ReadDir(empty)
+	require.NoError(t, err)
+	require.Empty(t, names)
+	parent := filepath.Join(t.TempDir(), "new")
+	code, _, stderr = heat(t, "run", "-q", "--out", filepath.Join(parent, "out"), "--steps", "2", "--set", "grid.shape=[16,16]",
+		"--set", "checkpoint.final=true", "--report", report)
+	require.Equal(t, 2, code, stderr)
+	require.NoDirExists(t, parent)
+
 	data, err := os.ReadFile(target)
 	require.NoError(t, err)
 	require.Equal(t, "mine", string(data))
