@@ -31,12 +31,14 @@ func (h *Hierarchy) cycle(i int) {
 		l.forward()
 	}
 	c := h.Levels[i+1]
-	h.rows(l.A.Rows, func(lo, hi int) { l.residual(lo, hi) })
-	h.rows(c.A.Rows, func(lo, hi int) { l.R.mulRows(c.b, l.r, lo, hi) })
+	// The passes whose rows are each computed alone, split over the
+	// hierarchy's Parallel: the same bits however they split.
+	h.par.run(l.A.Rows, func(lo, hi int) { l.residual(lo, hi) })
+	h.par.run(c.A.Rows, func(lo, hi int) { l.R.mulRows(c.b, l.r, lo, hi) })
 	h.cycle(i + 1)
 	// x += P·x_c
 	p := l.P
-	h.rows(p.Rows, func(lo, hi int) {
+	h.par.run(p.Rows, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			s := l.x[r]
 			for k := p.Ptr[r]; k < p.Ptr[r+1]; k++ {
@@ -75,17 +77,6 @@ func (l *Level) relax(i int) {
 		}
 	}
 	l.x[i] = s * l.inv[i]
-}
-
-// rows runs f over [0, n) in the parts of the hierarchy's Parallel: the
-// cycle's passes whose rows are each computed alone (the residual, the
-// restriction, the interpolation), the same bits however they split.
-func (h *Hierarchy) rows(n int, f func(lo, hi int)) {
-	if h.par == nil {
-		f(0, n)
-		return
-	}
-	h.par(n, f)
 }
 
 // residual sets rows [lo, hi) of r = b − A·x.

@@ -115,8 +115,15 @@ func (a *Matrix) transpose() *Matrix {
 // other goroutines — and returns when every part is done.
 type Parallel func(n int, f func(lo, hi int))
 
-// serial is the Parallel of one part, in the caller.
-func serial(n int, f func(lo, hi int)) { f(0, n) }
+// run runs f over [0, n) in p's parts; a nil p is one part, in the
+// caller.
+func (p Parallel) run(n int, f func(lo, hi int)) {
+	if p == nil {
+		f(0, n)
+		return
+	}
+	p(n, f)
+}
 
 // buildRows is a matrix of rows rows and cols columns whose rows [lo, hi)
 // build appends to part (Ptr starting at 0, Val nil where values is
@@ -124,16 +131,13 @@ func serial(n int, f func(lo, hi int)) { f(0, n) }
 // matrix is the same bits however par splits; the parts are joined in
 // the order of their rows.
 func buildRows(par Parallel, rows, cols int, values bool, build func(part *Matrix, lo, hi int)) *Matrix {
-	if par == nil {
-		par = serial
-	}
 	type piece struct {
 		lo int
 		m  *Matrix
 	}
 	var mu sync.Mutex
 	var pieces []piece
-	par(rows, func(lo, hi int) {
+	par.run(rows, func(lo, hi int) {
 		m := &Matrix{Rows: hi - lo, Cols: cols, Ptr: make([]int, 1, hi-lo+1)}
 		if values {
 			m.Val = []float64{}
@@ -171,11 +175,8 @@ func buildRows(par Parallel, rows, cols int, values bool, build func(part *Matri
 // they are first met, each sum in the order of A's and B's entries; each
 // pass over the rows in parts over par.
 func mul(par Parallel, a, b *Matrix) *Matrix {
-	if par == nil {
-		par = serial
-	}
 	c := &Matrix{Rows: a.Rows, Cols: b.Cols, Ptr: make([]int, a.Rows+1)}
-	par(a.Rows, func(lo, hi int) {
+	par.run(a.Rows, func(lo, hi int) {
 		where := make([]int, b.Cols) // row+1 of the last row that met column j
 		for i := lo; i < hi; i++ {
 			n := 0
@@ -195,7 +196,7 @@ func mul(par Parallel, a, b *Matrix) *Matrix {
 		c.Ptr[i+1] += c.Ptr[i]
 	}
 	c.Col, c.Val = make([]int32, c.Ptr[a.Rows]), make([]float64, c.Ptr[a.Rows])
-	par(a.Rows, func(lo, hi int) {
+	par.run(a.Rows, func(lo, hi int) {
 		where := make([]int, b.Cols) // place+1 of column j in its row, if that row is the one being built
 		for i := lo; i < hi; i++ {
 			start, end := c.Ptr[i], c.Ptr[i]
