@@ -21,19 +21,7 @@ func BenchmarkCycle(b *testing.B) {
 			for _, cy := range []Cycle{V, W, F} {
 				for _, medium := range []string{"uniform", "var"} {
 					b.Run(fmt.Sprintf("dims=%d/n=%d/threads=%d/cycle=%v/medium=%s", c.dims, c.n, threads, cy, medium), func(b *testing.B) {
-						shape := slices.Repeat([]int{c.n}, c.dims)
-						topo, _ := decomp.New(shape, 1, nil, nil)
-						tm := team.New(threads, true)
-						defer tm.Close()
-						p := Problem{Shape: shape, Length: slices.Repeat([]float64{1}, c.dims),
-							Faces: faces(c.dims, operator.Dirichlet, 0), Op: Operator{Beta: 1}}
-						if medium == "var" {
-							p.Media = smoothMedia(b, topo.Box(0))
-						}
-						m, err := New(local.NewWorld(1).Comm(0), topo, p, Options{Cycle: cy}, tm)
-						if err != nil {
-							b.Fatal(err)
-						}
+						m := benchMG(b, c.dims, c.n, threads, medium, Options{Cycle: cy})
 						rhs := m.RHS()
 						for i := range rhs {
 							rhs[i] = 1
@@ -43,16 +31,32 @@ func BenchmarkCycle(b *testing.B) {
 								b.Fatal(err)
 							}
 						}
-						cells := 1
-						for _, n := range shape {
-							cells *= n
-						}
-						b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(cells), "ns/cell")
+						b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(m.levels[0].cells()), "ns/cell")
 					})
 				}
 			}
 		}
 	}
+}
+
+// benchMG is the benchmarks' problem, one rank of threads workers on an
+// n^dims grid with zero Dirichlet faces: the uniform medium, or (medium
+// "var") smoothMedia's.
+func benchMG(b *testing.B, dims, n, threads int, medium string, opt Options) *MG {
+	shape := slices.Repeat([]int{n}, dims)
+	topo, _ := decomp.New(shape, 1, nil, nil)
+	tm := team.New(threads, true)
+	b.Cleanup(tm.Close)
+	p := Problem{Shape: shape, Length: slices.Repeat([]float64{1}, dims),
+		Faces: faces(dims, operator.Dirichlet, 0), Op: Operator{Beta: 1}}
+	if medium == "var" {
+		p.Media = smoothMedia(b, topo.Box(0))
+	}
+	m, err := New(local.NewWorld(1).Comm(0), topo, p, opt, tm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
 }
 
 // BenchmarkSweep times the finest level's weighted-Jacobi sweep (with its
@@ -67,19 +71,7 @@ func BenchmarkSweep(b *testing.B) {
 			for _, op := range []string{"jacobi", "residual", "component"} {
 				for _, medium := range []string{"uniform", "var"} {
 					b.Run(fmt.Sprintf("dims=%d/n=%d/threads=%d/op=%s/medium=%s", c.dims, c.n, threads, op, medium), func(b *testing.B) {
-						shape := slices.Repeat([]int{c.n}, c.dims)
-						topo, _ := decomp.New(shape, 1, nil, nil)
-						tm := team.New(threads, true)
-						defer tm.Close()
-						p := Problem{Shape: shape, Length: slices.Repeat([]float64{1}, c.dims),
-							Faces: faces(c.dims, operator.Dirichlet, 0), Op: Operator{Beta: 1}}
-						if medium == "var" {
-							p.Media = smoothMedia(b, topo.Box(0))
-						}
-						m, err := New(local.NewWorld(1).Comm(0), topo, p, Options{}, tm)
-						if err != nil {
-							b.Fatal(err)
-						}
+						m := benchMG(b, c.dims, c.n, threads, medium, Options{})
 						l := m.levels[0]
 						for i := range l.b {
 							l.b[i], l.u[i] = 1, float64(i%7)/7
