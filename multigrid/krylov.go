@@ -205,6 +205,10 @@ func (m *MG) NormA() (float64, error) {
 	return m.globalMax(f.op.NormInf())
 }
 
+// Measure takes the figures a cycle ends with (measure) for the current u,
+// without a cycle: the residual's max-norm, and Backward's.
+func (m *MG) Measure() (float64, error) { return m.measure() }
+
 // measure exchanges the fine level's halo and takes, in one pass and one
 // collective, the residual's max-norm (which it returns), the
 // componentwise backward error and ‖u‖∞ of the iterate: the figures every

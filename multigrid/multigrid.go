@@ -611,6 +611,31 @@ func (m *MG) RHSNorm() (float64, error) {
 // whose far tails are not asked for digits of their own).
 func (m *MG) SetDataScale(d float64) { m.data = d }
 
+// SetSweeps sets the smoothing sweeps before and after each coarse
+// correction of the cycles that follow (0: the smoother's default), on
+// this MG and the ones below it: plain cycles that hand a solve to mgcg
+// take its symmetric sweeps.
+func (m *MG) SetSweeps(pre, post int) {
+	nd := len(m.prob.Shape)
+	dpre, dpost := DefaultSweeps(nd, m.opt.Smoother)
+	if pre == 0 {
+		pre = dpre
+	}
+	if post == 0 {
+		post = dpost
+	}
+	m.opt.Pre, m.opt.Post = pre, post
+	m.pre, m.post = weights(m.opt, nd, pre), weights(m.opt, nd, post)
+	if m.agg != nil {
+		m.agg.SetSweeps(pre, post)
+	}
+}
+
+// Algebraic reports whether mgcg is preconditioned by algebraic multigrid
+// (the coarse grids judged not to follow the medium): plain cycles of the
+// grid levels do not converge there.
+func (m *MG) Algebraic() bool { return m.alg != nil }
+
 // SetCycle sets the kind of the cycles that follow and returns the kind
 // they were.
 func (m *MG) SetCycle(c Cycle) (was Cycle) {

@@ -22,7 +22,9 @@ func TestDecideMethods(t *testing.T) {
 		{Case{Scheme: "crank-nicolson", Solver: "mgcg", Ghost: 1}, MGCG, 1},
 		{Case{Scheme: "backward-euler", Ghost: 1, Media: true}, MGCG, 1},
 		{Case{Poisson: true, Solver: "multigrid", Ghost: 1}, Multigrid, 1},
-		{Case{Poisson: true, Solver: "multigrid", Ghost: 1, Media: true}, MGCG, 1},
+		{Case{Poisson: true, Solver: "multigrid", Ghost: 1, Media: true}, Multigrid, 1},
+		{Case{Poisson: true, Solver: "multigrid", Ghost: 1, Media: true, FMG: true}, MGCG, 1},
+		{Case{Poisson: true, Solver: "mgcg", Ghost: 1, Media: true}, MGCG, 1},
 		{Case{Poisson: true, Solver: "mgcg", Ghost: 1}, MGCG, 1},
 		{Case{Poisson: true, Solver: "jacobi", Ghost: 1}, Jacobi, 0},
 		{Case{Poisson: true, Solver: "jacobi", Ghost: 1, Media: true}, Jacobi, 1},
@@ -32,6 +34,7 @@ func TestDecideMethods(t *testing.T) {
 		require.Equal(t, c.want, p.Method, "%+v", c.c)
 		require.Equal(t, c.ghost, p.MaxGhost, "%+v", c.c)
 		require.Equal(t, c.want == Explicit, p.StabilityLimit, "%+v", c.c)
+		require.Equal(t, c.c.Poisson && c.c.Media && c.want == Multigrid, p.KrylovOnStall, "%+v", c.c)
 	}
 }
 

@@ -50,49 +50,23 @@ func (s *Solver) newMultigrid() error {
 			return fmt.Errorf("solver: poisson in heterogeneous media needs a Dirichlet or Robin face or a held cell (u is otherwise fixed only up to a constant)")
 		}
 	}
-	if s.spec.Plan().Method == plan.MGCG {
-		s.spec.CG = true // in media every multigrid solve is mgcg (the plan)
+	pl := s.spec.Plan()
+	if pl.Method == plan.MGCG {
+		s.spec.CG = true // in media implicit steps are mgcg (the plan)
 	}
+	s.onStall = pl.KrylovOnStall && !s.spec.CG
 	opt := s.spec.MG
 	if s.spec.CG {
-		// CG needs a symmetric preconditioner: piecewise-constant
-		// prolongation is the averaging restriction's transpose (times
-		// 2^d), linear prolongation is not. Measured, 128², 10⁶ square
-		// inclusion, V(2,2): constant 10 iterations to a backward error of
-		// 6e-15; linear stalls at 5e-4.
-		opt.Constant = true
-		if opt.Cycle == multigrid.F {
-			// An F-cycle (F then V below) is not a symmetric
-			// preconditioner: 1024², 10⁶ checkerboard, 60 iterations
-			// without reaching 1e-12 (flexible β too). V(4,4) in 2D and
-			// W(4,4) in 3D were the fastest measured (1024², 10⁶
-			// inclusion: V(4,4) 9 iterations 0.40 s, W(2,2) 16 in 0.72 s,
-			// V(2,2) 20 in 0.77 s, V(6,6) 7 in 0.40 s; checkerboard V(4,4)
-			// 9 in 0.44 s; 128³ inclusion W(4,4) 9 in 1.08 s, V(4,4) 11 in
-			// 1.24 s). An implicit step's operator, ρc − θ·dt·∇·(k∇),
-			// needs no W in 3D: V(4,4) took about the same iterations in
-			// less time (the power module, 16×64×64, 100 steps of 0.1 s:
-			// 441 iterations in 1.32–1.38 s against W's 408 in 1.83–2.11;
-			// 32×128×128, 20 steps: 68 in 2.08–2.20 s against 69 in
-			// 2.56–2.84; a 64³ 10⁶ inclusion, dt 1: 46 in 0.44 s
-			// against 41 in 0.46).
-			opt.Cycle = multigrid.V
-			if len(s.spec.Shape) == 3 && s.spec.Equation == Poisson {
-				opt.Cycle = multigrid.W
-			}
-			s.spec.MG.Cycle = opt.Cycle // what the report names
-		}
-		if opt.Pre == 0 && opt.Post == 0 {
-			// As many sweeps after the coarse correction as before: a
-			// symmetric cycle, plain CG (multigrid/krylov.go).
-			opt.Pre, opt.Post = 4, 4
-		}
+		opt = s.krylovOptions(opt)
 	}
 	mg, err := multigrid.New(s.c, s.grid, p, opt, s.team)
 	if err != nil {
 		return err
 	}
 	s.mg = mg
+	if s.onStall && mg.Algebraic() {
+		s.toKrylov() // the grid levels' cycles would not converge
+	}
 	if err := s.setMGFaces(s.simTime); err != nil {
 		return err
 	}
@@ -196,6 +170,17 @@ func (s *Solver) stepEnd() float64 {
 func (s *Solver) cycle() error {
 	var res float64
 	var err error
+	if s.onStall && s.plainCycles == 0 {
+		// The start: its componentwise backward error, which the
+		// cycles' mean reduction is measured from, and u itself, which
+		// mgcg starts from instead where the cycles made the residual
+		// larger (a 10⁶ checkerboard: 18× a cycle).
+		if s.startRes, err = s.mg.Measure(); err != nil {
+			return err
+		}
+		s.startErr, _ = s.mg.Backward()
+		s.startU = append(s.startU[:0], s.u...)
+	}
 	switch {
 	case s.spec.FMG && s.step == 0:
 		// With mgcg the full-multigrid cycle is the iteration's first
@@ -222,6 +207,18 @@ func (s *Solver) cycle() error {
 	s.history, s.backwardHistory, s.componentHistory = s.solve.relative, s.solve.backward, s.solve.component
 	s.stalled = floor
 	s.converged = done && !floor && s.component == s.component
+	if s.onStall {
+		s.plainCycles++
+	}
+	if s.onStall && !done && s.plainCycles >= 2 && math.Pow(s.component/s.startErr, 1/float64(s.plainCycles)) > plan.StallFactor {
+		if res > s.startRes {
+			copy(s.u, s.startU)
+		}
+		s.toKrylov()
+	}
+	if !s.onStall || done {
+		s.startU = nil
+	}
 	return nil
 }
 
@@ -286,6 +283,56 @@ func (s *Solver) implicitStep() error {
 		s.account(s.u, theta, dt)
 	}
 	return nil
+}
+
+// krylovOptions are the cycle options of mgcg's preconditioner, from the
+// run's: a symmetric cycle (the report names its kind).
+func (s *Solver) krylovOptions(opt multigrid.Options) multigrid.Options {
+	// CG needs a symmetric preconditioner: piecewise-constant
+	// prolongation is the averaging restriction's transpose (times
+	// 2^d), linear prolongation is not. Measured, 128², 10⁶ square
+	// inclusion, V(2,2): constant 10 iterations to a backward error of
+	// 6e-15; linear stalls at 5e-4.
+	opt.Constant = true
+	if opt.Cycle == multigrid.F {
+		// An F-cycle (F then V below) is not a symmetric
+		// preconditioner: 1024², 10⁶ checkerboard, 60 iterations
+		// without reaching 1e-12 (flexible β too). V(4,4) in 2D and
+		// W(4,4) in 3D were the fastest measured (1024², 10⁶
+		// inclusion: V(4,4) 9 iterations 0.40 s, W(2,2) 16 in 0.72 s,
+		// V(2,2) 20 in 0.77 s, V(6,6) 7 in 0.40 s; checkerboard V(4,4)
+		// 9 in 0.44 s; 128³ inclusion W(4,4) 9 in 1.08 s, V(4,4) 11 in
+		// 1.24 s). An implicit step's operator, ρc − θ·dt·∇·(k∇),
+		// needs no W in 3D: V(4,4) took about the same iterations in
+		// less time (the power module, 16×64×64, 100 steps of 0.1 s:
+		// 441 iterations in 1.32–1.38 s against W's 408 in 1.83–2.11;
+		// 32×128×128, 20 steps: 68 in 2.08–2.20 s against 69 in
+		// 2.56–2.84; a 64³ 10⁶ inclusion, dt 1: 46 in 0.44 s
+		// against 41 in 0.46).
+		opt.Cycle = multigrid.V
+		if len(s.spec.Shape) == 3 && s.spec.Equation == Poisson {
+			opt.Cycle = multigrid.W
+		}
+		s.spec.MG.Cycle = opt.Cycle // what the report names
+	}
+	if opt.Pre == 0 && opt.Post == 0 {
+		// As many sweeps after the coarse correction as before: a
+		// symmetric cycle, plain CG (multigrid/krylov.go).
+		opt.Pre, opt.Post = 4, 4
+	}
+	return opt
+}
+
+// toKrylov hands a Poisson solve that began with plain cycles in media to
+// mgcg from the current u (plan.StallFactor): its cycles and sweeps from
+// now on are mgcg's.
+func (s *Solver) toKrylov() {
+	opt := s.krylovOptions(s.spec.MG)
+	s.mg.SetCycle(opt.Cycle)
+	s.mg.SetSweeps(opt.Pre, opt.Post)
+	s.spec.CG, s.onStall = true, false
+	s.krylovFrom = s.cycles
+	s.mg.RestartKrylov()
 }
 
 // rhsAlpha is the α of an implicit step's right side: the spec's, 1 in
@@ -386,6 +433,9 @@ type SolverInfo struct {
 	Smoother string // multigrid
 	Cycle    string // multigrid: "v", "w", "fmg" (then V-cycles)
 	Cycles   int    // multigrid cycles done
+	// KrylovFrom is the plain cycles a Poisson solve in media did before
+	// it handed over to mgcg (0: none did).
+	KrylovFrom int
 	// History is the relative residual after each cycle (Poisson) or
 	// after each implicit solve's last cycle (heat: a step's, or each of
 	// an SDIRK4 step's five stages'); StepHistory after each
@@ -427,7 +477,7 @@ func (s *Solver) Info() SolverInfo {
 		if s.spec.FMG {
 			in.Cycle = "fmg"
 		}
-		in.Cycles = s.cycles
+		in.Cycles, in.KrylovFrom = s.cycles, s.krylovFrom
 		in.History = s.history
 		if s.spec.Equation == Heat {
 			in.StepHistory = s.solve.relative

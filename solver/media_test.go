@@ -706,3 +706,53 @@ func TestMediaRefusedBeforeAStep(t *testing.T) {
 		require.False(t, math.IsNaN(v) || math.IsInf(v, 0))
 	}
 }
+
+// A Poisson problem in media begins with plain cycles and hands over to
+// mgcg where their mean reduction of the backward error is past
+// plan.StallFactor: a 10⁶ inclusion (jumps along the coarse grids'
+// lines) stays with the cycles, a 10⁶ checkerboard (whose first cycles
+// make the residual larger) hands over after two and starts mgcg from the
+// start again, so its field is mgcg's from the start, bit for bit; a held
+// disc beside a 10³ inclusion hands over from where its cycles got to.
+// Each has the same bits on every split.
+func TestMediaCyclesHandOverToKrylov(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		g    *globalMedia
+		kind string
+		from int
+		asCG bool // the field is mgcg's from the start
+	}{
+		{"inclusion 10⁶", inclusion([]int{64, 64}, 1e6, false), "multigrid", 0, false},
+		{"checkerboard 10⁶", inclusion([]int{64, 64}, 1e6, true), "mgcg", 2, true},
+		{"held disc beside 10³", heldDisc([]int{48, 48}, false), "mgcg", 3, false},
+	} {
+		spec := heatSpec(c.g.shape)
+		spec.Equation, spec.Multigrid, spec.Media = Poisson, true, c.g.fn()
+		spec.Faces = faces(2, Face{Kind: Dirichlet})
+		spec.Initial, spec.Source = Constant(0), Constant(-1)
+		spec.Steps, spec.Tolerance = 60, 1e-12
+		var want string
+		for _, ranks := range []int{1, 2, 3, 4, 6} {
+			for _, threads := range []int{1, 2} {
+				spec.Threads = threads
+				out := run(t, ranks, spec)
+				require.True(t, out.converged, "%s ranks %d threads %d", c.name, ranks, threads)
+				require.Equal(t, c.kind, out.info.Kind, c.name)
+				require.Equal(t, c.from, out.info.KrylovFrom, c.name)
+				got := fingerprint(out.field)
+				if want == "" {
+					want = got
+				}
+				require.Equal(t, want, got, "%s ranks %d threads %d", c.name, ranks, threads)
+			}
+		}
+		spec.CG = true
+		cg := fingerprint(run(t, 2, spec).field)
+		if c.asCG {
+			require.Equal(t, cg, want, "%s: mgcg from the start", c.name)
+		} else {
+			require.NotEqual(t, cg, want, "%s: not mgcg from the start", c.name)
+		}
+	}
+}

@@ -23,10 +23,13 @@ func Memory(spec Spec, g *decomp.Grid, r int) int64 {
 		if spec.Equation == Heat && spec.Source != nil {
 			fields++
 		}
-		if spec.Plan().Method == plan.MGCG {
+		if p := spec.Plan(); p.Method == plan.MGCG || p.KrylovOnStall {
 			// CG's vectors on the fine level (multigrid/krylov.go: r, z,
 			// z_old, p, q, the cycle's iterate and buffer, z − z_old).
 			fields += 8
+			if p.KrylovOnStall {
+				fields++ // the plain cycles' start (solver/implicit.go: cycle)
+			}
 		}
 		if spec.Scheme == SDIRK4 {
 			// The stages' Vᵢ and X₁…X₄, and with fixed steps uⁿ

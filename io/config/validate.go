@@ -273,9 +273,10 @@ func (k *checker) run() *Error {
 	if r.Tolerance < 0 {
 		return k.bad("run.tolerance", "must be >= 0 (got %s)", formatFloat(r.Tolerance))
 	}
-	// mgcg as the plan decides it: asked for, or in media.
+	// mgcg as the plan decides it: asked for, in media, or a Poisson
+	// problem's cycles in media, which may hand over to it.
 	p, _ := plan.Decide(k.c.Case())
-	mgcg := k.c.Equation.Kind == Poisson && p.Method == plan.MGCG
+	mgcg := k.c.Equation.Kind == Poisson && (p.Method == plan.MGCG || p.KrylovOnStall)
 	if k.c.UsesMultigrid() && r.Tolerance != 0 && r.Tolerance < 1e-16 {
 		return k.bad("run.tolerance", "%s is below what double precision can reach: a solve's componentwise backward error stalls near 1e-16", formatFloat(r.Tolerance))
 	}

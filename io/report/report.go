@@ -212,6 +212,10 @@ type Solver struct {
 	Smoother string `json:"smoother,omitempty"`
 	Cycle    string `json:"cycle,omitempty"`  // "v", "w", "fmg" (one FMG cycle, then V-cycles)
 	Cycles   int    `json:"cycles,omitempty"` // multigrid cycles done (all steps together for heat)
+	// KrylovFrom: a Poisson solve in media that began with plain cycles
+	// and handed over to mgcg (kind "mgcg") when they reduced the residual
+	// too slowly; the plain cycles done before (counted in cycles).
+	KrylovFrom int `json:"krylov_from,omitempty"`
 	// ConvergenceFactor is the geometric mean of the residual reduction
 	// per cycle (Poisson; null when undefined); CyclesPerStep the mean
 	// cycles of an implicit step.
