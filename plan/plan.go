@@ -71,21 +71,22 @@ type Plan struct {
 	// StabilityLimit: the step is explicit, and dt must be within the
 	// stability limit (the media's or the uniform grid's).
 	StabilityLimit bool
-	// KrylovOnStall: plain multigrid cycles (a Poisson problem in media)
-	// that hand the solve to mgcg, from where they are, once they reduce
-	// the residual too slowly for mgcg not to be faster (StallFactor).
+	// KrylovOnStall: plain multigrid cycles (in media) that hand the
+	// solve to mgcg, and the run's later solves too, once they reduce the
+	// backward error too slowly for mgcg not to be faster (StallFactor).
 	KrylovOnStall bool
 }
 
-// StallFactor is the mean reduction of the residual a cycle (geometric,
-// over the cycles so far) above which plain cycles in media give way to
-// mgcg. An mgcg iteration (a symmetric V(4,4)) costs about 2.1 plain
-// F(3,1) cycles in 2D and gains 0.05 a step on a 10⁶ inclusion (1024²: 9
-// iterations to 1e-12), as much as 2.1 cycles of 0.24: where the cycles do
-// better (that inclusion: 0.08–0.2 a cycle, 12 cycles in 0.15 s against
-// mgcg's 0.24 s) they go on; a 10⁶ checkerboard's first cycle multiplies
-// the residual by 18 and hands over at once.
-const StallFactor = 0.25
+// StallFactor is the mean reduction of the componentwise backward error a
+// plain cycle (geometric, over the cycles after the first) above which
+// cycles in media give way to mgcg. Measured at 1024² (2 threads): an mgcg
+// iteration (a symmetric V(4,4)) costs about 2.1 plain F(3,1) cycles and
+// gains about 0.05 on a 10⁶ inclusion (9 iterations to 1e-12), as much
+// as 2.1 cycles of 0.23; on smaller grids an iteration costs fewer cycles.
+// The inclusion's cycles gain 0.07–0.2 each (13 cycles in 0.19 s against
+// mgcg's 0.27–0.32 s) and go on; a 10⁶ checkerboard's make the residual
+// larger and hand over after two.
+const StallFactor = 0.2
 
 // Refusal is a combination that nothing is built for, with the config key
 // to change and why.
@@ -109,14 +110,13 @@ func Decide(c Case) (Plan, *Refusal) {
 		p.Method, p.StabilityLimit = Explicit, true
 	case c.Poisson && c.Solver == "jacobi":
 		p.Method = Jacobi
-	case c.Solver == "mgcg" || (c.Media && (!c.Poisson || c.FMG)):
-		// In media plain cycles over-correct where the medium jumps inside
-		// a coarse cell: implicit steps there are mgcg, and a full
-		// multigrid cycle's solve goes on by mgcg.
+	case c.Solver == "mgcg" || (c.Media && c.FMG):
+		// A full multigrid cycle's solve in media goes on by mgcg.
 		p.Method = MGCG
 	case c.Media:
-		// A Poisson problem in media: the cycles where they converge (a
-		// medium whose jumps the coarse grids follow), mgcg where not.
+		// In media plain cycles over-correct where the medium jumps
+		// inside a coarse cell: the cycles where they converge (a medium
+		// whose jumps the coarse grids follow), mgcg where not.
 		p.Method, p.KrylovOnStall = Multigrid, true
 	default:
 		p.Method = Multigrid

@@ -128,12 +128,10 @@ func method(cfg *config.Config) string {
 	p, _ := plan.Decide(cfg.Case())
 	m := p.Method.String()
 	switch {
-	case p.Method == plan.MGCG && cfg.Equation.Solver != "mgcg" && cfg.Equation.Kind == config.Poisson:
-		m += fmt.Sprintf(" (equation.solver = %q: in heterogeneous media full multigrid's solve goes on by mgcg)", cfg.Equation.Solver)
 	case p.Method == plan.MGCG && cfg.Equation.Solver != "mgcg":
-		m += fmt.Sprintf(" (equation.solver = %q: in heterogeneous media every implicit step is mgcg)", cfg.Equation.Solver)
+		m += fmt.Sprintf(" (equation.solver = %q: in heterogeneous media full multigrid's solve goes on by mgcg)", cfg.Equation.Solver)
 	case p.KrylovOnStall:
-		m += fmt.Sprintf(" cycles, handing over to mgcg where a cycle reduces the backward error less than %gx on average (heterogeneous media)", 1/plan.StallFactor)
+		m += fmt.Sprintf(" cycles, each solve handing over to mgcg where its cycles reduce the backward error less than %gx a cycle (heterogeneous media)", 1/plan.StallFactor)
 	}
 	if p.Method == plan.MGCG && cfg.Equation.Kind == config.Poisson && cfg.Multigrid.Cycle == "fmg" {
 		m = "one full-multigrid cycle, then " + m

@@ -947,7 +947,7 @@ func printSummary(w io.Writer, cfg *config.Config, rep *report.Report, cpus int,
 func solverReport(s *solver.Solver, ranks int, discErr *report.Float) *report.Solver {
 	in := s.Info()
 	r := &report.Solver{Kind: in.Kind, Scheme: in.Scheme, Smoother: in.Smoother, Cycle: in.Cycle,
-		Cycles: in.Cycles, KrylovFrom: in.KrylovFrom, Stalled: s.Stalled(), DiscretisationError: discErr}
+		Cycles: in.Cycles, KrylovSolves: in.KrylovSolves, KrylovFrom: in.KrylovFrom, Stalled: s.Stalled(), DiscretisationError: discErr}
 	for _, h := range in.History {
 		r.ResidualHistory = append(r.ResidualHistory, report.Float(h))
 	}

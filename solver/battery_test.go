@@ -261,8 +261,9 @@ func TestMediaBattery(t *testing.T) {
 				spec.Equation, spec.Steps, spec.Tolerance = Poisson, 3*plainCycles, 1e-12
 				spec.Source = Constant(-1)
 			} else {
-				// mgcg, as the plan picks for every solve in media.
-				spec.Scheme, spec.CG, spec.DT, spec.Steps, spec.Tolerance = scheme, true, 0.01, 2, 1e-12
+				// As the plan picks: each step's plain cycles, handing
+				// over to mgcg where they converge slowly.
+				spec.Scheme, spec.DT, spec.Steps, spec.Tolerance = scheme, 0.01, 2, 1e-12
 				if scheme == BackwardEuler {
 					spec.Steps = 1
 				}
@@ -295,7 +296,12 @@ func TestMediaBattery(t *testing.T) {
 				continue
 			}
 			perStep := float64(out.info.Cycles) / float64(out.steps)
-			require.LessOrEqual(t, perStep, float64(bound), "%s: iterations a step", name)
+			if out.info.KrylovSolves == out.steps {
+				// Every step handed over: at most 3 plain cycles, then mgcg.
+				require.LessOrEqual(t, perStep, float64(bound+3), "%s: iterations a step", name)
+			} else {
+				require.LessOrEqual(t, perStep, float64(plainCycles), "%s: cycles a step", name)
+			}
 			// The relative residual's rounding floor here is ε‖A‖‖u‖/‖b‖,
 			// 2e-11 for Crank–Nicolson at 96² (k 10³): a step that stops
 			// there is solved.
@@ -310,7 +316,7 @@ func TestMediaBattery(t *testing.T) {
 				_, nw := assembledBackward(c.g, out.field, 1/spec.DT, rhs)
 				require.Less(t, nw, 1e-12, name)
 			}
-			t.Logf("%s: %.1f iterations a step", name, perStep)
+			t.Logf("%s: %.1f iterations a step (%d of %d steps handed over to mgcg)", name, perStep, out.info.KrylovSolves, out.steps)
 		}
 	}
 }

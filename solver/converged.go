@@ -66,6 +66,10 @@ func (s *Solver) judge(t *track, res, ref float64, window int) (done, floor bool
 		return false, false, nil
 	}
 	if !(s.backward < floorBackward) {
+		if s.onStall && !s.spec.CG {
+			s.stoppedShort = true // plain cycles that may hand over to mgcg do
+			return false, false, nil
+		}
 		return false, false, fmt.Errorf("the solve stopped reducing its componentwise backward error at %.3g (normwise %.3g, relative residual %.3g): not the rounding floor, it failed", omega, s.backward, s.residual)
 	}
 	s.floorSteps++

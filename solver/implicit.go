@@ -55,6 +55,7 @@ func (s *Solver) newMultigrid() error {
 		s.spec.CG = true // in media implicit steps are mgcg (the plan)
 	}
 	s.onStall = pl.KrylovOnStall && !s.spec.CG
+	s.plainMG = s.spec.MG
 	opt := s.spec.MG
 	if s.spec.CG {
 		opt = s.krylovOptions(opt)
@@ -171,15 +172,9 @@ func (s *Solver) cycle() error {
 	var res float64
 	var err error
 	if s.onStall && s.plainCycles == 0 {
-		// The start: its componentwise backward error, which the
-		// cycles' mean reduction is measured from, and u itself, which
-		// mgcg starts from instead where the cycles made the residual
-		// larger (a 10⁶ checkerboard: 18× a cycle).
-		if s.startRes, err = s.mg.Measure(); err != nil {
+		if err := s.beginPlain(); err != nil {
 			return err
 		}
-		s.startErr, _ = s.mg.Backward()
-		s.startU = append(s.startU[:0], s.u...)
 	}
 	switch {
 	case s.spec.FMG && s.step == 0:
@@ -208,18 +203,62 @@ func (s *Solver) cycle() error {
 	s.stalled = floor
 	s.converged = done && !floor && s.component == s.component
 	if s.onStall {
-		s.plainCycles++
-	}
-	if s.onStall && !done && s.plainCycles >= 2 && math.Pow(s.component/s.startErr, 1/float64(s.plainCycles)) > plan.StallFactor {
-		if res > s.startRes {
-			copy(s.u, s.startU)
-		}
-		s.toKrylov()
-	}
-	if !s.onStall || done {
-		s.startU = nil
+		s.afterPlain(res, done)
+		s.u = s.mg.Field()
 	}
 	return nil
+}
+
+// beginPlain notes the start of a solve by plain cycles that may hand over
+// to mgcg (onStall): its componentwise backward error, which the cycles'
+// mean reduction is measured from, its residual, and u itself, which mgcg
+// starts from instead where the cycles made the residual larger (a 10⁶
+// checkerboard: 18× a cycle).
+func (s *Solver) beginPlain() error {
+	s.plainCycles, s.stoppedShort = 0, false
+	var err error
+	if s.startRes, err = s.mg.Measure(); err != nil {
+		return err
+	}
+	s.startErr, _ = s.mg.Backward()
+	s.startU = append(s.startU[:0], s.mg.Field()...)
+	return nil
+}
+
+// afterPlain judges a plain cycle of a solve that may hand over (res its
+// residual, done whether it ended the solve): where the cycles stopped
+// short of the tolerance, or reduced the backward error by less than
+// 1/plan.StallFactor a cycle on average from the second on, mgcg goes on
+// from here, or from the start where the residual is larger than there.
+func (s *Solver) afterPlain(res float64, done bool) {
+	s.plainCycles++
+	if s.plainCycles == 1 {
+		s.firstErr = s.component
+	}
+	if done {
+		return
+	}
+	// The first cycle reduces less than the rest where the medium jumps
+	// (a 10⁶ inclusion: 0.32, then 0.07–0.2): the mean is taken after it,
+	// at the second and third cycles, and the solve keeps to what they
+	// show (cycles that slow down later, as the smooth error is left, do
+	// not pay for the cycles already done by handing over then); one that
+	// makes no progress at all hands over at once.
+	slow := false
+	switch n := s.plainCycles; {
+	case n == 1:
+		slow = s.component >= s.startErr
+	case n <= 3 && s.firstErr > 0:
+		slow = math.Pow(s.component/s.firstErr, 1/float64(n-1)) > plan.StallFactor
+	}
+	if !slow && !s.stoppedShort {
+		return
+	}
+	if res > s.startRes {
+		copy(s.mg.Field(), s.startU)
+	}
+	s.toKrylov()
+	s.krylovSolves++
 }
 
 // implicitStep advances u by one backward-Euler or Crank–Nicolson step:
@@ -335,6 +374,17 @@ func (s *Solver) toKrylov() {
 	s.mg.RestartKrylov()
 }
 
+// toPlain makes the next implicit solve begin with plain cycles again
+// after one that handed over: each solve judges its own cycles (an early
+// step from a rough start may need mgcg where the later ones do not), and
+// so a restart does as the straight run did.
+func (s *Solver) toPlain() {
+	s.spec.MG = s.plainMG
+	s.mg.SetCycle(s.plainMG.Cycle)
+	s.mg.SetSweeps(s.plainMG.Pre, s.plainMG.Post)
+	s.spec.CG, s.onStall = false, true
+}
+
 // rhsAlpha is the α of an implicit step's right side: the spec's, 1 in
 // media (whose faces carry k).
 func (s *Solver) rhsAlpha() float64 {
@@ -376,9 +426,10 @@ func (s *Solver) solveStep() error {
 	if s.spec.CG {
 		s.mg.RestartKrylov() // the step's own right-hand side
 	}
-	window := cycleWindow
-	if s.spec.CG {
-		window = krylovWindow
+	if s.onStall {
+		if err := s.beginPlain(); err != nil {
+			return err
+		}
 	}
 	for n := 1; ; n++ {
 		var res float64
@@ -392,9 +443,16 @@ func (s *Solver) solveStep() error {
 			return err
 		}
 		s.cycles++
+		window := cycleWindow
+		if s.spec.CG {
+			window = krylovWindow
+		}
 		done, _, err := s.judge(&s.solve, res, ref, window)
 		if err != nil {
 			return fmt.Errorf("step %d: %w", s.step+1, err)
+		}
+		if s.onStall {
+			s.afterPlain(res, done)
 		}
 		if done {
 			break
@@ -407,6 +465,9 @@ func (s *Solver) solveStep() error {
 	s.history = append(s.history, s.residual)
 	s.backwardHistory = append(s.backwardHistory, s.backward)
 	s.componentHistory = append(s.componentHistory, s.component)
+	if s.krylovSolves > 0 && s.spec.CG {
+		s.toPlain() // the next solve begins with plain cycles again
+	}
 	return nil
 }
 
@@ -433,9 +494,10 @@ type SolverInfo struct {
 	Smoother string // multigrid
 	Cycle    string // multigrid: "v", "w", "fmg" (then V-cycles)
 	Cycles   int    // multigrid cycles done
-	// KrylovFrom is the plain cycles a Poisson solve in media did before
-	// it handed over to mgcg (0: none did).
-	KrylovFrom int
+	// KrylovSolves is how many solves in media (the Poisson solve, implicit
+	// steps and stages) handed their plain cycles over to mgcg; KrylovFrom,
+	// for a Poisson solve that did, the plain cycles it did before.
+	KrylovSolves, KrylovFrom int
 	// History is the relative residual after each cycle (Poisson) or
 	// after each implicit solve's last cycle (heat: a step's, or each of
 	// an SDIRK4 step's five stages'); StepHistory after each
@@ -477,7 +539,10 @@ func (s *Solver) Info() SolverInfo {
 		if s.spec.FMG {
 			in.Cycle = "fmg"
 		}
-		in.Cycles, in.KrylovFrom = s.cycles, s.krylovFrom
+		in.Cycles, in.KrylovSolves = s.cycles, s.krylovSolves
+		if s.spec.Equation == Poisson {
+			in.KrylovFrom = s.krylovFrom
+		}
 		in.History = s.history
 		if s.spec.Equation == Heat {
 			in.StepHistory = s.solve.relative

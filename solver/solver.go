@@ -145,21 +145,27 @@ type Solver struct {
 	floorSteps                                 int     // solves that stopped at the rounding floor
 	floorBackward                              float64 // the largest normwise backward error one stopped at
 	cycles                                     int     // multigrid cycles done
-	// A Poisson solve in media begins with plain cycles (onStall) and
-	// hands over to mgcg once their mean reduction of the componentwise
-	// backward error from startErr, the one they began from, is past
-	// plan.StallFactor (from the second cycle: the first at a jump
-	// reduces less than the rest); krylovFrom is the cycles done before.
-	onStall     bool
-	startErr    float64
-	startRes    float64   // the start's residual max-norm
-	startU      []float64 // the start's u
-	plainCycles int
-	krylovFrom  int
-	stepDT      float64  // the step the multigrid operator is set up for
-	sd          *sdirk   // SDIRK4's stages
-	stageEnd    *float64 // an SDIRK stage's time, its terms taken there (stepEnd)
-	stalled     bool     // Poisson by multigrid: stopped at the rounding floor above the tolerance
+	// A solve in media begins with plain cycles (onStall, with the
+	// options plainMG) and hands over to mgcg once their mean reduction
+	// of the componentwise backward error from startErr, the one they
+	// began from, is past plan.StallFactor (from the second cycle: the
+	// first at a jump reduces less than the rest); krylovFrom is the
+	// cycles done before the last hand-over, krylovSolves the solves that
+	// handed over.
+	onStall      bool
+	startErr     float64
+	firstErr     float64   // the first plain cycle's
+	startRes     float64   // the start's residual max-norm
+	startU       []float64 // the start's u
+	stoppedShort bool      // the cycles stopped reducing the backward error above the rounding floor
+	plainCycles  int
+	krylovFrom   int
+	krylovSolves int
+	plainMG      multigrid.Options
+	stepDT       float64  // the step the multigrid operator is set up for
+	sd           *sdirk   // SDIRK4's stages
+	stageEnd     *float64 // an SDIRK stage's time, its terms taken there (stepEnd)
+	stalled      bool     // Poisson by multigrid: stopped at the rounding floor above the tolerance
 	// ‖A‖∞ of the operator solved (-1: not yet taken), and the last
 	// iteration's normwise and componentwise backward errors.
 	normA, backward, component float64

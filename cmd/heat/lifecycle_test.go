@@ -156,10 +156,11 @@ func TestDryRunNamesThePlannedMethod(t *testing.T) {
 		want string
 	}{
 		{[]string{"equation.kind=poisson"}, "poisson 32x32: multigrid, at most"},
-		{[]string{"equation.kind=poisson", material}, "poisson 32x32: multigrid cycles, handing over to mgcg where a cycle reduces the backward error less than 4x on average"},
+		{[]string{"equation.kind=poisson", material}, "poisson 32x32: multigrid cycles, each solve handing over to mgcg where its cycles reduce the backward error less than 5x a cycle"},
 		{[]string{"equation.kind=poisson", "equation.solver=mgcg"}, "poisson 32x32: mgcg, at most"},
 		{[]string{"equation.kind=poisson", "multigrid.cycle=fmg", material}, "poisson 32x32: one full-multigrid cycle, then mgcg ("},
-		{[]string{"equation.scheme=backward-euler", "equation.dt=0.01", material}, "each step solved by mgcg (equation.solver = \"multigrid\": in heterogeneous media every implicit step is mgcg)"},
+		{[]string{"equation.scheme=backward-euler", "equation.dt=0.01", material}, "each step solved by multigrid cycles, each solve handing over to mgcg"},
+		{[]string{"equation.scheme=backward-euler", "equation.dt=0.01", "equation.solver=mgcg", material}, "each step solved by mgcg"},
 		{[]string{"equation.kind=poisson", "multigrid.cycle=fmg", material}, "full multigrid's solve goes on by mgcg"},
 		{[]string{"equation.scheme=backward-euler", "equation.dt=0.01"}, "each step solved by multigrid"},
 	} {

@@ -49,9 +49,9 @@ type Equation struct {
 	// multigrid cycle; for media with large jumps, see Heterogeneous media) or `"jacobi"`
 	// (weighted Jacobi sweeps, ω = 0.8: plain Jacobi stalls on the most oscillatory mode next
 	// to a cell-centred Dirichlet face); implicit heat: `"multigrid"` cycles, or `"mgcg"` for
-	// each step, stopping on the backward error as the cycles do (see run.tolerance); in media each implicit
-	// step is mgcg, and a Poisson problem's `"multigrid"` cycles hand over to mgcg where they converge
-	// slowly (see Heterogeneous media)
+	// each step, stopping on the backward error as the cycles do (see run.tolerance); in media every
+	// `"multigrid"` solve begins with plain cycles and hands over to mgcg where they converge slowly (see
+	// Heterogeneous media)
 	Solver string `toml:"solver" json:"solver"`
 	// heat: `"explicit"` (FTCS), `"backward-euler"`, `"crank-nicolson"` (each step a
 	// multigrid solve; any dt is stable) or `"sdirk4"` (five solves a step, fourth order,

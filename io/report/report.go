@@ -212,10 +212,13 @@ type Solver struct {
 	Smoother string `json:"smoother,omitempty"`
 	Cycle    string `json:"cycle,omitempty"`  // "v", "w", "fmg" (one FMG cycle, then V-cycles)
 	Cycles   int    `json:"cycles,omitempty"` // multigrid cycles done (all steps together for heat)
-	// KrylovFrom: a Poisson solve in media that began with plain cycles
-	// and handed over to mgcg (kind "mgcg") when they reduced the residual
-	// too slowly; the plain cycles done before (counted in cycles).
-	KrylovFrom int `json:"krylov_from,omitempty"`
+	// KrylovSolves: in media every solve begins with plain cycles and
+	// hands over to mgcg where they reduce the backward error too slowly;
+	// how many solves did (the Poisson solve: then its kind is "mgcg";
+	// implicit steps and stages). KrylovFrom: a Poisson solve that did,
+	// the plain cycles before (counted in cycles).
+	KrylovSolves int `json:"krylov_solves,omitempty"`
+	KrylovFrom   int `json:"krylov_from,omitempty"`
 	// ConvergenceFactor is the geometric mean of the residual reduction
 	// per cycle (Poisson; null when undefined); CyclesPerStep the mean
 	// cycles of an implicit step.
