@@ -52,7 +52,7 @@ func (s *Solver) newMultigrid() error {
 	}
 	pl := s.spec.Plan()
 	if pl.Method == plan.MGCG {
-		s.spec.CG = true // in media implicit steps are mgcg (the plan)
+		s.spec.CG = true // asked for, or full multigrid's solve in media (the plan)
 	}
 	s.onStall = pl.KrylovOnStall && !s.spec.CG
 	s.plainMG = s.spec.MG

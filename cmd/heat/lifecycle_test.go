@@ -146,9 +146,9 @@ func TestDryRun(t *testing.T) {
 	require.NoDirExists(t, out, "a dry run writes nothing")
 }
 
-// --dry-run names the method the plan picks: in media, mgcg for Poisson
-// and for each implicit step, saying why where equation.solver names
-// another.
+// --dry-run names the method the plan picks: in media, plain cycles that
+// hand over to mgcg (Poisson and each implicit step), and mgcg after full
+// multigrid, saying why where equation.solver names another.
 func TestDryRunNamesThePlannedMethod(t *testing.T) {
 	material := `material=[{region = "box", lo = [0.25, 0.25], hi = [0.5, 0.5], k = 100.0}]`
 	for _, c := range []struct {
