@@ -47,6 +47,13 @@ func TestTheSameBitsOnEveryArchitecture(t *testing.T) {
 			s.Initial, s.Source = Random(s.Shape, 7, 1, 0), Random(s.Shape, 8, 2, -1)
 			return s
 		}, "4d17f5f228d3ea31ba3d8de2ec75ec2228c232d7c550decd546dc0f10290e7ad"},
+		{"crank-nicolson in media, plain cycles handing over to mgcg", func() Spec {
+			g := heldDisc([]int{48, 48}, true)
+			s := heatSpec(g.shape)
+			s.Scheme, s.Multigrid, s.DT, s.Steps, s.Tolerance = CrankNicolson, true, 0.01, 2, 1e-12
+			s.Media, s.Faces, s.Initial = g.fn(), faces(2, Face{Kind: Dirichlet}), Constant(0)
+			return s
+		}, "0555ea5e01a106adc1a3f3316c62a88dbe93e68813ea3b03f44902af89086860"},
 		{"poisson in media, mgcg", func() Spec {
 			s := heatSpec([]int{32, 32})
 			s.Equation, s.Multigrid, s.CG, s.Tolerance = Poisson, true, true, 1e-10

@@ -249,7 +249,14 @@ func (s *Solver) afterPlain(res float64, done bool) {
 	case n == 1:
 		slow = s.component >= s.startErr
 	case n <= 3 && s.firstErr > 0:
-		slow = math.Pow(s.component/s.firstErr, 1/float64(n-1)) > plan.StallFactor
+		// The mean of n−1 reductions past StallFactor: their product
+		// past its (n−1)th power (products alone, no fused arithmetic:
+		// the same decision on every architecture).
+		limit := plan.StallFactor
+		if n == 3 {
+			limit *= plan.StallFactor
+		}
+		slow = s.component > float64(s.firstErr*limit)
 	}
 	if !slow && !s.stoppedShort {
 		return
