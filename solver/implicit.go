@@ -369,9 +369,10 @@ func (s *Solver) krylovOptions(opt multigrid.Options) multigrid.Options {
 	return opt
 }
 
-// toKrylov hands a Poisson solve that began with plain cycles in media to
-// mgcg from the current u (plan.StallFactor): its cycles and sweeps from
-// now on are mgcg's.
+// toKrylov hands a solve that began with plain cycles in media to mgcg
+// from the current u (plan.StallFactor), or makes a solve in media mgcg
+// from the start (an algebraic preconditioner): the cycles and sweeps from
+// now on are mgcg's, until toPlain.
 func (s *Solver) toKrylov() {
 	opt := s.krylovOptions(s.spec.MG)
 	s.mg.SetCycle(opt.Cycle)
