@@ -900,6 +900,9 @@ func printSummary(w io.Writer, cfg *config.Config, rep *report.Report, cpus int,
 		if sv.CyclesPerStep > 0 {
 			fmt.Fprintf(w, ", %.1f per step", sv.CyclesPerStep)
 		}
+		if sv.KrylovSolves > 0 {
+			fmt.Fprintf(w, " (mgcg iterations included: %d solves handed their cycles over to mgcg)", sv.KrylovSolves)
+		}
 		if sv.ComponentError != nil {
 			last := "the last step's "
 			if sv.CyclesPerStep == 0 {
@@ -919,6 +922,9 @@ func printSummary(w io.Writer, cfg *config.Config, rep *report.Report, cpus int,
 	if sv := rep.Solver; sv != nil && sv.Kind == "mgcg" && sv.ComponentError != nil {
 		fmt.Fprintf(w, "mgcg: %s-cycle preconditioner, %s smoother, %d levels: %d iterations, componentwise backward error %.3g, normwise %.3g",
 			strings.ToUpper(sv.Cycle), sv.Smoother, len(sv.Levels), sv.Cycles, float64(*sv.ComponentError), float64(*sv.BackwardError))
+		if sv.KrylovFrom > 0 {
+			fmt.Fprintf(w, "; the first %d of them plain cycles, which converged too slowly", sv.KrylovFrom)
+		}
 		if sv.Stalled {
 			fmt.Fprintf(w, "; stalled at the rounding floor above run.tolerance %g", cfg.Run.Tolerance)
 		}

@@ -126,3 +126,37 @@ func TestMediaRefusals(t *testing.T) {
 		}
 	}
 }
+
+// In media a solve's plain cycles that converge too slowly hand over to
+// mgcg, and the summary and the report say so: a 10⁶ checkerboard's
+// Poisson solve after its first cycles, and Crank–Nicolson steps in
+// two-materials-2d each on its own.
+func TestSummaryNamesTheHandOverToMGCG(t *testing.T) {
+	dir := t.TempDir()
+	kmap := filepath.Join(dir, "k.npy")
+	writeMap(t, kmap, 64, 64, func(y, x int) float64 {
+		if (x/16+y/16)%2 == 1 {
+			return 1e6
+		}
+		return 1
+	})
+	out := filepath.Join(dir, "poisson")
+	code, stdout, stderr := heat(t, "run", "--out", out, "--set", "grid.shape=[64,64]", "--set", "maps.k="+kmap, "--set", "equation.kind=poisson",
+		"--set", "source.kind=constant", "--set", "source.value=-1", "--set", "output.formats=[]")
+	require.Zero(t, code, stderr)
+	rep := readReport(t, filepath.Join(out, "report.json"))
+	require.Equal(t, "mgcg", rep.Solver.Kind)
+	require.True(t, rep.Solver.KrylovFrom >= 1 && rep.Solver.KrylovFrom <= 3, "plain cycles before mgcg: %d", rep.Solver.KrylovFrom)
+	require.Equal(t, 1, rep.Solver.KrylovSolves)
+	require.Contains(t, stdout, fmt.Sprintf("; the first %d of them plain cycles, which converged too slowly", rep.Solver.KrylovFrom))
+
+	out = filepath.Join(dir, "cn")
+	code, stdout, stderr = heat(t, "run", "-c", "two-materials-2d", "--out", out, "--set", "grid.shape=[64,64]", "--set", `equation.scheme="crank-nicolson"`,
+		"--set", "run.steps=3", "--set", "run.t_end=0", "--set", "output.formats=[]")
+	require.Zero(t, code, stderr)
+	rep = readReport(t, filepath.Join(out, "report.json"))
+	require.Equal(t, "multigrid", rep.Solver.Kind)
+	require.Positive(t, rep.Solver.KrylovSolves)
+	require.Zero(t, rep.Solver.KrylovFrom)
+	require.Contains(t, stdout, fmt.Sprintf("(mgcg iterations included: %d solves handed their cycles over to mgcg)", rep.Solver.KrylovSolves))
+}
