@@ -261,12 +261,6 @@ func New(c comm.Comm, topo *decomp.Grid, p Problem, opt Options, tm *team.Team) 
 	if nd == 3 && opt.Smoother != RedBlack {
 		fmgPre, fmgPost = 3, 2
 	}
-	if opt.Pre == 0 {
-		opt.Pre = pre
-	}
-	if opt.Post == 0 {
-		opt.Post = post
-	}
 	if opt.FMGPre != 0 {
 		fmgPre = opt.FMGPre
 	}
@@ -285,7 +279,7 @@ func New(c comm.Comm, topo *decomp.Grid, p Problem, opt Options, tm *team.Team) 
 		opt.Constant = true
 	}
 	m := &MG{c: c, prob: p, opt: opt}
-	m.pre, m.post = weights(opt, nd, opt.Pre), weights(opt, nd, opt.Post)
+	m.SetSweeps(opt.Pre, opt.Post)
 	m.fmgPre, m.fmgPost = weights(opt, nd, fmgPre), weights(opt, nd, fmgPost)
 	if p.Media != nil && opt.Smoother == RedBlack {
 		return nil, fmt.Errorf("multigrid: the red-black Gauss–Seidel smoother is not built for heterogeneous media; use chebyshev or jacobi")

@@ -66,8 +66,8 @@ func (s *Solver) judge(t *track, res, ref float64, window int) (done, floor bool
 		return false, false, nil
 	}
 	if !(s.backward < floorBackward) {
-		if s.onStall && !s.spec.CG {
-			s.stoppedShort = true // plain cycles that may hand over to mgcg do
+		if s.ho.on && !s.spec.CG {
+			s.ho.stoppedShort = true // plain cycles that may hand over to mgcg do
 			return false, false, nil
 		}
 		return false, false, fmt.Errorf("the solve stopped reducing its componentwise backward error at %.3g (normwise %.3g, relative residual %.3g): not the rounding floor, it failed", omega, s.backward, s.residual)
@@ -92,6 +92,15 @@ const (
 	krylovWindow = 8
 	cycleWindow  = 1
 )
+
+// window is the stall window of the solve's iterations: mgcg's or plain
+// cycles' (a solve in media may hand over between them).
+func (s *Solver) window() int {
+	if s.spec.CG {
+		return krylovWindow
+	}
+	return cycleWindow
+}
 
 // stalledOver reports whether the best of the last window entries of a
 // history (of at least 4) is no better than 0.9× the best before them.

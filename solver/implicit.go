@@ -54,8 +54,8 @@ func (s *Solver) newMultigrid() error {
 	if pl.Method == plan.MGCG {
 		s.spec.CG = true // asked for, or full multigrid's solve in media (the plan)
 	}
-	s.onStall = pl.KrylovOnStall && !s.spec.CG
-	s.plainMG = s.spec.MG
+	s.ho.on = pl.KrylovOnStall && !s.spec.CG
+	s.ho.plainMG = s.spec.MG
 	opt := s.spec.MG
 	if s.spec.CG {
 		opt = s.krylovOptions(opt)
@@ -65,7 +65,7 @@ func (s *Solver) newMultigrid() error {
 		return err
 	}
 	s.mg = mg
-	if s.onStall && mg.Algebraic() {
+	if s.ho.on && mg.Algebraic() {
 		s.toKrylov() // the grid levels' cycles would not converge
 	}
 	if err := s.setMGFaces(s.simTime); err != nil {
@@ -171,7 +171,7 @@ func (s *Solver) stepEnd() float64 {
 func (s *Solver) cycle() error {
 	var res float64
 	var err error
-	if s.onStall && s.plainCycles == 0 {
+	if s.ho.on && s.ho.cycles == 0 {
 		if err := s.beginPlain(); err != nil {
 			return err
 		}
@@ -191,81 +191,18 @@ func (s *Solver) cycle() error {
 	}
 	s.u = s.mg.Field()
 	s.cycles++
-	window := cycleWindow
-	if s.spec.CG {
-		window = krylovWindow
-	}
-	done, floor, err := s.judge(&s.solve, res, s.ref, window)
+	done, floor, err := s.judge(&s.solve, res, s.ref, s.window())
 	if err != nil {
 		return err
 	}
 	s.history, s.backwardHistory, s.componentHistory = s.solve.relative, s.solve.backward, s.solve.component
 	s.stalled = floor
 	s.converged = done && !floor && s.component == s.component
-	if s.onStall {
+	if s.ho.on {
 		s.afterPlain(res, done)
 		s.u = s.mg.Field()
 	}
 	return nil
-}
-
-// beginPlain notes the start of a solve by plain cycles that may hand over
-// to mgcg (onStall): its componentwise backward error, which the cycles'
-// mean reduction is measured from, its residual, and u itself, which mgcg
-// starts from instead where the cycles made the residual larger (a 10⁶
-// checkerboard: 18× a cycle).
-func (s *Solver) beginPlain() error {
-	s.plainCycles, s.stoppedShort = 0, false
-	var err error
-	if s.startRes, err = s.mg.Measure(); err != nil {
-		return err
-	}
-	s.startErr, _ = s.mg.Backward()
-	s.startU = append(s.startU[:0], s.mg.Field()...)
-	return nil
-}
-
-// afterPlain judges a plain cycle of a solve that may hand over (res its
-// residual, done whether it ended the solve): where the cycles stopped
-// short of the tolerance, or reduced the backward error by less than
-// 1/plan.StallFactor a cycle on average from the second on, mgcg goes on
-// from here, or from the start where the residual is larger than there.
-func (s *Solver) afterPlain(res float64, done bool) {
-	s.plainCycles++
-	if s.plainCycles == 1 {
-		s.firstErr = s.component
-	}
-	if done {
-		return
-	}
-	// The first cycle reduces less than the rest where the medium jumps
-	// (a 10⁶ inclusion: 0.32, then 0.07–0.2): the mean is taken after it,
-	// at the second and third cycles, and the solve keeps to what they
-	// show (cycles that slow down later, as the smooth error is left, do
-	// not pay for the cycles already done by handing over then); one that
-	// makes no progress at all hands over at once.
-	slow := false
-	switch n := s.plainCycles; {
-	case n == 1:
-		slow = s.component >= s.startErr
-	case n <= 3 && s.firstErr > 0:
-		// The mean of n−1 reductions past StallFactor: their product
-		// past its (n−1)th power (products alone, no fused arithmetic:
-		// the same decision on every architecture).
-		limit := plan.StallFactor
-		if n == 3 {
-			limit *= plan.StallFactor
-		}
-		slow = s.component > float64(s.firstErr*limit)
-	}
-	if !slow && !s.stoppedShort {
-		return
-	}
-	if res > s.startRes {
-		copy(s.mg.Field(), s.startU)
-	}
-	s.toKrylov()
-	s.krylovSolves++
 }
 
 // implicitStep advances u by one backward-Euler or Crank–Nicolson step:
@@ -331,68 +268,6 @@ func (s *Solver) implicitStep() error {
 	return nil
 }
 
-// krylovOptions are the cycle options of mgcg's preconditioner, from the
-// run's: a symmetric cycle (the report names its kind).
-func (s *Solver) krylovOptions(opt multigrid.Options) multigrid.Options {
-	// CG needs a symmetric preconditioner: piecewise-constant
-	// prolongation is the averaging restriction's transpose (times
-	// 2^d), linear prolongation is not. Measured, 128², 10⁶ square
-	// inclusion, V(2,2): constant 10 iterations to a backward error of
-	// 6e-15; linear stalls at 5e-4.
-	opt.Constant = true
-	if opt.Cycle == multigrid.F {
-		// An F-cycle (F then V below) is not a symmetric
-		// preconditioner: 1024², 10⁶ checkerboard, 60 iterations
-		// without reaching 1e-12 (flexible β too). V(4,4) in 2D and
-		// W(4,4) in 3D were the fastest measured (1024², 10⁶
-		// inclusion: V(4,4) 9 iterations 0.40 s, W(2,2) 16 in 0.72 s,
-		// V(2,2) 20 in 0.77 s, V(6,6) 7 in 0.40 s; checkerboard V(4,4)
-		// 9 in 0.44 s; 128³ inclusion W(4,4) 9 in 1.08 s, V(4,4) 11 in
-		// 1.24 s). An implicit step's operator, ρc − θ·dt·∇·(k∇),
-		// needs no W in 3D: V(4,4) took about the same iterations in
-		// less time (the power module, 16×64×64, 100 steps of 0.1 s:
-		// 441 iterations in 1.32–1.38 s against W's 408 in 1.83–2.11;
-		// 32×128×128, 20 steps: 68 in 2.08–2.20 s against 69 in
-		// 2.56–2.84; a 64³ 10⁶ inclusion, dt 1: 46 in 0.44 s
-		// against 41 in 0.46).
-		opt.Cycle = multigrid.V
-		if len(s.spec.Shape) == 3 && s.spec.Equation == Poisson {
-			opt.Cycle = multigrid.W
-		}
-		s.spec.MG.Cycle = opt.Cycle // what the report names
-	}
-	if opt.Pre == 0 && opt.Post == 0 {
-		// As many sweeps after the coarse correction as before: a
-		// symmetric cycle, plain CG (multigrid/krylov.go).
-		opt.Pre, opt.Post = 4, 4
-	}
-	return opt
-}
-
-// toKrylov hands a solve that began with plain cycles in media to mgcg
-// from the current u (plan.StallFactor), or makes a solve in media mgcg
-// from the start (an algebraic preconditioner): the cycles and sweeps from
-// now on are mgcg's, until toPlain.
-func (s *Solver) toKrylov() {
-	opt := s.krylovOptions(s.spec.MG)
-	s.mg.SetCycle(opt.Cycle)
-	s.mg.SetSweeps(opt.Pre, opt.Post)
-	s.spec.CG, s.onStall = true, false
-	s.krylovFrom = s.cycles
-	s.mg.RestartKrylov()
-}
-
-// toPlain makes the next implicit solve begin with plain cycles again
-// after one that handed over: each solve judges its own cycles (an early
-// step from a rough start may need mgcg where the later ones do not), and
-// so a restart does as the straight run did.
-func (s *Solver) toPlain() {
-	s.spec.MG = s.plainMG
-	s.mg.SetCycle(s.plainMG.Cycle)
-	s.mg.SetSweeps(s.plainMG.Pre, s.plainMG.Post)
-	s.spec.CG, s.onStall = false, true
-}
-
 // rhsAlpha is the α of an implicit step's right side: the spec's, 1 in
 // media (whose faces carry k).
 func (s *Solver) rhsAlpha() float64 {
@@ -434,7 +309,7 @@ func (s *Solver) solveStep() error {
 	if s.spec.CG {
 		s.mg.RestartKrylov() // the step's own right-hand side
 	}
-	if s.onStall {
+	if s.ho.on {
 		if err := s.beginPlain(); err != nil {
 			return err
 		}
@@ -451,15 +326,11 @@ func (s *Solver) solveStep() error {
 			return err
 		}
 		s.cycles++
-		window := cycleWindow
-		if s.spec.CG {
-			window = krylovWindow
-		}
-		done, _, err := s.judge(&s.solve, res, ref, window)
+		done, _, err := s.judge(&s.solve, res, ref, s.window())
 		if err != nil {
 			return fmt.Errorf("step %d: %w", s.step+1, err)
 		}
-		if s.onStall {
+		if s.ho.on {
 			s.afterPlain(res, done)
 		}
 		if done {
@@ -473,7 +344,7 @@ func (s *Solver) solveStep() error {
 	s.history = append(s.history, s.residual)
 	s.backwardHistory = append(s.backwardHistory, s.backward)
 	s.componentHistory = append(s.componentHistory, s.component)
-	if s.krylovSolves > 0 && s.spec.CG {
+	if s.ho.solves > 0 && s.spec.CG {
 		s.toPlain() // the next solve begins with plain cycles again
 	}
 	return nil
@@ -547,9 +418,9 @@ func (s *Solver) Info() SolverInfo {
 		if s.spec.FMG {
 			in.Cycle = "fmg"
 		}
-		in.Cycles, in.KrylovSolves = s.cycles, s.krylovSolves
+		in.Cycles, in.KrylovSolves = s.cycles, s.ho.solves
 		if s.spec.Equation == Poisson {
-			in.KrylovFrom = s.krylovFrom
+			in.KrylovFrom = s.ho.from
 		}
 		in.History = s.history
 		if s.spec.Equation == Heat {

@@ -142,30 +142,14 @@ type Solver struct {
 	// After each cycle (Poisson) or each step's last (heat): the relative
 	// residual, the normwise and the componentwise backward error.
 	history, backwardHistory, componentHistory []float64
-	floorSteps                                 int     // solves that stopped at the rounding floor
-	floorBackward                              float64 // the largest normwise backward error one stopped at
-	cycles                                     int     // multigrid cycles done
-	// A solve in media begins with plain cycles (onStall, with the
-	// options plainMG) and hands over to mgcg once their mean reduction
-	// of the componentwise backward error from startErr, the one they
-	// began from, is past plan.StallFactor (from the second cycle: the
-	// first at a jump reduces less than the rest); krylovFrom is the
-	// cycles done before the last hand-over, krylovSolves the solves that
-	// handed over.
-	onStall      bool
-	startErr     float64
-	firstErr     float64   // the first plain cycle's
-	startRes     float64   // the start's residual max-norm
-	startU       []float64 // the start's u
-	stoppedShort bool      // the cycles stopped reducing the backward error above the rounding floor
-	plainCycles  int
-	krylovFrom   int
-	krylovSolves int
-	plainMG      multigrid.Options
-	stepDT       float64  // the step the multigrid operator is set up for
-	sd           *sdirk   // SDIRK4's stages
-	stageEnd     *float64 // an SDIRK stage's time, its terms taken there (stepEnd)
-	stalled      bool     // Poisson by multigrid: stopped at the rounding floor above the tolerance
+	floorSteps                                 int      // solves that stopped at the rounding floor
+	floorBackward                              float64  // the largest normwise backward error one stopped at
+	cycles                                     int      // multigrid cycles done
+	ho                                         handOver // plain cycles in media that may hand a solve over to mgcg (handover.go)
+	stepDT                                     float64  // the step the multigrid operator is set up for
+	sd                                         *sdirk   // SDIRK4's stages
+	stageEnd                                   *float64 // an SDIRK stage's time, its terms taken there (stepEnd)
+	stalled                                    bool     // Poisson by multigrid: stopped at the rounding floor above the tolerance
 	// ‖A‖∞ of the operator solved (-1: not yet taken), and the last
 	// iteration's normwise and componentwise backward errors.
 	normA, backward, component float64
