@@ -55,6 +55,7 @@ type level struct {
 	// Heterogeneous media (nil: uniform): the level's media, the cells
 	// that are not free (and the top level's values of them).
 	med          *operator.Media
+	flux         [][]float64 // the prolongation's weights to the coarser level (operator.FluxWeights)
 	fixed        []int
 	fixedVal     []float64
 	hasNeighbour [][2]bool
@@ -225,4 +226,19 @@ func (l *level) addTmp() {
 			}
 		}
 	})
+}
+
+// prolong interpolates the coarser level's correction src into dst (or
+// adds it, add): linear or piecewise constant. In media, linear is by the
+// operator's weights (l.flux) where the level has them (judgeMixed), and
+// piecewise constant where not.
+func (l *level) prolong(dst, src []float64, linear, add bool) {
+	switch {
+	case linear && l.flux != nil:
+		l.down.ProlongFlux(dst, src, l.flux, add)
+	case l.med != nil:
+		l.down.Prolong(dst, src, false, add)
+	default:
+		l.down.Prolong(dst, src, linear, add)
+	}
 }

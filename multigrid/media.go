@@ -270,7 +270,7 @@ func (m *MG) judgeMixed(f, c *level, share []float64, restricted func([]float64)
 	if err != nil {
 		return err
 	}
-	count := []float64{0, 0}
+	count := []float64{0, 0, float64(len(f.fixed))}
 	c.forCells(func(i int) {
 		if share[i] == 0 {
 			return
@@ -281,7 +281,7 @@ func (m *MG) judgeMixed(f, c *level, share []float64, restricted func([]float64)
 			count[1]++
 		}
 	})
-	total := make([]float64, 2)
+	total := make([]float64, 3)
 	if err := m.c.Allreduce(comm.Sum, count, total); err != nil {
 		return err
 	}
@@ -290,6 +290,12 @@ func (m *MG) judgeMixed(f, c *level, share []float64, restricted func([]float64)
 	// coarse levels look uniform, and without the K-cycle there took 46
 	// iterations against 36).
 	c.mixed = f.mixed || total[1] > mixedShare*total[0]
+	if total[1] == 0 && total[2] == 0 {
+		// No coarse cell whose children differ, and every cell free: the
+		// jumps lie on c's cell faces, and corrections interpolate
+		// linearly, weighted by the faces across them.
+		f.flux = f.down.FluxWeights(fine.B, fine.Free)
+	}
 	return nil
 }
 

@@ -273,11 +273,6 @@ func New(c comm.Comm, topo *decomp.Grid, p Problem, opt Options, tm *team.Team) 
 	if opt.GatherCells == 0 {
 		opt.GatherCells = 1 << 14
 	}
-	if p.Media != nil {
-		// Corrections in media are piecewise constant: the coarse faces
-		// (media.go) are half the Galerkin product for that prolongation.
-		opt.Constant = true
-	}
 	m := &MG{c: c, prob: p, opt: opt}
 	m.SetSweeps(opt.Pre, opt.Post)
 	m.fmgPre, m.fmgPost = weights(opt, nd, fmgPre), weights(opt, nd, fmgPost)
@@ -637,6 +632,17 @@ func (m *MG) SetCycle(c Cycle) (was Cycle) {
 	return was
 }
 
+// SetConstant sets the prolongation of the cycles that follow, here and
+// on the ranks below: piecewise constant (constant true, the averaging
+// restriction's transpose: a symmetric cycle, mgcg's preconditioner) or
+// linear (plain cycles).
+func (m *MG) SetConstant(constant bool) {
+	m.opt.Constant = constant
+	if m.agg != nil {
+		m.agg.SetConstant(constant)
+	}
+}
+
 func (m *MG) globalMax(x float64) (float64, error) {
 	out := []float64{0}
 	if err := m.c.Allreduce(comm.Max, []float64{x}, out); err != nil {
@@ -946,9 +952,9 @@ func (m *MG) correct(i int, kind Cycle) error {
 	// Level i adds the correction at once; a copy of a level of the ranks
 	// above leaves it in tmp, to be handed back and added there.
 	if m.isCopy && i == 0 {
-		l.down.Prolong(l.tmp, c.u, !m.opt.Constant, false)
+		l.prolong(l.tmp, c.u, !m.opt.Constant, false)
 	} else {
-		l.down.Prolong(l.u, c.u, !m.opt.Constant, true)
+		l.prolong(l.u, c.u, !m.opt.Constant, true)
 	}
 	m.stats.Level[i] += time.Since(t1)
 	return nil

@@ -2,6 +2,7 @@ package operator
 
 import (
 	"heat/decomp"
+	"heat/internal/hugemem"
 	"heat/stencil"
 )
 
@@ -260,4 +261,176 @@ func interpRow(dst, src []float64, g0, clo, r int, linear bool) {
 	if j < len(dst) {
 		dst[j] = float64(near*src[p]) + float64(far*src[p-1])
 	}
+}
+
+// FluxWeights are the weights of an operator-dependent prolongation over
+// media (ProlongFlux): per halved axis a and fine cell i, how far the
+// cell's correction leans from its coarse parent towards the parent's
+// neighbour on the cell's side, min(1/2, ¼·b_across/b_inside) — b_across
+// the face of i on the coarse cells' common face, b_inside the face to its
+// sibling. On a uniform medium ¼, linear interpolation; across a jump the
+// value a piecewise-linear error with a continuous flux has there: towards
+// ½ beside a conductor, towards 0 beside an insulator; 0 beside a hole,
+// and where the sibling is one (the parent stands for the cell alone).
+// b holds the fine level's faces (ghost faces below the box included);
+// nil for the axes not halved. Cells that are not free get 0.
+func (t *Transfer) FluxWeights(b [][]float64, free []float64) [][]float64 {
+	fl := t.Fine.Lay
+	nd := len(fl.N)
+	w := make([][]float64, nd)
+	for a := range nd {
+		if t.Ratio[a] == 2 {
+			w[a] = hugemem.Floats(fl.Len())
+		}
+	}
+	t.Fine.Each(func(_ int, rows []decomp.Span, _ []int) {
+		lc := make([]int, nd)
+		for _, r := range rows {
+			fl.Coords(r.Start, lc)
+			for a := range nd {
+				if w[a] == nil {
+					continue
+				}
+				st, ba, wa := fl.Stride[a], b[a], w[a]
+				g := fl.Box.Lo[a] + lc[a]
+				for i := r.Start; i < r.Start+r.N; i++ {
+					if a == nd-1 {
+						g = fl.Box.Lo[a] + lc[a] + i - r.Start
+					}
+					if free[i] == 0 {
+						continue
+					}
+					across, inside := ba[i-st], ba[i] // a lower child
+					if g%2 == 1 {
+						across, inside = ba[i], ba[i-st]
+					}
+					switch {
+					case !(across > 0) || !(inside > 0):
+						wa[i] = 0 // a hole across, or the sibling a hole: the parent's value is the cell's
+					case across >= 2*inside:
+						wa[i] = 0.5
+					default:
+						wa[i] = float64(0.25 * across / inside)
+					}
+				}
+			}
+		}
+	})
+	return w
+}
+
+// ProlongFlux is Prolong's linear interpolation with the weights of
+// FluxWeights (w) in place of ¼: along x first, then y, then z, the same
+// operations for every cell however the grid is split.
+func (t *Transfer) ProlongFlux(dst, src []float64, w [][]float64, add bool) {
+	fl, cl := t.Fine.Lay, t.Coarse.Lay
+	nd := len(fl.N)
+	t.Fine.Each(func(_ int, rows []decomp.Span, _ []int) {
+		lc := make([]int, nd)
+		var base [3]int // the coarse parent's coordinate per axis, ghost offset included
+		var step [3]int // the flat step to the neighbour on the cell's side (0: axis not halved)
+		for _, r := range rows {
+			fl.Coords(r.Start, lc)
+			for a := range nd - 1 {
+				base[a], step[a] = coarseAxis(fl.Box.Lo[a]+lc[a], t.Ratio[a], cl.Box.Lo[a], cl.Stride[a])
+			}
+			off := 0
+			for a := range nd - 1 {
+				off += base[a] * cl.Stride[a]
+			}
+			x := nd - 1
+			if t.Ratio[x] == 2 && step[0] != 0 && (nd == 2 || step[1] != 0) {
+				// Every axis halved (the common case): the same operations
+				// without the general path's calls.
+				prolongFluxRow(dst[r.Start:r.Start+r.N], src, w, r.Start, off, fl.Box.Lo[x]+lc[x], cl.Box.Lo[x], step, nd, add)
+				continue
+			}
+			for j := range r.N {
+				i := r.Start + j
+				bx, sx := coarseAxis(fl.Box.Lo[x]+lc[x]+j, t.Ratio[x], cl.Box.Lo[x], 1)
+				c := off + bx
+				// line is the coarse row at flat index c interpolated along x.
+				line := func(c int) float64 {
+					v := src[c]
+					if sx != 0 {
+						v += float64(w[x][i] * (src[c+sx] - v))
+					}
+					return v
+				}
+				plane := func(c int) float64 {
+					v := line(c)
+					if nd == 3 && step[1] != 0 {
+						v += float64(w[1][i] * (line(c+step[1]) - v))
+					} else if nd == 2 && step[0] != 0 {
+						v += float64(w[0][i] * (line(c+step[0]) - v))
+					}
+					return v
+				}
+				v := plane(c)
+				if nd == 3 && step[0] != 0 {
+					v += float64(w[0][i] * (plane(c+step[0]) - v))
+				}
+				if add {
+					dst[i] += v
+				} else {
+					dst[i] = v
+				}
+			}
+		}
+	})
+}
+
+// prolongFluxRow is ProlongFlux on one fine row, out, whose first cell is
+// at flat index start and global x g0, where every axis is halved: off is
+// the flat index in src of the coarse parents' row at x = 0 (ghost
+// included), lo the coarse box's first x, step the flat steps to the
+// neighbouring coarse rows (z, y in 3D; y in 2D).
+func prolongFluxRow(out, src []float64, w [][]float64, start, off, g0, lo int, step [3]int, nd int, add bool) {
+	wx := w[nd-1][start : start+len(out)]
+	wy := w[nd-2][start : start+len(out)]
+	var wz []float64
+	if nd == 3 {
+		wz = w[0][start : start+len(out)]
+	}
+	sy := step[nd-2]
+	for j := range out {
+		g := g0 + j
+		c := off + g>>1 - lo + 1
+		sx := -1
+		if g&1 == 1 {
+			sx = 1
+		}
+		ax, ay := wx[j], wy[j]
+		// line: a coarse row interpolated along x; plane: two lines along y.
+		a := src[c] + float64(ax*(src[c+sx]-src[c]))
+		b := src[c+sy] + float64(ax*(src[c+sy+sx]-src[c+sy]))
+		v := a + float64(ay*(b-a))
+		if nd == 3 {
+			d := c + step[0]
+			a = src[d] + float64(ax*(src[d+sx]-src[d]))
+			b = src[d+sy] + float64(ax*(src[d+sy+sx]-src[d+sy]))
+			v2 := a + float64(ay*(b-a))
+			v += float64(wz[j] * (v2 - v))
+		}
+		if add {
+			out[j] += v
+		} else {
+			out[j] = v
+		}
+	}
+}
+
+// coarseAxis is, for fine global index g along an axis of ratio r, the
+// coarse parent's local coordinate plus the ghost layer in the coarse box
+// starting at lo, and the flat step (stride st) to the parent's neighbour
+// on the fine cell's side (0 where the axis is not halved).
+func coarseAxis(g, r, lo, st int) (p, step int) {
+	if r == 1 {
+		return g - lo + 1, 0
+	}
+	p = g/2 - lo + 1
+	if g%2 == 1 {
+		return p, st
+	}
+	return p, -st
 }

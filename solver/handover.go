@@ -128,6 +128,7 @@ func (s *Solver) toKrylov() {
 	opt := s.krylovOptions(s.spec.MG)
 	s.mg.SetCycle(opt.Cycle)
 	s.mg.SetSweeps(opt.Pre, opt.Post)
+	s.mg.SetConstant(opt.Constant)
 	s.spec.CG, s.ho.on = true, false
 	s.ho.from = s.cycles
 	s.mg.RestartKrylov()
@@ -141,5 +142,6 @@ func (s *Solver) toPlain() {
 	s.spec.MG = s.ho.plainMG
 	s.mg.SetCycle(s.ho.plainMG.Cycle)
 	s.mg.SetSweeps(s.ho.plainMG.Pre, s.ho.plainMG.Post)
+	s.mg.SetConstant(s.ho.plainMG.Constant)
 	s.spec.CG, s.ho.on = false, true
 }

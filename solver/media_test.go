@@ -709,8 +709,9 @@ func TestMediaRefusedBeforeAStep(t *testing.T) {
 
 // A Poisson problem in media begins with plain cycles and hands over to
 // mgcg where their mean reduction of the backward error is past
-// plan.StallFactor: a 10⁶ inclusion (jumps along the coarse grids'
-// lines) stays with the cycles, a 10⁶ checkerboard (whose first cycles
+// plan.StallFactor: a 10⁶ inclusion at 256² (jumps along the coarse
+// grids' lines, corrections interpolated by the faces) stays with the
+// cycles, a 10⁶ checkerboard (whose first cycles
 // make the residual larger) hands over after two and starts mgcg from the
 // start again, so its field is mgcg's from the start, bit for bit; a held
 // disc inside a 10³ inclusion hands over from where its cycles got to.
@@ -723,7 +724,7 @@ func TestMediaCyclesHandOverToKrylov(t *testing.T) {
 		from int
 		asCG bool // the field is mgcg's from the start
 	}{
-		{"inclusion 10⁶", inclusion([]int{64, 64}, 1e6, false), "multigrid", 0, false},
+		{"inclusion 10⁶", inclusion([]int{256, 256}, 1e6, false), "multigrid", 0, false},
 		{"checkerboard 10⁶", inclusion([]int{64, 64}, 1e6, true), "mgcg", 2, true},
 		{"held disc inside 10³", heldDisc([]int{48, 48}, true), "mgcg", 2, false},
 	} {

@@ -102,7 +102,9 @@ type Multigrid struct {
 	// levels, the fine grid included; 0: as many as the grid allows; more is refused naming
 	// the limit
 	Levels int `toml:"levels" json:"levels"`
-	// prolongation: `"linear"` or `"constant"`
+	// prolongation: `"linear"` or `"constant"`; in media, plain cycles interpolate linearly by
+	// the faces where the jumps lie on the coarse cells' faces and no cell is held, mgcg
+	// always piecewise constant
 	Interpolation string `toml:"interpolation" json:"interpolation"`
 	// implicit heat: cycles one step may take before the run fails
 	MaxCycles int `toml:"max_cycles" json:"max_cycles"`
