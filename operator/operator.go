@@ -426,14 +426,15 @@ func SetLowFaces(lay decomp.Layout, b, low [][]float64, hasNeighbour [][2]bool) 
 // BytesPerCell is what the media add to a box's memory per cell, fine
 // level: K, ρc, held values, the free mask and a face array per axis
 // (Media), and the kernels' coefficients — S for explicit steps; for
-// multigrid A, W and the faces scaled by β on the fine level, and the
-// coarse levels' media and coefficients, at most 1/(2^d − 1) of the fine
-// level's more.
+// multigrid A, W, the faces scaled by β and the prolongation's weights per
+// axis (FluxWeights, where the levels take them) on the fine level, and
+// the coarse levels' media and coefficients, at most 1/(2^d − 1) of the
+// fine level's more.
 func BytesPerCell(nd int, multigrid bool) int {
 	media := 8 * (5 + nd)
 	if !multigrid {
 		return media + 8
 	}
-	fine := media + 8*(2+nd)
+	fine := media + 8*(2+2*nd)
 	return fine + fine/((1<<nd)-1)
 }
