@@ -325,100 +325,87 @@ func (t *Transfer) FluxWeights(b [][]float64, free []float64) [][]float64 {
 func (t *Transfer) ProlongFlux(dst, src []float64, w [][]float64, add bool) {
 	fl, cl := t.Fine.Lay, t.Coarse.Lay
 	nd := len(fl.N)
+	x := nd - 1
 	t.Fine.Each(func(_ int, rows []decomp.Span, _ []int) {
 		lc := make([]int, nd)
-		var base [3]int // the coarse parent's coordinate per axis, ghost offset included
-		var step [3]int // the flat step to the neighbour on the cell's side (0: axis not halved)
 		for _, r := range rows {
 			fl.Coords(r.Start, lc)
-			for a := range nd - 1 {
-				base[a], step[a] = coarseAxis(fl.Box.Lo[a]+lc[a], t.Ratio[a], cl.Box.Lo[a], cl.Stride[a])
-			}
+			// The coarse parents' row (flat index at x = 0, ghost included)
+			// and the flat steps to the neighbouring rows on the fine row's
+			// side along z and y (0 where the axis is not halved).
 			off := 0
-			for a := range nd - 1 {
-				off += base[a] * cl.Stride[a]
+			var step [2]int
+			for a := range x {
+				p, st := coarseAxis(fl.Box.Lo[a]+lc[a], t.Ratio[a], cl.Box.Lo[a], cl.Stride[a])
+				off += p * cl.Stride[a]
+				step[a+3-nd] = st
 			}
-			x := nd - 1
-			if t.Ratio[x] == 2 && step[0] != 0 && (nd == 2 || step[1] != 0) {
-				// Every axis halved (the common case): the same operations
-				// without the general path's calls.
-				prolongFluxRow(dst[r.Start:r.Start+r.N], src, w, r.Start, off, fl.Box.Lo[x]+lc[x], cl.Box.Lo[x], step, nd, add)
-				continue
-			}
-			for j := range r.N {
-				i := r.Start + j
-				bx, sx := coarseAxis(fl.Box.Lo[x]+lc[x]+j, t.Ratio[x], cl.Box.Lo[x], 1)
-				c := off + bx
-				// line is the coarse row at flat index c interpolated along x.
-				line := func(c int) float64 {
-					v := src[c]
-					if sx != 0 {
-						v += float64(w[x][i] * (src[c+sx] - v))
-					}
-					return v
-				}
-				plane := func(c int) float64 {
-					v := line(c)
-					if nd == 3 && step[1] != 0 {
-						v += float64(w[1][i] * (line(c+step[1]) - v))
-					} else if nd == 2 && step[0] != 0 {
-						v += float64(w[0][i] * (line(c+step[0]) - v))
-					}
-					return v
-				}
-				v := plane(c)
-				if nd == 3 && step[0] != 0 {
-					v += float64(w[0][i] * (plane(c+step[0]) - v))
-				}
-				if add {
-					dst[i] += v
-				} else {
-					dst[i] = v
-				}
-			}
+			prolongFluxRow(dst[r.Start:r.Start+r.N], src, w, r.Start, off, fl.Box.Lo[x]+lc[x], cl.Box.Lo[x], t.Ratio[x], step, add)
 		}
 	})
 }
 
 // prolongFluxRow is ProlongFlux on one fine row, out, whose first cell is
-// at flat index start and global x g0, where every axis is halved: off is
-// the flat index in src of the coarse parents' row at x = 0 (ghost
-// included), lo the coarse box's first x, step the flat steps to the
-// neighbouring coarse rows (z, y in 3D; y in 2D).
-func prolongFluxRow(out, src []float64, w [][]float64, start, off, g0, lo int, step [3]int, nd int, add bool) {
-	wx := w[nd-1][start : start+len(out)]
-	wy := w[nd-2][start : start+len(out)]
-	var wz []float64
-	if nd == 3 {
-		wz = w[0][start : start+len(out)]
-	}
-	sy := step[nd-2]
-	for j := range out {
-		g := g0 + j
-		c := off + g>>1 - lo + 1
-		sx := -1
-		if g&1 == 1 {
-			sx = 1
+// at flat index start and global x g0: off is the flat index in src of the
+// coarse parents' row at x = 0, lo the coarse box's first x, rx the ratio
+// along x, step the flat steps to the neighbouring coarse rows along z and
+// y (0: the axis not halved). Each cell: along x towards its parent's
+// neighbour, then along y between two such rows, then along z between two
+// such planes, by the cell's weights.
+func prolongFluxRow(out, src []float64, w [][]float64, start, off, g0, lo, rx int, step [2]int, add bool) {
+	nd := len(w)
+	var wx, wy, wz []float64
+	for a, p := range []*[]float64{&wz, &wy, &wx}[3-nd:] {
+		if w[a] != nil {
+			*p = w[a][start : start+len(out)]
 		}
-		ax, ay := wx[j], wy[j]
-		// line: a coarse row interpolated along x; plane: two lines along y.
-		a := src[c] + float64(ax*(src[c+sx]-src[c]))
-		b := src[c+sy] + float64(ax*(src[c+sy+sx]-src[c+sy]))
-		v := a + float64(ay*(b-a))
-		if nd == 3 {
-			d := c + step[0]
-			a = src[d] + float64(ax*(src[d+sx]-src[d]))
-			b = src[d+sy] + float64(ax*(src[d+sy+sx]-src[d+sy]))
-			v2 := a + float64(ay*(b-a))
-			v += float64(wz[j] * (v2 - v))
+	}
+	sz, sy := step[0], step[1]
+	var ax, ay float64
+	c, sx := coarseAxis(g0, rx, lo, 1)
+	c += off
+	for j := range out {
+		if sx != 0 {
+			ax = wx[j]
+		}
+		if sy != 0 {
+			ay = wy[j]
+		}
+		v := fluxLine(src, c, sx, ax)
+		if sy != 0 {
+			v = lerp(v, fluxLine(src, c+sy, sx, ax), ay)
+		}
+		if sz != 0 {
+			d := c + sz
+			u := fluxLine(src, d, sx, ax)
+			if sy != 0 {
+				u = lerp(u, fluxLine(src, d+sy, sx, ax), ay)
+			}
+			v = lerp(v, u, wz[j])
 		}
 		if add {
 			out[j] += v
 		} else {
 			out[j] = v
 		}
+		// The next cell's parent: the same one after a lower child.
+		if sx >= 0 {
+			c++
+		}
+		sx = -sx
 	}
 }
+
+// fluxLine is coarse cell c interpolated along x towards c + sx by ax.
+func fluxLine(src []float64, c, sx int, ax float64) float64 {
+	if sx == 0 {
+		return src[c]
+	}
+	return lerp(src[c], src[c+sx], ax)
+}
+
+// lerp is a + w·(b − a), the product rounded alone (no fused multiply–add).
+func lerp(a, b, w float64) float64 { return a + float64(w*(b-a)) }
 
 // coarseAxis is, for fine global index g along an axis of ratio r, the
 // coarse parent's local coordinate plus the ghost layer in the coarse box

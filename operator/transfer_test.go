@@ -12,15 +12,14 @@ import (
 )
 
 // fluxTransfer lays out a fine box of shape (its media k, no held cell)
-// and the coarse box that halves every axis, and returns their transfer
-// and the fine media.
-func fluxTransfer(t *testing.T, shape []int, k func(idx []int) float64, tm *team.Team) (*Transfer, *Media) {
+// and the coarse box that divides each axis by ratio, and returns their
+// transfer and the fine media.
+func fluxTransfer(t *testing.T, shape, ratio []int, k func(idx []int) float64, tm *team.Team) (*Transfer, *Media) {
 	nd := len(shape)
 	fl := decomp.NewLayout(decomp.Box{Lo: make([]int, nd), Hi: shape}, 1)
 	half := make([]int, nd)
-	ratio := make([]int, nd)
 	for a, n := range shape {
-		half[a], ratio[a] = n/2, 2
+		half[a] = n / ratio[a]
 	}
 	cl := decomp.NewLayout(decomp.Box{Lo: make([]int, nd), Hi: half}, 1)
 	n := fl.Box.Size()
@@ -45,17 +44,25 @@ func fluxTransfer(t *testing.T, shape []int, k func(idx []int) float64, tm *team
 
 // On a uniform medium the faces' weights are ¼ and ProlongFlux is
 // Prolong's linear interpolation (to rounding: the operations differ),
-// 2D and 3D, added or set.
+// 2D and 3D, every axis halved or not, added or set.
 func TestProlongFluxUniformIsLinear(t *testing.T) {
 	tm := team.New(2, false)
 	defer tm.Close()
-	for _, shape := range [][]int{{12, 16}, {6, 8, 10}} {
-		tr, m := fluxTransfer(t, shape, func([]int) float64 { return 3 }, tm)
+	for _, c := range []struct{ shape, ratio []int }{
+		{[]int{12, 16}, []int{2, 2}}, {[]int{6, 8, 10}, []int{2, 2, 2}},
+		{[]int{12, 16}, []int{1, 2}}, {[]int{12, 16}, []int{2, 1}}, {[]int{6, 8, 10}, []int{2, 1, 2}}, {[]int{6, 8, 10}, []int{1, 2, 1}},
+	} {
+		shape := c.shape
+		tr, m := fluxTransfer(t, shape, c.ratio, func([]int) float64 { return 3 }, tm)
 		w := tr.FluxWeights(m.B, m.Free)
 		fl := tr.Fine.Lay
 		fl.ForRows(decomp.Box{Lo: make([]int, len(shape)), Hi: fl.N}, func(start, n int) {
 			for i := start; i < start+n; i++ {
 				for a := range w {
+					if c.ratio[a] == 1 {
+						require.Nil(t, w[a])
+						continue
+					}
 					require.Equal(t, 0.25, w[a][i])
 				}
 			}
@@ -74,7 +81,7 @@ func TestProlongFluxUniformIsLinear(t *testing.T) {
 			tr.Prolong(want, src, true, add)
 			tr.ProlongFlux(got, src, w, add)
 			for i := range want {
-				require.InDelta(t, want[i], got[i], 1e-14, "shape %v add %v cell %d", shape, add, i)
+				require.InDelta(t, want[i], got[i], 1e-14, "shape %v ratio %v add %v cell %d", shape, c.ratio, add, i)
 			}
 		}
 	}
@@ -90,7 +97,7 @@ func TestFluxWeightsAcrossJumps(t *testing.T) {
 	defer tm.Close()
 	const kl, kr = 1.0, 100.0
 	// 8×8 cells: x < 4 conducts kl, x ≥ 4 kr; row y = 1 is a hole for x ≥ 4.
-	tr, m := fluxTransfer(t, []int{8, 8}, func(idx []int) float64 {
+	tr, m := fluxTransfer(t, []int{8, 8}, []int{2, 2}, func(idx []int) float64 {
 		switch {
 		case idx[1] < 4:
 			return kl
