@@ -69,7 +69,7 @@ func (m *MG) useAlgebraic() (bool, error) {
 		}
 	}
 	mixed := []float64{0}
-	if m.firstCoarseMixed() {
+	if m.firstCoarseMixed() || m.anySwamped() {
 		mixed[0] = 1
 	}
 	any := make([]float64, 1)
@@ -89,6 +89,17 @@ func (m *MG) firstCoarseMixed() bool {
 		return m.agg.firstCoarseMixed()
 	}
 	return false
+}
+
+// anySwamped says whether a level of the hierarchy, as far as this rank
+// holds it, is mostly mixed (judgeMixed).
+func (m *MG) anySwamped() bool {
+	for _, l := range m.levels {
+		if l.swamped {
+			return true
+		}
+	}
+	return m.agg != nil && m.agg.anySwamped()
 }
 
 // newAlgebraic sets up the gather of the fine level onto rank 0.

@@ -60,10 +60,11 @@ type level struct {
 	fixedVal     []float64
 	hasNeighbour [][2]bool
 
-	cg    *cg                         // the bottom solver's vectors, on the coarsest level
-	kc    *kvectors                   // the K-cycle's vectors, on a coarse level in media
-	mixed bool                        // media: the level's error equation is solved by the K-cycle (judgeMixed)
-	accs  []*[maxDots]exactsum.Binned // per worker: an accumulator per sum of one collective
+	cg      *cg                         // the bottom solver's vectors, on the coarsest level
+	kc      *kvectors                   // the K-cycle's vectors, on a coarse level in media
+	mixed   bool                        // media: the level's error equation is solved by the K-cycle (judgeMixed)
+	swamped bool                        // media: most of the level's cells are mixed (judgeMixed): no K-cycle will do
+	accs    []*[maxDots]exactsum.Binned // per worker: an accumulator per sum of one collective
 }
 
 // newLevel lays out box of a global grid of the given shape on c's ranks

@@ -238,6 +238,15 @@ const (
 	mixedShare  = 0.1
 )
 
+// swampedCells is the smallest level whose cells, more than half of them
+// mixed, make the medium algebraic (useAlgebraic) though its first coarse
+// level is not: a 10⁶ checkerboard of 12-cell tiles at 64², 61% of the 8²
+// level mixed, failed with the K-cycle there (mgcg stalled at a
+// componentwise backward error of 0.98) and takes 9 iterations
+// algebraically. The levels of a few cells, where an inclusion's or a
+// heater's edges fill most of the cells, keep the K-cycle.
+const swampedCells = 64
+
 // judgeMixed sets c.mixed: whether more than mixedShare of c's free cells
 // have children whose diagonals (Σ faces) spread more than mixedSpread in
 // ln — a level whose coarse faces cannot stand for the medium —, or f is
@@ -290,6 +299,7 @@ func (m *MG) judgeMixed(f, c *level, share []float64, restricted func([]float64)
 	// coarse levels look uniform, and without the K-cycle there took 46
 	// iterations against 36).
 	c.mixed = f.mixed || total[1] > mixedShare*total[0]
+	c.swamped = total[0] >= swampedCells && total[1] > 0.5*total[0]
 	if total[1] == 0 && total[2] == 0 {
 		// No coarse cell whose children differ, and every cell free: the
 		// jumps lie on c's cell faces, and corrections interpolate

@@ -228,6 +228,7 @@ func TestMediaBattery(t *testing.T) {
 		{"lognormal σ=2 128²", lognormal([]int{128, 128}, 2, 1), 11},
 		{"lognormal σ=3 128²", lognormal([]int{128, 128}, 3, 1), 13},
 		{"checkerboard 10⁶ 128²", inclusion([]int{128, 128}, 1e6, true), 12},
+		{"checkerboard 10⁶ of 12-cell tiles 64²", tiles([]int{64, 64}, 12, 1e6), 12},
 		{"channel 10⁴ 128²", channel([]int{128, 128}, 1e4), 15},
 		{"random 10² 128²", twoMaterials([]int{128, 128}, 1e2, 1), 15},
 		{"random 10⁴ 128²", twoMaterials([]int{128, 128}, 1e4, 1), 15},
@@ -483,4 +484,20 @@ func TestAlgebraicBitForBit(t *testing.T) {
 	spec.Multigrid, spec.CG, spec.Media = true, true, inclusion([]int{64, 64}, 1e6, false).fn()
 	spec.Equation, spec.Steps, spec.Tolerance, spec.Source, spec.Initial = Poisson, 30, 1e-12, Constant(-1), Constant(0)
 	require.Nil(t, run(t, 2, spec).info.MG.Algebraic, "an inclusion keeps the cycles")
+}
+
+// tiles is a checkerboard of k = jump and 1 whose square tiles are size
+// cells wide from the origin: off the coarse grids' lines where size is
+// not a power of two.
+func tiles(shape []int, size int, jump float64) *globalMedia {
+	return kMedia(shape, func(idx []int) float64 {
+		parity := 0
+		for _, x := range idx {
+			parity += x / size
+		}
+		if parity%2 == 1 {
+			return jump
+		}
+		return 1
+	})
 }

@@ -378,13 +378,7 @@ func TestMediaMultigridBitForBit(t *testing.T) {
 // inclusion is k = jump inside the central square (cube) [3/8, 5/8]^d, or,
 // checker, on the black squares of a 4×4(×4) checkerboard, and 1 elsewhere.
 func inclusion(shape []int, jump float64, checker bool) *globalMedia {
-	g := &globalMedia{shape: shape}
-	total := 1
-	for _, n := range shape {
-		total *= n
-	}
-	for i := range total {
-		idx := unflatten(shape, i)
+	return kMedia(shape, func(idx []int) float64 {
 		in := true
 		parity := 0
 		for a, x := range idx {
@@ -395,11 +389,23 @@ func inclusion(shape []int, jump float64, checker bool) *globalMedia {
 		if checker {
 			in = parity%2 == 1
 		}
-		k := 1.0
 		if in {
-			k = jump
+			return jump
 		}
-		g.k, g.rhoC, g.held = append(g.k, k), append(g.rhoC, 1), append(g.held, math.NaN())
+		return 1
+	})
+}
+
+// kMedia is the media of conductivity k(cell's global index), ρc 1,
+// nothing held.
+func kMedia(shape []int, k func(idx []int) float64) *globalMedia {
+	g := &globalMedia{shape: shape}
+	total := 1
+	for _, n := range shape {
+		total *= n
+	}
+	for i := range total {
+		g.k, g.rhoC, g.held = append(g.k, k(unflatten(shape, i))), append(g.rhoC, 1), append(g.held, math.NaN())
 	}
 	return g
 }

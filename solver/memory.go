@@ -28,7 +28,7 @@ func Memory(spec Spec, g *decomp.Grid, r int) int64 {
 			// z_old, p, q, the cycle's iterate and buffer, z − z_old).
 			fields += 8
 			if p.KrylovOnStall {
-				fields++ // the plain cycles' start (solver/implicit.go: cycle)
+				fields++ // the plain cycles' start (handover.go: beginPlain)
 			}
 		}
 		if spec.Scheme == SDIRK4 {
