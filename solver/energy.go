@@ -163,11 +163,18 @@ func (s *Solver) heldPairs(e *energy) error {
 			if free[i] == 0 {
 				continue
 			}
-			m.Lay.Coords(i, c)
+			placed := false // c holds i's coordinates (taken only beside a cell that is not free)
 			for a := range nd {
 				st := m.Lay.Stride[a]
 				for side, j := range [2]int{i - st, i + st} {
-					if inDomain(a, side) && free[j] == 0 && m.K[j] != 0 {
+					if free[j] != 0 || m.K[j] == 0 {
+						continue
+					}
+					if !placed {
+						m.Lay.Coords(i, c)
+						placed = true
+					}
+					if inDomain(a, side) {
 						e.held = append(e.held, heldPair{free: i, held: j, b: m.B[a][min(i, j)]})
 					}
 				}
