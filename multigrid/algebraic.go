@@ -2,6 +2,7 @@ package multigrid
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -39,6 +40,7 @@ const AlgebraicCells = 1 << 21
 
 // algebraic is the preconditioner's state on every rank.
 type algebraic struct {
+	at      int // the level of the MG it solves (0: the fine level, as mgcg's preconditioner)
 	gat     *gatherer
 	stale   bool // the operator changed since the hierarchy was built
 	rescale bool // only σ and β changed (an implicit step of another length)
@@ -54,29 +56,122 @@ type algebraic struct {
 	stats      AlgebraicStats
 }
 
-// useAlgebraic says whether m's media are preconditioned algebraically:
-// a medium on the top of the hierarchy whose first coarse level is mixed
-// (on this MG's ranks or on those it hands its levels on to), on a grid
-// of at most AlgebraicCells, no axis periodic. Collective: every rank
-// decides alike.
-func (m *MG) useAlgebraic() (bool, error) {
+// useAlgebraic returns the global index of the level m's media are solved
+// algebraically from, or −1: the fine level where the first coarse level
+// is mixed (the medium changes within the coarse cells from the start);
+// where more than half the cells of a level of at least 64 are mixed (a
+// checkerboard whose tiles fall inside the coarse cells of some level) a
+// level above the first mixed one, whose faces still stand for the medium
+// (belowMixed). Collective: every rank decides alike.
+func (m *MG) useAlgebraic() (int, error) {
+	if !m.AlgebraicFits() {
+		return -1, nil
+	}
+	flags := []float64{0}
+	if m.firstCoarseMixed() || m.anySwamped() {
+		flags[0] = 1
+	}
+	any := make([]float64, 1)
+	if err := m.c.Allreduce(comm.Max, flags, any); err != nil {
+		return -1, err
+	}
+	if any[0] == 0 {
+		return -1, nil
+	}
+	return m.belowMixed()
+}
+
+// belowMixed returns the global index of the level the algebraic cycle
+// takes over at: two above the first mixed one (judgeMixed; mixed levels
+// are mixed all the way down) but not the fine level, or the fine level
+// where the first coarse one is mixed or none is. Collective.
+//
+// One level above the first mixed one the medium's features can be two
+// cells wide, and one algebraic cycle there reduces the error too little:
+// a checkerboard of 16-cell tiles shifted by 8 at 1024² (first mixed
+// level 64²): the algebraic cycle on 128² 17 mgcg iterations in 0.58 s,
+// K-cycle there or not (with the level solved exactly, 10); on 256² 14 in
+// 0.67–0.83 s; on the fine grid 12 in 4.5–5.2 s. The fine grid's setup
+// (rank 0, the whole grid) is most of a solve's time and its iterations
+// no fewer than the next level's: 16-cell tiles shifted by 2 at 1024²
+// (first mixed level 256²), after the switch 12 iterations on 512² (2.3
+// s in all) against 13 on the fine grid (6.0 s).
+func (m *MG) belowMixed() (int, error) {
+	first := []float64{float64(m.firstMixed())}
+	out := make([]float64, 1)
+	if err := m.c.Allreduce(comm.Min, first, out); err != nil {
+		return -1, err
+	}
+	if out[0] >= math.MaxInt32 || out[0] <= 1 {
+		return 0, nil
+	}
+	return max(int(out[0])-2, 1), nil
+}
+
+// firstMixed is the global index of the first mixed level of the
+// hierarchy as far as this rank holds it, math.MaxInt32 where none is.
+func (m *MG) firstMixed() int {
+	for i, l := range m.levels {
+		if l.mixed {
+			return m.first + i
+		}
+	}
+	if m.agg != nil {
+		return m.agg.firstMixed()
+	}
+	return math.MaxInt32
+}
+
+// AlgebraicFits says whether the algebraic preconditioner can take m's
+// problem: a medium on the top of the hierarchy, on a grid of at most
+// AlgebraicCells, no axis periodic (the probes' colouring does not wrap
+// around). The same on every rank.
+func (m *MG) AlgebraicFits() bool {
 	if m.prob.Media == nil || m.isCopy || m.levels[0].cells() > AlgebraicCells {
-		return false, nil
+		return false
 	}
 	for _, f := range m.prob.Faces {
 		if f[0].Kind == operator.Periodic {
-			return false, nil // the probes' colouring does not wrap around
+			return false
 		}
 	}
-	mixed := []float64{0}
-	if m.firstCoarseMixed() || m.anySwamped() {
-		mixed[0] = 1
+	return true
+}
+
+// ToAlgebraic makes the level two above the first mixed one and those
+// below it solved algebraically (belowMixed) from mgcg's next iteration
+// on, restarted from the current u: for a medium whose levels looked fit
+// for the cycles (judgeMixed) and whose mgcg iterations then hardly reduce
+// the error (a checkerboard of 16-cell tiles shifted by 2, 37–44% of its
+// coarse levels' cells mixed: 55 iterations at 256²). The problem must fit
+// (AlgebraicFits). Collective.
+func (m *MG) ToAlgebraic() error {
+	if m.Algebraic() {
+		return nil
 	}
-	any := make([]float64, 1)
-	if err := m.c.Allreduce(comm.Max, mixed, any); err != nil {
-		return false, err
+	if !m.AlgebraicFits() {
+		return fmt.Errorf("multigrid: the algebraic preconditioner does not take this problem")
 	}
-	return any[0] != 0, nil
+	at, err := m.belowMixed()
+	if err != nil {
+		return err
+	}
+	m.attachAlgebraic(at)
+	m.RestartKrylov()
+	return nil
+}
+
+// attachAlgebraic makes level at (a global index) solved algebraically:
+// its algebraic state on the ranks that hold it, here or below.
+func (m *MG) attachAlgebraic(at int) {
+	m.algebraicAt = at
+	if i := at - m.first; i < len(m.levels) {
+		m.alg = m.newAlgebraic(i)
+		return
+	}
+	if m.agg != nil {
+		m.agg.attachAlgebraic(at)
+	}
 }
 
 // firstCoarseMixed says whether the hierarchy's level 1 is mixed, as far
@@ -102,33 +197,33 @@ func (m *MG) anySwamped() bool {
 	return m.agg != nil && m.agg.anySwamped()
 }
 
-// newAlgebraic sets up the gather of the fine level onto rank 0.
-func (m *MG) newAlgebraic() *algebraic {
-	f := m.levels[0]
+// newAlgebraic sets up the gather of level i onto this MG's rank 0.
+func (m *MG) newAlgebraic(i int) *algebraic {
+	f := m.levels[i]
 	c := m.c
 	members := make([]int, c.Size())
-	boxes := make([]decomp.Box, c.Size())
 	for r := range members {
-		members[r], boxes[r] = r, f.topo.Box(r)
+		members[r] = r
 	}
 	global := decomp.Box{Lo: make([]int, len(f.shape)), Hi: f.shape}
-	a := &algebraic{stale: true}
+	a := &algebraic{at: i, stale: true}
+	a.stats.Level = m.first + i
 	if c.Rank() == 0 {
 		a.whole = decomp.NewLayout(global, 1)
 		a.par = rowsOver(f.wk.Team)
 	}
-	a.gat = newGatherer(c, f.lay, 0, members, boxes, a.whole)
+	a.gat = newGatherer(c, f.lay, 0, members, f.boxes, a.whole)
 	a.gat.tag = comm.TagAlgebraic
 	return a
 }
 
-// build reads the fine level's operator into a matrix on rank 0 and sets
-// its hierarchy up. Collective. The matrix read is the conduction alone
+// build reads its level's operator into a matrix on rank 0 and sets its
+// hierarchy up. Collective. The matrix read is the conduction alone
 // (σ = 0, β = 1), and for an implicit step the capacities (σ = 1, β = 0)
 // beside it: the hierarchy is built from the conduction and scaled to each
 // step length (amg.Hierarchy.Scale), the same whatever length came first.
 func (a *algebraic) build(m *MG) error {
-	f := m.levels[0]
+	f := m.levels[a.at]
 	nd := len(f.shape)
 	n := f.lay.Len()
 	op := m.prob.Op
@@ -352,8 +447,24 @@ func (a *algebraic) scale(op Operator) error {
 	return err
 }
 
-// precondition sets z to one algebraic cycle's approximation of A⁻¹r.
-// Collective.
+// solveLevel adds to level a.at's u one algebraic cycle's approximation of
+// its error equation's solution, in place of the cycles below it: the
+// residual (in tmp), its correction (into tmp) added. Collective.
+func (a *algebraic) solveLevel(m *MG, bc *boundary) error {
+	l := m.levels[a.at]
+	if err := l.exchange(l.u, bc); err != nil {
+		return err
+	}
+	l.residual()
+	if err := a.precondition(m, l.tmp, l.tmp); err != nil {
+		return err
+	}
+	l.addTmp()
+	return nil
+}
+
+// precondition sets z to one algebraic cycle's approximation of A⁻¹r on
+// its level (r and z may be the same slice). Collective.
 func (a *algebraic) precondition(m *MG, r, z []float64) error {
 	switch {
 	case a.stale || a.rescale && !a.massed:

@@ -184,7 +184,7 @@ func (m *MG) dotsOn(l *level, pairs ...[2][]float64) ([]float64, error) {
 // precondition sets z to one cycle's approximation of A⁻¹r: the error
 // equation from a zero guess, on the fine level's own fields set aside.
 func (m *MG) precondition(r, z []float64) error {
-	if m.alg != nil {
+	if m.alg != nil && m.alg.at == 0 {
 		return m.alg.precondition(m, r, z)
 	}
 	f := m.levels[0]

@@ -21,6 +21,7 @@ type level struct {
 	shape []int        // global cells per axis
 	h     []float64    // cell size per axis
 	lay   decomp.Layout
+	boxes []decomp.Box // every rank's box of this level (the algebraic gather)
 	// ratio[a] is 2 where the next coarser level halved axis a, else 1.
 	ratio []int
 	// aligned: every rank's box of this level starts and ends on even

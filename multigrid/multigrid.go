@@ -188,10 +188,15 @@ type MG struct {
 	// length (mgcg's and the K-cycle's vectors) in place of fresh memory
 	// (take, give).
 	spare [][]float64
-	// alg, where set, preconditions mgcg in place of the cycles: media
-	// whose coarse grids cannot stand for them (algebraic.go).
-	alg   *algebraic
-	stats Stats
+	// alg, where set, solves the error equation of one of this MG's
+	// levels in place of the cycles below it — mgcg's preconditioner where
+	// that is the fine level —: media whose coarse grids cannot stand for
+	// them (algebraic.go). algebraicAt is that level's global index on
+	// every rank of the hierarchy (alg is on the ranks holding it), −1 where
+	// there is none.
+	alg         *algebraic
+	algebraicAt int
+	stats       Stats
 	// omega and normU are the fine iterate's componentwise backward error
 	// and ‖u‖∞ at the last cycle's end (measure).
 	omega, normU float64
@@ -224,6 +229,7 @@ type Stats struct {
 // Robin face's coefficient changes) and scaled to a step length, and the
 // time both took on rank 0.
 type AlgebraicStats struct {
+	Level      int // the grid level it solves (0: the fine grid)
 	Rows       []int
 	Complexity float64
 	Setups     int
@@ -273,7 +279,7 @@ func New(c comm.Comm, topo *decomp.Grid, p Problem, opt Options, tm *team.Team) 
 	if opt.GatherCells == 0 {
 		opt.GatherCells = 1 << 14
 	}
-	m := &MG{c: c, prob: p, opt: opt}
+	m := &MG{c: c, prob: p, opt: opt, algebraicAt: -1}
 	m.SetSweeps(opt.Pre, opt.Post)
 	m.fmgPre, m.fmgPost = weights(opt, nd, fmgPre), weights(opt, nd, fmgPost)
 	if p.Media != nil && opt.Smoother == RedBlack {
@@ -301,10 +307,10 @@ func New(c comm.Comm, topo *decomp.Grid, p Problem, opt Options, tm *team.Team) 
 		}
 	}
 	m.SetOperator(p.Op)
-	if use, err := m.useAlgebraic(); err != nil {
+	if at, err := m.useAlgebraic(); err != nil {
 		return nil, err
-	} else if use {
-		m.alg = m.newAlgebraic()
+	} else if at >= 0 {
+		m.attachAlgebraic(at)
 	}
 	m.stats.Shapes = shapes
 	m.stats.Setup = time.Since(t0)
@@ -347,6 +353,7 @@ func (m *MG) build(topo *decomp.Grid, shapes [][]int, boxes []decomp.Box, tm *te
 		if err != nil {
 			return err
 		}
+		lv.boxes = boxes
 		m.levels = append(m.levels, lv)
 		if l > 0 {
 			f := m.levels[l-1]
@@ -443,7 +450,7 @@ func (m *MG) handOn(l int, shapes [][]int, boxes []decomp.Box, topo *decomp.Grid
 	prob := m.prob
 	prob.Shape = shapes[l-1]
 	agg := &MG{c: sub, prob: prob, opt: m.opt, pre: m.pre, post: m.post, fmgPre: m.fmgPre, fmgPost: m.fmgPost,
-		singular: m.singular, isCopy: true, first: m.first + l - 1}
+		singular: m.singular, isCopy: true, first: m.first + l - 1, algebraicAt: -1}
 	agg.stats.Level = make([]time.Duration, len(shapes)-l+1)
 	if err := agg.build(merged, shapes[l-1:], unions, tm); err != nil {
 		return err
@@ -495,6 +502,9 @@ func (m *MG) Stats() Stats {
 	}
 	if m.alg != nil && m.c.Rank() == 0 {
 		st.Algebraic = m.alg.Stats()
+	}
+	if m.agg != nil && st.Algebraic == nil {
+		st.Algebraic = m.agg.Stats().Algebraic
 	}
 	return st
 }
@@ -623,7 +633,7 @@ func (m *MG) SetSweeps(pre, post int) {
 // Algebraic reports whether mgcg is preconditioned by algebraic multigrid
 // (the coarse grids judged not to follow the medium): plain cycles of the
 // grid levels do not converge there.
-func (m *MG) Algebraic() bool { return m.alg != nil }
+func (m *MG) Algebraic() bool { return m.algebraicAt >= 0 }
 
 // SetCycle sets the kind of the cycles that follow and returns the kind
 // they were.
@@ -847,6 +857,12 @@ func (m *MG) vcycle(i int, top bool, kind Cycle) error {
 		return m.solveBelow(top)
 	}
 	t0 := time.Now()
+	if m.alg != nil && i == m.alg.at && i > 0 {
+		// The levels from here down solved algebraically.
+		err := m.alg.solveLevel(m, bc)
+		m.stats.Level[i] += time.Since(t0)
+		return err
+	}
 	if l.med != nil && top && l.fixedVal == nil {
 		l.holdFixed(true) // the first sight of the values kept
 	}

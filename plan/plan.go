@@ -88,6 +88,13 @@ type Plan struct {
 // larger and hand over after two.
 const StallFactor = 0.2
 
+// AlgebraicFactor is the mean reduction of the componentwise backward
+// error an mgcg iteration preconditioned by the grid levels' K-cycle
+// (over the second and third of a solve) above which the solve goes on
+// preconditioned algebraically, where the problem fits
+// (multigrid.MG.ToAlgebraic).
+const AlgebraicFactor = 0.3
+
 // Refusal is a combination that nothing is built for, with the config key
 // to change and why.
 type Refusal struct {

@@ -977,7 +977,7 @@ func solverReport(s *solver.Solver, ranks int, discErr *report.Float) *report.So
 		return r
 	}
 	if a := in.MG.Algebraic; a != nil {
-		r.Algebraic = &report.Algebraic{Rows: a.Rows, Complexity: a.Complexity, Setups: a.Setups, Rescales: a.Rescales, SetupS: a.SetupTime.Seconds()}
+		r.Algebraic = &report.Algebraic{Level: a.Level, From: in.AlgebraicFrom, Rows: a.Rows, Complexity: a.Complexity, Setups: a.Setups, Rescales: a.Rescales, SetupS: a.SetupTime.Seconds()}
 	}
 	for l, shape := range in.MG.Shapes {
 		lv := report.Level{Shape: shape, Ranks: in.MG.Ranks[l], TimeS: in.MG.Level[l].Seconds()}

@@ -228,7 +228,8 @@ func TestMediaBattery(t *testing.T) {
 		{"lognormal σ=2 128²", lognormal([]int{128, 128}, 2, 1), 11},
 		{"lognormal σ=3 128²", lognormal([]int{128, 128}, 3, 1), 13},
 		{"checkerboard 10⁶ 128²", inclusion([]int{128, 128}, 1e6, true), 12},
-		{"checkerboard 10⁶ of 12-cell tiles 64²", tiles([]int{64, 64}, 12, 1e6), 12},
+		{"checkerboard 10⁶ of 12-cell tiles 64²", tiles([]int{64, 64}, 12, 0, 1e6), 12},
+		{"checkerboard 10⁶ of 16-cell tiles shifted by 2, 64²", tiles([]int{64, 64}, 16, 2, 1e6), 15},
 		{"channel 10⁴ 128²", channel([]int{128, 128}, 1e4), 15},
 		{"random 10² 128²", twoMaterials([]int{128, 128}, 1e2, 1), 15},
 		{"random 10⁴ 128²", twoMaterials([]int{128, 128}, 1e4, 1), 15},
@@ -486,14 +487,70 @@ func TestAlgebraicBitForBit(t *testing.T) {
 	require.Nil(t, run(t, 2, spec).info.MG.Algebraic, "an inclusion keeps the cycles")
 }
 
+// TestAlgebraicLevelBitForBit: the algebraic cycle on a coarse level (12-
+// cell tiles: the grid levels follow them down to 40×48, the 20×24 level
+// is mixed, the algebraic cycle solves 80×96 and below, on 2–4 ranks or
+// handed on to rank 0) and the switch to it from mgcg on the grid levels
+// (16-cell tiles shifted by 2: no level mostly mixed, the K-cycle's
+// iterations hardly reduce the error; the algebraic cycle on 32²) give the
+// same bits over ranks, process grids and threads; backward-Euler steps as
+// the Poisson solve.
+func TestAlgebraicLevelBitForBit(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		g     *globalMedia
+		level int
+		from  bool
+	}{
+		{"12-cell tiles", tiles([]int{160, 192}, 12, 0, 1e6), 1, false},
+		{"16-cell tiles shifted by 2", tiles([]int{64, 64}, 16, 2, 1e6), 1, true},
+	} {
+		shape := c.g.shape
+		for _, scheme := range []Scheme{Explicit, BackwardEuler} {
+			spec := heatSpec(shape)
+			spec.Multigrid, spec.Media = true, c.g.fn()
+			spec.Faces = faces(2, Face{Kind: Dirichlet, Value: 0.5})
+			spec.Initial = Random(shape, 5, 1, 0)
+			spec.Source = Random(shape, 2, 3, -1)
+			if scheme == Explicit {
+				spec.Equation, spec.Steps, spec.Tolerance = Poisson, 60, 1e-12
+			} else {
+				spec.Scheme, spec.DT, spec.Steps, spec.Tolerance = scheme, 1, 2, 1e-12
+			}
+			var want string
+			check := func(ranks int, what string) {
+				out := run(t, ranks, spec)
+				name := fmt.Sprintf("%s, %s, %s", c.name, scheme, what)
+				a := out.info.MG.Algebraic
+				require.NotNil(t, a, name)
+				require.Equal(t, c.level, a.Level, "%s: the level solved algebraically", name)
+				require.Equal(t, c.from, out.info.AlgebraicFrom > 0, "%s: switched during the run (%d)", name, out.info.AlgebraicFrom)
+				got := fingerprint(out.field)
+				if want == "" {
+					want = got
+				}
+				require.Equal(t, want, got, name)
+			}
+			for _, ranks := range []int{1, 2, 3, 6} {
+				for _, threads := range []int{1, 2} {
+					spec.Threads = threads
+					check(ranks, fmt.Sprintf("ranks %d threads %d", ranks, threads))
+				}
+			}
+			spec.Threads, spec.Dims = 1, []int{4, 1}
+			check(4, "dims [4 1]")
+		}
+	}
+}
+
 // tiles is a checkerboard of k = jump and 1 whose square tiles are size
-// cells wide from the origin: off the coarse grids' lines where size is
-// not a power of two.
-func tiles(shape []int, size int, jump float64) *globalMedia {
+// cells wide from shift cells before the origin: off the coarse grids'
+// lines where size or shift is not a power of two.
+func tiles(shape []int, size, shift int, jump float64) *globalMedia {
 	return kMedia(shape, func(idx []int) float64 {
 		parity := 0
 		for _, x := range idx {
-			parity += x / size
+			parity += (x + shift) / size
 		}
 		if parity%2 == 1 {
 			return jump

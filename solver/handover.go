@@ -18,18 +18,29 @@ type handOver struct {
 	startRes     float64           // the start's residual max-norm
 	startU       []float64         // the start's u
 	stoppedShort bool              // the cycles stopped reducing the backward error above the rounding floor
+	begun        bool              // beginSolve noted the current solve's start
 	cycles       int               // plain cycles of the current solve
 	from         int               // the cycles done before the last hand-over
 	solves       int               // the solves that handed over
+	// mgcg iterations preconditioned by the grid levels' cycle in the
+	// current solve, the first's backward error, and the cycles (Poisson)
+	// before mgcg went algebraic or the step (heat, from 1) whose solve
+	// did (afterKrylov).
+	krylovIts      int
+	krylovFirstErr float64
+	algebraicFrom  int
+	algebraic      bool // mgcg went algebraic during the run
 }
 
-// beginPlain notes the start of a solve by plain cycles that may hand over
-// to mgcg (handOver.on): its componentwise backward error, which the cycles'
-// mean reduction is measured from, its residual, and u itself, which mgcg
-// starts from instead where the cycles made the residual larger (a 10⁶
-// checkerboard: 18× a cycle).
-func (s *Solver) beginPlain() error {
-	s.ho.cycles, s.ho.stoppedShort = 0, false
+// beginSolve notes the start of a solve in media that may change its
+// method on the way (mayChange): its componentwise backward error, which
+// the plain cycles' mean reduction is measured from, its residual, and u
+// itself, which mgcg starts from instead where the iterations made the
+// residual larger (a 10⁶ checkerboard's plain cycles: 18× a cycle; a
+// checkerboard of tiles shifted by 2, mgcg on the grid levels: 9000× in
+// four iterations).
+func (s *Solver) beginSolve() error {
+	s.ho.cycles, s.ho.krylovIts, s.ho.stoppedShort, s.ho.begun = 0, 0, false, true
 	var err error
 	if s.ho.startRes, err = s.mg.Measure(); err != nil {
 		return err
@@ -37,6 +48,21 @@ func (s *Solver) beginPlain() error {
 	s.ho.startErr, _ = s.mg.Backward()
 	s.ho.startU = append(s.ho.startU[:0], s.mg.Field()...)
 	return nil
+}
+
+// mayChange says whether the current solve may change its method: plain
+// cycles in media that may hand over to mgcg, or mgcg on the grid levels
+// in media that may go algebraic.
+func (s *Solver) mayChange() bool {
+	return s.ho.on || s.media != nil && s.spec.CG && !s.mg.Algebraic()
+}
+
+// startOver puts the solve's start back into u where the iterate's
+// residual res is larger than the start's.
+func (s *Solver) startOver(res float64) {
+	if res > s.ho.startRes {
+		copy(s.mg.Field(), s.ho.startU)
+	}
 }
 
 // afterPlain judges a plain cycle of a solve that may hand over (res its
@@ -75,9 +101,7 @@ func (s *Solver) afterPlain(res float64, done bool) {
 	if !slow && !s.ho.stoppedShort {
 		return
 	}
-	if res > s.ho.startRes {
-		copy(s.mg.Field(), s.ho.startU)
-	}
+	s.startOver(res)
 	s.toKrylov()
 	s.ho.solves++
 }
@@ -144,4 +168,41 @@ func (s *Solver) toPlain() {
 	s.mg.SetSweeps(s.ho.plainMG.Pre, s.ho.plainMG.Post)
 	s.mg.SetConstant(s.ho.plainMG.Constant)
 	s.spec.CG, s.ho.on = false, true
+}
+
+// afterKrylov judges an mgcg iteration preconditioned by the grid levels
+// in media (res its residual, done whether it ended the solve): where the
+// second and third iterations of a solve reduce its componentwise backward
+// error by less than plan.AlgebraicFactor each on average, mgcg goes on
+// preconditioned algebraically (MG.ToAlgebraic), restarted from here or
+// from the solve's start where the residual is larger than there, and so
+// do the run's later solves. The decision reads the global backward error: the same on
+// every split.
+func (s *Solver) afterKrylov(res float64, done bool) error {
+	if done || s.media == nil || !s.spec.CG || s.mg.Algebraic() {
+		return nil
+	}
+	s.ho.krylovIts++
+	switch s.ho.krylovIts {
+	case 1:
+		s.ho.krylovFirstErr = s.component
+	case 3:
+		limit := float64(plan.AlgebraicFactor * plan.AlgebraicFactor)
+		if s.component <= float64(s.ho.krylovFirstErr*limit) {
+			return nil
+		}
+		if !s.mg.AlgebraicFits() {
+			return nil
+		}
+		s.startOver(res)
+		if err := s.mg.ToAlgebraic(); err != nil {
+			return err
+		}
+		s.ho.algebraic, s.ho.on = true, false
+		s.ho.algebraicFrom = s.cycles
+		if s.spec.Equation == Heat {
+			s.ho.algebraicFrom = s.step + 1
+		}
+	}
+	return nil
 }

@@ -171,8 +171,8 @@ func (s *Solver) stepEnd() float64 {
 func (s *Solver) cycle() error {
 	var res float64
 	var err error
-	if s.ho.on && s.ho.cycles == 0 {
-		if err := s.beginPlain(); err != nil {
+	if !s.ho.begun && s.mayChange() {
+		if err := s.beginSolve(); err != nil {
 			return err
 		}
 	}
@@ -201,6 +201,8 @@ func (s *Solver) cycle() error {
 	if s.ho.on {
 		s.afterPlain(res, done)
 		s.u = s.mg.Field()
+	} else if err := s.afterKrylov(res, done); err != nil {
+		return err
 	}
 	return nil
 }
@@ -309,8 +311,8 @@ func (s *Solver) solveStep() error {
 	if s.spec.CG {
 		s.mg.RestartKrylov() // the step's own right-hand side
 	}
-	if s.ho.on {
-		if err := s.beginPlain(); err != nil {
+	if s.mayChange() {
+		if err := s.beginSolve(); err != nil {
 			return err
 		}
 	}
@@ -332,6 +334,8 @@ func (s *Solver) solveStep() error {
 		}
 		if s.ho.on {
 			s.afterPlain(res, done)
+		} else if err := s.afterKrylov(res, done); err != nil {
+			return err
 		}
 		if done {
 			break
@@ -344,7 +348,7 @@ func (s *Solver) solveStep() error {
 	s.history = append(s.history, s.residual)
 	s.backwardHistory = append(s.backwardHistory, s.backward)
 	s.componentHistory = append(s.componentHistory, s.component)
-	if s.ho.solves > 0 && s.spec.CG {
+	if s.ho.solves > 0 && s.spec.CG && !s.ho.algebraic {
 		s.toPlain() // the next solve begins with plain cycles again
 	}
 	return nil
@@ -377,6 +381,11 @@ type SolverInfo struct {
 	// steps and stages) handed their plain cycles over to mgcg; KrylovFrom,
 	// for a Poisson solve that did, the plain cycles it did before.
 	KrylovSolves, KrylovFrom int
+	// AlgebraicFrom is where mgcg went algebraic when the grid levels'
+	// iterations hardly reduced the error (afterKrylov): the cycles of a
+	// Poisson solve before, or the implicit step (from 1) whose solve
+	// did; 0 where it did not.
+	AlgebraicFrom int
 	// History is the relative residual after each cycle (Poisson) or
 	// after each implicit solve's last cycle (heat: a step's, or each of
 	// an SDIRK4 step's five stages'); StepHistory after each
@@ -418,7 +427,7 @@ func (s *Solver) Info() SolverInfo {
 		if s.spec.FMG {
 			in.Cycle = "fmg"
 		}
-		in.Cycles, in.KrylovSolves = s.cycles, s.ho.solves
+		in.Cycles, in.KrylovSolves, in.AlgebraicFrom = s.cycles, s.ho.solves, s.ho.algebraicFrom
 		if s.spec.Equation == Poisson {
 			in.KrylovFrom = s.ho.from
 		}

@@ -27,8 +27,8 @@ func Memory(spec Spec, g *decomp.Grid, r int) int64 {
 			// CG's vectors on the fine level (multigrid/krylov.go: r, z,
 			// z_old, p, q, the cycle's iterate and buffer, z − z_old).
 			fields += 8
-			if p.KrylovOnStall {
-				fields++ // the plain cycles' start (handover.go: beginPlain)
+			if spec.Media != nil {
+				fields++ // the solve's start (handover.go: beginSolve)
 			}
 		}
 		if spec.Scheme == SDIRK4 {

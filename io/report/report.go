@@ -192,11 +192,16 @@ type Field struct {
 	L2     Float  `json:"l2"` // sqrt(Σ u²) over all cells
 }
 
-// Algebraic is the algebraic preconditioner's hierarchy: each level's
+// Algebraic is the algebraic preconditioner's hierarchy: the grid level
+// it solves (0: the fine grid; below, the levels from it down), where the
+// run switched to it (the cycles of a Poisson solve before, or the implicit
+// step, from 1, whose solve did; absent: chosen at the start), each level's
 // rows (the first: the free cells), its operator complexity (nonzeros of
 // all levels over the first's), how many times it was set up and scaled
 // to a step length, and the seconds both took on rank 0.
 type Algebraic struct {
+	Level      int     `json:"level"`
+	From       int     `json:"from,omitempty"`
 	Rows       []int   `json:"rows"`
 	Complexity float64 `json:"operator_complexity"`
 	Setups     int     `json:"setups"`
