@@ -65,8 +65,10 @@ func BenchmarkMediaStep(b *testing.B) {
 // 1024², f = −1, zero Dirichlet faces, 2 threads, by multigrid F-cycles to
 // a relative residual of 1e-10 (or its floor) and by mgcg to a
 // componentwise backward error of 1e-12; setup and solve timed apart, and
-// the whole in work units (1 WU = one variable-coefficient explicit step
-// of the same grid and threads, timed just before).
+// in work units (1 WU = one variable-coefficient explicit step of the same
+// grid and threads, timed just before). Beside them the uniform problem on
+// its own path (no medium), its WU the uniform explicit step: the
+// baseline of the media solves' work units.
 func BenchmarkMGCG(b *testing.B) {
 	for _, shape := range [][]int{{1024, 1024}, {128, 128, 128}} {
 		benchmarkMGCG(b, shape)
@@ -74,7 +76,10 @@ func BenchmarkMGCG(b *testing.B) {
 }
 
 func benchmarkMGCG(b *testing.B, shape []int) {
-	wu := mediaStepTime(b, shape, 2)
+	b.Run(fmt.Sprintf("dims=%d/n=%d/uniform/mgcg=false/threads=2", len(shape), shape[0]), func(b *testing.B) {
+		solveWU(b, shape, nil, false, stepTime(b, shape, 2, false))
+	})
+	wu := stepTime(b, shape, 2, true)
 	for _, c := range []struct {
 		jump    float64
 		checker bool
@@ -83,62 +88,75 @@ func benchmarkMGCG(b *testing.B, shape []int) {
 		g := inclusion(shape, jump, c.checker)
 		for _, cg := range []bool{false, true} {
 			b.Run(fmt.Sprintf("dims=%d/n=%d/jump=%g/checker=%v/mgcg=%v/threads=2", len(shape), shape[0], jump, c.checker, cg), func(b *testing.B) {
-				spec := heatSpec(shape)
-				spec.Equation, spec.Multigrid, spec.CG = Poisson, true, cg
-				spec.Media = g.fn()
-				spec.Faces = faces(len(shape), Face{Kind: Dirichlet})
-				spec.Source = Constant(-1)
-				spec.Initial = Constant(0)
-				spec.Steps, spec.Tolerance = 60, 1e-12
-				spec.MG.Cycle = multigrid.F
-				spec.Threads = 2
-				if !cg {
-					spec.Tolerance = 1e-10
-				}
-				var info SolverInfo
-				var setup, solve time.Duration
-				var rel float64
-				for b.Loop() {
-					err := local.Run(1, func(c comm.Comm) error {
-						t0 := time.Now()
-						s, err := New(c, spec)
-						if err != nil {
-							return err
-						}
-						defer s.Close()
-						t1 := time.Now()
-						err = s.Run(context.Background())
-						setup, solve = t1.Sub(t0), time.Since(t1)
-						info, rel = s.Info(), s.Residual()
-						return err
-					})
-					if err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(info.Cycles), "iterations")
-				b.ReportMetric(setup.Seconds(), "setup_s")
-				b.ReportMetric(solve.Seconds(), "solve_s")
-				b.ReportMetric((setup+solve).Seconds()/wu.Seconds(), "WU")
-				b.ReportMetric(rel, "relative_residual")
-				if cg {
-					b.ReportMetric(info.ComponentError, "component_error")
-					b.ReportMetric(info.BackwardError, "backward_error")
-				} else if n := len(info.History); n > 1 {
-					b.ReportMetric(math.Pow(info.History[n-1]/info.History[0], 1/float64(n-1)), "factor")
-				}
+				solveWU(b, shape, g, cg, wu)
 			})
 		}
 	}
 }
 
-// mediaStepTime is one variable-coefficient explicit step's time (a 10²
-// inclusion), the best of three runs of 10 steps.
-func mediaStepTime(b *testing.B, shape []int, threads int) time.Duration {
+// solveWU times whole Poisson solves (f = −1, zero Dirichlet faces, F-cycles
+// or mgcg) on medium g (nil: uniform) and reports setup and solve in
+// seconds and in work units of wu.
+func solveWU(b *testing.B, shape []int, g *globalMedia, cg bool, wu time.Duration) {
+	spec := heatSpec(shape)
+	spec.Equation, spec.Multigrid, spec.CG = Poisson, true, cg
+	if g != nil {
+		spec.Media = g.fn()
+	}
+	spec.Faces = faces(len(shape), Face{Kind: Dirichlet})
+	spec.Source = Constant(-1)
+	spec.Initial = Constant(0)
+	spec.Steps, spec.Tolerance = 60, 1e-12
+	spec.MG.Cycle = multigrid.F
+	spec.Threads = 2
+	if !cg {
+		spec.Tolerance = 1e-10
+	}
+	var info SolverInfo
+	var setup, solve time.Duration
+	var rel float64
+	for b.Loop() {
+		err := local.Run(1, func(c comm.Comm) error {
+			t0 := time.Now()
+			s, err := New(c, spec)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			t1 := time.Now()
+			err = s.Run(context.Background())
+			setup, solve = t1.Sub(t0), time.Since(t1)
+			info, rel = s.Info(), s.Residual()
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(info.Cycles), "iterations")
+	b.ReportMetric(setup.Seconds(), "setup_s")
+	b.ReportMetric(solve.Seconds(), "solve_s")
+	b.ReportMetric(setup.Seconds()/wu.Seconds(), "setup_WU")
+	b.ReportMetric(solve.Seconds()/wu.Seconds(), "solve_WU")
+	b.ReportMetric((setup+solve).Seconds()/wu.Seconds(), "WU")
+	b.ReportMetric(rel, "relative_residual")
+	if cg {
+		b.ReportMetric(info.ComponentError, "component_error")
+		b.ReportMetric(info.BackwardError, "backward_error")
+	} else if n := len(info.History); n > 1 {
+		b.ReportMetric(math.Pow(info.History[n-1]/info.History[0], 1/float64(n-1)), "factor")
+	}
+}
+
+// stepTime is one explicit step's time, variable-coefficient (media: a
+// 10² inclusion) or uniform, the best of three runs of 10 steps.
+func stepTime(b *testing.B, shape []int, threads int, media bool) time.Duration {
 	spec := heatSpec(shape)
 	spec.Threads = threads
-	spec.Media = inclusion(shape, 100, false).fn()
-	spec.DT = 0
+	if media {
+		spec.Media = inclusion(shape, 100, false).fn()
+		spec.DT = 0
+	}
 	spec.Initial = Constant(1)
 	spec.Steps, spec.CheckEvery = 1<<30, 1<<30
 	best := time.Duration(1 << 62)
