@@ -187,7 +187,7 @@ func TestMediaBitForBit(t *testing.T) {
 			spec.Steps = 40
 			spec.Initial = Random(shape, 5, 1, 0)
 			var want string
-			for _, ranks := range []int{1, 2, 3, 4, 6} {
+			for _, ranks := range splitRanks {
 				for _, threads := range []int{1, 2} {
 					spec.Threads = threads
 					got := fingerprint(run(t, ranks, spec).field)
@@ -340,7 +340,7 @@ func TestMediaMultigridBitForBit(t *testing.T) {
 			spec.Source = Random(shape, 2, 3, -1)
 			spec.Initial = Random(shape, 5, 1, 0)
 			var want string
-			for _, ranks := range []int{1, 2, 3, 4, 6} {
+			for _, ranks := range splitRanks {
 				for _, threads := range []int{1, 2} {
 					spec.Threads = threads
 					got := fingerprint(run(t, ranks, spec).field)
@@ -740,7 +740,7 @@ func TestMediaCyclesHandOverToKrylov(t *testing.T) {
 		spec.Initial, spec.Source = Constant(0), Constant(-1)
 		spec.Steps, spec.Tolerance = 60, 1e-12
 		var want string
-		for _, ranks := range []int{1, 2, 3, 4, 6} {
+		for _, ranks := range splitRanks {
 			for _, threads := range []int{1, 2} {
 				spec.Threads = threads
 				out := run(t, ranks, spec)
@@ -776,7 +776,7 @@ func TestMediaStepsHandOverEachOnItsOwn(t *testing.T) {
 	spec.Initial = Constant(0)
 	spec.Scheme, spec.DT, spec.Steps, spec.Tolerance = CrankNicolson, 0.01, 2, 1e-12
 	var want string
-	for _, ranks := range []int{1, 2, 3, 4, 6} {
+	for _, ranks := range splitRanks {
 		for _, threads := range []int{1, 2} {
 			spec.Threads = threads
 			out := run(t, ranks, spec)
