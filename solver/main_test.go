@@ -18,7 +18,7 @@ func TestMain(m *testing.M) {
 	if flag.Lookup("test.bench").Value.String() == "" {
 		team.SetSoloCells(0)
 	}
-	if os.Getenv("HEAT_TEST_EMULATOR") != "" {
+	if emulated = os.Getenv("HEAT_TEST_EMULATOR") != ""; emulated {
 		splitRanks = []int{1, 3, 6}
 	}
 	os.Exit(m.Run())
@@ -33,3 +33,7 @@ var soloDefault int
 // architecture's arithmetic, which arch_test pins) 1, an odd split and
 // the most ranks.
 var splitRanks = []int{1, 2, 3, 4, 6}
+
+// emulated: the tests run under an emulator (HEAT_TEST_EMULATOR), where
+// the largest grids are left to the native run.
+var emulated bool

@@ -87,6 +87,21 @@ func mpirun(t *testing.T, np int, bin string, args ...string) (code int, stdout,
 // and Poisson, on 1 to 4 ranks with several process grids and threads.
 func TestMPIBitForBit(t *testing.T) {
 	bin, _ := binaries(t)
+	// 10⁶ checkerboards off the coarse lines: 12-cell tiles (the grid
+	// levels down to 48², the algebraic cycle on it, gathered onto rank
+	// 0), 16-cell tiles shifted by 2 (mgcg on the grid levels switches to
+	// it).
+	maps := t.TempDir()
+	tiles := func(name string, n, size, shift int) string {
+		path := filepath.Join(maps, name)
+		writeMap(t, path, n, n, func(y, x int) float64 {
+			if ((y+shift)/size+(x+shift)/size)%2 == 1 {
+				return 1e6
+			}
+			return 1
+		})
+		return path
+	}
 	cases := []struct {
 		name string
 		args []string
@@ -106,6 +121,8 @@ func TestMPIBitForBit(t *testing.T) {
 		{"3d-crank-nicolson", []string{"-c", "../../configs/implicit-heat-2d.toml", "--set", "grid.shape=[16,16,24]", "--set", "initial.mode=[1,1,1]",
 			"--set", "run.t_end=0.0035", "--set", "boundary.x_lo.value=1"}},
 		{"3d-heat-blocked", []string{"--set", "grid.shape=[16,14,12]", "--steps", "21", "--set", "grid.ghost=3", "--set", "initial.kind=\"random\""}},
+		{"2d-media-algebraic-level", []string{"-c", "../../configs/poisson-2d.toml", "--set", "grid.shape=[96,96]", "--set", "maps.k=" + tiles("t12.npy", 96, 12, 0)}},
+		{"2d-media-algebraic-switch", []string{"-c", "../../configs/poisson-2d.toml", "--set", "grid.shape=[64,64]", "--set", "maps.k=" + tiles("s2.npy", 64, 16, 2)}},
 	}
 	splits := []struct {
 		np      int
