@@ -227,6 +227,10 @@ func restore(c comm.Comm, s *solver.Solver, j *job) error {
 			if err := s.Carry(accountOf(m.Extra)); err != nil {
 				return UsageError{fmt.Errorf("cannot restart from %s: %w", ck.Path(), err)}
 			}
+			from, _ := m.Extra["algebraic_from"].(float64)
+			if err := s.ResumeAlgebraic(int(from)); err != nil {
+				return UsageError{fmt.Errorf("cannot restart from %s: %w", ck.Path(), err)}
+			}
 			if c.Rank() == 0 {
 				j.lastGood = ck.Path()
 				j.rep.Restart = &report.Restart{Path: ck.Path(), Step: m.Step, ReadS: time.Since(t0).Seconds(), ChangedInputs: j.changed}
@@ -275,6 +279,10 @@ func beginCheckpoint(c comm.Comm, s *solver.Solver, j *job, writers []int) (*che
 	}
 	if ctl := s.Controller(); ctl != nil {
 		extra["controller"] = controllerExtra(ctl)
+	}
+	if from := s.AlgebraicFrom(); from > 0 {
+		// The run went on preconditioned algebraically: a restart does too.
+		extra["algebraic_from"] = from
 	}
 	if c.Rank() == 0 {
 		extra["inputs"] = inputsExtra(j.inputs)

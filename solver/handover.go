@@ -1,6 +1,8 @@
 package solver
 
 import (
+	"fmt"
+
 	"heat/multigrid"
 	"heat/plan"
 )
@@ -168,6 +170,34 @@ func (s *Solver) toPlain() {
 	s.mg.SetSweeps(s.ho.plainMG.Pre, s.ho.plainMG.Post)
 	s.mg.SetConstant(s.ho.plainMG.Constant)
 	s.spec.CG, s.ho.on = false, true
+}
+
+// AlgebraicFrom is where the run switched to the algebraic preconditioner
+// (afterKrylov): the cycles of a Poisson solve before, or the implicit
+// step (from 1) whose solve did; 0 where it did not. A checkpoint keeps
+// it (ResumeAlgebraic).
+func (s *Solver) AlgebraicFrom() int { return s.ho.algebraicFrom }
+
+// ResumeAlgebraic puts a restarted run where its checkpoint's run was
+// after switching to the algebraic preconditioner at from (AlgebraicFrom;
+// 0: it had not): mgcg, preconditioned algebraically from the next solve
+// on, so that the restart takes the straight run's iterations and bits.
+// Collective.
+func (s *Solver) ResumeAlgebraic(from int) error {
+	if from == 0 || s.ho.algebraic {
+		return nil
+	}
+	if s.mg == nil || s.media == nil || !s.mg.AlgebraicFits() {
+		return fmt.Errorf("the checkpoint's run went on preconditioned algebraically (from %d), which this run's solver cannot", from)
+	}
+	if !s.spec.CG {
+		s.toKrylov()
+	}
+	if err := s.mg.ToAlgebraic(); err != nil {
+		return err
+	}
+	s.ho.algebraic, s.ho.on, s.ho.algebraicFrom = true, false, from
+	return nil
 }
 
 // afterKrylov judges an mgcg iteration preconditioned by the grid levels

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"heat/io/report"
 )
 
 // writeMap writes a float64 .npy map of shape [ny, nx] whose cell (y, x)
@@ -160,4 +162,41 @@ func TestSummaryNamesTheHandOverToMGCG(t *testing.T) {
 	require.Positive(t, rep.Solver.KrylovSolves)
 	require.Zero(t, rep.Solver.KrylovFrom)
 	require.Contains(t, stdout, fmt.Sprintf("(mgcg iterations included: %d solves handed their cycles over to mgcg)", rep.Solver.KrylovSolves))
+}
+
+// A run whose mgcg went algebraic (a 10⁶ checkerboard of 16-cell tiles
+// shifted by 2: the grid levels' iterations hardly reduce the error) keeps
+// that in its checkpoints, and a restart goes on preconditioned
+// algebraically as the straight run did: the same bits and cycles, on
+// other rank counts.
+func TestRestartAfterTheAlgebraicSwitch(t *testing.T) {
+	dir := t.TempDir()
+	kmap := filepath.Join(dir, "k.npy")
+	writeMap(t, kmap, 64, 64, func(y, x int) float64 {
+		if ((y+2)/16+(x+2)/16)%2 == 1 {
+			return 1e6
+		}
+		return 1
+	})
+	run := func(out string, extra ...string) report.Report {
+		args := append([]string{"run", "-q", "--set", "grid.shape=[64,64]", "--set", "maps.k=" + kmap,
+			"--set", "equation.scheme=\"backward-euler\"", "--set", "equation.dt=1", "--set", "initial.kind=\"random\"",
+			"--set", "output.formats=[]", "--out", out}, extra...)
+		code, _, stderr := heat(t, args...)
+		require.Equal(t, 0, code, stderr)
+		return readReport(t, filepath.Join(out, "report.json"))
+	}
+	want := run(filepath.Join(dir, "straight"), "--steps", "6")
+	require.NotNil(t, want.Solver.Algebraic)
+	from := want.Solver.Algebraic.From
+	require.True(t, from >= 1 && from <= 3, "the straight run switches before the checkpoint at step 3 (step %d)", from)
+	for _, wr := range [][2]int{{1, 3}, {2, 1}} {
+		out := filepath.Join(dir, fmt.Sprintf("w%dr%d", wr[0], wr[1]))
+		run(out, "--steps", "3", "--ranks", fmt.Sprint(wr[0]), "--set", "checkpoint.final=true")
+		got := run(out, "--steps", "6", "--ranks", fmt.Sprint(wr[1]), "--restart", "latest")
+		require.Equal(t, want.Field.SHA256, got.Field.SHA256, "ranks %d -> %d", wr[0], wr[1])
+		require.Equal(t, want.Solver.Cycles, got.Solver.Cycles)
+		require.NotNil(t, got.Solver.Algebraic)
+		require.Equal(t, from, got.Solver.Algebraic.From)
+	}
 }
