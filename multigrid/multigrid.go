@@ -630,9 +630,10 @@ func (m *MG) SetSweeps(pre, post int) {
 	}
 }
 
-// Algebraic reports whether mgcg is preconditioned by algebraic multigrid
-// (the coarse grids judged not to follow the medium): plain cycles of the
-// grid levels do not converge there.
+// Algebraic reports whether an algebraic cycle takes part in mgcg's
+// preconditioner — the whole of it, or the levels from a coarse one down
+// (the coarse grids judged not to follow the medium from there): plain
+// cycles of the grid levels do not converge there.
 func (m *MG) Algebraic() bool { return m.algebraicAt >= 0 }
 
 // SetCycle sets the kind of the cycles that follow and returns the kind

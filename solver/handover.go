@@ -206,8 +206,8 @@ func (s *Solver) ResumeAlgebraic(from int) error {
 // error by less than plan.AlgebraicFactor each on average, mgcg goes on
 // preconditioned algebraically (MG.ToAlgebraic), restarted from here or
 // from the solve's start where the residual is larger than there, and so
-// do the run's later solves. The decision reads the global backward error: the same on
-// every split.
+// do the run's later solves. The decision reads the global backward
+// error: the same on every split.
 func (s *Solver) afterKrylov(res float64, done bool) error {
 	if done || s.media == nil || !s.spec.CG || s.mg.Algebraic() {
 		return nil
