@@ -117,3 +117,27 @@ func TestMGModelAgglomeratesAsTheSolver(t *testing.T) {
 		require.Less(t, slices.Min(solver), c.ranks)
 	}
 }
+
+// The step search for Crank–Nicolson's accuracy stops where the error
+// meets the target, and where halving the step stops reducing it (a
+// floor) instead of halving on towards the explicit step.
+func TestMatchAccuracyStopsAtTheFloor(t *testing.T) {
+	tries := 0
+	run := func(floor float64) func(dt float64) (solveRun, error) {
+		tries = 0
+		return func(dt float64) (solveRun, error) {
+			tries++
+			return solveRun{err: max(dt*dt, floor)}, nil
+		}
+	}
+	r, met, err := matchAccuracy(0.01, 1e-9, 1e-6, run(0))
+	require.NoError(t, err)
+	require.True(t, met)
+	require.LessOrEqual(t, r.err, 1e-6)
+	require.Equal(t, 5, tries, "0.01 … 0.000625: the first dt with dt² ≤ 1e-6")
+	r, met, err = matchAccuracy(0.01, 1e-9, 1e-10, run(1e-7))
+	require.NoError(t, err)
+	require.False(t, met)
+	require.Equal(t, 1e-7, r.err)
+	require.Less(t, tries, 10, "stops at the floor, not after %d halvings", tries)
+}
