@@ -116,22 +116,10 @@ func solveWU(b *testing.B, shape []int, g *globalMedia, cg bool, wu time.Duratio
 	var setup, solve time.Duration
 	var rel float64
 	for b.Loop() {
-		err := local.Run(1, func(c comm.Comm) error {
-			t0 := time.Now()
-			s, err := New(c, spec)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			t1 := time.Now()
-			err = s.Run(context.Background())
-			setup, solve = t1.Sub(t0), time.Since(t1)
+		setup, solve = timeSolve(b, 1, spec, func(_ comm.Comm, s *Solver) error {
 			info, rel = s.Info(), s.Residual()
-			return err
+			return nil
 		})
-		if err != nil {
-			b.Fatal(err)
-		}
 	}
 	b.ReportMetric(float64(info.Cycles), "iterations")
 	b.ReportMetric(setup.Seconds(), "setup_s")
@@ -146,6 +134,32 @@ func solveWU(b *testing.B, shape []int, g *globalMedia, cg bool, wu time.Duratio
 	} else if n := len(info.History); n > 1 {
 		b.ReportMetric(math.Pow(info.History[n-1]/info.History[0], 1/float64(n-1)), "factor")
 	}
+}
+
+// timeSolve builds spec's solver on ranks in-process ranks and runs it,
+// then calls after with each rank's solver, and returns rank 0's times of
+// New (setup) and Run (solve).
+func timeSolve(b *testing.B, ranks int, spec Spec, after func(c comm.Comm, s *Solver) error) (setup, solve time.Duration) {
+	err := local.Run(ranks, func(c comm.Comm) error {
+		t0 := time.Now()
+		s, err := New(c, spec)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		t1 := time.Now()
+		if err := s.Run(context.Background()); err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			setup, solve = t1.Sub(t0), time.Since(t1)
+		}
+		return after(c, s)
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return setup, solve
 }
 
 // stepTime is one explicit step's time, variable-coefficient (media: a
@@ -212,31 +226,17 @@ func BenchmarkSmoothBall(b *testing.B) {
 				var steps int
 				var worst float64
 				for b.Loop() {
-					err := local.Run(2, func(c comm.Comm) error {
-						t0 := time.Now()
-						s, err := New(c, spec)
-						if err != nil {
-							return err
-						}
-						defer s.Close()
-						t1 := time.Now()
-						if err := s.Run(context.Background()); err != nil {
-							return err
-						}
-						d := time.Since(t1)
+					setup, solve = timeSolve(b, 2, spec, func(c comm.Comm, s *Solver) error {
 						u, err := s.Gather()
 						if err != nil || c.Rank() != 0 {
 							return err
 						}
-						setup, solve, steps, worst = t1.Sub(t0), d, s.Step(), 0
+						steps, worst = s.Step(), 0
 						for i := range exact {
 							worst = max(worst, math.Abs(u[i]-exact[i]))
 						}
 						return nil
 					})
-					if err != nil {
-						b.Fatal(err)
-					}
 				}
 				b.ReportMetric(float64(steps), "iterations")
 				b.ReportMetric(setup.Seconds(), "setup_s")
